@@ -1,0 +1,114 @@
+/**
+ * The only reader of `process.env`. Every setting is also a `engram serve` flag
+ * (`--port`, `--data-dir`, ...): flags win over the environment.
+ */
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Admin bearer token; when absent one is generated into `<dataDir>/admin-token`. */
+  adminToken: string | undefined;
+  /** Quiet time after a final answer before a conversation's new turns are extracted. */
+  settleMs: number;
+  natsUrl: string | undefined;
+  weaviateUrl: string | undefined;
+  /** Largest request body accepted on the proxy endpoints, in bytes. */
+  bodyLimit: number;
+  /** Time allowed for the upstream to send headers, and for any gap between body chunks. */
+  upstreamTimeoutMs: number;
+  /** 32-byte key (hex or base64) encrypting upstream keys; else `<dataDir>/secret-key`. */
+  secretKey: string | undefined;
+  embeddings: { url: string; model: string; apiKey: string | undefined } | undefined;
+  extraction: {
+    /** Upper bound of the transcript text sent to one extraction call. */
+    maxBytes: number;
+    ackWaitMs: number;
+    maxDeliver: number;
+    concurrency: number;
+  };
+  logLevel: string;
+}
+
+export type Overrides = Partial<Record<SettingName, string>>;
+
+type SettingName = (typeof SETTINGS)[number];
+const SETTINGS = [
+  'port',
+  'host',
+  'data-dir',
+  'admin-token',
+  'settle-ms',
+  'nats-url',
+  'weaviate-url',
+  'body-limit',
+  'upstream-timeout-ms',
+  'secret-key',
+  'embeddings-url',
+  'embeddings-model',
+  'embeddings-key',
+  'extraction-max-bytes',
+  'log-level',
+] as const;
+
+export const SETTING_NAMES: readonly string[] = SETTINGS;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** `ENGRAM_DATA_DIR` for `data-dir`, and so on. */
+function envName(setting: SettingName): string {
+  return 'ENGRAM_' + setting.toUpperCase().replaceAll('-', '_');
+}
+
+export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const get = (name: SettingName): string | undefined => {
+    const value = overrides[name] ?? env[envName(name)];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const int = (name: SettingName, fallback: number, min = 0): number => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) {
+      throw new ConfigError(`${envName(name)} must be an integer >= ${min}, got "${raw}"`);
+    }
+    return value;
+  };
+  const url = (name: SettingName): string | undefined => {
+    const raw = get(name);
+    if (raw === undefined) return undefined;
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError(`${envName(name)} is not a URL: "${raw}"`);
+    }
+    return raw;
+  };
+
+  const embeddingsUrl = url('embeddings-url');
+  return {
+    port: int('port', 8420),
+    host: get('host') ?? '127.0.0.1',
+    dataDir: path.resolve(get('data-dir') ?? '.engram'),
+    adminToken: get('admin-token'),
+    settleMs: int('settle-ms', 30_000),
+    natsUrl: url('nats-url'),
+    weaviateUrl: url('weaviate-url'),
+    bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
+    upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
+    secretKey: get('secret-key'),
+    embeddings: embeddingsUrl
+      ? { url: embeddingsUrl, model: get('embeddings-model') ?? 'text-embedding-3-small', apiKey: get('embeddings-key') }
+      : undefined,
+    extraction: {
+      maxBytes: int('extraction-max-bytes', 48 * 1024, 1024),
+      ackWaitMs: 120_000,
+      maxDeliver: 5,
+      concurrency: 2,
+    },
+    logLevel: get('log-level') ?? 'info',
+  };
+}

@@ -1,0 +1,50 @@
+import type { ProtocolId } from './types.js';
+
+/**
+ * A block Engram added to one of the client's messages. Re-applied, byte for byte, on
+ * every later turn so the forwarded request stays an extension of the previous one.
+ */
+export interface Insertion {
+  /** Index of the message in the client's message list. */
+  index: number;
+  /** Fingerprint of the client's message it was added to (ignores `cache_control`). */
+  messageHash: string;
+  /** Exact text appended to that message. */
+  block: string;
+}
+
+/**
+ * What must outlive one request of a conversation (DESIGN section 2): kept behind the
+ * control-store port so another replica, or a restarted one, continues identically.
+ */
+export interface ConversationState {
+  agentId: string;
+  id: string;
+  protocol: ProtocolId;
+  insertions: Insertion[];
+  /** Ids of reflections already injected, never injected twice. */
+  injectedIds: string[];
+  /** Extraction watermark: number of transcript turns already sent to extraction. */
+  extractedTurns: number;
+  /** Epoch ms of the last request in this conversation. */
+  lastActivityAt: number;
+  createdAt: number;
+}
+
+export function newConversationState(
+  agentId: string,
+  id: string,
+  protocol: ProtocolId,
+  now: number,
+): ConversationState {
+  return {
+    agentId,
+    id,
+    protocol,
+    insertions: [],
+    injectedIds: [],
+    extractedTurns: 0,
+    lastActivityAt: now,
+    createdAt: now,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The protocol-neutral form of a conversation that extraction reads. Every protocol
+ * adapter (and later every transcript normaliser) produces it.
+ */
+export type TurnRole = 'user' | 'assistant' | 'tool';
+
+export interface Turn {
+  role: TurnRole;
+  /** Plain text: tool calls rendered as `[tool call name(args)]`, images as `[image]`. */
+  text: string;
+}
+
+/** Summary of what the upstream answered, assembled by the extraction side of the tee. */
+export interface AssembledAnswer {
+  /** The answer ends the agent's turn (not a tool call, not cut off by a length limit). */
+  final: boolean;
+  /** Upstream's stop reason as reported (`stop`, `end_turn`, `tool_calls`, ...). */
+  stopReason: string | null;
+  turns: Turn[];
+  /** An error event arrived inside an otherwise successful stream. */
+  errored: boolean;
+}

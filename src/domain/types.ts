@@ -1,0 +1,94 @@
+/** Pure domain records shared by every layer. No I/O here. */
+
+export type ReflectionKind = 'factual' | 'procedural';
+export type ReflectionSource = 'conversation' | 'transcript' | 'mcp';
+export type ProtocolId = 'chat-completions' | 'messages' | 'responses';
+
+export interface Org {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface UpstreamSettings {
+  /** Base that `/v1/...` is appended to, e.g. `https://api.openai.com`. */
+  baseUrl: string;
+  /** Extra headers sent on every upstream request (e.g. an OpenRouter referer). */
+  headers: Record<string, string>;
+}
+
+export interface MemorySettings {
+  /** Inject reflections into forwarded requests. */
+  inject: boolean;
+  /** Learn reflections from settled conversations. */
+  extract: boolean;
+  topK: number;
+  /** Upper bound on the injected block, in estimated tokens. */
+  tokenBudget: number;
+  /** Minimum cosine similarity for a reflection found by vector alone. */
+  minScore: number;
+  /** Model used for extraction; null means the conversation's own model. */
+  extractionModel: string | null;
+}
+
+export interface Agent {
+  id: string;
+  orgId: string;
+  name: string;
+  type: 'api_provider';
+  upstream: UpstreamSettings;
+  memory: MemorySettings;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The upstream API key travels separately from the agent record: it is stored encrypted. */
+export interface AgentSecrets {
+  upstreamApiKey: string;
+}
+
+export interface TokenRecord {
+  id: string;
+  agentId: string;
+  orgId: string;
+  name: string;
+  /** First characters of the token, to recognise it in listings (`egm_AbCd…`). */
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export interface Reflection {
+  id: string;
+  agentId: string;
+  kind: ReflectionKind;
+  content: string;
+  topic: string;
+  tags: string[];
+  source: ReflectionSource;
+  createdAt: number;
+  updatedAt: number;
+  lastUsedAt: number | null;
+  useCount: number;
+  embedderId: string;
+}
+
+export interface ScoredReflection {
+  reflection: Reflection;
+  /** Fused hybrid score in [0, 1], relative to the result set. */
+  score: number;
+  /** Cosine similarity of the query vector and the reflection vector. */
+  vectorScore: number;
+  /** Normalised keyword (BM25) score in [0, 1]; 0 when the keyword search missed. */
+  keywordScore: number;
+}
+
+export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
+  inject: true,
+  extract: true,
+  topK: 5,
+  tokenBudget: 800,
+  minScore: 0.2,
+  extractionModel: null,
+};

@@ -1,0 +1,76 @@
+/**
+ * The one catalogue of Engram's own errors: stable code, HTTP status, and the error
+ * type each protocol family uses for it. Each protocol renders an `EngramError` into its
+ * own envelope in exactly one function (`ProtocolAdapter.renderError`).
+ */
+export const ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Request body is not valid JSON' },
+  invalid_request: { status: 400, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Invalid request' },
+  missing_model: { status: 400, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'The request has no `model`' },
+  unauthorized: { status: 401, type: 'invalid_request_error', anthropic: 'authentication_error', message: 'Missing or invalid Engram access token' },
+  forbidden: { status: 403, type: 'invalid_request_error', anthropic: 'permission_error', message: 'This token may not do that' },
+  not_found: { status: 404, type: 'invalid_request_error', anthropic: 'not_found_error', message: 'Not found' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Method not allowed' },
+  conflict: { status: 409, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Conflict' },
+  body_too_large: { status: 413, type: 'invalid_request_error', anthropic: 'request_too_large', message: 'Request body is larger than the limit' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Unsupported content type' },
+  internal: { status: 500, type: 'server_error', anthropic: 'api_error', message: 'Internal error in Engram' },
+  upstream_unreachable: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream provider could not be reached' },
+  upstream_stream_failed: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream stream ended abnormally' },
+  upstream_timeout: { status: 504, type: 'server_error', anthropic: 'timeout_error', message: 'The upstream provider did not answer in time' },
+  unavailable: { status: 503, type: 'server_error', anthropic: 'overloaded_error', message: 'Engram is shutting down' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class EngramError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+
+  constructor(code: ErrorCode, message?: string, options?: { param?: string; cause?: unknown }) {
+    super(message ?? ERRORS[code].message, { cause: options?.cause });
+    this.name = 'EngramError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.param = options?.param ?? null;
+  }
+}
+
+/** Maps anything thrown (including Fastify's own errors) onto the catalogue. */
+export function toEngramError(error: unknown): EngramError {
+  if (error instanceof EngramError) return error;
+  const e = error as { code?: string; statusCode?: number; message?: string } | undefined;
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new EngramError('body_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new EngramError('unsupported_media_type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new EngramError('invalid_json');
+  }
+  if (e?.statusCode === 400) return new EngramError('invalid_request', e.message);
+  if (e?.statusCode === 404) return new EngramError('not_found', e.message);
+  if (e?.statusCode === 405) return new EngramError('method_not_allowed', e.message);
+  if (e?.statusCode === 413) return new EngramError('body_too_large');
+  if (e instanceof SyntaxError) return new EngramError('invalid_json', e.message);
+  return new EngramError('internal', undefined, { cause: error });
+}
+
+/** The chat-completions / responses / management envelope. */
+export function openAiErrorBody(error: EngramError): unknown {
+  return {
+    error: {
+      message: error.message,
+      type: ERRORS[error.code].type,
+      code: error.code,
+      param: error.param,
+    },
+  };
+}
+
+/** The messages-API envelope. */
+export function anthropicErrorBody(error: EngramError): unknown {
+  return { type: 'error', error: { type: ERRORS[error.code].anthropic, message: error.message } };
+}

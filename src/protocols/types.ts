@@ -1,0 +1,104 @@
+/**
+ * The one interface every wire protocol implements (chat completions, messages,
+ * responses). Generic code (conversation, injection, extraction, streaming) talks only
+ * to this interface and never asks which protocol it has.
+ */
+import type { EngramError } from '../errors.js';
+import type { AssembledAnswer, Turn } from '../domain/transcript.js';
+import type { ProtocolId, ReflectionKind } from '../domain/types.js';
+
+export type JsonObject = Record<string, unknown>;
+
+/** One Server-Sent Event as parsed by `protocols/sse.ts`. */
+export interface SseEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/** Folds a response (SSE events or one JSON body) into what extraction needs. */
+export interface AnswerAssembler {
+  push(event: SseEvent): void;
+  finish(): AssembledAnswer;
+}
+
+/** A reflection as the extraction model proposed it (before validation). */
+export interface ProposedReflection {
+  kind: ReflectionKind;
+  content: string;
+  topic: string;
+}
+
+export interface RenderedError {
+  status: number;
+  body: unknown;
+}
+
+export interface ProtocolAdapter {
+  readonly id: ProtocolId;
+  /** Path appended to the agent's upstream base URL, e.g. `/v1/chat/completions`. */
+  readonly upstreamPath: string;
+
+  /** Checks the request shape; throws an `EngramError` naming the bad field. */
+  validate(body: unknown): asserts body is JsonObject;
+  model(body: JsonObject): string;
+  isStream(body: JsonObject): boolean;
+
+  /** The client's message list, the sequence that insertions index into. */
+  messages(body: JsonObject): unknown[];
+  /** Shallow copy of `body` with its message list replaced. */
+  withMessages(body: JsonObject, messages: unknown[]): JsonObject;
+  /** A message typed by the user (not a tool result, not a system entry). */
+  isUserInput(message: unknown): boolean;
+  /** The user-visible text of a message, for retrieval queries. */
+  queryText(message: unknown): string;
+  /** A copy of `message` with `text` appended as the last piece of its content. */
+  appendText(message: unknown, text: string): unknown;
+
+  /** The client's turns in neutral form (system prompt left out, Engram's blocks kept). */
+  transcript(body: JsonObject): Turn[];
+  /** Session signals the client sends in its body (Codex `prompt_cache_key`, Claude Code `metadata.user_id`). */
+  sessionHint(body: JsonObject): string | undefined;
+  /** Text used to derive a conversation id when no better signal exists. */
+  conversationSeed(body: JsonObject): string;
+
+  createAssembler(): AnswerAssembler;
+  assembleJson(body: unknown): AssembledAnswer;
+
+  /** Headers that authenticate Engram to the upstream with the agent's key. */
+  upstreamAuth(apiKey: string): Record<string, string>;
+  renderError(error: EngramError): RenderedError;
+  /** SSE bytes announcing a failure after the stream has started. */
+  streamErrorFrame(error: EngramError): string;
+
+  /** A non-streaming request forcing one call of the `record_reflections` tool. */
+  extractionRequest(model: string, instructions: string, transcript: string): JsonObject;
+  /** The reflections of that call; throws when the answer holds no such call. */
+  extractionResult(body: unknown): ProposedReflection[];
+}
+
+/** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
+export const RECORD_REFLECTIONS_SCHEMA = {
+  type: 'object',
+  properties: {
+    reflections: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          kind: { type: 'string', enum: ['factual', 'procedural'] },
+          content: { type: 'string' },
+          topic: { type: 'string' },
+        },
+        required: ['kind', 'content', 'topic'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['reflections'],
+  additionalProperties: false,
+} as const;
+
+export const RECORD_REFLECTIONS_TOOL = 'record_reflections';
+export const RECORD_REFLECTIONS_DESCRIPTION =
+  'Record the reflections worth remembering from this conversation. Call it once; an empty list is a valid answer.';
