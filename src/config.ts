@@ -112,3 +112,48 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     logLevel: get('log-level') ?? 'info',
   };
 }
+
+/** Where the `engram` client commands (org, agent, token, ...) find the server. */
+export interface CliConfig {
+  /** Server base URL, without a trailing slash. */
+  url: string;
+  /** Admin token from the flag or `ENGRAM_ADMIN_TOKEN`; else the CLI reads `<dataDir>/admin-token`. */
+  adminToken: string | undefined;
+  dataDir: string;
+}
+
+export type CliOverrides = Partial<Record<'url' | 'host' | 'port' | 'admin-token' | 'data-dir', string>>;
+
+/**
+ * `--url`, else `ENGRAM_URL`, else `http://<ENGRAM_HOST>:<ENGRAM_PORT>` (the address
+ * `engram serve` listens on with the same environment). A wildcard listen address is
+ * reached through loopback.
+ */
+export function loadCliConfig(overrides: CliOverrides = {}, env: NodeJS.ProcessEnv = process.env): CliConfig {
+  const get = (flag: keyof CliOverrides, variable: string): string | undefined => {
+    const value = overrides[flag] ?? env[variable];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  let url = get('url', 'ENGRAM_URL');
+  if (url === undefined) {
+    let host = get('host', 'ENGRAM_HOST') ?? '127.0.0.1';
+    if (host === '0.0.0.0') host = '127.0.0.1';
+    else if (host === '::' || host === '[::]') host = '[::1]';
+    else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+    url = `http://${host}:${get('port', 'ENGRAM_PORT') ?? '8420'}`;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`The Engram server URL is not a URL: "${url}" (set --url or ENGRAM_URL)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`The Engram server URL must be http(s): "${url}"`);
+  }
+  return {
+    url: url.replace(/\/+$/, ''),
+    adminToken: get('admin-token', 'ENGRAM_ADMIN_TOKEN'),
+    dataDir: path.resolve(get('data-dir', 'ENGRAM_DATA_DIR') ?? '.engram'),
+  };
+}

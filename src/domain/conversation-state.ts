@@ -28,6 +28,10 @@ export interface ConversationState {
   extractedTurns: number;
   /** Epoch ms of the last request in this conversation. */
   lastActivityAt: number;
+  /** Epoch ms of the latest successful final answer; a pending extraction job older than it is superseded. */
+  lastFinalAt: number;
+  /** Client messages already considered for injection; only a newer user message gets a new block. */
+  seenMessages: number;
   createdAt: number;
 }
 
@@ -45,6 +49,8 @@ export function newConversationState(
     injectedIds: [],
     extractedTurns: 0,
     lastActivityAt: now,
+    lastFinalAt: 0,
+    seenMessages: 0,
     createdAt: now,
   };
 }

@@ -219,3 +219,33 @@ export interface Embedder {
   /** Unit-length vectors, one per text. */
   embed(texts: string[]): Promise<Float32Array[]>;
 }
+
+// ---------------------------------------------------------------------------------
+// Upstream provider
+// ---------------------------------------------------------------------------------
+
+export interface UpstreamRequest {
+  url: string;
+  method: 'GET' | 'POST' | 'HEAD' | 'DELETE';
+  headers: Record<string, string>;
+  body?: Buffer | string;
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body as it arrives; must be consumed or destroyed. */
+  body: import('node:stream').Readable;
+}
+
+/**
+ * HTTP client for upstream providers. Rejects with `EngramError('upstream_unreachable')`
+ * when no connection can be made, `EngramError('upstream_timeout')` when headers or a
+ * body chunk take longer than the configured timeout, and an `AbortError` when the
+ * signal fires. Any HTTP status resolves.
+ */
+export interface UpstreamClient {
+  send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,154 @@
+/**
+ * The storage half of the SQLite event bus: every state change of a message is one
+ * short transaction, so several consumers (in this process or another one on the same
+ * file) never lease the same delivery twice.
+ *
+ * A message row is deliverable when `due_at <= now`. Leasing it increments `attempts`
+ * and moves `due_at` to the lease expiry, so a delivery that is never settled (handler
+ * hung, process crashed) simply becomes due again: redelivery needs no extra state.
+ */
+import type { DeadLetter } from '../../memory/ports.js';
+import type { SqliteDatabase } from './database.js';
+
+export interface LeasedRow {
+  seq: number;
+  subject: string;
+  payload: string;
+  published_at: number;
+  /** Deliveries so far, this one included. */
+  attempts: number;
+}
+
+interface DeadLetterRow {
+  seq: number;
+  subject: string;
+  payload: string;
+  attempts: number;
+  reason: string;
+  published_at: number;
+  failed_at: number;
+}
+
+export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
+
+export class BusQueue {
+  readonly #db: SqliteDatabase;
+  readonly #sql;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#sql = {
+      insert: db.prepare(
+        `INSERT INTO bus_messages (subject, msg_id, payload, published_at, due_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT DO NOTHING`,
+      ),
+      due: db.prepare<[string, number, number], LeasedRow>(
+        `SELECT seq, subject, payload, published_at, attempts FROM bus_messages
+         WHERE subject = ? AND due_at <= ? ORDER BY due_at, seq LIMIT ?`,
+      ),
+      lease: db.prepare('UPDATE bus_messages SET attempts = attempts + 1, due_at = ? WHERE seq = ?'),
+      ack: db.prepare('DELETE FROM bus_messages WHERE seq = ?'),
+      attempts: db.prepare<[number], { attempts: number }>('SELECT attempts FROM bus_messages WHERE seq = ?'),
+      retry: db.prepare('UPDATE bus_messages SET due_at = ? WHERE seq = ? AND attempts = ?'),
+      copyDead: db.prepare(
+        `INSERT OR REPLACE INTO bus_dead_letters (seq, subject, payload, attempts, reason, published_at, failed_at)
+         SELECT seq, subject, payload, attempts, ?, published_at, ? FROM bus_messages WHERE seq = ?`,
+      ),
+      nextDue: db.prepare<[string], { next: number | null }>(
+        'SELECT MIN(due_at) AS next FROM bus_messages WHERE subject = ?',
+      ),
+      pending: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM bus_messages WHERE subject = ?'),
+      deadAll: db.prepare<[], DeadLetterRow>('SELECT * FROM bus_dead_letters ORDER BY failed_at, seq'),
+      deadBySubject: db.prepare<[string], DeadLetterRow>(
+        'SELECT * FROM bus_dead_letters WHERE subject = ? ORDER BY failed_at, seq',
+      ),
+    };
+  }
+
+  /** False when a message with the same `msgId` is still stored on the subject. */
+  publish(subject: string, payload: string, msgId: string | null, now: number, dueAt: number): boolean {
+    return this.#sql.insert.run(subject, msgId, payload, now, dueAt).changes > 0;
+  }
+
+  /**
+   * Leases up to `max` due messages. A message due for delivery number
+   * `maxDeliver + 1` becomes a dead letter instead and is not returned.
+   */
+  lease(subject: string, max: number, now: number, ackWaitMs: number, maxDeliver: number): LeasedRow[] {
+    // IMMEDIATE: take the write lock before reading, so two consumers cannot both see
+    // the same due row.
+    return this.#db
+      .transaction(() => {
+        const leased: LeasedRow[] = [];
+        while (leased.length < max) {
+          const due = this.#sql.due.all(subject, now, max - leased.length);
+          if (due.length === 0) break;
+          for (const row of due) {
+            if (row.attempts >= maxDeliver) {
+              this.#bury(row.seq, MAX_DELIVERIES_REASON, now);
+            } else {
+              this.#sql.lease.run(now + ackWaitMs, row.seq);
+              leased.push({ ...row, attempts: row.attempts + 1 });
+            }
+          }
+        }
+        return leased;
+      })
+      .immediate();
+  }
+
+  ack(seq: number): void {
+    this.#sql.ack.run(seq);
+  }
+
+  /** Due again at `dueAt`, unless the message was redelivered since `attempt` (a stale nak is ignored). */
+  retry(seq: number, attempt: number, dueAt: number): void {
+    this.#sql.retry.run(dueAt, seq, attempt);
+  }
+
+  /** Moves the message to the dead letters, unless it was redelivered since `attempt`. */
+  term(seq: number, attempt: number, reason: string, now: number): void {
+    this.#db
+      .transaction(() => {
+        const row = this.#sql.attempts.get(seq);
+        if (row && row.attempts === attempt) this.#bury(seq, reason, now);
+      })
+      .immediate();
+  }
+
+  nextDueAt(subject: string): number | undefined {
+    return this.#sql.nextDue.get(subject)?.next ?? undefined;
+  }
+
+  pending(subject: string): number {
+    return this.#sql.pending.get(subject)?.n ?? 0;
+  }
+
+  deadLetters(subject?: string): DeadLetter[] {
+    const rows = subject === undefined ? this.#sql.deadAll.all() : this.#sql.deadBySubject.all(subject);
+    return rows.map((row) => ({
+      id: String(row.seq),
+      subject: row.subject,
+      payload: parsePayload(row.payload),
+      attempts: row.attempts,
+      reason: row.reason,
+      publishedAt: row.published_at,
+      failedAt: row.failed_at,
+    }));
+  }
+
+  /** Callers hold a transaction. */
+  #bury(seq: number, reason: string, now: number): void {
+    this.#sql.copyDead.run(reason, now, seq);
+    this.#sql.ack.run(seq);
+  }
+}
+
+/** Stored payloads are JSON we wrote; a damaged one is surfaced as its raw text. */
+export function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

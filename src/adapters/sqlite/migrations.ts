@@ -1,0 +1,135 @@
+/**
+ * Schema of the single Engram SQLite file. Migration N (1-based) brings the file from
+ * `PRAGMA user_version = N-1` to N. Append only: never edit a migration that shipped.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: control store, reflection store, event bus.
+  `
+  CREATE TABLE orgs (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE agents (
+    id         TEXT PRIMARY KEY,
+    org_id     TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    type       TEXT NOT NULL,
+    upstream   TEXT NOT NULL,  -- JSON UpstreamSettings
+    memory     TEXT NOT NULL,  -- JSON MemorySettings
+    secrets    TEXT NOT NULL,  -- SecretBox-sealed JSON AgentSecrets
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (org_id, name)
+  );
+
+  CREATE TABLE tokens (
+    id           TEXT PRIMARY KEY,
+    agent_id     TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    org_id       TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    prefix       TEXT NOT NULL,
+    hash         TEXT NOT NULL UNIQUE,
+    created_at   INTEGER NOT NULL,
+    revoked_at   INTEGER,
+    last_used_at INTEGER
+  );
+  CREATE INDEX tokens_agent ON tokens(agent_id);
+
+  -- No foreign key to agents: a request finishing after its agent was deleted must not
+  -- fail on its last write; deleteAgent/deleteOrg remove these rows explicitly.
+  CREATE TABLE conversations (
+    agent_id   TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    state      TEXT NOT NULL,  -- JSON ConversationState
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE agent_indexes (
+    agent_id   TEXT PRIMARY KEY,
+    markdown   TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE reflections (
+    seq          INTEGER PRIMARY KEY,  -- rowid, joins the FTS index
+    agent_id     TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    topic        TEXT NOT NULL,
+    tags         TEXT NOT NULL,  -- JSON string[]
+    source       TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    last_used_at INTEGER,
+    use_count    INTEGER NOT NULL DEFAULT 0,
+    embedder_id  TEXT NOT NULL,
+    vector       BLOB NOT NULL,  -- little-endian float32
+    UNIQUE (agent_id, id)
+  );
+  CREATE INDEX reflections_recent ON reflections(agent_id, updated_at DESC, seq DESC);
+
+  CREATE VIRTUAL TABLE reflections_fts USING fts5(
+    content, topic, tags,
+    content = 'reflections', content_rowid = 'seq',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+
+  -- Bumped on every change that affects the in-memory vector cache, by any connection,
+  -- so a cache built from an older version is never used.
+  CREATE TABLE reflection_versions (
+    agent_id TEXT PRIMARY KEY,
+    version  INTEGER NOT NULL
+  );
+
+  CREATE TRIGGER reflections_ai AFTER INSERT ON reflections BEGIN
+    INSERT INTO reflections_fts(rowid, content, topic, tags) VALUES (new.seq, new.content, new.topic, new.tags);
+    INSERT INTO reflection_versions(agent_id, version) VALUES (new.agent_id, 1)
+      ON CONFLICT(agent_id) DO UPDATE SET version = version + 1;
+  END;
+
+  CREATE TRIGGER reflections_ad AFTER DELETE ON reflections BEGIN
+    INSERT INTO reflections_fts(reflections_fts, rowid, content, topic, tags)
+      VALUES ('delete', old.seq, old.content, old.topic, old.tags);
+    UPDATE reflection_versions SET version = version + 1 WHERE agent_id = old.agent_id;
+  END;
+
+  CREATE TRIGGER reflections_au_text AFTER UPDATE OF content, topic, tags ON reflections BEGIN
+    INSERT INTO reflections_fts(reflections_fts, rowid, content, topic, tags)
+      VALUES ('delete', old.seq, old.content, old.topic, old.tags);
+    INSERT INTO reflections_fts(rowid, content, topic, tags) VALUES (new.seq, new.content, new.topic, new.tags);
+  END;
+
+  CREATE TRIGGER reflections_au_vector AFTER UPDATE OF vector, kind ON reflections BEGIN
+    UPDATE reflection_versions SET version = version + 1 WHERE agent_id = new.agent_id;
+  END;
+
+  -- AUTOINCREMENT: a sequence number is never reused, so a late ack of a deleted
+  -- message can never hit a newer one.
+  CREATE TABLE bus_messages (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    subject      TEXT NOT NULL,
+    msg_id       TEXT,
+    payload      TEXT NOT NULL,  -- JSON
+    published_at INTEGER NOT NULL,
+    due_at       INTEGER NOT NULL,  -- deliverable from; while leased, the lease expiry
+    attempts     INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX bus_messages_due ON bus_messages(subject, due_at);
+  CREATE UNIQUE INDEX bus_messages_msg_id ON bus_messages(subject, msg_id) WHERE msg_id IS NOT NULL;
+
+  CREATE TABLE bus_dead_letters (
+    seq          INTEGER PRIMARY KEY,
+    subject      TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    attempts     INTEGER NOT NULL,
+    reason       TEXT NOT NULL,
+    published_at INTEGER NOT NULL,
+    failed_at    INTEGER NOT NULL
+  );
+  CREATE INDEX bus_dead_letters_subject ON bus_dead_letters(subject, failed_at);
+  `,
+];

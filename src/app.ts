@@ -1,0 +1,32 @@
+/**
+ * buildApp(deps): the whole HTTP surface as a Fastify instance that never listens by
+ * itself, so tests use `inject()` or a port-0 listener (STYLE habit 1).
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Deps } from './deps.js';
+import { proxyRoutes } from './http/proxy.js';
+import { managementRoutes } from './http/management.js';
+import { pipelinePlugin } from './http/pipeline.js';
+
+export interface BuildOptions {
+  logger?: boolean | { level: string };
+  /** Start the extraction consumer in this process (default true). */
+  pipeline?: boolean;
+}
+
+export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: deps.config.bodyLimit,
+    // Coding agents keep long streams open; Engram must not cut them.
+    requestTimeout: 0,
+    keepAliveTimeout: 75_000,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+    disableRequestLogging: true,
+  });
+  await app.register(proxyRoutes, { deps });
+  await app.register(managementRoutes, { deps });
+  if (options.pipeline !== false) await app.register(pipelinePlugin, { deps });
+  return app;
+}

@@ -1,0 +1,202 @@
+import {
+  agentPath,
+  AGENT_OPTIONS,
+  flag,
+  integerOption,
+  JSON_OPTION,
+  listOption,
+  requireOption,
+  seg,
+  stringOption,
+  type Command,
+  type CommandContext,
+  type Io,
+  type OptionsConfig,
+} from '../command.js';
+import { UsageError } from '../errors.js';
+import { printJson, printTable, shortTime } from '../output.js';
+
+export interface AgentJson {
+  id: string;
+  org_id: string;
+  name: string;
+  type: string;
+  upstream: { base_url: string; api_key_set: boolean; headers_set: string[] };
+  memory: Record<string, unknown>;
+  base_url: string;
+  mcp_url: string;
+  created_at: string;
+  token?: string;
+}
+
+const SETTINGS_OPTIONS: OptionsConfig = {
+  upstream: { type: 'string' },
+  'upstream-key': { type: 'string' },
+  header: { type: 'string', multiple: true },
+  'no-inject': { type: 'boolean' },
+  inject: { type: 'boolean' },
+  'no-extract': { type: 'boolean' },
+  extract: { type: 'boolean' },
+  'top-k': { type: 'string' },
+  'token-budget': { type: 'string' },
+  'extraction-model': { type: 'string' },
+};
+
+/** `--header 'Name: value'`, repeatable. */
+function headers(context: CommandContext): Record<string, string> | undefined {
+  const raw = listOption(context, 'header');
+  if (raw.length === 0) return undefined;
+  const result: Record<string, string> = {};
+  for (const line of raw) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header must look like 'Name: value', got "${line}"`);
+    result[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return result;
+}
+
+function switchOption(context: CommandContext, name: string): boolean | undefined {
+  if (flag(context, name) && flag(context, `no-${name}`)) throw new UsageError(`--${name} and --no-${name} contradict each other`);
+  if (flag(context, name)) return true;
+  if (flag(context, `no-${name}`)) return false;
+  return undefined;
+}
+
+/** The `upstream` and `memory` parts of a create or update body, from the flags given. */
+function settingsBody(context: CommandContext): Record<string, unknown> {
+  const upstream: Record<string, unknown> = {};
+  const baseUrl = stringOption(context, 'upstream');
+  if (baseUrl !== undefined) upstream.base_url = baseUrl;
+  const key = stringOption(context, 'upstream-key');
+  if (key !== undefined) upstream.api_key = key;
+  const extraHeaders = headers(context);
+  if (extraHeaders) upstream.headers = extraHeaders;
+
+  const memory: Record<string, unknown> = {};
+  const inject = switchOption(context, 'inject');
+  if (inject !== undefined) memory.inject = inject;
+  const extract = switchOption(context, 'extract');
+  if (extract !== undefined) memory.extract = extract;
+  const topK = integerOption(context, 'top-k');
+  if (topK !== undefined) memory.top_k = topK;
+  const budget = integerOption(context, 'token-budget');
+  if (budget !== undefined) memory.token_budget = budget;
+  const model = stringOption(context, 'extraction-model');
+  if (model !== undefined) memory.extraction_model = model;
+
+  const body: Record<string, unknown> = {};
+  if (Object.keys(upstream).length > 0) body.upstream = upstream;
+  if (Object.keys(memory).length > 0) body.memory = memory;
+  return body;
+}
+
+function printAgent(io: Io, agent: AgentJson): void {
+  io.out(`Agent "${agent.name}" (id ${agent.id}) in organisation ${agent.org_id}`);
+  io.out(`  upstream     ${agent.upstream.base_url}  (key ${agent.upstream.api_key_set ? 'set' : 'not set'}${agent.upstream.headers_set.length ? `, headers: ${agent.upstream.headers_set.join(', ')}` : ''})`);
+  io.out(`  memory       ${Object.entries(agent.memory).map(([key, value]) => `${key}=${value}`).join(' ')}`);
+  io.out(`  base URL     ${agent.base_url}`);
+  io.out(`  MCP URL      ${agent.mcp_url}`);
+}
+
+/** What a person needs to connect a client, printed once after creation. */
+function printConnection(io: Io, agent: AgentJson, orgName: string): void {
+  const token = agent.token ?? '<ACCESS_TOKEN>';
+  io.out(`Created agent "${agent.name}" in organisation "${orgName}".`);
+  io.out('');
+  io.out(`  org id      ${agent.org_id}`);
+  io.out(`  agent id    ${agent.id}`);
+  io.out(`  token       ${token}`);
+  io.out('              (shown only now: store it; `engram token create` makes another)');
+  io.out('');
+  io.out('Connect a client (send the token as `Authorization: Bearer <token>` or `X-Engram-Api-Key`):');
+  io.out(`  Anthropic-style (messages) base URL   ${agent.base_url}`);
+  io.out(`  OpenAI-style (chat, responses) base   ${agent.base_url}/v1`);
+  io.out(`  MCP server (streamable HTTP)          ${agent.mcp_url}`);
+  io.out('');
+  io.out('For example, Claude Code:');
+  io.out(`  export ANTHROPIC_BASE_URL=${agent.base_url}`);
+  io.out(`  export ANTHROPIC_AUTH_TOKEN=${token}`);
+  io.out(`  claude mcp add --transport http engram ${agent.mcp_url} --header "Authorization: Bearer ${token}"`);
+}
+
+export const agentCommands: Command[] = [
+  {
+    path: ['agent', 'create'],
+    synopsis: "--org NAME_OR_ID --name NAME --upstream URL [--upstream-key KEY] [--header 'K: V']... [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    summary: 'Create an agent (and its organisation when none has that name); prints its token once',
+    remote: true,
+    options: { org: { type: 'string' }, name: { type: 'string' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
+    async run(context) {
+      const orgRef = requireOption(context, 'org');
+      const name = requireOption(context, 'name');
+      requireOption(context, 'upstream');
+      const body = { name, type: 'api_provider', ...settingsBody(context) };
+      const api = context.api();
+      const org =
+        (await api.find<{ id: string; name: string }>(`/v0/orgs/${seg(orgRef)}`)) ??
+        (await api.post<{ id: string; name: string }>('/v0/orgs', { name: orgRef }));
+      const agent = await api.post<AgentJson>(`/v0/orgs/${seg(org.id)}/agents`, body);
+      if (flag(context, 'json')) {
+        printJson(context.io, { org_id: agent.org_id, agent_id: agent.id, token: agent.token, base_url: agent.base_url, mcp_url: agent.mcp_url });
+      } else {
+        printConnection(context.io, agent, org.name);
+      }
+    },
+  },
+  {
+    path: ['agent', 'list'],
+    synopsis: '--org NAME_OR_ID [--json]',
+    summary: "List an organisation's agents",
+    remote: true,
+    options: { org: { type: 'string' }, ...JSON_OPTION },
+    async run(context) {
+      const { data } = await context.api().get<{ data: AgentJson[] }>(`/v0/orgs/${seg(requireOption(context, 'org'))}/agents`);
+      if (flag(context, 'json')) printJson(context.io, data);
+      else {
+        const rows = data.map((agent) => [agent.id, agent.name, agent.upstream.base_url, agent.memory.inject ? 'yes' : 'no', shortTime(agent.created_at)]);
+        printTable(context.io, ['ID', 'NAME', 'UPSTREAM', 'INJECT', 'CREATED'], rows, 'No agents in this organisation yet.');
+      }
+    },
+  },
+  {
+    path: ['agent', 'show'],
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: "Show an agent's settings and URLs",
+    remote: true,
+    options: AGENT_OPTIONS,
+    async run(context) {
+      const agent = await context.api().get<AgentJson>(agentPath(context));
+      if (flag(context, 'json')) printJson(context.io, agent);
+      else printAgent(context.io, agent);
+    },
+  },
+  {
+    path: ['agent', 'update'],
+    synopsis: "--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [--upstream-key KEY] [--header 'K: V']... [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    summary: "Change an agent's name, upstream or memory settings (--header replaces all extra headers)",
+    remote: true,
+    options: { ...AGENT_OPTIONS, name: { type: 'string' }, ...SETTINGS_OPTIONS },
+    async run(context) {
+      const body = settingsBody(context);
+      const name = stringOption(context, 'name');
+      if (name !== undefined) body.name = name;
+      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give at least one setting');
+      const agent = await context.api().patch<AgentJson>(agentPath(context), body);
+      if (flag(context, 'json')) printJson(context.io, agent);
+      else printAgent(context.io, agent);
+    },
+  },
+  {
+    path: ['agent', 'delete'],
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID --yes [--json]',
+    summary: 'Delete an agent with its tokens and reflections',
+    remote: true,
+    options: { ...AGENT_OPTIONS, yes: { type: 'boolean' } },
+    async run(context) {
+      if (!flag(context, 'yes')) throw new UsageError('This deletes the agent with all its reflections; add --yes to confirm');
+      const result = await context.api().delete<{ id: string }>(agentPath(context));
+      if (flag(context, 'json')) printJson(context.io, result);
+      else context.io.out(`Deleted agent ${result.id}.`);
+    },
+  },
+];

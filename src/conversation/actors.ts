@@ -1,0 +1,152 @@
+/**
+ * The implementations of the conversation machine's steps, given Engram's ports.
+ * Provided once per app with `conversationMachine.provide(...)`.
+ */
+import { fromPromise } from 'xstate';
+import { conversationMachine, type StepInput } from '../../machines/conversation.machine.js';
+import { newConversationState } from '../domain/conversation-state.js';
+import type { Deps } from '../deps.js';
+import { EngramError } from '../errors.js';
+import { authenticateAgent } from '../http/auth.js';
+import { buildExtractionJob, EXTRACTION_SUBJECT } from '../memory/extraction.js';
+import type { Retrieval } from '../memory/retrieval.js';
+import type { ProtocolAdapter } from '../protocols/types.js';
+import { renderReflectionsBlock } from '../memory/retrieval.js';
+import { relay } from '../streaming/relay.js';
+import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Resolved } from './exchange.js';
+import { clientHeaders, upstreamHeaders } from './headers.js';
+import { conversationId } from './identity.js';
+import { applyInsertions, newInsertion, planInjection } from './injection.js';
+
+type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
+
+function step<T>(run: Step<T>) {
+  return fromPromise<unknown, StepInput>(({ input, signal }) =>
+    run({ request: input.request as ExchangeRequest, results: input.results as ExchangeResults, signal }),
+  );
+}
+
+function parseBody(raw: Buffer): unknown {
+  if (raw.length === 0) throw new EngramError('invalid_json', 'The request body is empty; a JSON object is required');
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    throw new EngramError('invalid_json', `Request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+export interface ConversationActorDeps extends Deps {
+  retrieval: Retrieval;
+}
+
+export function provideConversationMachine(deps: ConversationActorDeps) {
+  const { control, upstream, bus, config, now } = deps;
+
+  const authenticate = step(({ request }) => authenticateAgent(control, request.headers, request.orgId, request.agentId));
+
+  const resolveConversation = step<Resolved>(async ({ request }) => {
+    const body = parseBody(request.rawBody);
+    const adapter: ProtocolAdapter = request.adapter;
+    adapter.validate(body);
+    const id = conversationId(adapter, body, request.headers);
+    const state = (await control.getConversation(request.agentId, id)) ?? newConversationState(request.agentId, id, request.adapter.id, now());
+    return { body, conversationId: id, state };
+  });
+
+  const inject = step<Injected>(async ({ request, results }) => {
+    const { agent } = results.authenticate!;
+    const { body, state } = results.resolveConversation!;
+    const { adapter } = request;
+    const messages = adapter.messages(body);
+    const plan = planInjection(adapter, messages, state);
+    const insertions = plan.kept.slice();
+    const injectedIds = new Set(state.injectedIds);
+    let injected = 0;
+    if (plan.target >= 0 && agent.memory.inject) {
+      const found = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
+      if (found.length > 0) {
+        insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found)));
+        for (const reflection of found) injectedIds.add(reflection.id);
+        injected = found.length;
+        void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
+      }
+    }
+    const forwarded = applyInsertions(adapter, messages, insertions);
+    const nextState = {
+      ...state,
+      insertions,
+      injectedIds: [...injectedIds],
+      seenMessages: messages.length,
+      lastActivityAt: now(),
+    };
+    await control.putConversation(nextState);
+    const forwardBody = forwarded === messages && insertions.length === 0
+      ? Buffer.from(JSON.stringify(body))
+      : Buffer.from(JSON.stringify(adapter.withMessages(body, forwarded)));
+    return { forwardBody, injected, state: nextState };
+  });
+
+  const forward = step<Forwarded>(async ({ request, results, signal }) => {
+    const { agent } = results.authenticate!;
+    const secrets = await control.getAgentSecrets(agent.id);
+    if (!secrets) throw new EngramError('internal', 'The agent has no upstream credentials');
+    const { adapter } = request;
+    const response = await upstream.send({
+      url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
+      method: 'POST',
+      headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), agent.upstream.headers),
+      body: results.inject!.forwardBody,
+      signal,
+    });
+    return { ok: response.status >= 200 && response.status < 300, ...response };
+  });
+
+  const relayStep = step<Relayed>(async ({ request, results, signal }) => {
+    const upstreamResponse = results.forward!;
+    const headers = clientHeaders(upstreamResponse.headers);
+    headers['x-engram-injected'] = String(results.inject!.injected);
+    request.sink.writeHead(upstreamResponse.status, headers);
+    const contentType = String(upstreamResponse.headers['content-type'] ?? '');
+    const outcome = await relay({
+      body: upstreamResponse.body,
+      sink: request.sink,
+      adapter: request.adapter,
+      sse: contentType.includes('text/event-stream'),
+      signal,
+    });
+    const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
+    return { ...outcome, final };
+  });
+
+  const settle = step<void>(async ({ request, results }) => {
+    const { agent } = results.authenticate!;
+    if (!agent.memory.extract) return;
+    const { body, conversationId: id } = results.resolveConversation!;
+    const relayed = results.relay!;
+    if (relayed.outcome !== 'completed') return;
+    const settledAt = now();
+    const state = (await control.getConversation(agent.id, id)) ?? results.inject!.state;
+    const job = buildExtractionJob({
+      agentId: agent.id,
+      orgId: agent.orgId,
+      conversationId: id,
+      protocol: request.adapter.id,
+      model: request.adapter.model(body),
+      turns: [...request.adapter.transcript(body), ...relayed.answer.turns],
+      watermark: state.extractedTurns,
+      maxBytes: config.extraction.maxBytes,
+      settledAt,
+    });
+    if (!job) return;
+    // Publish before recording `lastFinalAt`: a crash in between leaves a job that still runs.
+    await bus.publish(EXTRACTION_SUBJECT, job, {
+      notBefore: settledAt + config.settleMs,
+      msgId: `${agent.id}:${id}:${job.turnCount}:${settledAt}`,
+    });
+    await control.putConversation({ ...state, lastFinalAt: settledAt, lastActivityAt: settledAt });
+  });
+
+  return conversationMachine.provide({
+    actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, settle },
+  });
+}

@@ -1,0 +1,54 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { ConversationState } from '../domain/conversation-state.js';
+import type { TokenLookup } from '../memory/ports.js';
+import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
+
+/** A client connection that can still receive a status line and headers. */
+export interface ResponseSink extends ClientSink {
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: OutgoingHttpHeaders): void;
+}
+
+/** One proxied request, as the conversation machine's steps see it. */
+export interface ExchangeRequest {
+  adapter: ProtocolAdapter;
+  orgId: string;
+  agentId: string;
+  headers: IncomingHttpHeaders;
+  rawBody: Buffer;
+  /** The request's query string, with its `?`, or ''. */
+  search: string;
+  sink: ResponseSink;
+}
+
+export interface Resolved {
+  body: JsonObject;
+  conversationId: string;
+  state: ConversationState;
+}
+
+export interface Injected {
+  forwardBody: Buffer;
+  injected: number;
+  state: ConversationState;
+}
+
+export interface Forwarded {
+  ok: boolean;
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+export type Relayed = RelayOutcome & { final: boolean };
+
+/** Typed view of the machine's step results. */
+export interface ExchangeResults {
+  authenticate?: TokenLookup;
+  resolveConversation?: Resolved;
+  inject?: Injected;
+  forward?: Forwarded;
+  relay?: Relayed;
+}

@@ -1,0 +1,69 @@
+/**
+ * What crosses the proxy in each direction. Hop-by-hop headers never do; neither do the
+ * client's credentials (Engram's token, or the client's own provider key) nor
+ * `accept-encoding`, so that the upstream answers in plain bytes the tee can read.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'trailers',
+  'transfer-encoding',
+  'upgrade',
+];
+
+const NOT_FORWARDED = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'content-length',
+  'content-type',
+  'accept-encoding',
+  'expect',
+  'cookie',
+  'authorization',
+  'x-api-key',
+  'x-engram-api-key',
+  'x-service-api-key',
+  'x-engram-conversation',
+]);
+
+const NOT_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie']);
+
+/** Names listed in a `Connection` header are hop-by-hop too (RFC 9110 section 7.6.1). */
+function connectionListed(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> {
+  const value = headers.connection;
+  const text = Array.isArray(value) ? value.join(',') : value ?? '';
+  return new Set(text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+}
+
+export function upstreamHeaders(
+  client: IncomingHttpHeaders,
+  auth: Record<string, string>,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const listed = connectionListed(client);
+  const headers: Record<string, string> = { ...auth };
+  for (const [name, value] of Object.entries(client)) {
+    if (value === undefined || NOT_FORWARDED.has(name) || listed.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+  headers['content-type'] = 'application/json';
+  return headers;
+}
+
+export function clientHeaders(upstream: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
+  const listed = connectionListed(upstream);
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || NOT_RETURNED.has(name) || listed.has(name)) continue;
+    headers[name] = value;
+  }
+  return headers;
+}

@@ -1,0 +1,31 @@
+/**
+ * Which conversation a request continues (DESIGN section 6), best signal first: the
+ * explicit `x-engram-conversation` header; a client session signal (Claude Code's
+ * `x-claude-code-session-id` or `metadata.user_id`, Codex's `session-id` or
+ * `prompt_cache_key`) combined with the thread's opening, since one session can run
+ * several threads (sub-agents); else the opening alone (system prompt and first user
+ * message).
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+
+const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 32);
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first && first.trim() ? first.trim() : undefined;
+}
+
+export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders): string {
+  const explicit = header(headers, 'x-engram-conversation');
+  if (explicit) return `x:${explicit.length <= 128 ? explicit : digest(explicit)}`;
+  const opening = digest(adapter.conversationSeed(body));
+  const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
+  return session ? `s:${digest(session)}:${opening}` : `h:${opening}`;
+}

@@ -1,0 +1,58 @@
+/**
+ * Prompt-cache-safe injection (DESIGN section 6), pure. Every forwarded request is a
+ * byte-identical extension of the one forwarded on the previous turn: the blocks Engram
+ * added before are re-applied to the same messages with the same bytes, and a new block
+ * only ever joins the newest user message. The client's system prompt and tools are
+ * never touched.
+ */
+import { createHash } from 'node:crypto';
+import type { ConversationState, Insertion } from '../domain/conversation-state.js';
+import { stableJson } from '../protocols/shared.js';
+import type { ProtocolAdapter } from '../protocols/types.js';
+
+/** Identity of a client message, blind to the `cache_control` markers clients move. */
+export function messageFingerprint(message: unknown): string {
+  return createHash('sha1').update(stableJson(message)).digest('base64url');
+}
+
+export interface InjectionPlan {
+  /** Earlier insertions still valid for this message list. */
+  kept: Insertion[];
+  /** Index of the newest user message when it deserves a retrieval, else -1. */
+  target: number;
+  /** The retrieval query for `target`. */
+  query: string;
+}
+
+/**
+ * Decides what to re-apply and whether to retrieve. An insertion whose message changed
+ * (the client edited or rewound the conversation) is dropped with every later one.
+ */
+export function planInjection(adapter: ProtocolAdapter, messages: unknown[], state: ConversationState): InjectionPlan {
+  const kept: Insertion[] = [];
+  let seen = Math.min(state.seenMessages, messages.length);
+  for (const insertion of [...state.insertions].sort((a, b) => a.index - b.index)) {
+    const message = messages[insertion.index];
+    if (message === undefined || messageFingerprint(message) !== insertion.messageHash) {
+      seen = Math.min(seen, insertion.index);
+      break;
+    }
+    kept.push(insertion);
+  }
+  const last = messages.length - 1;
+  const fresh = last >= seen && last >= 0 && adapter.isUserInput(messages[last]) && !kept.some((i) => i.index === last);
+  const query = fresh ? adapter.queryText(messages[last]).trim() : '';
+  return { kept, target: query ? last : -1, query };
+}
+
+/** The message list with every insertion applied (copies only the messages it changes). */
+export function applyInsertions(adapter: ProtocolAdapter, messages: unknown[], insertions: Insertion[]): unknown[] {
+  if (insertions.length === 0) return messages;
+  const result = messages.slice();
+  for (const insertion of insertions) result[insertion.index] = adapter.appendText(result[insertion.index], insertion.block);
+  return result;
+}
+
+export function newInsertion(messages: unknown[], index: number, block: string): Insertion {
+  return { index, messageHash: messageFingerprint(messages[index]), block };
+}

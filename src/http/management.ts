@@ -1,0 +1,31 @@
+/**
+ * The management API (DESIGN section 4): orgs, agents, tokens, reflections and the root
+ * memory index under `/v0/orgs`, JSON in snake_case, errors in the chat-completions
+ * envelope. An encapsulated plugin: its auth hook and error handler apply to these
+ * routes only (STYLE habit 3), never to the proxy routes that share the `/v0/orgs` prefix.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../deps.js';
+import { openAiErrorBody, toEngramError } from '../errors.js';
+import { authorize } from './management/access.js';
+import { agentRoutes } from './management/agents.js';
+import { orgRoutes } from './management/orgs.js';
+import { reflectionRoutes } from './management/reflections.js';
+import { tokenRoutes } from './management/tokens.js';
+
+export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  app.setErrorHandler((error, request, reply) => {
+    const engramError = toEngramError(error);
+    if (engramError.status >= 500) request.log.error({ err: error }, 'management request failed');
+    if (engramError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="engram"');
+    return reply.code(engramError.status).send(openAiErrorBody(engramError));
+  });
+  // onRequest runs before the body is parsed: a caller without a token learns nothing,
+  // not even whether its body would have been valid.
+  app.addHook('onRequest', authorize(deps));
+
+  await app.register(orgRoutes, { deps });
+  await app.register(agentRoutes, { deps });
+  await app.register(tokenRoutes, { deps });
+  await app.register(reflectionRoutes, { deps });
+};

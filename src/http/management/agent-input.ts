@@ -1,0 +1,154 @@
+/**
+ * Agent bodies of the management API (snake_case) → `NewAgent` / `AgentPatch`.
+ */
+import type { MemorySettings } from '../../domain/types.js';
+import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
+import type { AgentPatch, NewAgent } from '../../memory/ports.js';
+import {
+  asObject,
+  bodyObject,
+  invalid,
+  onlyKeys,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  requiredString,
+  resourceName,
+  type Json,
+} from './validate.js';
+
+const AGENT_FIELDS = ['name', 'type', 'upstream', 'memory'] as const;
+const UPSTREAM_FIELDS = ['base_url', 'api_key', 'headers'] as const;
+const MEMORY_FIELDS = ['inject', 'extract', 'top_k', 'token_budget', 'min_score', 'extraction_model'] as const;
+const AGENT_TYPES = ['api_provider'] as const;
+
+/** Headers the upstream client manages itself; a per-agent value would break the request. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export interface UpstreamInput {
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+function checkType(body: Json): void {
+  const type = optionalString(body, 'type');
+  if (type !== undefined && !(AGENT_TYPES as readonly string[]).includes(type)) {
+    throw invalid('type', `\`type\` must be one of: ${AGENT_TYPES.join(', ')}`);
+  }
+}
+
+/**
+ * The base that `/v1/...` is appended to. Trailing slashes and a trailing `/v1` are
+ * dropped, because users paste `https://api.openai.com/v1` as often as the bare host.
+ */
+export function upstreamBaseUrl(raw: string, param: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw invalid(param, `\`${param}\` must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid(param, `\`${param}\` must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.username || url.password) {
+    throw invalid(param, `\`${param}\` must not carry credentials; put the key in \`upstream.api_key\``);
+  }
+  if (url.search || url.hash) throw invalid(param, `\`${param}\` must not have a query or fragment`);
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return url.origin + path;
+}
+
+function headerMap(value: unknown, param: string): Record<string, string> {
+  const object = asObject(value, param);
+  const headers: Record<string, string> = {};
+  for (const [name, headerValue] of Object.entries(object)) {
+    const where = `${param}.${name}`;
+    if (!HEADER_NAME.test(name)) throw invalid(where, `\`${name}\` is not a valid header name`);
+    if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid(where, `\`${name}\` is set by Engram itself`);
+    if (typeof headerValue !== 'string' || /[\r\n\0]/.test(headerValue)) {
+      throw invalid(where, `\`${where}\` must be a string without line breaks`);
+    }
+    headers[name] = headerValue;
+  }
+  return headers;
+}
+
+function parseUpstream(value: unknown, requireBaseUrl: boolean): UpstreamInput {
+  const object = asObject(value, 'upstream');
+  onlyKeys(object, UPSTREAM_FIELDS, 'upstream');
+  const rawBase = requireBaseUrl
+    ? requiredString(object, 'base_url', 'upstream')
+    : optionalString(object, 'base_url', 'upstream');
+  // An empty key is allowed: local upstreams (Ollama, vLLM) often need none.
+  const apiKey = optionalString(object, 'api_key', 'upstream', { allowEmpty: true, max: 4096 });
+  if (apiKey !== undefined && /[\r\n\0]/.test(apiKey)) {
+    throw invalid('upstream.api_key', '`upstream.api_key` must not contain line breaks');
+  }
+  return {
+    baseUrl: rawBase === undefined ? undefined : upstreamBaseUrl(rawBase, 'upstream.base_url'),
+    apiKey: apiKey?.trim(),
+    headers: object.headers === undefined ? undefined : headerMap(object.headers, 'upstream.headers'),
+  };
+}
+
+function parseMemory(value: unknown): Partial<MemorySettings> {
+  const object = asObject(value, 'memory');
+  onlyKeys(object, MEMORY_FIELDS, 'memory');
+  const model = object.extraction_model === null ? null : optionalString(object, 'extraction_model', 'memory', { max: 200 });
+  const memory: Partial<MemorySettings> = {
+    inject: optionalBoolean(object, 'inject', 'memory'),
+    extract: optionalBoolean(object, 'extract', 'memory'),
+    topK: optionalNumber(object, 'top_k', 'memory', { min: 1, max: 100, integer: true }),
+    tokenBudget: optionalNumber(object, 'token_budget', 'memory', { min: 1, max: 100_000, integer: true }),
+    minScore: optionalNumber(object, 'min_score', 'memory', { min: 0, max: 1 }),
+    extractionModel: model === undefined ? undefined : model === null ? null : model.trim(),
+  };
+  // Absent fields stay absent, so a patch only touches what it names.
+  for (const key of Object.keys(memory) as (keyof MemorySettings)[]) {
+    if (memory[key] === undefined) delete memory[key];
+  }
+  return memory;
+}
+
+export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
+  const body = bodyObject(rawBody);
+  onlyKeys(body, AGENT_FIELDS);
+  const name = resourceName(body, 'name', true);
+  checkType(body);
+  if (body.upstream === undefined) throw invalid('upstream', '`upstream` is required: {base_url, api_key, headers?}');
+  const upstream = parseUpstream(body.upstream, true);
+  const memory = body.memory === undefined ? {} : parseMemory(body.memory);
+  return {
+    orgId,
+    name,
+    upstream: { baseUrl: upstream.baseUrl as string, headers: upstream.headers ?? {} },
+    memory: { ...DEFAULT_MEMORY_SETTINGS, ...memory },
+    secrets: { upstreamApiKey: upstream.apiKey ?? '' },
+  };
+}
+
+export function parseAgentPatch(rawBody: unknown): AgentPatch {
+  const body = bodyObject(rawBody);
+  onlyKeys(body, AGENT_FIELDS);
+  // `type` may be repeated as is, but an agent never changes type.
+  checkType(body);
+  const patch: AgentPatch = {};
+  const name = resourceName(body, 'name', false);
+  if (name !== undefined) patch.name = name;
+  if (body.upstream !== undefined) {
+    const upstream = parseUpstream(body.upstream, false);
+    const settings: AgentPatch['upstream'] = {};
+    if (upstream.baseUrl !== undefined) settings.baseUrl = upstream.baseUrl;
+    if (upstream.headers !== undefined) settings.headers = upstream.headers;
+    if (Object.keys(settings).length > 0) patch.upstream = settings;
+    if (upstream.apiKey !== undefined) patch.secrets = { upstreamApiKey: upstream.apiKey };
+  }
+  if (body.memory !== undefined) {
+    const memory = parseMemory(body.memory);
+    if (Object.keys(memory).length > 0) patch.memory = memory;
+  }
+  return patch;
+}

@@ -1,0 +1,69 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Agent } from '../../domain/types.js';
+import type { Deps } from '../../deps.js';
+import { EngramError } from '../../errors.js';
+import { agentRead, findAgent, findOrg, type AgentParams, type OrgParams } from './access.js';
+import { parseAgentPatch, parseNewAgent } from './agent-input.js';
+import { issueToken } from './issue-token.js';
+import { agentWire, publicBase } from './wire.js';
+
+/** `/v0/orgs/:org/agents[/:agent]`: admin, except that an agent may read its own record. */
+export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const { control } = deps;
+
+  const apiKeySet = async (agent: Agent): Promise<boolean> =>
+    ((await control.getAgentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
+
+  const nameTaken = async (orgId: string, name: string, except?: string): Promise<void> => {
+    const existing = await control.getAgent(orgId, name);
+    if (existing && existing.id !== except) {
+      throw new EngramError('conflict', `An agent named \`${name}\` already exists in this organisation`, { param: 'name' });
+    }
+  };
+
+  app.post<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request, reply) => {
+    const org = await findOrg(control, request.params.org);
+    const input = parseNewAgent(request.body, org.id);
+    await nameTaken(org.id, input.name);
+    const agent = await control.createAgent(input);
+    let issued;
+    try {
+      issued = await issueToken(control, agent.id, 'default');
+    } catch (error) {
+      // An agent nobody can reach would only be clutter: undo it.
+      await control.deleteAgent(org.id, agent.id).catch(() => undefined);
+      throw error;
+    }
+    const wire = agentWire(agent, { base: publicBase(request), apiKeySet: input.secrets.upstreamApiKey !== '' });
+    return reply.code(201).send({ ...wire, token: issued.token });
+  });
+
+  app.get<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request) => {
+    const org = await findOrg(control, request.params.org);
+    const base = publicBase(request);
+    const agents = await control.listAgents(org.id);
+    return { data: await Promise.all(agents.map(async (agent) => agentWire(agent, { base, apiKeySet: await apiKeySet(agent) }))) };
+  });
+
+  app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent', agentRead, async (request) => {
+    const { agent } = await findAgent(control, request.params);
+    return agentWire(agent, { base: publicBase(request), apiKeySet: await apiKeySet(agent) });
+  });
+
+  app.patch<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent', async (request) => {
+    const { org, agent } = await findAgent(control, request.params);
+    const patch = parseAgentPatch(request.body);
+    if (patch.name !== undefined && patch.name !== agent.name) await nameTaken(org.id, patch.name, agent.id);
+    const updated = await control.updateAgent(org.id, agent.id, patch);
+    if (!updated) throw new EngramError('not_found', `No agent \`${request.params.agent}\``);
+    return agentWire(updated, { base: publicBase(request), apiKeySet: await apiKeySet(updated) });
+  });
+
+  app.delete<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent', async (request) => {
+    const { org, agent } = await findAgent(control, request.params);
+    // Reflections first, so a failure leaves an agent through which the call can be repeated.
+    await deps.reflections.deleteAgent(agent.id);
+    await control.deleteAgent(org.id, agent.id);
+    return { id: agent.id, deleted: true };
+  });
+};

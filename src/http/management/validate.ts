@@ -1,0 +1,138 @@
+/**
+ * Hand-written checks for management bodies and queries. Every failure is an
+ * `invalid_request` naming the offending field in `param` (dotted path), so clients see
+ * the same envelope as for any other Engram error.
+ */
+import { EngramError } from '../../errors.js';
+
+export type Json = Record<string, unknown>;
+
+export function invalid(param: string | null, message: string): EngramError {
+  return new EngramError('invalid_request', message, param === null ? undefined : { param });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/**
+ * The JSON object of a request body. A body that reached us unparsed (a buffer or a
+ * string, when another content-type parser is in force) is parsed here.
+ */
+export function bodyObject(body: unknown): Json {
+  let value = body;
+  if (Buffer.isBuffer(value)) value = value.toString('utf8');
+  if (typeof value === 'string') {
+    if (value.trim() === '') value = {};
+    else {
+      try {
+        value = JSON.parse(value) as unknown;
+      } catch (error) {
+        throw new EngramError('invalid_json', undefined, { cause: error });
+      }
+    }
+  }
+  if (value === undefined || value === null) return {};
+  return asObject(value, null);
+}
+
+export function asObject(value: unknown, param: string | null): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid(param, `${param === null ? 'The body' : `\`${param}\``} must be a JSON object, got ${describe(value)}`);
+  }
+  return value as Json;
+}
+
+function joined(prefix: string, key: string): string {
+  return prefix === '' ? key : `${prefix}.${key}`;
+}
+
+/** Unknown fields are rejected: a misspelt `baseUrl` must not be silently ignored. */
+export function onlyKeys(object: Json, allowed: readonly string[], prefix = ''): void {
+  for (const key of Object.keys(object)) {
+    if (!allowed.includes(key)) {
+      throw invalid(joined(prefix, key), `Unknown field \`${joined(prefix, key)}\`; expected one of: ${allowed.join(', ')}`);
+    }
+  }
+}
+
+export function hasAny(object: Json, keys: readonly string[]): boolean {
+  return keys.some((key) => object[key] !== undefined);
+}
+
+export function optionalString(object: Json, key: string, prefix = '', options: { max?: number; allowEmpty?: boolean } = {}): string | undefined {
+  const value = object[key];
+  const param = joined(prefix, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw invalid(param, `\`${param}\` must be a string, got ${describe(value)}`);
+  if (!options.allowEmpty && value.trim() === '') throw invalid(param, `\`${param}\` must not be empty`);
+  const max = options.max ?? 10_000;
+  if (value.length > max) throw invalid(param, `\`${param}\` must be at most ${max} characters`);
+  return value;
+}
+
+export function requiredString(object: Json, key: string, prefix = '', options: { max?: number } = {}): string {
+  const value = optionalString(object, key, prefix, options);
+  if (value === undefined) throw invalid(joined(prefix, key), `\`${joined(prefix, key)}\` is required`);
+  return value;
+}
+
+export function optionalBoolean(object: Json, key: string, prefix = ''): boolean | undefined {
+  const value = object[key];
+  if (value === undefined || typeof value === 'boolean') return value;
+  const param = joined(prefix, key);
+  throw invalid(param, `\`${param}\` must be true or false, got ${describe(value)}`);
+}
+
+export function optionalNumber(
+  object: Json,
+  key: string,
+  prefix: string,
+  range: { min: number; max: number; integer?: boolean },
+): number | undefined {
+  const value = object[key];
+  if (value === undefined) return undefined;
+  const param = joined(prefix, key);
+  const kind = range.integer ? 'an integer' : 'a number';
+  if (typeof value !== 'number' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value))) {
+    throw invalid(param, `\`${param}\` must be ${kind}, got ${describe(value)}`);
+  }
+  if (value < range.min || value > range.max) {
+    throw invalid(param, `\`${param}\` must be ${kind} from ${range.min} to ${range.max}`);
+  }
+  return value;
+}
+
+/**
+ * Names of orgs and agents appear in URLs and CLI output: printable, no slash, trimmed,
+ * at most 100 characters.
+ */
+export function resourceName(object: Json, key: string, required: true): string;
+export function resourceName(object: Json, key: string, required: false): string | undefined;
+export function resourceName(object: Json, key: string, required: boolean): string | undefined {
+  const raw = required ? requiredString(object, key, '', { max: 100 }) : optionalString(object, key, '', { max: 100 });
+  if (raw === undefined) return undefined;
+  const name = raw.trim();
+  if (/[\u0000-\u001f\u007f/]/.test(name)) {
+    throw invalid(key, `\`${key}\` must not contain "/" or control characters`);
+  }
+  return name;
+}
+
+/** A query-string integer such as `?limit=20`. */
+export function queryInteger(raw: unknown, param: string, range: { min: number; max: number; fallback: number }): number {
+  if (raw === undefined || raw === '') return range.fallback;
+  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
+    throw invalid(param, `\`${param}\` must be an integer from ${range.min} to ${range.max}`);
+  }
+  return value;
+}
+
+export function queryString(raw: unknown, param: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') throw invalid(param, `\`${param}\` must be given once`);
+  return raw;
+}

@@ -1,0 +1,106 @@
+/**
+ * Endpoints 1 and 2 of the interface (and their companions): the agent-scoped,
+ * provider-compatible surface. Each protocol route runs the conversation machine;
+ * `count_tokens` and `models` pass straight through to the agent's upstream.
+ */
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { provideConversationMachine } from '../conversation/actors.js';
+import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
+import { runExchange } from '../conversation/run-exchange.js';
+import type { Deps } from '../deps.js';
+import { toEngramError } from '../errors.js';
+import { createRetrieval } from '../memory/retrieval.js';
+import { chatCompletions } from '../protocols/chat-completions/adapter.js';
+import { messages } from '../protocols/messages/adapter.js';
+import type { ProtocolAdapter } from '../protocols/types.js';
+import { authenticateAgent } from './auth.js';
+import { httpSink } from './http-sink.js';
+
+const AGENT_PREFIX = '/v0/orgs/:org/agents/:agent';
+
+interface AgentParams {
+  org: string;
+  agent: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The protocol whose envelope renders this route's errors. */
+    protocol?: ProtocolAdapter;
+  }
+}
+
+function searchOf(url: string): string {
+  const at = url.indexOf('?');
+  return at === -1 ? '' : url.slice(at);
+}
+
+export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: FastifyInstance, { deps }) => {
+  const retrieval = createRetrieval({ reflections: deps.reflections, embedder: deps.embedder });
+  const machine = provideConversationMachine({ ...deps, retrieval });
+
+  // Bodies arrive as bytes whatever their declared type: parsing is the protocol's job,
+  // so that bad JSON gets the protocol's own error envelope, after authentication.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.bodyLimit }, (_request, body, done) => done(null, body));
+
+  app.setErrorHandler((error, request, reply) => {
+    const adapter = request.routeOptions.config.protocol ?? chatCompletions;
+    const rendered = adapter.renderError(toEngramError(error));
+    if (rendered.status >= 500) request.log.error({ err: error }, 'proxy request failed');
+    return reply.code(rendered.status).header('x-engram-injected', '0').send(rendered.body);
+  });
+
+  for (const adapter of [chatCompletions, messages]) {
+    app.post<{ Params: AgentParams }>(AGENT_PREFIX + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
+      reply.hijack();
+      const raw = reply.raw;
+      await runExchange(
+        machine,
+        {
+          adapter,
+          orgId: request.params.org,
+          agentId: request.params.agent,
+          headers: request.headers,
+          rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          search: searchOf(request.url),
+          sink: httpSink(raw),
+        },
+        {
+          onClientGone: (callback) => raw.once('close', () => !raw.writableFinished && callback()),
+          log: request.log,
+        },
+      );
+    });
+  }
+
+  /** Requests Engram does not learn from: authenticated, re-keyed and relayed as they are. */
+  const passThrough = (adapterFor: (request: FastifyRequest) => ProtocolAdapter, path: string) =>
+    async (request: FastifyRequest<{ Params: AgentParams }>, reply: FastifyReply) => {
+      const { agent } = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+      const secrets = await deps.control.getAgentSecrets(agent.id);
+      const adapter = adapterFor(request);
+      const controller = new AbortController();
+      reply.raw.once('close', () => controller.abort());
+      const response = await deps.upstream.send({
+        url: agent.upstream.baseUrl.replace(/\/+$/, '') + path + searchOf(request.url),
+        method: request.method === 'GET' ? 'GET' : 'POST',
+        headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets?.upstreamApiKey ?? ''), agent.upstream.headers),
+        body: Buffer.isBuffer(request.body) ? request.body : undefined,
+        signal: controller.signal,
+      });
+      return reply.code(response.status).headers(clientHeaders(response.headers)).header('x-engram-injected', '0').send(response.body);
+    };
+
+  app.post(AGENT_PREFIX + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
+  // The models list is asked for in either family's dialect; the client's headers tell which.
+  app.get(
+    AGENT_PREFIX + '/v1/models',
+    passThrough((request) => (request.headers['anthropic-version'] ? messages : chatCompletions), '/v1/models'),
+  );
+
+  // Claude Code's warm-up: `HEAD <base>/` must succeed quietly.
+  for (const path of [AGENT_PREFIX, AGENT_PREFIX + '/', '/']) {
+    app.head(path, async (_request, reply) => reply.code(200).send());
+  }
+};

@@ -1,0 +1,133 @@
+/**
+ * OpenAI Chat Completions (`POST /v1/chat/completions`), as spoken by the openai SDKs,
+ * Copilot CLI's default wire and most OpenAI-compatible gateways.
+ */
+import { EngramError, openAiErrorBody } from '../../errors.js';
+import type { Turn } from '../../domain/transcript.js';
+import {
+  appendToContent,
+  checkMessage,
+  isObject,
+  parseJsonOr,
+  renderToolCall,
+  requireBasics,
+  stableJson,
+} from '../shared.js';
+import {
+  RECORD_REFLECTIONS_DESCRIPTION,
+  RECORD_REFLECTIONS_SCHEMA,
+  RECORD_REFLECTIONS_TOOL,
+  type JsonObject,
+  type ProposedReflection,
+  type ProtocolAdapter,
+} from '../types.js';
+import { assembleChatJson, createChatAssembler } from './assembler.js';
+import { proposedFrom } from '../extraction-result.js';
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
+
+/** Text of a string or an array of content parts; non-text parts become placeholders. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => {
+      if (!isObject(part)) return '';
+      if (part.type === 'text' && typeof part.text === 'string') return part.text;
+      if (part.type === 'image_url') return '[image]';
+      if (part.type === 'input_audio') return '[audio]';
+      if (part.type === 'file') return '[file]';
+      if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+      return '';
+    })
+    .filter(Boolean)
+    .join('\n');
+}
+
+function turnOf(message: JsonObject): Turn | undefined {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', text: contentText(message.content) };
+    case 'assistant': {
+      const calls = Array.isArray(message.tool_calls)
+        ? message.tool_calls.filter(isObject).map((call) => {
+            const fn = isObject(call.function) ? call.function : {};
+            return renderToolCall(String(fn.name ?? ''), fn.arguments);
+          })
+        : [];
+      const text = [contentText(message.content), ...calls].filter(Boolean).join('\n');
+      return { role: 'assistant', text };
+    }
+    case 'tool':
+    case 'function':
+      return { role: 'tool', text: contentText(message.content) };
+    default:
+      return undefined;
+  }
+}
+
+export const chatCompletions: ProtocolAdapter = {
+  id: 'chat-completions',
+  upstreamPath: '/v1/chat/completions',
+
+  validate(body: unknown): asserts body is JsonObject {
+    requireBasics(body, 'messages');
+    (body.messages as unknown[]).forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+  },
+  model: (body) => body.model as string,
+  isStream: (body) => body.stream === true,
+
+  messages: (body) => body.messages as unknown[],
+  withMessages: (body, messages) => ({ ...body, messages }),
+  isUserInput: (message) => isObject(message) && message.role === 'user',
+  queryText: (message) => (isObject(message) ? contentText(message.content) : ''),
+  appendText: (message, text) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
+
+  transcript(body) {
+    return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
+  },
+  sessionHint(body) {
+    return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key ? body.prompt_cache_key : undefined;
+  },
+  conversationSeed(body) {
+    const messages = body.messages as JsonObject[];
+    const firstUser = messages.findIndex((m) => m.role === 'user');
+    return stableJson(messages.slice(0, firstUser === -1 ? 1 : firstUser + 1));
+  },
+
+  createAssembler: createChatAssembler,
+  assembleJson: assembleChatJson,
+
+  upstreamAuth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  renderError: (error) => ({ status: error.status, body: openAiErrorBody(error) }),
+  streamErrorFrame: (error) => `data: ${JSON.stringify(openAiErrorBody(error))}\n\n`,
+
+  extractionRequest(model, instructions, transcript) {
+    return {
+      model,
+      stream: false,
+      messages: [
+        { role: 'system', content: instructions },
+        { role: 'user', content: transcript },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: { name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, parameters: RECORD_REFLECTIONS_SCHEMA },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name: RECORD_REFLECTIONS_TOOL } },
+    };
+  },
+  extractionResult(body): ProposedReflection[] {
+    const message = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0].message : undefined;
+    const calls = isObject(message) && Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    for (const call of calls) {
+      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
+      if (fn?.name === RECORD_REFLECTIONS_TOOL && typeof fn.arguments === 'string') {
+        return proposedFrom(parseJsonOr(fn.arguments, undefined));
+      }
+    }
+    throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+  },
+};

@@ -1,0 +1,10 @@
+import type { ProtocolId } from '../domain/types.js';
+import { chatCompletions } from './chat-completions/adapter.js';
+import { messages } from './messages/adapter.js';
+import type { ProtocolAdapter } from './types.js';
+
+/** Every protocol Engram speaks, by id. */
+export const PROTOCOLS: Partial<Record<ProtocolId, ProtocolAdapter>> = {
+  'chat-completions': chatCompletions,
+  messages,
+};

@@ -1,0 +1,153 @@
+/**
+ * Anthropic Messages (`POST /v1/messages`), as spoken by the Anthropic SDKs and Claude
+ * Code (which also sends `role: "system"` entries mid-conversation and wraps client
+ * context in `<system-reminder>` text blocks).
+ */
+import { EngramError, anthropicErrorBody } from '../../errors.js';
+import type { Turn } from '../../domain/transcript.js';
+import {
+  appendToContent,
+  checkMessage,
+  isClientContext,
+  isObject,
+  renderToolCall,
+  requireBasics,
+  stableJson,
+} from '../shared.js';
+import {
+  RECORD_REFLECTIONS_DESCRIPTION,
+  RECORD_REFLECTIONS_SCHEMA,
+  RECORD_REFLECTIONS_TOOL,
+  type JsonObject,
+  type ProposedReflection,
+  type ProtocolAdapter,
+} from '../types.js';
+import { proposedFrom } from '../extraction-result.js';
+import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';
+
+const ROLES = ['user', 'assistant', 'system'] as const;
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+
+function blocksOf(content: unknown): JsonObject[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content.filter(isObject) : [];
+}
+
+/** What the user typed: text blocks that are not client-side context. */
+function typedText(content: unknown): string {
+  return blocksOf(content)
+    .filter((block) => block.type === 'text' && typeof block.text === 'string' && !isClientContext(block.text))
+    .map((block) => block.text as string)
+    .join('\n');
+}
+
+function blockText(block: JsonObject): string {
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' && !isClientContext(block.text) ? block.text : '';
+    case 'image':
+      return '[image]';
+    case 'document':
+      return '[document]';
+    case 'tool_use':
+    case 'server_tool_use':
+      return renderToolCall(String(block.name ?? ''), block.input);
+    case 'tool_result':
+      return typeof block.content === 'string' ? block.content : blocksOf(block.content).map(blockText).filter(Boolean).join('\n');
+    default:
+      // thinking and redacted_thinking never reach extraction
+      return '';
+  }
+}
+
+function turnsOf(message: JsonObject): Turn[] {
+  if (message.role === 'system') return [];
+  const blocks = blocksOf(message.content);
+  if (message.role === 'assistant') {
+    return [{ role: 'assistant', text: blocks.map(blockText).filter(Boolean).join('\n') }];
+  }
+  const results = blocks.filter((block) => block.type === 'tool_result');
+  const others = blocks.filter((block) => block.type !== 'tool_result');
+  return [
+    ...results.map((block): Turn => ({ role: 'tool', text: blockText(block) })),
+    { role: 'user', text: others.map(blockText).filter(Boolean).join('\n') },
+  ];
+}
+
+/** Claude Code's `metadata.user_id`: JSON with `session_id`, or the older `..._session_<uuid>` string. */
+function sessionFromUserId(userId: string): string | undefined {
+  if (userId.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(userId) as { session_id?: unknown };
+      return typeof parsed.session_id === 'string' && parsed.session_id ? parsed.session_id : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const match = /session_([0-9a-f-]{8,})/i.exec(userId);
+  return match ? match[1] : undefined;
+}
+
+export const messages: ProtocolAdapter = {
+  id: 'messages',
+  upstreamPath: '/v1/messages',
+
+  validate(body: unknown): asserts body is JsonObject {
+    requireBasics(body, 'messages');
+    (body.messages as unknown[]).forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+    if (body.max_tokens !== undefined && typeof body.max_tokens !== 'number') {
+      throw new EngramError('invalid_request', 'max_tokens: Input should be a valid integer', { param: 'max_tokens' });
+    }
+  },
+  model: (body) => body.model as string,
+  isStream: (body) => body.stream === true,
+
+  messages: (body) => body.messages as unknown[],
+  withMessages: (body, list) => ({ ...body, messages: list }),
+  isUserInput(message) {
+    if (!isObject(message) || message.role !== 'user') return false;
+    const blocks = blocksOf(message.content);
+    return !blocks.some((block) => block.type === 'tool_result') && typedText(message.content).trim().length > 0;
+  },
+  queryText: (message) => (isObject(message) ? typedText(message.content) : ''),
+  appendText: (message, text) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
+
+  transcript(body) {
+    return (body.messages as JsonObject[]).flatMap(turnsOf).filter((turn) => turn.text.length > 0);
+  },
+  sessionHint(body) {
+    const metadata = body.metadata;
+    return isObject(metadata) && typeof metadata.user_id === 'string' ? sessionFromUserId(metadata.user_id) : undefined;
+  },
+  conversationSeed(body) {
+    const list = body.messages as JsonObject[];
+    return stableJson([body.system ?? null, list.find((m) => m.role === 'user') ?? null]);
+  },
+
+  createAssembler: createMessagesAssembler,
+  assembleJson: assembleMessagesJson,
+
+  upstreamAuth: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION }),
+  renderError: (error) => ({ status: error.status, body: anthropicErrorBody(error) }),
+  streamErrorFrame: (error) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`,
+
+  extractionRequest(model, instructions, transcript) {
+    return {
+      model,
+      max_tokens: 4096,
+      stream: false,
+      system: instructions,
+      messages: [{ role: 'user', content: transcript }],
+      tools: [{ name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, input_schema: RECORD_REFLECTIONS_SCHEMA }],
+      tool_choice: { type: 'tool', name: RECORD_REFLECTIONS_TOOL },
+    };
+  },
+  extractionResult(body): ProposedReflection[] {
+    const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
+    const call = content.find((block) => isObject(block) && block.type === 'tool_use' && block.name === RECORD_REFLECTIONS_TOOL);
+    if (!isObject(call)) {
+      throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+    }
+    return proposedFrom(call.input);
+  },
+};

@@ -1,0 +1,71 @@
+/**
+ * Pieces the chat-completions and messages adapters have in common: both carry message
+ * content as a string or as an array of typed parts.
+ */
+import { EngramError } from '../errors.js';
+import type { JsonObject } from './types.js';
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Claude Code and others wrap client-side context in these; it is not what the user typed. */
+const CLIENT_CONTEXT = /^\s*<system-reminder>/;
+
+export function isClientContext(text: string): boolean {
+  return CLIENT_CONTEXT.test(text);
+}
+
+/**
+ * Appends `text` to a message's content. A string stays a string (joined by a blank
+ * line) so upstreams that only accept string content keep working; an array gets a new
+ * text part at its end.
+ */
+export function appendToContent(content: unknown, text: string): unknown {
+  if (typeof content === 'string') return content.length > 0 ? `${content}\n\n${text}` : text;
+  if (Array.isArray(content)) return [...content, { type: 'text', text }];
+  return text;
+}
+
+/** Common checks of a request body; protocol-specific checks follow in each adapter. */
+export function requireBasics(body: unknown, messagesField: string): asserts body is JsonObject {
+  if (!isObject(body)) throw new EngramError('invalid_request', 'The request body must be a JSON object');
+  if (typeof body.model !== 'string' || body.model.length === 0) {
+    throw new EngramError('missing_model', 'you must provide a model parameter', { param: 'model' });
+  }
+  if (!Array.isArray(body[messagesField])) {
+    throw new EngramError('invalid_request', `\`${messagesField}\` must be an array`, { param: messagesField });
+  }
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') {
+    throw new EngramError('invalid_request', '`stream` must be a boolean', { param: 'stream' });
+  }
+}
+
+export function checkMessage(message: unknown, index: number, field: string, roles: readonly string[]): void {
+  if (!isObject(message) || typeof message.role !== 'string' || !roles.includes(message.role)) {
+    throw new EngramError(
+      'invalid_request',
+      `\`${field}[${index}].role\` must be one of ${roles.map((r) => `'${r}'`).join(', ')}`,
+      { param: `${field}[${index}].role` },
+    );
+  }
+}
+
+/** Tool arguments shown to extraction: enough to see what was done, never a whole file. */
+export function renderToolCall(name: string, args: unknown): string {
+  const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  return `[tool call ${name} ${text.length > 600 ? `${text.slice(0, 600)}…` : text}]`;
+}
+
+/** JSON text with `cache_control` markers left out: clients move them between turns. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (key, inner) => (key === 'cache_control' ? undefined : inner));
+}
+
+export function parseJsonOr<T>(text: string, fallback: T): unknown | T {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,246 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chatCompletions, notFoundBody } from './chat-completions.js';
+import { messages } from './messages.js';
+import { CREATED, defaultExtraction, hashId, isReply, stringLength, tokensFor } from './shared.js';
+import { writeSse } from './sse-writer.js';
+import type {
+  AnswerContext,
+  Extractor,
+  ProtocolResponder,
+  RecordedRequest,
+  Reply,
+  ReplyOptions,
+  ScriptedUpstream,
+} from './types.js';
+
+const RESPONDERS: Readonly<Record<string, ProtocolResponder>> = {
+  '/v1/chat/completions': chatCompletions,
+  '/v1/messages': messages,
+};
+
+const MODELS = ['gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4-6', 'claude-haiku-4-5'];
+
+const EXTRACTION_TOOL = 'record_reflections';
+const CUT_OFF_TEXT = 'This answer is cut off partway through, so the client never sees its end.';
+
+interface Scripted {
+  reply: Reply;
+  options: ReplyOptions;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(raw: Buffer): any {
+  if (raw.length === 0) return null;
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function modelList(): unknown {
+  const data = MODELS.map((id) => ({
+    id,
+    object: 'model',
+    created: CREATED,
+    owned_by: id.startsWith('claude') ? 'anthropic' : 'openai',
+    // Anthropic's list shape, so either SDK can read the same answer.
+    type: 'model',
+    display_name: id,
+    created_at: new Date(CREATED * 1000).toISOString(),
+  }));
+  return { object: 'list', data, has_more: false, first_id: MODELS[0], last_id: MODELS[MODELS.length - 1] };
+}
+
+function lastUserText(responder: ProtocolResponder, body: any): string {
+  const texts = responder.userTexts(body).filter((t) => t.length > 0);
+  return texts[texts.length - 1] ?? '';
+}
+
+/** Per-instance script: the reply queue and the rules for unscripted requests. */
+function createScript() {
+  const defaultReply = (req: RecordedRequest): Reply => {
+    const responder = RESPONDERS[new URL(req.path, 'http://upstream').pathname];
+    return { type: 'text', text: `echo: ${responder ? lastUserText(responder, req.json) : ''}` };
+  };
+  const defaultExtractor: Extractor = (_req, transcript) => defaultExtraction(transcript);
+  const state = {
+    queue: [] as Scripted[],
+    defaultReply,
+    extractor: defaultExtractor,
+    reset() {
+      state.queue.length = 0;
+      state.defaultReply = defaultReply;
+      state.extractor = defaultExtractor;
+    },
+  };
+  return state;
+}
+
+type Script = ReturnType<typeof createScript>;
+
+function nextReply(script: Script, responder: ProtocolResponder, req: RecordedRequest): Scripted {
+  if (req.extraction) {
+    const transcript = responder.userTexts(req.json).join('\n');
+    const result = script.extractor(req, transcript);
+    const reply: Reply = isReply(result)
+      ? result
+      : { type: 'tool_call', name: EXTRACTION_TOOL, arguments: { reflections: result } };
+    return { reply, options: {} };
+  }
+  return script.queue.shift() ?? { reply: script.defaultReply(req), options: {} };
+}
+
+/** Plays one reply for a conversation or extraction request. */
+async function play(
+  responder: ProtocolResponder,
+  { reply, options }: Scripted,
+  body: any,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const stream = body.stream === true;
+  const ctx: AnswerContext = {
+    model: typeof body.model === 'string' ? body.model : 'unknown',
+    inputTokens: tokensFor(stringLength([body.system, body.messages, body.tools])),
+    includeUsage: body.stream_options?.include_usage === true,
+  };
+  const requestId = `req_${hashId(responder.protocol, ctx.model, JSON.stringify(reply))}`;
+  const headers = responder.headers(requestId);
+  switch (reply.type) {
+    case 'hang':
+      return;
+    case 'break':
+      if (!stream) {
+        req.socket.destroy();
+        return;
+      }
+      return writeSse(res, headers, responder.events({ type: 'text', text: reply.text ?? CUT_OFF_TEXT }, ctx, options), {
+        chunkDelayMs: options.chunkDelayMs,
+        breakAfter: reply.afterEvents,
+      });
+    case 'error': {
+      const message = `Scripted upstream error (status ${reply.status}).`;
+      if (stream && reply.afterEvents !== undefined) {
+        const events = responder.events({ type: 'text', text: reply.text ?? CUT_OFF_TEXT }, ctx, options);
+        const error = reply.body === undefined
+          ? responder.streamError(reply.status, message)
+          : { ...responder.streamError(reply.status, message), data: JSON.stringify(reply.body) };
+        return writeSse(res, { ...headers, ...reply.headers }, [...events.slice(0, reply.afterEvents), error], options);
+      }
+      const envelope = reply.body === undefined ? responder.errorBody(reply.status, message, requestId) : reply.body;
+      return sendJson(res, reply.status, envelope, { ...headers, ...reply.headers });
+    }
+    case 'text':
+    case 'tool_call':
+      if (stream) return writeSse(res, headers, responder.events(reply, ctx, options), options);
+      return sendJson(res, 200, responder.body(reply, ctx), headers);
+  }
+}
+
+/**
+ * Starts a fake LLM provider on 127.0.0.1, port 0. It speaks OpenAI Chat Completions
+ * and Anthropic Messages faithfully enough for the official SDKs, records every
+ * request before answering, and answers deterministically: the same reply to the same
+ * request gives the same bytes, so direct and proxied responses can be compared.
+ */
+export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
+  const requests: RecordedRequest[] = [];
+  const script = createScript();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    const pathname = new URL(path, 'http://upstream').pathname;
+    const json = parseJson(raw);
+    const responder = method === 'POST' ? RESPONDERS[pathname] : undefined;
+    const recorded: RecordedRequest = {
+      method,
+      path,
+      headers: { ...req.headers },
+      raw,
+      json,
+      protocol: responder?.protocol ?? 'other',
+      extraction: responder !== undefined && responder.toolNames(json).includes(EXTRACTION_TOOL),
+    };
+    requests.push(recorded);
+    // No Date header: responses must be byte-identical across runs.
+    res.sendDate = false;
+
+    if (method === 'HEAD' && pathname === '/') {
+      res.writeHead(200).end();
+    } else if (method === 'GET' && pathname === '/v1/models') {
+      sendJson(res, 200, modelList());
+    } else if (method === 'POST' && pathname === '/v1/messages/count_tokens') {
+      sendJson(res, 200, { input_tokens: Math.round(JSON.stringify(json ?? '').length / 4) });
+    } else if (responder && (json === null || typeof json !== 'object')) {
+      sendJson(res, 400, responder.errorBody(400, 'The request body is not valid JSON.', `req_${hashId('invalid', raw.toString('base64'))}`));
+    } else if (responder) {
+      await play(responder, nextReply(script, responder, recorded), json, req, res);
+    } else {
+      sendJson(res, 404, notFoundBody(method, pathname));
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A bug in the script itself: make it loud rather than leave the client waiting.
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'scripted_upstream_bug', param: null, code: null } });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    conversationRequests: () => requests.filter((r) => r.protocol !== 'other' && !r.extraction),
+    extractionRequests: () => requests.filter((r) => r.extraction),
+    enqueue(...replies) {
+      for (const entry of replies) {
+        script.queue.push(Array.isArray(entry) ? { reply: entry[0], options: entry[1] } : { reply: entry, options: {} });
+      }
+    },
+    setDefaultReply(fn) {
+      script.defaultReply = fn;
+    },
+    setExtractor(fn) {
+      script.extractor = fn;
+    },
+    reset() {
+      requests.length = 0;
+      script.reset();
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive, hanging and still-streaming connections would hold the process open.
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/** A content answer: what the scripted model "says". */
+export interface TextReply {
+  type: 'text';
+  text: string;
+  /** Messages only: a thinking block (with a signature) before the text. Chat completions ignores it. */
+  thinking?: string;
+}
+
+export interface ToolCallReply {
+  type: 'tool_call';
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Defaults to a hash-derived `call_...` (chat) or `toolu_...` (messages). */
+  id?: string;
+  /** Optional text before the call. */
+  text?: string;
+}
+
+export interface ErrorReply {
+  type: 'error';
+  status: number;
+  /** Default: the provider's own error envelope for this status. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /**
+   * Streaming requests only: answer 200, send the first N events of `text` (default
+   * text if absent), then the provider's in-stream error event, then end the stream.
+   * Without it (or for non-streaming requests) the error is an HTTP status.
+   */
+  afterEvents?: number;
+  text?: string;
+}
+
+/** Accept the request and never send headers (for timeouts). */
+export interface HangReply {
+  type: 'hang';
+}
+
+/**
+ * Streaming: send N events (pings included) of the answer `text`, then destroy the socket.
+ * Non-streaming: destroy the socket before responding.
+ */
+export interface BreakReply {
+  type: 'break';
+  afterEvents: number;
+  text?: string;
+}
+
+export type Reply = TextReply | ToolCallReply | ErrorReply | HangReply | BreakReply;
+
+/** The replies that carry model output and are rendered by a protocol responder. */
+export type Answer = TextReply | ToolCallReply;
+
+export interface ReplyOptions {
+  /** Delay between SSE events. */
+  chunkDelayMs?: number;
+  /**
+   * Messages only: a ping event after every N events. Without it the stream carries
+   * the single ping the real API sends after the first content_block_start.
+   */
+  pingEvery?: number;
+}
+
+export type Protocol = 'chat-completions' | 'messages';
+
+export interface RecordedRequest {
+  method: string;
+  /** Including the query string. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  raw: Buffer;
+  /** The parsed body; null when the body is empty or not JSON. */
+  json: any;
+  protocol: Protocol | 'other';
+  /** True when the request offers a tool named `record_reflections`. */
+  extraction: boolean;
+}
+
+export interface ExtractedReflection {
+  kind: 'factual' | 'procedural';
+  content: string;
+  topic: string;
+}
+
+export type Extractor = (req: RecordedRequest, transcript: string) => ExtractedReflection[] | Reply;
+
+export interface ScriptedUpstream {
+  /** e.g. http://127.0.0.1:PORT (no trailing slash; clients append /v1/...). */
+  url: string;
+  /** Every request, in arrival order, recorded before it is answered. */
+  requests: RecordedRequest[];
+  /** Non-extraction requests to /v1/chat/completions and /v1/messages. */
+  conversationRequests(): RecordedRequest[];
+  extractionRequests(): RecordedRequest[];
+  /** Replies consumed in order by conversation requests. */
+  enqueue(...replies: Array<Reply | [Reply, ReplyOptions]>): void;
+  /** Used when the queue is empty. Default: text `echo: <last user text>`. */
+  setDefaultReply(fn: (req: RecordedRequest) => Reply): void;
+  setExtractor(fn: Extractor): void;
+  /** Clear requests and queue, restore the default reply and extractor. */
+  reset(): void;
+  /** Stop listening and destroy every connection (keep-alive, hanging, streaming). */
+  close(): Promise<void>;
+}
+
+/** Facts about the request that shape the rendered answer. */
+export interface AnswerContext {
+  model: string;
+  inputTokens: number;
+  /** Chat completions: `stream_options.include_usage`. */
+  includeUsage: boolean;
+}
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/**
+ * What differs between the two provider protocols. The server holds no
+ * protocol-specific code; it asks the responder.
+ */
+export interface ProtocolResponder {
+  readonly protocol: Protocol;
+  /** Names of the tools the request offers. */
+  toolNames(body: any): string[];
+  /** Text content of each user message, in order (tool results excluded). */
+  userTexts(body: any): string[];
+  /** The non-streaming response body. */
+  body(answer: Answer, ctx: AnswerContext): unknown;
+  /** The streaming events, in order, including any terminator. */
+  events(answer: Answer, ctx: AnswerContext, options: ReplyOptions): SseEvent[];
+  /** The provider's HTTP error envelope. */
+  errorBody(status: number, message: string, requestId: string): unknown;
+  /** The provider's in-stream error event. */
+  streamError(status: number, message: string): SseEvent;
+  /** Provider-flavoured response headers (request id). */
+  headers(requestId: string): Record<string, string>;
+}
