@@ -23,7 +23,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     keepAliveTimeout: 75_000,
     forceCloseConnections: true,
     return503OnClosing: true,
-    disableRequestLogging: true,
   });
   await app.register(proxyRoutes, { deps });
   await app.register(managementRoutes, { deps });

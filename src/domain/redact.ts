@@ -71,8 +71,9 @@ const RULES: readonly Rule[] = [
   },
   {
     // scheme://user:PASSWORD@host keeps the user and the host, which say where things are.
+    // The user may be empty (`redis://:PASSWORD@cache`).
     kind: 'url_password',
-    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@'"`]+:)(?![$<{%*]|\[REDACTED)[^\s/?#@'"`]+@/gi,
+    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@'"`[\]]*:)(?![$<{%*]|\[REDACTED)[^\s/?#@'"`]+@/gi,
     replace: (m) => `${m.groups[0]}${marker('url_password')}@`,
   },
   {

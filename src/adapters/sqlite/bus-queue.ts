@@ -65,6 +65,11 @@ export class BusQueue {
     };
   }
 
+  /** False once the shared database handle has been closed. */
+  get open(): boolean {
+    return this.#db.open;
+  }
+
   /** False when a message with the same `msgId` is still stored on the subject. */
   publish(subject: string, payload: string, msgId: string | null, now: number, dueAt: number): boolean {
     return this.#sql.insert.run(subject, msgId, payload, now, dueAt).changes > 0;

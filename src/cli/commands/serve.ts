@@ -1,5 +1,4 @@
 import { ConfigError, loadConfig, SETTING_NAMES, type Overrides } from '../../config.js';
-import { loadOrCreateAdminToken } from '../../security/admin-token.js';
 import type { Command, OptionsConfig } from '../command.js';
 import { CliError } from '../errors.js';
 
@@ -27,15 +26,15 @@ export const serveCommand: Command = {
       throw error;
     }
 
-    // Done here as well as by the server, so the person starting it learns where the token is.
-    const admin = loadOrCreateAdminToken(config.dataDir, config.adminToken);
-    if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600).`);
-    else if (admin.file) io.err(`Admin token: ${admin.file}`);
-
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
     const server = await start(config);
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
+    // DESIGN section 4: a generated admin token's location is printed, never the token.
+    const admin = server.adminToken;
+    if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
+    else if (admin.file) io.err(`Admin token: ${admin.file}`);
+    else io.err('Admin token: from ENGRAM_ADMIN_TOKEN / --admin-token');
 
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));

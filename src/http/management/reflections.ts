@@ -3,7 +3,7 @@ import type { Reflection, ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import type { ReflectionPatch } from '../../memory/ports.js';
-import { buildRootIndex, rebuildRootIndex } from '../../memory/root-index.js';
+import { buildRootIndex, listAllReflections, rebuildRootIndex } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import {
   bodyObject,
@@ -144,8 +144,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     let markdown = await control.getIndex(agent.id);
     if (markdown === undefined) {
       // Nothing stored yet (no write since the agent was created, or an older data dir).
-      const total = await reflections.count(agent.id);
-      markdown = buildRootIndex(total === 0 ? [] : await reflections.list(agent.id, { limit: total }));
+      markdown = buildRootIndex(await listAllReflections(reflections, agent.id));
     }
     return { agent_id: agent.id, markdown };
   });

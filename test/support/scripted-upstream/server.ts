@@ -194,7 +194,8 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
     } else if (method === 'POST' && pathname === '/v1/messages/count_tokens') {
       sendJson(res, 200, { input_tokens: Math.round(JSON.stringify(json ?? '').length / 4) });
     } else if (responder && (json === null || typeof json !== 'object')) {
-      sendJson(res, 400, responder.errorBody(400, 'The request body is not valid JSON.', `req_${hashId('invalid', raw.toString('base64'))}`));
+      const requestId = `req_${hashId('invalid', raw.toString('base64'))}`;
+      sendJson(res, 400, responder.errorBody(400, 'The request body is not valid JSON.', requestId), responder.headers(requestId));
     } else if (responder) {
       await play(responder, nextReply(script, responder, recorded), json, req, res);
     } else {

@@ -1,0 +1,104 @@
+/**
+ * The embedded event bus: a durable work queue in the SQLite file with JetStream's
+ * semantics (see `EventBus` in memory/ports.ts). Storage is `BusQueue`, the fetch loop
+ * is `BusConsumer`.
+ */
+import type {
+  BusMessage,
+  ConsumerOptions,
+  DeadLetter,
+  EventBus,
+  PublishOptions,
+  Subscription,
+} from '../../memory/ports.js';
+import { BusConsumer } from './bus-consumer.js';
+import { BusQueue } from './bus-queue.js';
+import type { SqliteDatabase } from './database.js';
+
+export const DEFAULT_CONSUMER_OPTIONS: Readonly<ConsumerOptions> = {
+  ackWaitMs: 30_000,
+  maxDeliver: 5,
+  concurrency: 1,
+  backoffMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000),
+};
+
+export interface SqliteEventBusOptions {
+  now?: () => number;
+  /** Longest sleep of an idle consumer: how late it sees a publish by another connection. */
+  maxPollMs?: number;
+  /** Failures consumers survive (e.g. a database locked for longer than busy_timeout). */
+  onError?: (error: unknown) => void;
+}
+
+export class EventBusClosedError extends Error {
+  override name = 'EventBusClosedError';
+}
+
+export class SqliteEventBus implements EventBus {
+  readonly #queue: BusQueue;
+  readonly #now: () => number;
+  readonly #maxPollMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #consumers = new Set<Pick<BusConsumer<unknown>, 'subject' | 'wake' | 'stop'>>();
+  #closed = false;
+
+  constructor(db: SqliteDatabase, options: SqliteEventBusOptions = {}) {
+    this.#queue = new BusQueue(db);
+    this.#now = options.now ?? Date.now;
+    this.#maxPollMs = options.maxPollMs ?? 250;
+    this.#onError = options.onError ?? ((error) => console.error('engram event bus:', error));
+  }
+
+  async publish(subject: string, payload: unknown, options: PublishOptions = {}): Promise<void> {
+    if (this.#closed) throw new EventBusClosedError('The event bus is closed');
+    const now = this.#now();
+    const dueAt = Math.max(now, options.notBefore ?? now);
+    const stored = this.#queue.publish(subject, JSON.stringify(payload) ?? 'null', options.msgId ?? null, now, dueAt);
+    if (!stored) return;
+    for (const consumer of this.#consumers) if (consumer.subject === subject) consumer.wake();
+  }
+
+  consume<T>(
+    subject: string,
+    handler: (message: BusMessage<T>) => Promise<void>,
+    options: Partial<ConsumerOptions> = {},
+  ): Subscription {
+    if (this.#closed) throw new EventBusClosedError('The event bus is closed');
+    const settings: ConsumerOptions = {
+      ackWaitMs: options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs,
+      maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
+      concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
+      backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,
+    };
+    const consumer = new BusConsumer<T>(
+      { queue: this.#queue, now: this.#now, maxPollMs: this.#maxPollMs, onError: this.#onError },
+      subject,
+      handler,
+      settings,
+    );
+    this.#consumers.add(consumer);
+    consumer.start();
+    return {
+      stop: async () => {
+        await consumer.stop();
+        this.#consumers.delete(consumer);
+      },
+    };
+  }
+
+  async pending(subject: string): Promise<number> {
+    return this.#queue.pending(subject);
+  }
+
+  async deadLetters(subject?: string): Promise<DeadLetter[]> {
+    return this.#queue.deadLetters(subject);
+  }
+
+  /** Stops every consumer (waiting for running handlers); the shared database stays open. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const consumers = [...this.#consumers];
+    this.#consumers.clear();
+    await Promise.all(consumers.map((consumer) => consumer.stop()));
+  }
+}

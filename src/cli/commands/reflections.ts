@@ -1,0 +1,154 @@
+import {
+  agentPath,
+  AGENT_OPTIONS,
+  flag,
+  integerOption,
+  listOption,
+  positional,
+  seg,
+  stringOption,
+  type Command,
+  type CommandContext,
+  type Io,
+} from '../command.js';
+import { UsageError } from '../errors.js';
+import { clip, printJson, printTable, shortTime } from '../output.js';
+
+interface ReflectionJson {
+  id: string;
+  kind: string;
+  content: string;
+  topic: string;
+  tags: string[];
+  source: string;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  use_count: number;
+  score?: number;
+}
+
+const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' } } as const;
+
+function listQuery(context: CommandContext, q?: string): string {
+  const params = new URLSearchParams();
+  if (q !== undefined) params.set('q', q);
+  const kind = stringOption(context, 'kind');
+  if (kind !== undefined) params.set('kind', kind);
+  for (const name of ['limit', 'offset']) {
+    const value = integerOption(context, name);
+    if (value !== undefined) params.set(name, String(value));
+  }
+  const query = params.toString();
+  return query === '' ? '' : `?${query}`;
+}
+
+function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void {
+  const rows = data.map((r) => [
+    r.id,
+    r.kind,
+    clip(r.topic, 24),
+    ...(scored ? [(r.score ?? 0).toFixed(3)] : []),
+    clip(r.content),
+  ]);
+  printTable(io, ['ID', 'KIND', 'TOPIC', ...(scored ? ['SCORE'] : []), 'CONTENT'], rows, scored ? 'Nothing found.' : 'No reflections yet.');
+}
+
+function printReflection(io: Io, r: ReflectionJson): void {
+  io.out(`${r.id}  ${r.kind}  topic: ${r.topic || '-'}${r.tags.length ? `  tags: ${r.tags.join(', ')}` : ''}`);
+  io.out(`source ${r.source}, created ${shortTime(r.created_at)}, updated ${shortTime(r.updated_at)}, used ${r.use_count}× (last ${shortTime(r.last_used_at)})`);
+  io.out('');
+  io.out(r.content);
+}
+
+export const reflectionCommands: Command[] = [
+  {
+    path: ['reflections', 'list'],
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--limit N] [--offset N] [--json]',
+    summary: "List an agent's reflections, most recently updated first",
+    remote: true,
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS },
+    async run(context) {
+      const page = await context.api().get<{ data: ReflectionJson[]; has_more?: boolean }>(`${agentPath(context)}/reflections${listQuery(context)}`);
+      if (flag(context, 'json')) printJson(context.io, page);
+      else {
+        printReflections(context.io, page.data, false);
+        if (page.has_more) context.io.out('(more: use --offset)');
+      }
+    },
+  },
+  {
+    path: ['reflections', 'search'],
+    synopsis: 'QUERY --org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--limit N] [--json]',
+    summary: 'Hybrid (vector + keyword) search, best first',
+    positionals: 1,
+    remote: true,
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS },
+    async run(context) {
+      const query = positional(context, 0, 'QUERY');
+      const result = await context.api().get<{ data: ReflectionJson[] }>(`${agentPath(context)}/reflections${listQuery(context, query)}`);
+      if (flag(context, 'json')) printJson(context.io, result);
+      else printReflections(context.io, result.data, true);
+    },
+  },
+  {
+    path: ['reflections', 'show'],
+    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: 'Show one reflection',
+    positionals: 1,
+    remote: true,
+    options: AGENT_OPTIONS,
+    async run(context) {
+      const reflection = await context.api().get<ReflectionJson>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
+      if (flag(context, 'json')) printJson(context.io, reflection);
+      else printReflection(context.io, reflection);
+    },
+  },
+  {
+    path: ['reflections', 'update'],
+    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--content TEXT] [--topic TOPIC] [--kind factual|procedural] [--tag TAG]... [--json]',
+    summary: 'Edit a reflection (--tag replaces all tags)',
+    positionals: 1,
+    remote: true,
+    options: { ...AGENT_OPTIONS, content: { type: 'string' }, topic: { type: 'string' }, kind: { type: 'string' }, tag: { type: 'string', multiple: true } },
+    async run(context) {
+      const id = positional(context, 0, 'ID');
+      const body: Record<string, unknown> = {};
+      for (const name of ['content', 'topic', 'kind']) {
+        const value = stringOption(context, name);
+        if (value !== undefined) body[name] = value;
+      }
+      const tags = listOption(context, 'tag');
+      if (tags.length > 0) body.tags = tags;
+      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind or --tag');
+      const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
+      if (flag(context, 'json')) printJson(context.io, reflection);
+      else printReflection(context.io, reflection);
+    },
+  },
+  {
+    path: ['reflections', 'delete'],
+    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: 'Delete a reflection',
+    positionals: 1,
+    remote: true,
+    options: AGENT_OPTIONS,
+    async run(context) {
+      const result = await context.api().delete<{ id: string }>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
+      if (flag(context, 'json')) printJson(context.io, result);
+      else context.io.out(`Deleted reflection ${result.id}.`);
+    },
+  },
+  {
+    path: ['index'],
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: "Print an agent's root memory index (markdown)",
+    remote: true,
+    options: AGENT_OPTIONS,
+    async run(context) {
+      const index = await context.api().get<{ agent_id: string; markdown: string }>(`${agentPath(context)}/index`);
+      if (flag(context, 'json')) printJson(context.io, index);
+      else context.io.out(index.markdown);
+    },
+  },
+];

@@ -1,0 +1,65 @@
+/**
+ * The delimited blocks Engram adds to a conversation (DESIGN section 6): rendered here,
+ * and recognised here so extraction and retrieval never read Engram's own words back as
+ * the client's.
+ */
+import type { Reflection } from '../domain/types.js';
+import { oneLine } from '../domain/text.js';
+
+export const REFLECTIONS_OPEN = '<engram-reflections>';
+export const REFLECTIONS_CLOSE = '</engram-reflections>';
+export const REFLECTIONS_PREAMBLE =
+  'Memories learnt from earlier conversations (they may be outdated; verify before relying on them):';
+
+/**
+ * The injected block for `reflections`, in the given order:
+ *
+ * ```text
+ * <engram-reflections>
+ * Memories learnt from earlier conversations (...):
+ * - [procedural] (deploy) Run tools/deploy.sh with --dry-run first.
+ * </engram-reflections>
+ * ```
+ *
+ * No leading or trailing newline; the protocol adapter decides how it joins the message.
+ * Same input, same bytes (it is re-sent verbatim on later turns to keep prompt caches
+ * valid). An empty list renders as the empty string: nothing to inject.
+ */
+export function renderReflectionsBlock(reflections: readonly Reflection[]): string {
+  if (reflections.length === 0) return '';
+  return [REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, ...reflections.map(reflectionLine), REFLECTIONS_CLOSE].join('\n');
+}
+
+/** One line of the block; also used to cost a reflection against the token budget. */
+export function reflectionLine(reflection: Reflection): string {
+  return `- [${reflection.kind}] (${neutralise(oneLine(reflection.topic))}) ${neutralise(oneLine(reflection.content))}`;
+}
+
+/**
+ * A stored text that happens to contain `</engram-reflections>` must not close the block
+ * early (nor open another one), so the tag's `<` becomes `&lt;`.
+ */
+function neutralise(text: string): string {
+  return text.replace(/<(\/?engram-)/gi, '&lt;$1');
+}
+
+/** One or more adjacent blocks with the newlines around them, removed as one unit. */
+const BLOCKS = /(?:\r?\n)*(?:<engram-([a-z][a-z0-9-]*)>[\s\S]*?<\/engram-\1>(?:\r?\n)*)+/g;
+
+/**
+ * The client's text without any `<engram-...>...</engram-...>` block (reflections, and the
+ * memory index or reminders), and without the newlines that joined a block to the text.
+ * Between two pieces of client text the longer of the two newline runs stays, so
+ * paragraphs stay apart. A text with no block is returned unchanged (same string).
+ */
+export function stripEngramBlocks(text: string): string {
+  if (!text.includes('<engram-')) return text;
+  return text.replace(BLOCKS, (match: string, _name: string, offset: number, input: string) => {
+    const atStart = offset === 0;
+    const atEnd = offset + match.length === input.length;
+    if (atStart || atEnd) return '';
+    const lead = /^(?:\r?\n)*/.exec(match)?.[0] ?? '';
+    const trail = /(?:\r?\n)*$/.exec(match)?.[0] ?? '';
+    return lead.length >= trail.length ? lead : trail;
+  });
+}

@@ -1,0 +1,233 @@
+/**
+ * The extraction pipeline's consumer (DESIGN section 5): for each settled conversation,
+ * ask the agent's own upstream for reflections on the turns not yet extracted, store
+ * them, and move the conversation's watermark. At-least-once delivery makes every step
+ * safe to repeat: the watermark check skips finished jobs, reflection ids come from
+ * content.
+ */
+import type { Readable } from 'node:stream';
+import type { ProtocolId } from '../domain/types.js';
+import { newConversationState } from '../domain/conversation-state.js';
+import { redactSecrets } from '../domain/redact.js';
+import type { ProtocolAdapter } from '../protocols/types.js';
+import type { BusMessage, ControlStore, EventBus, Subscription, UpstreamClient } from './ports.js';
+import type { ReflectionWriter } from './reflection-writer.js';
+import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
+import { EXTRACTION_SUBJECT, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
+import { discard, readText } from './http-body.js';
+
+export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
+export {
+  EXTRACTION_SUBJECT,
+  buildExtractionJob,
+  extractionConsumerOptions,
+  publishExtractionJob,
+  renderTranscript,
+  type BuildExtractionJobInput,
+  type ExtractionJob,
+} from './extraction-job.js';
+
+/** Pino-compatible: structured fields first. Never given transcript text or secrets. */
+export interface ExtractionLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface ExtractionDeps {
+  control: ControlStore;
+  writer: ReflectionWriter;
+  upstream: UpstreamClient;
+  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
+  now: () => number;
+  log?: ExtractionLog;
+  /**
+   * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
+   * here instead of running on while the bus redelivers the message to another worker.
+   */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 90_000;
+const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+/**
+ * Upstream statuses worth a retry. Every other 4xx (bad request, auth, unknown model,
+ * too large) would fail the same way again: the job is dead-lettered at once with the
+ * reason instead of spending the remaining deliveries on it.
+ */
+const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
+
+const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
+
+/**
+ * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
+ * agent is gone, extraction is off, a newer job covers the turns (`lastFinalAt` later than
+ * the job's `settledAt`) or the watermark already covers them. Upstream failures and
+ * unreadable answers throw, so the bus redelivers with backoff; permanent upstream
+ * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed.
+ */
+export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<ExtractionJob>) => Promise<void> {
+  const log = deps.log ?? SILENT;
+  return async (message) => {
+    const job = message.payload;
+    if (!isJob(job)) {
+      await message.term('malformed extraction job');
+      return;
+    }
+    const fields = { agentId: job.agentId, conversationId: job.conversationId, attempt: message.attempt };
+    const agent = await deps.control.getAgent(job.orgId, job.agentId);
+    const state = await deps.control.getConversation(job.agentId, job.conversationId);
+    const skip =
+      !agent || agent.id !== job.agentId
+        ? 'agent deleted'
+        : (state?.lastFinalAt ?? 0) > job.settledAt
+          ? 'superseded by a newer job'
+          : (state?.extractedTurns ?? 0) >= job.turnCount
+            ? 'already extracted'
+            : !agent.memory.extract
+              ? 'extraction disabled'
+              : undefined;
+    if (skip || !agent) {
+      log.info({ ...fields, reason: skip }, 'extraction skipped');
+      await message.ack();
+      return;
+    }
+
+    const from = Math.max(job.firstTurn, state?.extractedTurns ?? 0);
+    const transcript = renderTranscript(job.turns.slice(from - job.firstTurn));
+    if (transcript === '') {
+      await markExtracted(deps, job);
+      await message.ack();
+      return;
+    }
+    const adapter = deps.protocols[job.protocol];
+    if (!adapter) {
+      await message.term(`no protocol adapter for ${job.protocol}`);
+      return;
+    }
+    const secrets = await deps.control.getAgentSecrets(agent.id);
+    if (!secrets) {
+      log.info({ ...fields, reason: 'agent deleted' }, 'extraction skipped');
+      await message.ack();
+      return;
+    }
+    const model = agent.memory.extractionModel ?? job.model;
+    if (!model) {
+      await message.term('no model to extract with');
+      return;
+    }
+
+    const started = deps.now();
+    const response = await deps.upstream.send({
+      url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
+      method: 'POST',
+      headers: {
+        ...lowerCaseKeys(agent.upstream.headers),
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
+      },
+      body: JSON.stringify(
+        adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, `<transcript>\n${transcript}\n</transcript>`),
+      ),
+      signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    });
+    if (response.status < 200 || response.status > 299) {
+      const detail = await failureDetail(response.body);
+      const reason = `upstream answered ${response.status}${detail ? `: ${detail}` : ''}`;
+      if (response.status >= 400 && response.status < 500 && !RETRYABLE_4XX.has(response.status)) {
+        log.warn({ ...fields, status: response.status, model }, 'extraction refused by upstream; dead-lettered');
+        await message.term(reason);
+        return;
+      }
+      throw new Error(reason);
+    }
+    const text = await readText(response.body, MAX_RESPONSE_BYTES);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error('extraction answer is not JSON');
+    }
+    const proposed = adapter.extractionResult(body);
+    const result = await deps.writer.write(agent.id, proposed, 'conversation');
+    await markExtracted(deps, job);
+    await message.ack();
+    log.info(
+      {
+        ...fields,
+        model,
+        turns: job.turnCount - from,
+        transcriptChars: transcript.length,
+        proposed: proposed.length,
+        stored: result.stored.length,
+        duplicates: result.duplicates,
+        rejected: result.rejected,
+        ms: deps.now() - started,
+      },
+      'extraction done',
+    );
+  };
+}
+
+/** Subscribes `handler` to the extraction subject with the configured delivery limits. */
+export function consumeExtractionJobs(
+  bus: EventBus,
+  handler: (message: BusMessage<ExtractionJob>) => Promise<void>,
+  config: { ackWaitMs: number; maxDeliver: number; concurrency: number },
+): Subscription {
+  return bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, handler, extractionConsumerOptions(config));
+}
+
+/**
+ * Moves the watermark to the job's end. The state is re-read just before the write, so
+ * fields another request changed meanwhile (insertions, activity) are kept; the watermark
+ * never moves back.
+ */
+async function markExtracted(deps: ExtractionDeps, job: ExtractionJob): Promise<void> {
+  const current =
+    (await deps.control.getConversation(job.agentId, job.conversationId)) ??
+    newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
+  await deps.control.putConversation({ ...current, extractedTurns: Math.max(current.extractedTurns, job.turnCount) });
+}
+
+/** The upstream's own error message, short and redacted, for the dead-letter reason. */
+async function failureDetail(body: Readable): Promise<string> {
+  let text: string;
+  try {
+    text = await readText(body, 64 * 1024);
+  } catch {
+    await discard(body);
+    return '';
+  }
+  let message = text;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const candidate = typeof parsed.error === 'object' ? parsed.error?.message : parsed.error ?? parsed.message;
+    if (typeof candidate === 'string') message = candidate;
+  } catch {
+    // Not JSON: keep the raw text.
+  }
+  return redactSecrets(message.replace(/\s+/g, ' ').trim()).slice(0, 300);
+}
+
+function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+function isJob(value: unknown): value is ExtractionJob {
+  const job = value as Partial<ExtractionJob> | null;
+  return (
+    typeof job === 'object' &&
+    job !== null &&
+    typeof job.agentId === 'string' &&
+    typeof job.orgId === 'string' &&
+    typeof job.conversationId === 'string' &&
+    typeof job.protocol === 'string' &&
+    typeof job.model === 'string' &&
+    Number.isInteger(job.firstTurn) &&
+    Number.isInteger(job.turnCount) &&
+    typeof job.settledAt === 'number' &&
+    Array.isArray(job.turns)
+  );
+}

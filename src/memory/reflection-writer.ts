@@ -1,0 +1,151 @@
+/**
+ * The one way reflections enter the store: from extraction now, from MCP `remember` and
+ * transcript uploads later. Validates, redacts, deduplicates, embeds, stores, and rebuilds
+ * the agent's root index.
+ */
+import type { Reflection, ReflectionKind, ReflectionSource } from '../domain/types.js';
+import { redactSecrets } from '../domain/redact.js';
+import { reflectionId } from '../domain/reflection-id.js';
+import { oneLine, truncateEnd } from '../domain/text.js';
+import type { ControlStore, Embedder, ReflectionStore, StoredReflection } from './ports.js';
+import { cosine } from './embedders/local-embedder.js';
+import { rebuildRootIndex } from './root-index.js';
+
+/**
+ * Cosine at or above which a new reflection restates an existing one. Calibrated on the
+ * local embedder: case, punctuation and small-word changes score 0.93-1.0, looser
+ * rewordings 0.90-0.92, while distinct facts that differ in one name, version or tool
+ * ("owned by Alice" / "by Bob", "/v2" / "/v3", "uvu" / "vitest") reach 0.89. Erring
+ * towards keeping: a near-duplicate costs a line, a lost fact costs the fact.
+ */
+export const NEAR_DUPLICATE_THRESHOLD = 0.92;
+export const MAX_CONTENT_CHARS = 1000;
+export const MAX_TOPIC_CHARS = 60;
+export const DEFAULT_TOPIC = 'general';
+/** Existing neighbours looked at per new reflection (some may come from an older embedder). */
+const NEIGHBOURS = 3;
+
+export interface ValidReflection {
+  kind: ReflectionKind;
+  content: string;
+  topic: string;
+}
+
+export interface WriteResult {
+  /** Reflections added by this write. */
+  stored: Reflection[];
+  /** Proposals dropped as restating another (in the batch or in the store); the stored one was touched. */
+  duplicates: number;
+  /** Proposals dropped as invalid (unknown kind, no content). */
+  rejected: number;
+}
+
+export interface ReflectionWriter {
+  write(agentId: string, proposed: readonly unknown[], source: ReflectionSource): Promise<WriteResult>;
+}
+
+export interface ReflectionWriterDeps {
+  reflections: ReflectionStore;
+  embedder: Embedder;
+  control: ControlStore;
+  now: () => number;
+  nearDuplicateThreshold?: number;
+}
+
+/**
+ * The stored form of one proposal, or `undefined` when it is not a reflection: kind
+ * `factual` or `procedural` (any case); content on one line, secrets redacted, at most
+ * 1,000 characters, holding at least one letter or digit; topic a short lowercase phrase,
+ * `general` when missing.
+ */
+export function validateReflection(proposal: unknown): ValidReflection | undefined {
+  if (typeof proposal !== 'object' || proposal === null) return undefined;
+  const { kind, content, topic } = proposal as Record<string, unknown>;
+  const normalisedKind = typeof kind === 'string' ? kind.trim().toLowerCase() : '';
+  if (normalisedKind !== 'factual' && normalisedKind !== 'procedural') return undefined;
+  if (typeof content !== 'string') return undefined;
+  const text = truncateEnd(oneLine(redactSecrets(content)), MAX_CONTENT_CHARS);
+  if (!/[\p{L}\p{N}]/u.test(text.replace(/\[REDACTED:[a-z_]+\]/g, ''))) return undefined;
+  const topicText = typeof topic === 'string' ? oneLine(redactSecrets(topic)).toLowerCase().replace(/^[#\s]+/, '') : '';
+  return {
+    kind: normalisedKind,
+    content: text,
+    topic: topicText === '' ? DEFAULT_TOPIC : truncateEnd(topicText, MAX_TOPIC_CHARS),
+  };
+}
+
+export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWriter {
+  const threshold = deps.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD;
+  return {
+    async write(agentId, proposed, source) {
+      let rejected = 0;
+      let duplicates = 0;
+      const unique = new Map<string, ValidReflection>();
+      for (const proposal of proposed) {
+        const valid = validateReflection(proposal);
+        if (!valid) rejected++;
+        else if (unique.has(idOf(agentId, valid))) duplicates++;
+        else unique.set(idOf(agentId, valid), valid);
+      }
+      if (unique.size === 0) return { stored: [], duplicates, rejected };
+
+      const candidates = [...unique];
+      const vectors = await deps.embedder.embed(candidates.map(([, r]) => r.content));
+      const now = deps.now();
+      const fresh: StoredReflection[] = [];
+      const touched = new Set<string>();
+      for (const [index, [id, valid]] of candidates.entries()) {
+        const vector = vectors[index];
+        const existing = await deps.reflections.get(agentId, id);
+        if (existing) {
+          duplicates++;
+          touched.add(id);
+          continue;
+        }
+        if (fresh.some((other) => cosine(other.vector, vector) >= threshold)) {
+          duplicates++;
+          continue;
+        }
+        const near = (await deps.reflections.nearest(agentId, vector, NEIGHBOURS)).find(
+          // Vectors of another embedder live in another space: their cosine means nothing.
+          (n) => n.reflection.embedderId === deps.embedder.id && n.vectorScore >= threshold,
+        );
+        if (near) {
+          duplicates++;
+          touched.add(near.reflection.id);
+          continue;
+        }
+        fresh.push({
+          id,
+          agentId,
+          ...valid,
+          tags: [],
+          source,
+          createdAt: now,
+          updatedAt: now,
+          lastUsedAt: null,
+          useCount: 0,
+          embedderId: deps.embedder.id,
+          vector,
+        });
+      }
+
+      await deps.reflections.upsert(fresh);
+      // An empty patch only bumps `updatedAt`: a restated memory counts as fresh again.
+      for (const id of touched) await deps.reflections.update(agentId, id, {});
+      if (fresh.length > 0 || touched.size > 0) {
+        await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
+      }
+      return { stored: fresh.map(withoutVector), duplicates, rejected };
+    },
+  };
+}
+
+function idOf(agentId: string, reflection: ValidReflection): string {
+  return reflectionId(agentId, reflection.kind, reflection.content);
+}
+
+function withoutVector(stored: StoredReflection): Reflection {
+  const { vector: _vector, ...reflection } = stored;
+  return reflection;
+}

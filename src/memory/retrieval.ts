@@ -1,0 +1,106 @@
+/**
+ * Retrieval for injection (DESIGN section 6): which of an agent's reflections belong in
+ * the request about to be forwarded. Runs on the proxy's hot path: one embedding, one
+ * hybrid search.
+ */
+import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
+import { keywordQuery, tail } from '../domain/text.js';
+import type { Embedder, ReflectionStore } from './ports.js';
+import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
+
+export { renderReflectionsBlock, stripEngramBlocks } from './engram-blocks.js';
+
+/** Only the end of a long message is searched for: its latest words are the request. */
+const MAX_QUERY_CHARS = 4000;
+/** Candidates fetched per injected slot: room for the filters below to drop some. */
+const CANDIDATE_FACTOR = 3;
+const MIN_CANDIDATES = 10;
+/** Weight of the vector score in the fusion (0.5: vector and keyword count alike). */
+const ALPHA = 0.5;
+/** A keyword-backed result must rank in the upper half of the fused list... */
+const KEYWORD_MIN_FUSED = 0.5;
+/** ...and reach this fraction of `minScore` in cosine, so a shared common word alone is not enough. */
+const KEYWORD_MIN_VECTOR_FRACTION = 0.5;
+
+export interface Retrieval {
+  /**
+   * Reflections to inject for `query` (the latest user input), best first: at most
+   * `agent.memory.topK`, fitting `agent.memory.tokenBudget` once rendered, none whose id
+   * is in `exclude` (already injected in this conversation). An empty query gives [].
+   * Recording the use (`ReflectionStore.markUsed`) is the caller's job, once it has
+   * actually injected them.
+   */
+  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Reflection[]>;
+}
+
+export interface RetrievalDeps {
+  reflections: ReflectionStore;
+  embedder: Embedder;
+}
+
+export function createRetrieval(deps: RetrievalDeps): Retrieval {
+  return {
+    async retrieve(agent, query, exclude) {
+      const text = tail(stripEngramBlocks(query), MAX_QUERY_CHARS).trim();
+      const { topK, tokenBudget, minScore } = agent.memory;
+      if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
+      const [vector] = await deps.embedder.embed([text]);
+      const results = await deps.reflections.search(agent.id, {
+        text: keywordQuery(text),
+        vector,
+        limit: Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) + exclude.size,
+        alpha: ALPHA,
+      });
+      const relevant = results.filter((r) => !exclude.has(r.reflection.id) && isRelevant(r, minScore));
+      return fitBudget(rank(relevant).slice(0, topK), tokenBudget);
+    },
+  };
+}
+
+/**
+ * The rule that keeps obviously unrelated memories out. Fused and keyword scores are
+ * relative to the result set (the best of a bad lot still scores 1), so the absolute
+ * signal is the cosine:
+ *   - cosine >= minScore: related by meaning; or
+ *   - a keyword hit that ranks in the upper half of the fused list AND has cosine
+ *     >= minScore / 2: an exact term (an identifier, a file name) the embedding underrates,
+ *     but never a text that only shares a word and nothing else.
+ */
+export function isRelevant(result: ScoredReflection, minScore: number): boolean {
+  if (result.vectorScore >= minScore) return true;
+  return (
+    result.keywordScore > 0 &&
+    result.score >= KEYWORD_MIN_FUSED &&
+    result.vectorScore >= minScore * KEYWORD_MIN_VECTOR_FRACTION
+  );
+}
+
+/** Best fused score first; among equal scores procedural first (it prevents mistakes), then id. */
+function rank(results: ScoredReflection[]): ScoredReflection[] {
+  const procedural = (r: ScoredReflection) => (r.reflection.kind === 'procedural' ? 0 : 1);
+  return [...results].sort(
+    (a, b) =>
+      b.score - a.score ||
+      procedural(a) - procedural(b) ||
+      b.vectorScore - a.vectorScore ||
+      (a.reflection.id < b.reflection.id ? -1 : a.reflection.id > b.reflection.id ? 1 : 0),
+  );
+}
+
+/**
+ * Keeps results, in order, while the rendered block stays within `budget` estimated
+ * tokens (chars / 4); one that does not fit is skipped and a shorter later one may still.
+ */
+function fitBudget(results: ScoredReflection[], budget: number): Reflection[] {
+  const maxChars = budget * 4;
+  // Frame: open tag, preamble, close tag, and the newlines between them.
+  let used = REFLECTIONS_OPEN.length + REFLECTIONS_PREAMBLE.length + REFLECTIONS_CLOSE.length + 2;
+  const out: Reflection[] = [];
+  for (const { reflection } of results) {
+    const cost = reflectionLine(reflection).length + 1;
+    if (used + cost > maxChars) continue;
+    used += cost;
+    out.push(reflection);
+  }
+  return out;
+}

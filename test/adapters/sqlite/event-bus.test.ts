@@ -1,0 +1,150 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openDatabase } from '../../../src/adapters/sqlite/database.js';
+import { DEFAULT_CONSUMER_OPTIONS, SqliteEventBus } from '../../../src/adapters/sqlite/event-bus.js';
+import { eventBusContract } from '../../contracts/event-bus.contract.js';
+import { sleep, waitFor } from '../../contracts/helpers.js';
+import { tempDb } from './helpers.js';
+
+eventBusContract('sqlite (file)', async () => {
+  const temp = tempDb();
+  let bus = new SqliteEventBus(temp.db);
+  return {
+    bus,
+    reopen: async () => {
+      await bus.close();
+      bus = new SqliteEventBus(temp.reopen());
+      return bus;
+    },
+    cleanup: async () => {
+      await bus.close();
+      temp.remove();
+    },
+  };
+});
+
+const sqlite = suite('SqliteEventBus specifics');
+
+sqlite('default consumer options', () => {
+  assert.is(DEFAULT_CONSUMER_OPTIONS.ackWaitMs, 30_000);
+  assert.is(DEFAULT_CONSUMER_OPTIONS.maxDeliver, 5);
+  assert.is(DEFAULT_CONSUMER_OPTIONS.concurrency, 1);
+  assert.equal([1, 2, 3, 7, 8, 20].map(DEFAULT_CONSUMER_OPTIONS.backoffMs), [1000, 2000, 4000, 60_000, 60_000, 60_000]);
+});
+
+sqlite('two buses on one file (two processes) never deliver one message twice', async () => {
+  const temp = tempDb();
+  const other = openDatabase(temp.file);
+  const busA = new SqliteEventBus(temp.db, { maxPollMs: 20 });
+  const busB = new SqliteEventBus(other, { maxPollMs: 20 });
+  try {
+    for (let i = 0; i < 40; i++) await busA.publish('jobs', i);
+    const seen: number[] = [];
+    const handler = async (message: { payload: number; ack(): Promise<void> }): Promise<void> => {
+      seen.push(message.payload);
+      await sleep(1);
+      await message.ack();
+    };
+    const subA = busA.consume<number>('jobs', handler, { concurrency: 3 });
+    const subB = busB.consume<number>('jobs', handler, { concurrency: 3 });
+    await waitFor(() => seen.length >= 40, 5000, 'all jobs');
+    await sleep(100);
+    await Promise.all([subA.stop(), subB.stop()]);
+    assert.is(seen.length, 40);
+    assert.equal([...seen].sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
+  } finally {
+    await busA.close();
+    await busB.close();
+    other.close();
+    temp.remove();
+  }
+});
+
+sqlite('a publish from another connection is seen within the poll interval', async () => {
+  const temp = tempDb();
+  const other = openDatabase(temp.file);
+  const consumerBus = new SqliteEventBus(temp.db, { maxPollMs: 50 });
+  const publisherBus = new SqliteEventBus(other);
+  try {
+    const seen: string[] = [];
+    const sub = consumerBus.consume<string>('s', async (message) => {
+      seen.push(message.payload);
+      await message.ack();
+    });
+    await sleep(30);
+    await publisherBus.publish('s', 'from elsewhere');
+    await waitFor(() => seen.length === 1, 2000);
+    await sub.stop();
+  } finally {
+    await consumerBus.close();
+    await publisherBus.close();
+    other.close();
+    temp.remove();
+  }
+});
+
+sqlite('a stale nak after redelivery does not disturb the newer delivery', async () => {
+  const db = openDatabase(':memory:');
+  const bus = new SqliteEventBus(db);
+  await bus.publish('s', 'x');
+  const attempts: number[] = [];
+  let staleNak: (() => Promise<void>) | undefined;
+  const sub = bus.consume<string>(
+    's',
+    async (message) => {
+      attempts.push(message.attempt);
+      if (message.attempt === 1) {
+        staleNak = () => message.nak(0);
+        return; // never settled: redelivered after ackWait
+      }
+      await staleNak?.(); // the first delivery's late nak must be ignored
+      await sleep(50);
+      await message.ack();
+    },
+    { ackWaitMs: 80, concurrency: 2 },
+  );
+  await waitFor(() => attempts.length >= 2);
+  await sleep(200);
+  await sub.stop();
+  assert.equal(attempts, [1, 2]);
+  assert.is(await bus.pending('s'), 0);
+  await bus.close();
+  db.close();
+});
+
+sqlite('msgId can be reused once the first message is gone', async () => {
+  const db = openDatabase(':memory:');
+  const bus = new SqliteEventBus(db);
+  await bus.publish('s', 1, { msgId: 'same' });
+  const seen: number[] = [];
+  const sub = bus.consume<number>('s', async (message) => {
+    seen.push(message.payload);
+    await message.ack();
+  });
+  await waitFor(() => seen.length === 1);
+  await bus.publish('s', 2, { msgId: 'same' });
+  await waitFor(() => seen.length === 2);
+  await sub.stop();
+  await bus.publish('other', 3, { msgId: 'same' });
+  assert.is(await bus.pending('other'), 1, 'dedupe is per subject');
+  await bus.close();
+  db.close();
+});
+
+sqlite('after close, publish and consume reject; the shared handle stays open', async () => {
+  const db = openDatabase(':memory:');
+  const bus = new SqliteEventBus(db);
+  await bus.close();
+  let threw = false;
+  try {
+    await bus.publish('s', 1);
+  } catch {
+    threw = true;
+  }
+  assert.ok(threw);
+  assert.throws(() => bus.consume('s', async () => {}));
+  assert.ok(db.open);
+  db.close();
+});
+
+sqlite.run();

@@ -1,0 +1,77 @@
+/**
+ * `engram serve` as a user starts it: generated admin token in the data dir, a client
+ * command that finds the server and the token by itself, a clean stop on SIGTERM.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The installed entry: it loads tsx itself, so it runs from any working directory.
+const BIN = path.join(ROOT, 'bin/engram.js');
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENGRAM_')));
+}
+
+function run(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function listeningUrl(child: ChildProcessWithoutNullStreams, output: { text: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output.text}`)), 20_000);
+    child.stderr.on('data', (chunk) => {
+      output.text += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output.text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.on('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited:\n${output.text}`));
+    });
+  });
+}
+
+test('engram serve generates the admin token; the CLI finds it; SIGTERM stops it', async () => {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-serve-'));
+  const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn'], { cwd, env: cleanEnv() });
+  const output = { text: '' };
+  try {
+    const url = await listeningUrl(serve, output);
+    const tokenFile = path.join(cwd, '.engram', 'admin-token');
+    assert.match(output.text, tokenFile);
+    assert.is(fs.statSync(tokenFile).mode & 0o777, 0o600);
+    assert.not.ok(output.text.includes(fs.readFileSync(tokenFile, 'utf8').trim()), 'the token itself is not printed');
+
+    // Same working directory, so the default data dir (./.engram) holds the token.
+    const created = await run(['agent', 'create', '--org', 'served', '--name', 'a', '--upstream', 'https://api.openai.com', '--upstream-key', 'k', '--json', '--url', url], cwd);
+    assert.is(created.code, 0, created.stderr);
+    const json = JSON.parse(created.stdout);
+    assert.ok(json.base_url.startsWith(`${url}/v0/orgs/${json.org_id}/agents/`));
+
+    const exited = new Promise<number | null>((resolve) => serve.on('close', resolve));
+    serve.kill('SIGTERM');
+    assert.is(await exited, 0, output.text);
+  } finally {
+    if (serve.exitCode === null) serve.kill('SIGKILL');
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test.run();

@@ -1,0 +1,368 @@
+/**
+ * The EventBus contract: every adapter (SQLite queue, NATS JetStream) runs this same
+ * suite, written only against the port in src/memory/ports.ts. Timings are short
+ * (ackWait ~100 ms) and assertions are lower bounds or eventual, never tight upper bounds.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { BusMessage, EventBus } from '../../src/memory/ports.js';
+import { sleep, waitFor } from './helpers.js';
+
+export interface EventBusHarness {
+  bus: EventBus;
+  /** Closes `bus` and opens a new adapter on the same durable storage (a restart). */
+  reopen?: () => Promise<EventBus>;
+  cleanup: () => Promise<void>;
+}
+
+interface Context {
+  harness?: EventBusHarness;
+}
+
+interface Seen {
+  payload: unknown;
+  attempt: number;
+  at: number;
+}
+
+export function eventBusContract(name: string, open: () => Promise<EventBusHarness>): void {
+  const test = suite<Context>(`EventBus contract: ${name}`, {});
+  const bus = (context: Context): EventBus => {
+    if (!context.harness) throw new Error('harness not opened');
+    return context.harness.bus;
+  };
+  // A fresh subject per test keeps tests independent even on a shared server.
+  let counter = 0;
+  const subject = (): string => `contract.${Date.now().toString(36)}.${++counter}`;
+
+  test.before.each(async (context) => {
+    context.harness = await open();
+  });
+  test.after.each(async (context) => {
+    await context.harness?.cleanup();
+    context.harness = undefined;
+  });
+
+  test('publish, consume, ack: delivered once each, in order, then gone', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    const before = Date.now();
+    await b.publish(s, { n: 1, nested: { list: [1, 'two', null] } });
+    await b.publish(s, { n: 2 });
+    await b.publish(s, 'three');
+    assert.is(await b.pending(s), 3);
+    const seen: BusMessage<unknown>[] = [];
+    const sub = b.consume<unknown>(s, async (message) => {
+      seen.push(message);
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 3, 3000, 'three deliveries');
+    await sleep(150);
+    await sub.stop();
+    assert.equal(
+      seen.map((m) => m.payload),
+      [{ n: 1, nested: { list: [1, 'two', null] } }, { n: 2 }, 'three'],
+    );
+    assert.ok(seen.every((m) => m.attempt === 1 && m.subject === s));
+    assert.ok(seen.every((m) => m.publishedAt >= before - 1000 && m.publishedAt <= Date.now()));
+    assert.is(new Set(seen.map((m) => m.id)).size, 3, 'distinct ids');
+    assert.is(await b.pending(s), 0);
+    assert.equal(await b.deadLetters(s), []);
+  });
+
+  test('subjects are separate', async (context) => {
+    const b = bus(context);
+    const s1 = subject();
+    const s2 = subject();
+    await b.publish(s1, 'for one');
+    await b.publish(s2, 'for two');
+    const seen: unknown[] = [];
+    const sub = b.consume<string>(s1, async (message) => {
+      seen.push(message.payload);
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 1);
+    await sleep(150);
+    await sub.stop();
+    assert.equal(seen, ['for one']);
+    assert.is(await b.pending(s2), 1);
+  });
+
+  test('a message published while consuming is delivered', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    const seen: unknown[] = [];
+    const sub = b.consume<number>(s, async (message) => {
+      seen.push(message.payload);
+      await message.ack();
+    });
+    await sleep(50);
+    await b.publish(s, 42);
+    await waitFor(() => seen.length === 1);
+    await sub.stop();
+    assert.equal(seen, [42]);
+  });
+
+  test('an unacked message is redelivered after ackWait', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'x');
+    const seen: Seen[] = [];
+    const sub = b.consume<string>(
+      s,
+      async (message) => {
+        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
+        if (message.attempt >= 2) await message.ack();
+      },
+      { ackWaitMs: 150 },
+    );
+    await waitFor(() => seen.length === 2, 3000, 'redelivery');
+    await sub.stop();
+    assert.equal(seen.map((x) => x.attempt), [1, 2]);
+    assert.ok(seen[1].at - seen[0].at >= 140, `redelivered after ${seen[1].at - seen[0].at} ms`);
+    assert.is(await b.pending(s), 0);
+  });
+
+  test('nak(delay) redelivers no sooner than the delay', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'x');
+    const seen: Seen[] = [];
+    const sub = b.consume<string>(
+      s,
+      async (message) => {
+        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
+        if (message.attempt === 1) await message.nak(200);
+        else await message.ack();
+      },
+      { ackWaitMs: 5000 },
+    );
+    await waitFor(() => seen.length === 2, 3000, 'redelivery after nak');
+    await sub.stop();
+    assert.ok(seen[1].at - seen[0].at >= 190, `redelivered after ${seen[1].at - seen[0].at} ms`);
+    assert.is(seen[1].attempt, 2);
+  });
+
+  test('a throwing handler counts as nak with the consumer backoff', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'x');
+    const seen: Seen[] = [];
+    const backoffCalls: number[] = [];
+    const sub = b.consume<string>(
+      s,
+      async (message) => {
+        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
+        if (message.attempt < 3) throw new Error('transient');
+        await message.ack();
+      },
+      {
+        ackWaitMs: 5000,
+        backoffMs: (attempt) => {
+          backoffCalls.push(attempt);
+          return 100;
+        },
+      },
+    );
+    await waitFor(() => seen.length === 3, 3000, 'three attempts');
+    await sub.stop();
+    assert.equal(seen.map((x) => x.attempt), [1, 2, 3]);
+    assert.equal(backoffCalls, [1, 2]);
+    assert.ok(seen[1].at - seen[0].at >= 90);
+    assert.is(await b.pending(s), 0);
+  });
+
+  test('maxDeliver: failed deliveries end as a dead letter', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, { job: 1 });
+    let deliveries = 0;
+    const sub = b.consume<unknown>(
+      s,
+      async (message) => {
+        deliveries++;
+        await message.nak(0);
+      },
+      { maxDeliver: 3, ackWaitMs: 5000 },
+    );
+    await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
+    await sleep(200);
+    await sub.stop();
+    assert.is(deliveries, 3);
+    const [dead] = await b.deadLetters(s);
+    assert.is(dead.subject, s);
+    assert.equal(dead.payload, { job: 1 });
+    assert.is(dead.attempts, 3);
+    assert.is(dead.reason, 'max deliveries exceeded');
+    assert.ok(dead.failedAt >= dead.publishedAt);
+    assert.is(await b.pending(s), 0);
+  });
+
+  test('maxDeliver also bounds deliveries that are never settled', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'stuck');
+    let deliveries = 0;
+    const sub = b.consume<string>(
+      s,
+      async () => {
+        deliveries++;
+      },
+      { maxDeliver: 2, ackWaitMs: 100 },
+    );
+    await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
+    await sub.stop();
+    assert.is(deliveries, 2);
+    assert.is((await b.deadLetters(s))[0].reason, 'max deliveries exceeded');
+  });
+
+  test('term: a dead letter at once with the reason', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, { bad: true });
+    let deliveries = 0;
+    const sub = b.consume<unknown>(s, async (message) => {
+      deliveries++;
+      await message.term('payload rejected');
+    });
+    await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
+    await sleep(150);
+    await sub.stop();
+    assert.is(deliveries, 1);
+    const [dead] = await b.deadLetters(s);
+    assert.is(dead.reason, 'payload rejected');
+    assert.is(dead.attempts, 1);
+    assert.equal(dead.payload, { bad: true });
+    assert.is(await b.pending(s), 0);
+    const other = subject();
+    assert.equal(await b.deadLetters(other), []);
+    assert.ok((await b.deadLetters()).some((d) => d.subject === s), 'listed without a subject filter');
+  });
+
+  test('notBefore: not delivered before the instant', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    const notBefore = Date.now() + 300;
+    await b.publish(s, 'later', { notBefore });
+    await b.publish(s, 'now');
+    const seen: Seen[] = [];
+    const sub = b.consume<string>(s, async (message) => {
+      seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 2, 3000, 'both messages');
+    await sub.stop();
+    assert.equal(seen.map((x) => x.payload), ['now', 'later']);
+    assert.ok(seen[1].at >= notBefore, 'delivered at or after notBefore');
+  });
+
+  test('msgId: a duplicate publish is a no-op while the first is stored', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'first', { msgId: 'conv-1:turn-4' });
+    await b.publish(s, 'second', { msgId: 'conv-1:turn-4' });
+    await b.publish(s, 'other', { msgId: 'conv-1:turn-5' });
+    assert.is(await b.pending(s), 2);
+    const seen: unknown[] = [];
+    const sub = b.consume<string>(s, async (message) => {
+      seen.push(message.payload);
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 2);
+    await sleep(150);
+    await sub.stop();
+    assert.equal(seen, ['first', 'other']);
+  });
+
+  test('concurrency: at most N handlers at once', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    for (let i = 0; i < 6; i++) await b.publish(s, i);
+    let running = 0;
+    let peak = 0;
+    let done = 0;
+    const sub = b.consume<number>(
+      s,
+      async (message) => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(60);
+        running--;
+        done++;
+        await message.ack();
+      },
+      { concurrency: 2 },
+    );
+    await waitFor(() => done === 6, 5000, 'six handled');
+    await sub.stop();
+    assert.is(peak, 2);
+  });
+
+  test('stop waits for running handlers', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'x');
+    let started = false;
+    let finished = false;
+    const sub = b.consume<string>(s, async (message) => {
+      started = true;
+      await sleep(200);
+      finished = true;
+      await message.ack();
+    });
+    await waitFor(() => started);
+    await sub.stop();
+    assert.ok(finished, 'stop resolved only after the handler finished');
+    assert.is(await b.pending(s), 0);
+  });
+
+  test('durable: published messages survive a restart', async (context) => {
+    const harness = context.harness;
+    if (!harness?.reopen) return;
+    const s = subject();
+    await harness.bus.publish(s, { durable: true });
+    const reopened = await harness.reopen();
+    assert.is(await reopened.pending(s), 1);
+    const seen: unknown[] = [];
+    const sub = reopened.consume<unknown>(s, async (message) => {
+      seen.push(message.payload);
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 1);
+    await sub.stop();
+    assert.equal(seen, [{ durable: true }]);
+  });
+
+  test('a message in flight at a crash is redelivered after its ackWait', async (context) => {
+    const harness = context.harness;
+    if (!harness?.reopen) return;
+    const s = subject();
+    await harness.bus.publish(s, 'in flight');
+    let delivered = false;
+    // The handler returns without settling: to the bus that is a crash mid-handler.
+    const first = harness.bus.consume<string>(
+      s,
+      async () => {
+        delivered = true;
+      },
+      { ackWaitMs: 150 },
+    );
+    await waitFor(() => delivered);
+    await first.stop();
+    const reopened = await harness.reopen();
+    const seen: number[] = [];
+    const sub = reopened.consume<string>(
+      s,
+      async (message) => {
+        seen.push(message.attempt);
+        await message.ack();
+      },
+      { ackWaitMs: 150 },
+    );
+    await waitFor(() => seen.length === 1, 3000, 'redelivery after restart');
+    await sub.stop();
+    assert.equal(seen, [2]);
+  });
+
+  test.run();
+}

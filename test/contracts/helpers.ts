@@ -1,0 +1,39 @@
+/** Small helpers shared by the contract suites (uvu/assert has no async `rejects`). */
+import * as assert from 'uvu/assert';
+
+/** Asserts that `run` rejects, optionally with a message matching `pattern`. */
+export async function rejects(run: () => Promise<unknown>, pattern?: RegExp, message?: string): Promise<unknown> {
+  try {
+    await run();
+  } catch (error) {
+    if (pattern) assert.match(error instanceof Error ? error.message : String(error), pattern, message);
+    return error;
+  }
+  assert.unreachable(message ?? 'expected a rejection');
+  return undefined;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `condition` until it holds; fails after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.unreachable(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A unit-length vector from the given components (the rest zero). */
+export function unitVector(dims: number, components: Record<number, number>): Float32Array {
+  const vector = new Float32Array(dims);
+  for (const [index, value] of Object.entries(components)) vector[Number(index)] = value;
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  norm = Math.sqrt(norm);
+  if (norm === 0) throw new Error('zero vector');
+  for (let i = 0; i < dims; i++) vector[i] /= norm;
+  return vector;
+}

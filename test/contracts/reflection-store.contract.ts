@@ -1,0 +1,274 @@
+/**
+ * The ReflectionStore contract: every adapter (SQLite, Weaviate) runs this same suite,
+ * written only against the port in src/memory/ports.ts.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ReflectionKind } from '../../src/domain/types.js';
+import type { ReflectionStore, StoredReflection } from '../../src/memory/ports.js';
+import { unitVector } from './helpers.js';
+
+export interface ReflectionStoreHarness {
+  store: ReflectionStore;
+  cleanup: () => Promise<void>;
+}
+
+interface Context {
+  harness?: ReflectionStoreHarness;
+}
+
+const DIMS = 8;
+const A = 'agt_contract_a';
+const B = 'agt_contract_b';
+
+/** A reflection whose vector points mostly along `axis`. */
+export function reflection(
+  agentId: string,
+  id: string,
+  content: string,
+  axis: number,
+  extra: Partial<StoredReflection> = {},
+): StoredReflection {
+  return {
+    id,
+    agentId,
+    kind: 'factual',
+    content,
+    topic: 'general',
+    tags: [],
+    source: 'conversation',
+    createdAt: 1_000,
+    updatedAt: 1_000,
+    lastUsedAt: null,
+    useCount: 0,
+    embedderId: 'test-embedder',
+    vector: unitVector(DIMS, { [axis]: 1 }),
+    ...extra,
+  };
+}
+
+const axis = (i: number): Float32Array => unitVector(DIMS, { [i]: 1 });
+
+export function reflectionStoreContract(name: string, open: () => Promise<ReflectionStoreHarness>): void {
+  const test = suite<Context>(`ReflectionStore contract: ${name}`, {});
+  const store = (context: Context): ReflectionStore => {
+    if (!context.harness) throw new Error('harness not opened');
+    return context.harness.store;
+  };
+
+  test.before.each(async (context) => {
+    context.harness = await open();
+  });
+  test.after.each(async (context) => {
+    await context.harness?.cleanup();
+    context.harness = undefined;
+  });
+
+  test('upsert, get, count; upsert is idempotent on id', async (context) => {
+    const s = store(context);
+    const r = reflection(A, 'r1', 'The build uses pnpm workspaces', 0, {
+      kind: 'procedural',
+      topic: 'build',
+      tags: ['pnpm', 'monorepo'],
+      source: 'mcp',
+    });
+    await s.upsert([r]);
+    const { vector: _vector, ...plain } = r;
+    assert.equal(await s.get(A, 'r1'), plain);
+    assert.is(await s.count(A), 1);
+    await s.upsert([r]);
+    assert.is(await s.count(A), 1, 'same id twice is one reflection');
+    await s.upsert([{ ...r, content: 'The build uses npm', updatedAt: 2_000 }]);
+    assert.is(await s.count(A), 1);
+    assert.is((await s.get(A, 'r1'))?.content, 'The build uses npm');
+    assert.is(await s.get(A, 'missing'), undefined);
+  });
+
+  test('agents are isolated: get, list, count, search, nearest, delete', async (context) => {
+    const s = store(context);
+    await s.upsert([reflection(A, 'a1', 'secret alpha deployment detail', 0)]);
+    await s.upsert([reflection(B, 'b1', 'bravo notes', 1)]);
+    assert.is(await s.get(B, 'a1'), undefined);
+    assert.is(await s.count(B), 1);
+    assert.equal((await s.list(B)).map((r) => r.id), ['b1']);
+    const found = await s.search(B, { text: 'secret alpha deployment', vector: axis(0), limit: 10 });
+    assert.equal(found.map((r) => r.reflection.id), ['b1'], 'never returns another agent’s reflections');
+    assert.ok(found.every((r) => r.reflection.agentId === B));
+    assert.equal((await s.nearest(B, axis(0), 10)).map((r) => r.reflection.id), ['b1']);
+    assert.is(await s.delete(B, 'a1'), false);
+    assert.is(await s.update(B, 'a1', { content: 'hijack' }), undefined);
+    await s.markUsed(B, ['a1'], 5_000);
+    assert.is((await s.get(A, 'a1'))?.useCount, 0);
+    await s.deleteAgent(B);
+    assert.is(await s.count(A), 1);
+  });
+
+  test('list: most recently updated first, limit, offset, kind', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'old', 'old one', 0, { updatedAt: 1_000 }),
+      reflection(A, 'new', 'new one', 1, { updatedAt: 3_000, kind: 'procedural' }),
+      reflection(A, 'mid', 'mid one', 2, { updatedAt: 2_000 }),
+    ]);
+    assert.equal((await s.list(A)).map((r) => r.id), ['new', 'mid', 'old']);
+    assert.equal((await s.list(A, { limit: 2 })).map((r) => r.id), ['new', 'mid']);
+    assert.equal((await s.list(A, { limit: 2, offset: 1 })).map((r) => r.id), ['mid', 'old']);
+    assert.equal((await s.list(A, { kind: 'factual' })).map((r) => r.id), ['mid', 'old']);
+    assert.equal((await s.list(A, { kind: 'procedural' })).map((r) => r.id), ['new']);
+  });
+
+  test('hybrid search finds a keyword-only match and a vector-only match', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'kw', 'Deploys go through the kubernetes staging cluster first', 5, { topic: 'deploy' }),
+      reflection(A, 'vec', 'Unrelated wording entirely', 0),
+      reflection(A, 'noise1', 'Lunch is at noon', 3),
+      reflection(A, 'noise2', 'The office has plants', 4),
+    ]);
+    const results = await s.search(A, { text: 'how do we handle kubernetes?', vector: axis(0), limit: 10 });
+    const ids = results.map((r) => r.reflection.id);
+    assert.ok(ids.includes('kw'), 'keyword match found');
+    assert.ok(ids.includes('vec'), 'vector match found');
+    const kw = results.find((r) => r.reflection.id === 'kw');
+    const vec = results.find((r) => r.reflection.id === 'vec');
+    assert.ok(kw && kw.keywordScore > 0);
+    assert.ok(vec && Math.abs(vec.vectorScore - 1) < 1e-5, 'vectorScore is the raw cosine');
+    assert.is(vec.keywordScore, 0, 'keyword score is 0 when the keyword search missed');
+    assert.ok(ids.indexOf('kw') < 2 && ids.indexOf('vec') < 2, 'both outrank unrelated reflections');
+    for (const r of results) {
+      assert.ok(r.score >= 0 && r.score <= 1 + 1e-9, `score ${r.score} in [0, 1]`);
+      assert.ok(r.keywordScore >= 0 && r.keywordScore <= 1 + 1e-9, `keywordScore ${r.keywordScore} in [0, 1]`);
+      assert.ok(r.vectorScore >= -1 - 1e-6 && r.vectorScore <= 1 + 1e-6, `vectorScore ${r.vectorScore} in [-1, 1]`);
+    }
+    for (let i = 1; i < results.length; i++) assert.ok(results[i - 1].score >= results[i].score, 'best first');
+  });
+
+  test('hybrid search ranks a match on both signals first; alpha weighs them', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'both', 'pnpm: always pnpm', 0),
+      reflection(A, 'kwOnly', 'The other team mentioned pnpm once during a long meeting about tooling', 6),
+      reflection(A, 'vecOnly', 'Dependencies come from the registry', 0, { vector: unitVector(DIMS, { 0: 1, 1: 0.2 }) }),
+      reflection(A, 'neither', 'The coffee machine is broken', 7),
+    ]);
+    const query = { text: 'pnpm', vector: axis(0), limit: 4 };
+    const hybrid = await s.search(A, query);
+    assert.is(hybrid[0].reflection.id, 'both');
+    assert.is(hybrid[0].score, 1, 'best on both lists: fused score 1');
+
+    const vectorOnly = await s.search(A, { ...query, alpha: 1 });
+    assert.equal(vectorOnly.slice(0, 2).map((r) => r.reflection.id), ['both', 'vecOnly']);
+    const keywordOnly = await s.search(A, { ...query, alpha: 0 });
+    assert.is(keywordOnly[0].reflection.id, 'both');
+    // alpha 0: the fused score is the normalised keyword score alone.
+    assert.ok(keywordOnly.every((r) => Math.abs(r.score - r.keywordScore) < 1e-6));
+  });
+
+  test('search: limit, kind filter, empty store', async (context) => {
+    const s = store(context);
+    assert.equal(await s.search(A, { text: 'anything', vector: axis(0), limit: 5 }), []);
+    await s.upsert([
+      reflection(A, 'f1', 'fact about testing', 0),
+      reflection(A, 'p1', 'procedure for testing', 0, { kind: 'procedural' }),
+      reflection(A, 'p2', 'another procedure for testing', 1, { kind: 'procedural' }),
+    ]);
+    assert.is((await s.search(A, { text: 'testing', vector: axis(0), limit: 2 })).length, 2);
+    const procedural = await s.search(A, { text: 'testing fact', vector: axis(0), limit: 10, kind: 'procedural' });
+    assert.equal(procedural.map((r) => r.reflection.id).sort(), ['p1', 'p2']);
+    const kinds = new Set<ReflectionKind>(procedural.map((r) => r.reflection.kind));
+    assert.equal([...kinds], ['procedural']);
+  });
+
+  test('search text is free text: operators and quotes never throw; no words means vector only', async (context) => {
+    const s = store(context);
+    await s.upsert([reflection(A, 'r1', 'Quotes "inside" content (and) NEAR stars*', 0)]);
+    const nasty = ['"unbalanced', 'a AND OR NOT', 'NEAR(a b, 3)', 'col:value', '*', '^start', '-- ; DROP TABLE x', '"" \'\' ()'];
+    for (const text of nasty) {
+      const results = await s.search(A, { text, vector: axis(0), limit: 5 });
+      assert.is(results.length, 1, `text ${JSON.stringify(text)}`);
+    }
+    for (const text of ['', '   ', '?!.,;']) {
+      const results = await s.search(A, { text, vector: axis(0), limit: 5 });
+      assert.is(results.length, 1);
+      assert.is(results[0].keywordScore, 0, 'no words: vector only');
+    }
+    const long = Array.from({ length: 500 }, (_, i) => `word${i}`).join(' ') + ' inside';
+    assert.is((await s.search(A, { text: long, vector: axis(0), limit: 5 })).length, 1);
+  });
+
+  test('updates and deletes are reflected in search at once', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'r1', 'The cache lives in redis', 0),
+      reflection(A, 'r2', 'Logs ship to loki', 1),
+    ]);
+    // Warm whatever the adapter caches.
+    assert.is((await s.search(A, { text: 'redis', vector: axis(0), limit: 1 }))[0].reflection.id, 'r1');
+
+    const updated = await s.update(A, 'r1', { content: 'The cache lives in memcached', vector: axis(4), topic: 'infra' });
+    assert.ok(updated);
+    assert.is(updated.content, 'The cache lives in memcached');
+    assert.is(updated.topic, 'infra');
+    assert.ok(updated.updatedAt >= 1_000);
+    const byOldWord = await s.search(A, { text: 'redis', vector: axis(7), limit: 5 });
+    assert.ok(byOldWord.every((r) => r.keywordScore === 0), 'old words are gone from the keyword index');
+    const byNewWord = await s.search(A, { text: 'memcached', vector: axis(7), limit: 1 });
+    assert.is(byNewWord[0].reflection.id, 'r1');
+    assert.ok(byNewWord[0].keywordScore > 0);
+    const near = await s.nearest(A, axis(4), 1);
+    assert.is(near[0].reflection.id, 'r1', 'new vector is searched');
+    assert.ok(Math.abs(near[0].vectorScore - 1) < 1e-5);
+
+    await s.upsert([reflection(A, 'r3', 'Queues run on sqlite', 4, { updatedAt: 5_000 })]);
+    assert.equal((await s.nearest(A, axis(4), 2)).map((r) => r.reflection.id).sort(), ['r1', 'r3']);
+
+    assert.is(await s.delete(A, 'r1'), true);
+    assert.is(await s.delete(A, 'r1'), false);
+    const after = await s.search(A, { text: 'memcached cache', vector: axis(4), limit: 5 });
+    assert.not.ok(after.some((r) => r.reflection.id === 'r1'));
+    assert.is(await s.get(A, 'r1'), undefined);
+    assert.is(await s.count(A), 2);
+  });
+
+  test('nearest: vector only, best first', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'x', 'x', 0),
+      reflection(A, 'xy', 'xy', 0, { vector: unitVector(DIMS, { 0: 1, 1: 1 }) }),
+      reflection(A, 'y', 'y', 1),
+      reflection(A, 'negx', 'negx', 0, { vector: unitVector(DIMS, { 0: -1 }) }),
+    ]);
+    const near = await s.nearest(A, axis(0), 3);
+    assert.equal(near.map((r) => r.reflection.id), ['x', 'xy', 'y']);
+    assert.ok(Math.abs(near[1].vectorScore - Math.SQRT1_2) < 1e-5);
+    assert.ok(near.every((r) => r.keywordScore === 0));
+  });
+
+  test('markUsed increments useCount and sets lastUsedAt', async (context) => {
+    const s = store(context);
+    await s.upsert([reflection(A, 'r1', 'one', 0), reflection(A, 'r2', 'two', 1)]);
+    await s.markUsed(A, ['r1'], 10_000);
+    await s.markUsed(A, ['r1', 'r2', 'missing'], 20_000);
+    const r1 = await s.get(A, 'r1');
+    assert.is(r1?.useCount, 2);
+    assert.is(r1?.lastUsedAt, 20_000);
+    assert.is((await s.get(A, 'r2'))?.useCount, 1);
+    assert.is(r1?.updatedAt, 1_000, 'use is not an update');
+  });
+
+  test('deleteAgent removes every reflection of the agent and only those', async (context) => {
+    const s = store(context);
+    await s.upsert([reflection(A, 'a1', 'alpha', 0), reflection(A, 'a2', 'alpha two', 1)]);
+    await s.upsert([reflection(B, 'b1', 'alpha bravo', 0)]);
+    await s.search(A, { text: 'alpha', vector: axis(0), limit: 5 });
+    await s.deleteAgent(A);
+    assert.is(await s.count(A), 0);
+    assert.equal(await s.list(A), []);
+    assert.equal(await s.search(A, { text: 'alpha', vector: axis(0), limit: 5 }), []);
+    assert.equal(await s.nearest(A, axis(0), 5), []);
+    assert.is(await s.count(B), 1);
+    assert.is((await s.search(B, { text: 'alpha', vector: axis(0), limit: 5 })).length, 1);
+  });
+
+  test.run();
+}

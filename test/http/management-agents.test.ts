@@ -1,0 +1,240 @@
+/** Orgs, agents and tokens through the management API, over real HTTP and real SQLite. */
+import http from 'node:http';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ADMIN, startManagementServer, UPSTREAM_KEY, type ManagementServer } from './management-server.js';
+
+const test = suite<{ server: ManagementServer }>('management orgs, agents, tokens');
+
+test.before(async (context) => {
+  context.server = await startManagementServer();
+});
+
+test.after(async ({ server }) => server.close());
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+test('POST /v0/orgs creates an org; GET finds it by id and by name', async ({ server }) => {
+  const created = await server.call('POST', '/v0/orgs', { body: { name: 'acme' } });
+  assert.is(created.status, 201);
+  assert.equal(Object.keys(created.json).sort(), ['created_at', 'id', 'name']);
+  assert.is(created.json.name, 'acme');
+  assert.match(created.json.created_at, ISO);
+
+  assert.equal((await server.call('GET', `/v0/orgs/${created.json.id}`)).json, created.json);
+  assert.equal((await server.call('GET', '/v0/orgs/acme')).json, created.json);
+  const list = await server.call('GET', '/v0/orgs');
+  assert.ok(list.json.data.some((org: any) => org.id === created.json.id));
+});
+
+test('org validation errors use the envelope', async ({ server }) => {
+  const duplicate = await server.call('POST', '/v0/orgs', { body: { name: 'acme' } });
+  assert.is(duplicate.status, 409);
+  assert.is(duplicate.json.error.code, 'conflict');
+
+  const cases: Array<[unknown, string | null]> = [
+    [{}, 'name'],
+    [{ name: '' }, 'name'],
+    [{ name: 42 }, 'name'],
+    [{ name: 'a/b' }, 'name'],
+    [{ name: 'ok', extra: true }, 'extra'],
+    [[], null],
+  ];
+  for (const [body, param] of cases) {
+    const reply = await server.call('POST', '/v0/orgs', { body });
+    assert.is(reply.status, 400, JSON.stringify(body));
+    assert.is(reply.json.error.code, 'invalid_request');
+    assert.is(reply.json.error.type, 'invalid_request_error');
+    assert.is(reply.json.error.param, param);
+  }
+  const badJson = await server.call('POST', '/v0/orgs', { raw: '{"name":' });
+  assert.is(badJson.status, 400);
+  assert.is(badJson.json.error.code, 'invalid_json');
+
+  const missing = await server.call('GET', '/v0/orgs/nope');
+  assert.is(missing.status, 404);
+  assert.is(missing.json.error.code, 'not_found');
+});
+
+test('POST agents returns ids, a token and URLs; the upstream key is never echoed', async ({ server }) => {
+  const org = (await server.call('GET', '/v0/orgs/acme')).json;
+  const created = await server.call('POST', `/v0/orgs/${org.id}/agents`, {
+    body: {
+      name: 'coder',
+      type: 'api_provider',
+      upstream: { base_url: 'https://api.anthropic.com/', api_key: UPSTREAM_KEY, headers: { 'X-Title': 'secret-ish-value' } },
+    },
+  });
+  assert.is(created.status, 201);
+  const agent = created.json;
+  assert.is(agent.org_id, org.id);
+  assert.is(agent.name, 'coder');
+  assert.is(agent.type, 'api_provider');
+  assert.match(agent.token, /^egm_[A-Za-z0-9_-]{43}$/);
+  assert.is(agent.base_url, `${server.url}/v0/orgs/${org.id}/agents/${agent.id}`);
+  assert.is(agent.mcp_url, `${agent.base_url}/v0/mcp`);
+  assert.equal(agent.upstream, { base_url: 'https://api.anthropic.com', api_key_set: true, headers_set: ['X-Title'] });
+  assert.equal(agent.memory, { inject: true, extract: true, top_k: 5, token_budget: 800, min_score: 0.2, extraction_model: null });
+  assert.match(agent.created_at, ISO);
+
+  const secrets = await server.deps.control.getAgentSecrets(agent.id);
+  assert.is(secrets?.upstreamApiKey, UPSTREAM_KEY);
+
+  const views = [
+    created,
+    await server.call('GET', `/v0/orgs/${org.id}/agents/${agent.id}`),
+    await server.call('GET', `/v0/orgs/acme/agents/coder`),
+    await server.call('GET', `/v0/orgs/${org.id}/agents`),
+    await server.call('PATCH', `/v0/orgs/${org.id}/agents/${agent.id}`, { body: { memory: { top_k: 7 } } }),
+  ];
+  for (const view of views) {
+    const text = JSON.stringify(view.json);
+    assert.not.ok(text.includes(UPSTREAM_KEY), 'upstream key echoed');
+    assert.not.ok(text.includes('secret-ish-value'), 'header value echoed');
+    assert.not.ok(text.includes('api_key"'), 'api_key field present');
+  }
+  const fetched = views[1].json;
+  assert.is(fetched.token, undefined, 'the token is shown only on creation');
+  assert.is(fetched.base_url, agent.base_url);
+  assert.is(fetched.upstream.api_key_set, true);
+});
+
+test('agent validation: type, base_url, memory, unknown fields, duplicates', async ({ server }) => {
+  const org = (await server.call('GET', '/v0/orgs/acme')).json;
+  const upstream = { base_url: 'https://api.openai.com', api_key: 'k' };
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ name: 'x', type: 'mcp_server', upstream }, 'type'],
+    [{ name: 'x', upstream: { base_url: 'not a url', api_key: 'k' } }, 'upstream.base_url'],
+    [{ name: 'x', upstream: { base_url: 'ftp://files.example', api_key: 'k' } }, 'upstream.base_url'],
+    [{ name: 'x', upstream: { base_url: 'https://user:pw@api.example', api_key: 'k' } }, 'upstream.base_url'],
+    [{ name: 'x', upstream: { api_key: 'k' } }, 'upstream.base_url'],
+    [{ name: 'x' }, 'upstream'],
+    [{ name: 'x', upstream: { ...upstream, baseUrl: 'https://a' } }, 'upstream.baseUrl'],
+    [{ name: 'x', upstream: { ...upstream, headers: { 'Bad Name': 'v' } } }, 'upstream.headers.Bad Name'],
+    [{ name: 'x', upstream: { ...upstream, headers: { Host: 'evil' } } }, 'upstream.headers.Host'],
+    [{ name: 'x', upstream, memory: { top_k: 0 } }, 'memory.top_k'],
+    [{ name: 'x', upstream, memory: { min_score: 2 } }, 'memory.min_score'],
+    [{ name: 'x', upstream, memory: { inject: 'no' } }, 'memory.inject'],
+    [{ upstream }, 'name'],
+  ];
+  for (const [body, param] of cases) {
+    const reply = await server.call('POST', `/v0/orgs/${org.id}/agents`, { body });
+    assert.is(reply.status, 400, JSON.stringify(body));
+    assert.is(reply.json.error.code, 'invalid_request');
+    assert.is(reply.json.error.param, param, JSON.stringify(body));
+  }
+  const duplicate = await server.call('POST', `/v0/orgs/${org.id}/agents`, { body: { name: 'coder', upstream } });
+  assert.is(duplicate.status, 409);
+  const noOrg = await server.call('POST', '/v0/orgs/nope/agents', { body: { name: 'x', upstream } });
+  assert.is(noOrg.status, 404);
+});
+
+test('type defaults to api_provider; a pasted /v1 suffix is dropped; memory settings apply', async ({ server }) => {
+  const created = await server.call('POST', '/v0/orgs/acme/agents', {
+    body: {
+      name: 'local',
+      upstream: { base_url: 'http://127.0.0.1:11434/v1/', api_key: '' },
+      memory: { inject: false, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' },
+    },
+  });
+  assert.is(created.status, 201);
+  assert.is(created.json.type, 'api_provider');
+  assert.equal(created.json.upstream, { base_url: 'http://127.0.0.1:11434', api_key_set: false, headers_set: [] });
+  assert.equal(created.json.memory, { inject: false, extract: true, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' });
+});
+
+test('PATCH changes name, upstream and memory; the new key is stored, not shown', async ({ server }) => {
+  const agent = await server.createAgent('acme', 'patchme');
+  const path = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+  const patched = await server.call('PATCH', path, {
+    body: {
+      name: 'patched',
+      upstream: { base_url: 'https://openrouter.ai/api', api_key: 'sk-new-key-abcdef', headers: { 'HTTP-Referer': 'https://me' } },
+      memory: { inject: false, extraction_model: null },
+    },
+  });
+  assert.is(patched.status, 200);
+  assert.is(patched.json.name, 'patched');
+  assert.equal(patched.json.upstream, { base_url: 'https://openrouter.ai/api', api_key_set: true, headers_set: ['HTTP-Referer'] });
+  assert.is(patched.json.memory.inject, false);
+  assert.is(patched.json.memory.top_k, 5, 'untouched settings stay');
+  assert.not.ok(JSON.stringify(patched.json).includes('sk-new-key'));
+  assert.is((await server.deps.control.getAgentSecrets(agent.id))?.upstreamApiKey, 'sk-new-key-abcdef');
+
+  const rename = await server.call('PATCH', path, { body: { name: 'coder' } });
+  assert.is(rename.status, 409, 'another agent of the org has that name');
+  const badType = await server.call('PATCH', path, { body: { type: 'other' } });
+  assert.is(badType.status, 400);
+  const missing = await server.call('PATCH', `/v0/orgs/${agent.org_id}/agents/nope`, { body: { name: 'y' } });
+  assert.is(missing.status, 404);
+});
+
+test('tokens: create shows the secret once, list never, revoke stops it', async ({ server }) => {
+  const agent = await server.createAgent('acme', 'tokens');
+  const base = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+  const created = await server.call('POST', `${base}/tokens`, { body: { name: 'ci' } });
+  assert.is(created.status, 201);
+  assert.equal(Object.keys(created.json).sort(), ['created_at', 'id', 'name', 'prefix', 'token']);
+  assert.is(created.json.name, 'ci');
+  assert.ok(created.json.token.startsWith(created.json.prefix));
+  assert.is((await server.call('GET', base, { token: created.json.token })).status, 200);
+
+  const unnamed = await server.call('POST', `${base}/tokens`);
+  assert.is(unnamed.status, 201, 'a body is optional');
+
+  const list = await server.call('GET', `${base}/tokens`);
+  assert.is(list.json.data.length, 3);
+  assert.not.ok(JSON.stringify(list.json).includes(created.json.token));
+  for (const token of list.json.data) {
+    assert.equal(Object.keys(token).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at']);
+  }
+
+  const revoked = await server.call('DELETE', `${base}/tokens/${created.json.id}`);
+  assert.is(revoked.status, 200);
+  assert.is((await server.call('GET', base, { token: created.json.token })).status, 401);
+  assert.is((await server.call('GET', base, { token: agent.token })).status, 200, 'other tokens keep working');
+  assert.is((await server.call('DELETE', `${base}/tokens/${created.json.id}`)).status, 404);
+  const after = await server.call('GET', `${base}/tokens`);
+  assert.ok(after.json.data.find((token: any) => token.id === created.json.id).revoked_at);
+
+  const badName = await server.call('POST', `${base}/tokens`, { body: { name: 5 } });
+  assert.is(badName.status, 400);
+});
+
+test('DELETE agent and DELETE org remove reflections too', async ({ server }) => {
+  const one = await server.createAgent('doomed', 'one');
+  const two = await server.createAgent('doomed', 'two');
+  await server.seed(one.id, [{ kind: 'factual', content: 'one knows things', topic: 't' }]);
+  await server.seed(two.id, [{ kind: 'factual', content: 'two knows things', topic: 't' }]);
+
+  const deleted = await server.call('DELETE', `/v0/orgs/doomed/agents/one`);
+  assert.equal(deleted.json, { id: one.id, deleted: true });
+  assert.is(await server.deps.reflections.count(one.id), 0);
+  assert.is((await server.call('GET', `/v0/orgs/doomed/agents/one`)).status, 404);
+  assert.is((await server.call('GET', `/v0/orgs/doomed/agents/${two.id}`, { token: one.token })).status, 401);
+
+  const org = await server.call('DELETE', '/v0/orgs/doomed');
+  assert.equal(org.json, { id: two.org_id, deleted: true });
+  assert.is(await server.deps.reflections.count(two.id), 0);
+  assert.is((await server.call('GET', '/v0/orgs/doomed')).status, 404);
+  assert.is((await server.call('GET', `/v0/orgs/${two.org_id}/agents/${two.id}`, { token: two.token })).status, 401);
+});
+
+test('the public base follows the Host the client used', async ({ server }) => {
+  // fetch may not set Host, so node:http carries the request.
+  const { port } = new URL(server.url);
+  const json = await new Promise<any>((resolve, reject) => {
+    const request = http.get(
+      { host: '127.0.0.1', port, path: '/v0/orgs/acme/agents/coder', headers: { host: `engram.internal:${port}`, authorization: `Bearer ${ADMIN}` } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve(JSON.parse(text)));
+      },
+    );
+    request.on('error', reject);
+  });
+  assert.ok(json.base_url.startsWith(`http://engram.internal:${port}/v0/orgs/`), json.base_url);
+});
+
+test.run();

@@ -1,0 +1,152 @@
+/** Reflections and the root index through the management API. */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startManagementServer, type ManagementServer } from './management-server.js';
+
+interface Context {
+  server: ManagementServer;
+  agent: any;
+  base: string;
+  ids: string[];
+}
+
+const test = suite<Context>('management reflections');
+
+test.before(async (context) => {
+  context.server = await startManagementServer();
+  context.agent = await context.server.createAgent('mem-org', 'memo');
+  context.base = `/v0/orgs/${context.agent.org_id}/agents/${context.agent.id}`;
+  const seeded = await context.server.seed(context.agent.id, [
+    { kind: 'factual', content: 'The service is deployed with the deploy.sh script to the staging cluster', topic: 'deployment' },
+    { kind: 'procedural', content: 'Run the database migrations before starting the API server', topic: 'database' },
+    { kind: 'factual', content: 'The frontend is written in Svelte with TypeScript', topic: 'frontend' },
+    { kind: 'procedural', content: 'Always use pnpm instead of npm in this repository', topic: 'tooling', tags: ['pnpm'] },
+  ]);
+  context.ids = seeded.map((r) => r.id);
+});
+
+test.after(async ({ server }) => server.close());
+
+test('GET /v0/.../index builds the index before any write stored one', async ({ server, agent, base }) => {
+  assert.is(await server.deps.control.getIndex(agent.id), undefined);
+  const reply = await server.call('GET', `${base}/index`);
+  assert.is(reply.status, 200);
+  assert.is(reply.json.agent_id, agent.id);
+  assert.match(reply.json.markdown, /^# Memory index/);
+  for (const topic of ['deployment', 'database', 'frontend', 'tooling']) assert.match(reply.json.markdown, topic);
+});
+
+test('list: most recent first, snake_case fields, paging and kind filter', async ({ server, base, ids }) => {
+  const all = await server.call('GET', `${base}/reflections`);
+  assert.is(all.status, 200);
+  assert.equal(all.json.data.map((r: any) => r.id), [...ids].reverse());
+  assert.is(all.json.has_more, false);
+  const first = all.json.data[0];
+  assert.equal(Object.keys(first).sort(), [
+    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'source', 'tags', 'topic', 'updated_at', 'use_count',
+  ]);
+  assert.equal(first.tags, ['pnpm']);
+
+  const page = await server.call('GET', `${base}/reflections?limit=2&offset=1`);
+  assert.equal(page.json.data.map((r: any) => r.id), [ids[2], ids[1]]);
+  assert.is(page.json.has_more, true);
+
+  const procedural = await server.call('GET', `${base}/reflections?kind=procedural`);
+  assert.equal(procedural.json.data.map((r: any) => r.id), [ids[3], ids[1]]);
+});
+
+test('bad query parameters are 400 with the param named', async ({ server, base }) => {
+  for (const [query, param] of [['kind=opinion', 'kind'], ['limit=0', 'limit'], ['limit=abc', 'limit'], ['limit=100000', 'limit'], ['offset=-1', 'offset']]) {
+    const reply = await server.call('GET', `${base}/reflections?${query}`);
+    assert.is(reply.status, 400, query);
+    assert.is(reply.json.error.code, 'invalid_request');
+    assert.is(reply.json.error.param, param);
+  }
+});
+
+test('?q= runs a hybrid search with scores, best first', async ({ server, base, ids }) => {
+  const reply = await server.call('GET', `${base}/reflections?q=${encodeURIComponent('how do we deploy to staging?')}`);
+  assert.is(reply.status, 200);
+  assert.is(reply.json.query, 'how do we deploy to staging?');
+  assert.ok(reply.json.data.length >= 1);
+  const best = reply.json.data[0];
+  assert.is(best.id, ids[0]);
+  for (const key of ['score', 'vector_score', 'keyword_score']) assert.type(best[key], 'number');
+  assert.ok(best.vector_score > 0);
+
+  const filtered = await server.call('GET', `${base}/reflections?q=pnpm&kind=factual`);
+  assert.not.ok(filtered.json.data.some((r: any) => r.id === ids[3]), 'kind filter applies to search');
+});
+
+test('GET one reflection; unknown ids are 404', async ({ server, base, ids }) => {
+  const one = await server.call('GET', `${base}/reflections/${ids[1]}`);
+  assert.is(one.status, 200);
+  assert.is(one.json.content, 'Run the database migrations before starting the API server');
+  const missing = await server.call('GET', `${base}/reflections/rfl_nope`);
+  assert.is(missing.status, 404);
+  assert.is(missing.json.error.code, 'not_found');
+});
+
+test('PATCH re-embeds changed content and rebuilds the index', async ({ server, agent, base, ids }) => {
+  const reply = await server.call('PATCH', `${base}/reflections/${ids[2]}`, {
+    body: { content: 'The frontend is written in React with Vite', topic: 'web ui', tags: ['react', 'vite'] },
+  });
+  assert.is(reply.status, 200);
+  assert.is(reply.json.content, 'The frontend is written in React with Vite');
+  assert.is(reply.json.topic, 'web ui');
+  assert.equal(reply.json.tags, ['react', 'vite']);
+  assert.is(reply.json.embedder_id, server.deps.embedder.id);
+
+  // The new vector, not the old one, answers a query about the new content.
+  const search = await server.call('GET', `${base}/reflections?q=react%20vite`);
+  assert.is(search.json.data[0].id, ids[2]);
+  assert.ok(search.json.data[0].vector_score > 0.3, `vector score ${search.json.data[0].vector_score}`);
+
+  const stored = await server.deps.control.getIndex(agent.id);
+  assert.ok(stored?.includes('web ui'), 'index rebuilt with the new topic');
+  assert.not.ok(stored?.includes('## frontend'));
+  const index = await server.call('GET', `${base}/index`);
+  assert.is(index.json.markdown, stored);
+});
+
+test('PATCH validation', async ({ server, base, ids }) => {
+  const cases: Array<[unknown, string | null]> = [
+    [{}, null],
+    [{ kind: 'opinion' }, 'kind'],
+    [{ content: '' }, 'content'],
+    [{ content: '   ' }, 'content'],
+    [{ tags: 'a' }, 'tags'],
+    [{ tags: [1] }, 'tags'],
+    [{ score: 1 }, 'score'],
+  ];
+  for (const [body, param] of cases) {
+    const reply = await server.call('PATCH', `${base}/reflections/${ids[0]}`, { body });
+    assert.is(reply.status, 400, JSON.stringify(body));
+    assert.is(reply.json.error.param, param, JSON.stringify(body));
+  }
+  const kind = await server.call('PATCH', `${base}/reflections/${ids[0]}`, { body: { kind: 'procedural' } });
+  assert.is(kind.json.kind, 'procedural');
+  assert.is((await server.call('PATCH', `${base}/reflections/rfl_nope`, { body: { kind: 'factual' } })).status, 404);
+});
+
+test('DELETE removes a reflection and rebuilds the index', async ({ server, agent, base, ids }) => {
+  const reply = await server.call('DELETE', `${base}/reflections/${ids[3]}`);
+  assert.is(reply.status, 200);
+  assert.equal(reply.json, { id: ids[3], deleted: true });
+  assert.is((await server.call('GET', `${base}/reflections/${ids[3]}`)).status, 404);
+  assert.is((await server.call('DELETE', `${base}/reflections/${ids[3]}`)).status, 404);
+  const index = await server.deps.control.getIndex(agent.id);
+  assert.not.ok(index?.includes('tooling'));
+  assert.is(await server.deps.reflections.count(agent.id), 3);
+});
+
+test('reflections of another agent are not reachable through this one', async ({ server, base }) => {
+  const other = await server.createAgent('mem-org', 'other');
+  const [foreign] = await server.seed(other.id, [{ kind: 'factual', content: 'secret of the other agent', topic: 'x' }]);
+  assert.is((await server.call('GET', `${base}/reflections/${foreign.id}`)).status, 404);
+  assert.is((await server.call('DELETE', `${base}/reflections/${foreign.id}`)).status, 404);
+  const search = await server.call('GET', `${base}/reflections?q=secret%20other%20agent`);
+  assert.not.ok(search.json.data.some((r: any) => r.id === foreign.id));
+});
+
+test.run();

@@ -1,0 +1,52 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { validateReflection } from '../../src/memory/reflection-writer.js';
+
+test('accepts a well-formed proposal, trimmed and on one line', () => {
+  assert.equal(validateReflection({ kind: 'factual', content: '  The deploy script is\n tools/deploy.sh. ', topic: ' Deployment ' }), {
+    kind: 'factual',
+    content: 'The deploy script is tools/deploy.sh.',
+    topic: 'deployment',
+  });
+  assert.is(validateReflection({ kind: 'Procedural', content: 'Run tests first.', topic: 'x' })?.kind, 'procedural');
+});
+
+test('rejects unknown kinds, missing or empty content, non-objects', () => {
+  for (const bad of [
+    null,
+    'text',
+    { kind: 'opinion', content: 'x y z', topic: 't' },
+    { kind: 'factual', topic: 't' },
+    { kind: 'factual', content: '   ', topic: 't' },
+    { kind: 'factual', content: '...', topic: 't' },
+    { kind: 'factual', content: 42, topic: 't' },
+    { kind: 'factual', content: 'sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz12345', topic: 't' },
+  ]) {
+    assert.is(validateReflection(bad), undefined, JSON.stringify(bad));
+  }
+});
+
+test('defaults the topic and caps its length', () => {
+  assert.is(validateReflection({ kind: 'factual', content: 'A fact.' })?.topic, 'general');
+  assert.is(validateReflection({ kind: 'factual', content: 'A fact.', topic: '' })?.topic, 'general');
+  assert.is(validateReflection({ kind: 'factual', content: 'A fact.', topic: '## Build' })?.topic, 'build');
+  const topic = validateReflection({ kind: 'factual', content: 'A fact.', topic: 'very long topic '.repeat(10) })?.topic ?? '';
+  assert.ok(topic.length <= 60, topic);
+});
+
+test('caps the content at 1,000 characters', () => {
+  const content = validateReflection({ kind: 'factual', content: 'word '.repeat(500), topic: 't' })?.content ?? '';
+  assert.ok(content.length <= 1_000 && content.length > 900, String(content.length));
+  assert.ok(content.endsWith('…'));
+});
+
+test('redacts secrets in content and topic', () => {
+  const valid = validateReflection({
+    kind: 'factual',
+    content: 'The staging DB is postgres://app:hunter22@db.staging:5432/app',
+    topic: 'db',
+  });
+  assert.is(valid?.content, 'The staging DB is postgres://app:[REDACTED:url_password]@db.staging:5432/app');
+});
+
+test.run();

@@ -1,0 +1,84 @@
+/**
+ * A real Engram for tests: the real SQLite file in a temp dir, the real HTTP server on
+ * port 0, agents created through the real management API.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Overrides } from '../../src/config.js';
+import { start, type Running } from '../../src/main.js';
+
+export const ADMIN_TOKEN = 'egm_admin_test_token_0123456789abcdef';
+
+export interface TestAgent {
+  orgId: string;
+  agentId: string;
+  token: string;
+  /** `<engram>/v0/orgs/<org>/agents/<agent>` */
+  baseUrl: string;
+}
+
+export interface TestEngram {
+  url: string;
+  dataDir: string;
+  running: Running;
+  createAgent(upstreamUrl: string, options?: { name?: string; org?: string; memory?: Record<string, unknown>; upstreamKey?: string }): Promise<TestAgent>;
+  /** Management API call with the admin token (or another token). */
+  api(method: string, pathname: string, body?: unknown, token?: string): Promise<{ status: number; json: any }>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+export async function startEngram(overrides: Overrides = {}, dataDir?: string): Promise<TestEngram> {
+  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'engram-test-'));
+  const config = loadConfig(
+    { port: '0', host: '127.0.0.1', 'data-dir': dir, 'admin-token': ADMIN_TOKEN, 'settle-ms': '50', 'log-level': 'warn', ...overrides },
+    {},
+  );
+  const running = await start(config, { logger: false });
+  const api: TestEngram['api'] = async (method, pathname, body, token = ADMIN_TOKEN) => {
+    const response = await fetch(running.url + pathname, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    url: running.url,
+    dataDir: dir,
+    running,
+    api,
+    async createAgent(upstreamUrl, options = {}) {
+      const orgName = options.org ?? `org-${process.pid}-${++counter}`;
+      let org = await api('GET', `/v0/orgs/${orgName}`);
+      if (org.status === 404) org = await api('POST', '/v0/orgs', { name: orgName });
+      if (org.status >= 300) throw new Error(`org: ${org.status} ${JSON.stringify(org.json)}`);
+      const created = await api('POST', `/v0/orgs/${org.json.id}/agents`, {
+        name: options.name ?? `agent-${++counter}`,
+        type: 'api_provider',
+        upstream: { base_url: upstreamUrl, api_key: options.upstreamKey ?? 'sk-upstream-secret-key-0000000000000000' },
+        ...(options.memory ? { memory: options.memory } : {}),
+      });
+      if (created.status !== 201) throw new Error(`agent: ${created.status} ${JSON.stringify(created.json)}`);
+      return { orgId: org.json.id, agentId: created.json.id, token: created.json.token, baseUrl: created.json.base_url };
+    },
+    async close() {
+      await running.close();
+      if (!dataDir) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
