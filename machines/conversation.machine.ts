@@ -31,7 +31,7 @@ export interface RelayResult {
 }
 
 export interface ConversationOutput {
-  status: 'settled' | 'completed' | 'upstream_error' | 'failed' | 'aborted';
+  status: 'settled' | 'completed' | 'upstream_error' | 'interrupted' | 'failed' | 'aborted';
   results: Partial<Record<StepName, unknown>>;
   error?: unknown;
 }
@@ -130,7 +130,7 @@ export const conversationMachine = setup({
       always: [
         { guard: 'finalAnswer', target: 'settling' },
         { guard: 'relayCompleted', target: 'completed' },
-        { target: 'failed' },
+        { target: 'interrupted' },
       ],
     },
     settling: {
@@ -145,6 +145,8 @@ export const conversationMachine = setup({
     completed: { type: 'final' },
     /** The upstream answered with an error, passed through unchanged; nothing to learn. */
     upstreamError: { type: 'final' },
+    /** The upstream stream broke off; the client was told in-stream. Nothing to learn. */
+    interrupted: { type: 'final' },
     failed: { type: 'final' },
     aborted: { type: 'final' },
   },
@@ -155,6 +157,7 @@ export const conversationMachine = setup({
       : value === 'completed' ? 'completed'
       : value === 'upstreamError' ? 'upstream_error'
       : value === 'aborted' ? 'aborted'
+      : value === 'interrupted' ? 'interrupted'
       : 'failed';
     return { status, results: context.results, error: context.error };
   },

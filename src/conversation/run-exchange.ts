@@ -1,6 +1,6 @@
 import { createActor, toPromise } from 'xstate';
 import type { FastifyBaseLogger } from 'fastify';
-import { EngramError, toEngramError } from '../errors.js';
+import { toEngramError } from '../errors.js';
 import type { ExchangeRequest, ExchangeResults } from './exchange.js';
 import type { provideConversationMachine } from './actors.js';
 
@@ -23,7 +23,10 @@ export async function runExchange(machine: ProvidedMachine, request: ExchangeReq
   actor.start();
   const output = await finished;
   const results = output.results as ExchangeResults;
-  if (output.status !== 'failed') return;
+  if (output.status !== 'failed') {
+    request.sink.end();
+    return;
+  }
 
   const error = toEngramError(output.error);
   if (error.code === 'internal') hooks.log.error({ err: output.error }, 'proxy step failed');
@@ -39,7 +42,9 @@ export async function runExchange(machine: ProvidedMachine, request: ExchangeReq
   } else if (!results.relay) {
     // Failed while relaying, for a reason the relay could not report in-stream.
     sink.fail(undefined);
-  } else if (!(output.error instanceof EngramError)) {
+  } else {
+    // The answer was relayed whole; only recording it for extraction failed.
     hooks.log.error({ err: output.error }, 'settling a conversation failed');
+    request.sink.end();
   }
 }

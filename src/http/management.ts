@@ -13,6 +13,9 @@ import { orgRoutes } from './management/orgs.js';
 import { reflectionRoutes } from './management/reflections.js';
 import { tokenRoutes } from './management/tokens.js';
 
+/** Management bodies are small; the proxy's large limit exists for long conversations. */
+const MANAGEMENT_BODY_LIMIT = 1024 * 1024;
+
 export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   app.setErrorHandler((error, request, reply) => {
     const engramError = toEngramError(error);
@@ -23,6 +26,9 @@ export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
   // onRequest runs before the body is parsed: a caller without a token learns nothing,
   // not even whether its body would have been valid.
   app.addHook('onRequest', authorize(deps));
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit ??= Math.min(MANAGEMENT_BODY_LIMIT, deps.config.bodyLimit);
+  });
 
   await app.register(orgRoutes, { deps });
   await app.register(agentRoutes, { deps });

@@ -19,8 +19,8 @@ const MIN_CANDIDATES = 10;
 const ALPHA = 0.5;
 /** A keyword-backed result must rank in the upper half of the fused list... */
 const KEYWORD_MIN_FUSED = 0.5;
-/** ...and reach this fraction of `minScore` in cosine, so a shared common word alone is not enough. */
-const KEYWORD_MIN_VECTOR_FRACTION = 0.5;
+/** ...and reach this fraction of `minScore` in cosine, so one shared common word ("script") is not enough. */
+const KEYWORD_MIN_VECTOR_FRACTION = 0.75;
 
 export interface Retrieval {
   /**
@@ -63,7 +63,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
  * signal is the cosine:
  *   - cosine >= minScore: related by meaning; or
  *   - a keyword hit that ranks in the upper half of the fused list AND has cosine
- *     >= minScore / 2: an exact term (an identifier, a file name) the embedding underrates,
+ *     >= 0.75 * minScore: an exact term (an identifier, a file name) the embedding underrates,
  *     but never a text that only shares a word and nothing else.
  */
 export function isRelevant(result: ScoredReflection, minScore: number): boolean {

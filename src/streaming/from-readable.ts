@@ -23,7 +23,11 @@ export function fromReadable(readable: Readable): Observable<Buffer> {
       readable.off('end', onEnd);
       readable.off('error', onError);
       readable.off('close', onClose);
-      if (!readable.readableEnded) readable.destroy();
+      if (!readable.readableEnded) {
+        // Destroying emits the abort as an 'error'; nobody is listening any more.
+        readable.on('error', () => undefined);
+        readable.destroy();
+      }
     };
   });
 }

@@ -19,6 +19,7 @@ export interface ClientSink {
   write(chunk: Uint8Array): boolean;
   /** Calls `resume` once the client has drained what was written. */
   onDrain(resume: () => void): void;
+  /** Completes the response; the relay leaves this to its caller. */
   end(): void;
   /** After a mid-stream failure: send `frame` (the protocol's error event) and end, or cut the connection when there is none. */
   fail(frame: string | undefined): void;
@@ -98,7 +99,8 @@ export async function relay({ body, sink, adapter, sse, signal }: RelayInput): P
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     await delivered;
-    sink.end();
+    // The sink stays open: the caller ends it once the exchange is recorded, so a client
+    // that has seen the whole answer knows it is safely queued for extraction.
     return { outcome: 'completed', answer: await answer };
   } catch (error) {
     if (signal.aborted) return { outcome: 'aborted' };

@@ -51,6 +51,10 @@ test('org validation errors use the envelope', async ({ server }) => {
   assert.is(badJson.status, 400);
   assert.is(badJson.json.error.code, 'invalid_json');
 
+  const huge = await server.call('POST', '/v0/orgs', { body: { name: 'x'.repeat(2 * 1024 * 1024) } });
+  assert.is(huge.status, 413);
+  assert.is(huge.json.error.code, 'body_too_large');
+
   const missing = await server.call('GET', '/v0/orgs/nope');
   assert.is(missing.status, 404);
   assert.is(missing.json.error.code, 'not_found');

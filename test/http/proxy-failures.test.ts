@@ -87,7 +87,8 @@ test('an exchange the client aborts mid-stream aborts the upstream and teaches n
   const reader = response.body!.getReader();
   await reader.read();
   await reader.cancel();
-  await quiet(1500);
+  await eventually(async () => (upstream.conversationRequests().at(-1)!.abandoned ? true : undefined), 2000, 'the upstream request to be aborted');
+  await quiet(600);
   assert.equal(await reflections(engram, agent), []);
 });
 

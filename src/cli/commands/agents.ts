@@ -131,6 +131,9 @@ export const agentCommands: Command[] = [
       const name = requireOption(context, 'name');
       requireOption(context, 'upstream');
       const body = { name, type: 'api_provider', ...settingsBody(context) };
+      if (stringOption(context, 'upstream-key') === undefined) {
+        context.io.err('note: no --upstream-key given; requests go upstream without a provider key (fine for local models).');
+      }
       const api = context.api();
       const org =
         (await api.find<{ id: string; name: string }>(`/v0/orgs/${seg(orgRef)}`)) ??

@@ -182,7 +182,11 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       json,
       protocol: responder?.protocol ?? 'other',
       extraction: responder !== undefined && responder.toolNames(json).includes(EXTRACTION_TOOL),
+      abandoned: false,
     };
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.abandoned = true;
+    });
     requests.push(recorded);
     // No Date header: responses must be byte-identical across runs.
     res.sendDate = false;

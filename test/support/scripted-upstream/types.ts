@@ -74,6 +74,8 @@ export interface RecordedRequest {
   protocol: Protocol | 'other';
   /** True when the request offers a tool named `record_reflections`. */
   extraction: boolean;
+  /** The client (Engram) closed the connection before the answer was complete. */
+  abandoned: boolean;
 }
 
 export interface ExtractedReflection {

@@ -1,0 +1,300 @@
+/**
+ * The extraction consumer end to end: the real SQLite bus, control store and reflection
+ * store, the real chat-completions adapter and upstream client, and the scripted
+ * upstream LLM on a real port (the only stand-in: providers are external).
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openWorld, type World } from './sqlite-world.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { UndiciUpstream } from '../../src/adapters/upstream/undici-upstream.js';
+import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
+import { newConversationState } from '../../src/domain/conversation-state.js';
+import type { Turn } from '../../src/domain/transcript.js';
+import type { MemorySettings } from '../../src/domain/types.js';
+import {
+  buildExtractionJob,
+  consumeExtractionJobs,
+  createExtractionHandler,
+  EXTRACTION_INSTRUCTIONS,
+  EXTRACTION_SUBJECT,
+  publishExtractionJob,
+  type ExtractionJob,
+  type ExtractionLog,
+} from '../../src/memory/extraction.js';
+
+const SETTLED_AT = 1_700_000_000_000;
+const SECRET = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+
+const TURNS: Turn[] = [
+  { role: 'user', text: 'Where is the deploy script? REMEMBER: The deploy script is tools/deploy.sh.' },
+  { role: 'assistant', text: '[tool call shell({"cmd":"cat tools/deploy.sh"})]' },
+  { role: 'tool', text: `#!/bin/sh\nexport GITHUB_TOKEN=${SECRET}\n./release` },
+  {
+    role: 'user',
+    text: 'AVOID: Run tools/deploy.sh --dry-run before deploying to production.\n\n<engram-reflections>\n- [factual] (x) an old memory\n</engram-reflections>',
+  },
+  { role: 'assistant', text: 'Noted.' },
+];
+
+interface Harness {
+  world: World;
+  upstream: ScriptedUpstream;
+  client: UndiciUpstream;
+  logs: { level: string; fields: object; message: string }[];
+  job(overrides?: Partial<ExtractionJob>): ExtractionJob;
+  /** Publishes the jobs, consumes until the subject is drained, stops the consumer. */
+  run(jobs: ExtractionJob[], options?: { maxDeliver?: number }): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function harness(memory: Partial<MemorySettings> = {}): Promise<Harness> {
+  const upstream = await startScriptedUpstream();
+  const world = await openWorld({ upstreamUrl: upstream.url + '/', memory, headers: { 'X-Title': 'engram-test' } });
+  const client = new UndiciUpstream({ timeoutMs: 5_000 });
+  const logs: Harness['logs'] = [];
+  const log: ExtractionLog = {
+    info: (fields, message) => logs.push({ level: 'info', fields, message }),
+    warn: (fields, message) => logs.push({ level: 'warn', fields, message }),
+    error: (fields, message) => logs.push({ level: 'error', fields, message }),
+  };
+  const handler = createExtractionHandler({
+    control: world.control,
+    writer: world.writer,
+    upstream: client,
+    protocols: { 'chat-completions': chatCompletions },
+    now: () => world.clock.now,
+    log,
+  });
+  await world.control.putConversation({
+    ...newConversationState(world.agent.id, 'cnv_1', 'chat-completions', SETTLED_AT - 60_000),
+    lastFinalAt: SETTLED_AT,
+  });
+  return {
+    world,
+    upstream,
+    client,
+    logs,
+    job(overrides = {}) {
+      const job = buildExtractionJob({
+        agentId: world.agent.id,
+        orgId: world.agent.orgId,
+        conversationId: 'cnv_1',
+        protocol: 'chat-completions',
+        model: 'gpt-4o-mini',
+        turns: TURNS,
+        watermark: 0,
+        maxBytes: 48 * 1024,
+        settledAt: SETTLED_AT,
+      });
+      assert.ok(job);
+      return { ...job, ...overrides };
+    },
+    async run(jobs, options = {}) {
+      for (const job of jobs) await world.bus.publish(EXTRACTION_SUBJECT, job);
+      const subscription = consumeExtractionJobs(world.bus, handler, {
+        ackWaitMs: 10_000,
+        maxDeliver: options.maxDeliver ?? 3,
+        concurrency: 1,
+      });
+      // Its backoff starts at 5 s: tests that need a retry use their own consumer.
+      const deadline = Date.now() + 15_000;
+      while ((await world.bus.pending(EXTRACTION_SUBJECT)) > 0) {
+        if (Date.now() > deadline) throw new Error('extraction jobs not drained');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await subscription.stop();
+    },
+    async close() {
+      await world.dispose();
+      await client.close();
+      await upstream.close();
+    },
+  };
+}
+
+test('extracts, stores, rebuilds the index and moves the watermark', async () => {
+  const h = await harness();
+  try {
+    await h.run([h.job()]);
+    const requests = h.upstream.extractionRequests();
+    assert.is(requests.length, 1);
+    const [request] = requests;
+    assert.is(request.path, '/v1/chat/completions');
+    assert.is(request.headers.authorization, 'Bearer sk-upstream-test-key-0123456789');
+    assert.is(request.headers['x-title'], 'engram-test');
+    assert.is(request.json.model, 'gpt-4o-mini');
+    assert.is(request.json.stream, false);
+    assert.is(request.json.messages[0].content, EXTRACTION_INSTRUCTIONS);
+    const transcript: string = request.json.messages[1].content;
+    assert.ok(transcript.startsWith('<transcript>\nUser: Where is the deploy script?'), transcript);
+    assert.match(transcript, /\n\nTool: #!\/bin\/sh\nexport GITHUB_TOKEN=\[REDACTED:github_token\]/);
+    assert.not.match(transcript, /ghp_|engram-reflections|an old memory/);
+
+    const stored = await h.world.reflections.list(h.world.agent.id);
+    assert.equal(stored.map((r) => [r.kind, r.content]).sort(), [
+      ['factual', 'The deploy script is tools/deploy.sh.'],
+      ['procedural', 'Run tools/deploy.sh --dry-run before deploying to production.'],
+    ]);
+    assert.ok(stored.every((r) => r.source === 'conversation'));
+    assert.match((await h.world.control.getIndex(h.world.agent.id)) ?? '', /## notes \(2\)/);
+    const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
+    assert.is(state?.extractedTurns, 5);
+    assert.is(state?.lastFinalAt, SETTLED_AT, 'other fields kept');
+    assert.equal(await h.world.bus.deadLetters(), []);
+
+    const done = h.logs.find((l) => l.message === 'extraction done');
+    assert.ok(done);
+    assert.is((done.fields as { stored: number }).stored, 2);
+    assert.not.match(JSON.stringify(h.logs), /deploy\.sh|REDACTED|sk-upstream/);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a redelivered job is acked without calling the upstream again', async () => {
+  const h = await harness();
+  try {
+    const job = h.job();
+    await h.run([job]);
+    await h.run([job]);
+    assert.is(h.upstream.extractionRequests().length, 1);
+    assert.is(await h.world.reflections.count(h.world.agent.id), 2);
+  } finally {
+    await h.close();
+  }
+});
+
+test('sends only the turns after the watermark', async () => {
+  const h = await harness();
+  try {
+    const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
+    assert.ok(state);
+    await h.world.control.putConversation({ ...state, extractedTurns: 3 });
+    await h.run([h.job()]);
+    const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
+    assert.ok(transcript.startsWith('<transcript>\nUser: AVOID:'), transcript);
+    assert.not.match(transcript, /Where is the deploy script/);
+    assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.kind), ['procedural']);
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);
+  } finally {
+    await h.close();
+  }
+});
+
+test('skips superseded jobs, deleted agents and agents with extraction off', async () => {
+  const h = await harness();
+  try {
+    await h.run([h.job({ settledAt: SETTLED_AT - 1 })]);
+    assert.is(h.upstream.extractionRequests().length, 0, 'superseded');
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 0);
+
+    await h.world.control.updateAgent(h.world.agent.orgId, h.world.agent.id, { memory: { extract: false } });
+    await h.run([h.job()]);
+    assert.is(h.upstream.extractionRequests().length, 0, 'extraction off');
+
+    await h.run([h.job({ agentId: 'agt_missing' })]);
+    assert.is(h.upstream.extractionRequests().length, 0, 'agent deleted');
+    assert.equal(await h.world.bus.deadLetters(), []);
+  } finally {
+    await h.close();
+  }
+});
+
+test('uses the configured extraction model', async () => {
+  const h = await harness({ extractionModel: 'gpt-4.1-nano' });
+  try {
+    await h.run([h.job()]);
+    assert.is(h.upstream.extractionRequests()[0].json.model, 'gpt-4.1-nano');
+  } finally {
+    await h.close();
+  }
+});
+
+test('an empty list of reflections still completes the job', async () => {
+  const h = await harness();
+  try {
+    h.upstream.setExtractor(() => []);
+    await h.run([h.job()]);
+    assert.is(await h.world.reflections.count(h.world.agent.id), 0);
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a server error is retried and the retry succeeds', async () => {
+  const h = await harness();
+  try {
+    let calls = 0;
+    h.upstream.setExtractor((_req, transcript) => {
+      calls++;
+      return calls === 1 ? { type: 'error', status: 503 } : [{ kind: 'factual', content: `Seen ${transcript.length > 0}`, topic: 't' }];
+    });
+    // The consumer's backoff starts at 5 s; a nak-free retry needs the bus's own redelivery.
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    const subscription = h.world.bus.consume<ExtractionJob>(
+      EXTRACTION_SUBJECT,
+      createExtractionHandler({
+        control: h.world.control,
+        writer: h.world.writer,
+        upstream: h.client,
+        protocols: { 'chat-completions': chatCompletions },
+        now: () => h.world.clock.now,
+      }),
+      { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1, backoffMs: () => 10 },
+    );
+    const deadline = Date.now() + 10_000;
+    while ((await h.world.bus.pending(EXTRACTION_SUBJECT)) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await subscription.stop();
+    assert.is(calls, 2);
+    assert.is(await h.world.reflections.count(h.world.agent.id), 1);
+    assert.equal(await h.world.bus.deadLetters(), []);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a permanent refusal (401) is dead-lettered at once with the reason', async () => {
+  const h = await harness();
+  try {
+    h.upstream.setExtractor(() => ({ type: 'error', status: 401 }));
+    await h.run([h.job()]);
+    assert.is(h.upstream.extractionRequests().length, 1);
+    const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
+    assert.ok(dead);
+    assert.is(dead.attempts, 1);
+    assert.match(dead.reason, /^upstream answered 401/);
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 0);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a malformed job is dead-lettered', async () => {
+  const h = await harness();
+  try {
+    await h.world.bus.publish(EXTRACTION_SUBJECT, { agentId: 42 });
+    await h.run([]);
+    const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
+    assert.is(dead?.reason, 'malformed extraction job');
+  } finally {
+    await h.close();
+  }
+});
+
+test('publishExtractionJob delays delivery until the conversation settles and dedupes', async () => {
+  const h = await harness();
+  try {
+    const job = h.job({ settledAt: Date.now() });
+    await publishExtractionJob(h.world.bus, job, 60_000);
+    await publishExtractionJob(h.world.bus, job, 60_000);
+    assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();

@@ -1,0 +1,141 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openWorld } from './sqlite-world.js';
+import { reflectionId } from '../../src/domain/reflection-id.js';
+
+test('stores valid reflections with content ids and rebuilds the root index', async () => {
+  const world = await openWorld();
+  try {
+    const result = await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'Deployment' },
+        { kind: 'procedural', content: 'Run make migrate before npm test, or the tests fail on a missing column.', topic: 'testing' },
+        { kind: 'bogus', content: 'x', topic: 'y' },
+      ],
+      'conversation',
+    );
+    assert.is(result.stored.length, 2);
+    assert.is(result.rejected, 1);
+    assert.is(result.duplicates, 0);
+    const [deploy] = result.stored;
+    assert.is(deploy.id, reflectionId(world.agent.id, 'factual', 'The deploy script is tools/deploy.sh.'));
+    assert.is(deploy.topic, 'deployment');
+    assert.is(deploy.source, 'conversation');
+    assert.is(deploy.embedderId, 'local-hash-v1-256');
+    assert.is(deploy.createdAt, world.clock.now);
+    assert.is(await world.reflections.count(world.agent.id), 2);
+    const index = await world.control.getIndex(world.agent.id);
+    assert.ok(index?.includes('## deployment (1)'), index);
+    assert.ok(index?.includes('- [procedural] Run make migrate before npm test'), index);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('writing the same batch again stores nothing new (idempotent redelivery)', async () => {
+  const world = await openWorld();
+  try {
+    const batch = [{ kind: 'factual', content: 'Alice owns the billing service.', topic: 'billing' }];
+    await world.writer.write(world.agent.id, batch, 'conversation');
+    world.clock.now += 60_000;
+    const again = await world.writer.write(world.agent.id, batch, 'conversation');
+    assert.is(again.stored.length, 0);
+    assert.is(again.duplicates, 1);
+    assert.is(await world.reflections.count(world.agent.id), 1);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('drops duplicates within a batch, exact and near', async () => {
+  const world = await openWorld();
+  try {
+    const result = await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'factual', content: 'Run npm test before pushing.', topic: 'testing' },
+        { kind: 'factual', content: '  run NPM test before pushing ', topic: 'testing' },
+        { kind: 'factual', content: 'Run `npm test` before you push.', topic: 'testing' },
+        { kind: 'factual', content: 'Run npm run lint before pushing.', topic: 'testing' },
+      ],
+      'mcp',
+    );
+    assert.is(result.stored.length, 2);
+    assert.is(result.duplicates, 2);
+    assert.equal(result.stored.map((r) => r.content), ['Run npm test before pushing.', 'Run npm run lint before pushing.']);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('a near-duplicate of a stored reflection touches it instead of adding one', async () => {
+  const world = await openWorld();
+  try {
+    const [first] = (
+      await world.writer.write(world.agent.id, [{ kind: 'procedural', content: 'Run npm test before pushing.', topic: 'testing' }], 'conversation')
+    ).stored;
+    const before = await world.reflections.get(world.agent.id, first.id);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the store stamps updatedAt with its own clock
+    const result = await world.writer.write(
+      world.agent.id,
+      [{ kind: 'procedural', content: 'Run `npm test` before you push.', topic: 'testing' }],
+      'conversation',
+    );
+    assert.is(result.stored.length, 0);
+    assert.is(result.duplicates, 1);
+    assert.is(await world.reflections.count(world.agent.id), 1);
+    const after = await world.reflections.get(world.agent.id, first.id);
+    assert.ok(before && after && after.updatedAt > before.updatedAt, `${before?.updatedAt} -> ${after?.updatedAt}`);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('distinct facts on one subject are all kept', async () => {
+  const world = await openWorld();
+  try {
+    const result = await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'factual', content: 'The billing service is owned by Alice.', topic: 'billing' },
+        { kind: 'factual', content: 'The billing service is owned by Bob.', topic: 'billing' },
+        { kind: 'factual', content: 'The API base URL is https://api.example.com/v2.', topic: 'api' },
+        { kind: 'factual', content: 'The API base URL is https://api.example.com/v3.', topic: 'api' },
+      ],
+      'conversation',
+    );
+    assert.is(result.stored.length, 4);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('redacts secrets before storing', async () => {
+  const world = await openWorld();
+  try {
+    const { stored } = await world.writer.write(
+      world.agent.id,
+      [{ kind: 'factual', content: 'CI uses the token ghp_16C7e42F292c6912E7710c838347Ae178B4a for releases.', topic: 'ci' }],
+      'transcript',
+    );
+    assert.is(stored[0].content, 'CI uses the token [REDACTED:github_token] for releases.');
+    const listed = await world.reflections.list(world.agent.id);
+    assert.not.match(JSON.stringify(listed), /ghp_/);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('an all-invalid batch writes nothing and leaves the index alone', async () => {
+  const world = await openWorld();
+  try {
+    const result = await world.writer.write(world.agent.id, [{ kind: 'factual', content: '' }, null], 'mcp');
+    assert.equal(result, { stored: [], duplicates: 0, rejected: 2 });
+    assert.is(await world.control.getIndex(world.agent.id), undefined);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test.run();
