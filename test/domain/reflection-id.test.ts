@@ -22,7 +22,9 @@ test('differs by agent, kind and content', () => {
 });
 
 test('does not confuse field boundaries', () => {
-  assert.is.not(reflectionId('agt_1f', 'actual', 'x'), reflectionId('agt_1', 'factual' as never, 'x'));
+  // Without separators "agt_1" + "factual" and "agt_1f" + "actual" would hash alike.
+  const shifted = reflectionId('agt_1f', 'actual' as 'factual', 'x');
+  assert.is.not(shifted, reflectionId('agt_1', 'factual', 'x'));
 });
 
 test.run();
