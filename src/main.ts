@@ -13,7 +13,7 @@ import { SqliteEventBus } from './adapters/sqlite/event-bus.js';
 import { buildApp, type BuildOptions } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import type { Deps } from './deps.js';
-import { createEmbedder } from './memory/embedders/create-embedder.js';
+import { createEmbedder } from './adapters/embeddings/create-embedder.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
 

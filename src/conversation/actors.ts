@@ -125,14 +125,18 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const relayed = results.relay!;
     if (relayed.outcome !== 'completed') return;
     const settledAt = now();
-    const state = (await control.getConversation(agent.id, id)) ?? results.inject!.state;
+    const stored = (await control.getConversation(agent.id, id)) ?? results.inject!.state;
+    const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
+    // A history shorter than the watermark was compacted or rewound: learn from it afresh
+    // (near-duplicates of what was learnt before are dropped by the writer).
+    const state = turns.length < stored.extractedTurns ? { ...stored, extractedTurns: 0 } : stored;
     const job = buildExtractionJob({
       agentId: agent.id,
       orgId: agent.orgId,
       conversationId: id,
       protocol: request.adapter.id,
       model: request.adapter.model(body),
-      turns: [...request.adapter.transcript(body), ...relayed.answer.turns],
+      turns,
       watermark: state.extractedTurns,
       maxBytes: config.extraction.maxBytes,
       settledAt,

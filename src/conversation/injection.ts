@@ -39,7 +39,10 @@ export function planInjection(adapter: ProtocolAdapter, messages: unknown[], sta
     }
     kept.push(insertion);
   }
-  const last = messages.length - 1;
+  // The newest turn is the last message that is not a system entry: clients may append
+  // context after the user's message (Claude Code's mid-conversation system entries).
+  let last = messages.length - 1;
+  while (last >= 0 && adapter.isSystemEntry(messages[last])) last--;
   const fresh = last >= seen && last >= 0 && adapter.isUserInput(messages[last]) && !kept.some((i) => i.index === last);
   const query = fresh ? adapter.queryText(messages[last]).trim() : '';
   return { kept, target: query ? last : -1, query };

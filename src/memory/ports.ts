@@ -194,6 +194,7 @@ export interface ReflectionStore {
   /** Most recently updated first. */
   list(agentId: string, query?: ListQuery): Promise<Reflection[]>;
   count(agentId: string): Promise<number>;
+  /** Applies the patch and stamps `updatedAt` (an empty patch only refreshes it). */
   update(agentId: string, id: string, patch: ReflectionPatch): Promise<Reflection | undefined>;
   delete(agentId: string, id: string): Promise<boolean>;
   deleteAgent(agentId: string): Promise<void>;

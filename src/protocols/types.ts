@@ -48,6 +48,8 @@ export interface ProtocolAdapter {
   messages(body: JsonObject): unknown[];
   /** Shallow copy of `body` with its message list replaced. */
   withMessages(body: JsonObject, messages: unknown[]): JsonObject;
+  /** A system or developer entry inside the message list (Claude Code appends them after the user's turn). */
+  isSystemEntry(message: unknown): boolean;
   /** A message typed by the user (not a tool result, not a system entry). */
   isUserInput(message: unknown): boolean;
   /** The user-visible text of a message, for retrieval queries. */

@@ -155,6 +155,19 @@ for (const dialect of dialects) {
   });
 }
 
+test('messages: the block joins the user turn even when a system entry follows it (Claude Code)', async (context) => {
+  const dialect = dialects[1];
+  const agent = await context.engram.createAgent(context.upstream.url);
+  await teach(context, agent, dialect, ['The payments service config lives in config/payments.yaml.'], false);
+  const reminder = { role: 'system', content: [{ type: 'text', text: 'Today is Sunday.', cache_control: { type: 'ephemeral' } }] };
+  context.upstream.enqueue({ type: 'text', text: 'In config/payments.yaml.' });
+  const asked = await send(context.engram, agent, dialect, dialect.body([dialect.user('Where is the payments service configuration?'), reminder]));
+  assert.ok(asked.injected >= 1);
+  const forwarded = context.upstream.conversationRequests().at(-1)!.json;
+  assert.equal(forwarded.messages[1], reminder, 'the trailing system entry is untouched and stays last');
+  assert.match(JSON.stringify(forwarded.messages[0]), /<engram-reflections>[^]*payments\.yaml/);
+});
+
 test('an agent with injection turned off gets nothing injected', async (context) => {
   const dialect = dialects[0];
   const agent = await context.engram.createAgent(context.upstream.url);

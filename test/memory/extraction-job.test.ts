@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildExtractionJob, renderTranscript, type BuildExtractionJobInput } from '../../src/memory/extraction.js';
+import { buildExtractionJob, extractionConsumerOptions, renderTranscript, type BuildExtractionJobInput } from '../../src/memory/extraction.js';
 import type { Turn } from '../../src/domain/transcript.js';
 
 const base = (turns: Turn[], overrides: Partial<BuildExtractionJobInput> = {}): BuildExtractionJobInput => ({
@@ -110,6 +110,14 @@ test('renders a plain transcript, skipping empty turns', () => {
     { role: 'assistant', text: 'It is tools/deploy.sh.\n' },
   ]);
   assert.is(text, 'User: Where is the deploy script?\n\nTool: deploy.sh\n\nAssistant: It is tools/deploy.sh.');
+});
+
+test('consumer options: configured limits, exponential backoff from 5 s capped at 5 min', () => {
+  const options = extractionConsumerOptions({ ackWaitMs: 120_000, maxDeliver: 5, concurrency: 2 });
+  assert.is(options.ackWaitMs, 120_000);
+  assert.is(options.maxDeliver, 5);
+  assert.is(options.concurrency, 2);
+  assert.equal([1, 2, 3, 10].map(options.backoffMs), [5_000, 10_000, 20_000, 300_000]);
 });
 
 test.run();

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UndiciUpstream } from '../../src/adapters/upstream/undici-upstream.js';
 import { embeddingsUrl, OpenAiEmbedder } from '../../src/adapters/embeddings/openai-embedder.js';
-import { createEmbedder } from '../../src/memory/embedders/create-embedder.js';
+import { createEmbedder } from '../../src/adapters/embeddings/create-embedder.js';
 import { loadConfig } from '../../src/config.js';
 
 interface Seen {

@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openWorld, type World } from './sqlite-world.js';
-import { createRetrieval, renderReflectionsBlock } from '../../src/memory/retrieval.js';
+import { createRetrieval, isRelevant, renderReflectionsBlock } from '../../src/memory/retrieval.js';
+import { reflection } from './fixtures.js';
 import { estimateTokens } from '../../src/domain/text.js';
 import type { Agent } from '../../src/domain/types.js';
 
@@ -119,6 +120,20 @@ test('never returns another agent’s reflections', async () => {
   } finally {
     await world.dispose();
   }
+});
+
+test('relevance rule: cosine alone, or a strong keyword hit that is not unrelated', () => {
+  const scored = (score: number, vectorScore: number, keywordScore: number) => ({
+    reflection: reflection({ id: 'ref_x' }),
+    score,
+    vectorScore,
+    keywordScore,
+  });
+  assert.ok(isRelevant(scored(0.1, 0.2, 0), 0.2), 'cosine at minScore');
+  assert.not.ok(isRelevant(scored(1, 0.19, 0), 0.2), 'top fused score without keyword or cosine');
+  assert.ok(isRelevant(scored(0.6, 0.16, 0.8), 0.2), 'keyword hit, upper half, cosine >= 0.75 minScore');
+  assert.not.ok(isRelevant(scored(0.6, 0.14, 1), 0.2), 'keyword hit but unrelated in meaning');
+  assert.not.ok(isRelevant(scored(0.4, 0.19, 0.5), 0.2), 'keyword hit in the lower half');
 });
 
 test.run();

@@ -54,7 +54,9 @@ export function migrate(db: SqliteDatabase): void {
     db.transaction(() => {
       const now = db.pragma('user_version', { simple: true }) as number;
       if (now >= version) return;
-      db.exec(MIGRATIONS[version - 1]);
+      const migration = MIGRATIONS[version - 1];
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
       db.pragma(`user_version = ${version}`);
     }).immediate();
   }

@@ -65,7 +65,8 @@ export class SqliteEventBus implements EventBus {
   ): Subscription {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
     const settings: ConsumerOptions = {
-      ackWaitMs: options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs,
+      // At least 1 ms: a lease must end after the instant it was taken.
+      ackWaitMs: Math.max(1, options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs),
       maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
       concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
       backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,

@@ -2,7 +2,13 @@
  * Schema of the single Engram SQLite file. Migration N (1-based) brings the file from
  * `PRAGMA user_version = N-1` to N. Append only: never edit a migration that shipped.
  */
-export const MIGRATIONS: readonly string[] = [
+import type { SqliteDatabase } from './database.js';
+import { createKeywordTable, keywordTableName } from './keyword-index.js';
+
+/** SQL, or a function for steps SQL alone cannot express; run inside a transaction. */
+export type Migration = string | ((db: SqliteDatabase) => void);
+
+export const MIGRATIONS: readonly Migration[] = [
   // 1: control store, reflection store, event bus.
   `
   CREATE TABLE orgs (
@@ -132,4 +138,38 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX bus_dead_letters_subject ON bus_dead_letters(subject, failed_at);
   `,
+
+  // 2: one FTS5 index per agent instead of one shared index kept by triggers, so a
+  // keyword query only touches its own agent's rows (see keyword-index.ts). The
+  // in-memory snapshots' version moves from reflection_versions to reflection_tenants.
+  (db) => {
+    db.exec(`
+      DROP TRIGGER reflections_ai;
+      DROP TRIGGER reflections_ad;
+      DROP TRIGGER reflections_au_text;
+      DROP TRIGGER reflections_au_vector;
+      DROP TABLE reflections_fts;
+      DROP TABLE reflection_versions;
+
+      -- One FTS5 table per agent (reflections_fts_<n>), created on the agent's first
+      -- write. version changes with every write to the agent's reflections, from any
+      -- connection, so a snapshot built from an older version is never used.
+      CREATE TABLE reflection_tenants (
+        n        INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL UNIQUE,
+        version  INTEGER NOT NULL
+      );
+    `);
+    const agents = db.prepare('SELECT DISTINCT agent_id FROM reflections').pluck().all() as string[];
+    const register = db.prepare('INSERT INTO reflection_tenants (agent_id, version) VALUES (?, 1) RETURNING n').pluck();
+    for (const agentId of agents) {
+      const n = register.get(agentId) as number;
+      createKeywordTable(db, n);
+      db.prepare(
+        `INSERT INTO ${keywordTableName(n)} (rowid, content, topic, tags)
+         SELECT seq, content, topic, (SELECT group_concat(value, ' ') FROM json_each(reflections.tags))
+         FROM reflections WHERE agent_id = ?`,
+      ).run(agentId);
+    }
+  },
 ];

@@ -1,11 +1,11 @@
 /**
- * Reflection store in the embedded SQLite file: rows with float32 vector BLOBs, an FTS5
- * index (external content, kept in step by triggers) for BM25, and a per-agent
- * in-memory vector matrix for brute-force cosine search. Retrieval runs on every
- * proxied request, so a search is: one version check, one scan of the cached matrix,
- * one FTS5 query, one fetch of the final rows.
+ * Reflection store in the embedded SQLite file: rows with float32 vector BLOBs, one FTS5
+ * index per agent for BM25 (keyword-index.ts), and a per-agent in-memory snapshot
+ * (agent-snapshot.ts) for brute-force cosine search. Retrieval runs on every proxied
+ * request, so a search is: one version check, one SIMD scan of the cached matrix, one
+ * FTS5 query, one fetch of the final rows.
  */
-import type { Reflection, ReflectionKind, ScoredReflection } from '../../domain/types.js';
+import type { Reflection, ScoredReflection } from '../../domain/types.js';
 import type {
   HybridQuery,
   ListQuery,
@@ -15,24 +15,11 @@ import type {
 } from '../../memory/ports.js';
 import type { SqliteDatabase } from './database.js';
 import { relativeScoreFusion, type Candidate } from './fusion.js';
-import { toFtsQuery } from './keyword-query.js';
-import { buildMatrix, cosineAt, KIND_CODES, topByVector, type VectorMatrix, type VectorRow } from './vector-matrix.js';
-
-interface ReflectionRow {
-  seq: number;
-  agent_id: string;
-  id: string;
-  kind: string;
-  content: string;
-  topic: string;
-  tags: string;
-  source: string;
-  created_at: number;
-  updated_at: number;
-  last_used_at: number | null;
-  use_count: number;
-  embedder_id: string;
-}
+import { AgentSnapshot, documentText, type SnapshotChange, type SnapshotRow } from './agent-snapshot.js';
+import { KeywordIndex } from './keyword-index.js';
+import { pruneTerms, queryTerms, toFtsMatch } from './keyword-query.js';
+import { COLUMNS, storedText, toReflection, vectorBlob, type ReflectionRow } from './reflection-rows.js';
+import { KIND_CODES } from './vector-matrix.js';
 
 export interface SqliteReflectionStoreOptions {
   now?: () => number;
@@ -42,20 +29,27 @@ export interface SqliteReflectionStoreOptions {
    * the min-max normalisation is relative to.
    */
   fusionCandidates?: number;
-  /** Agents whose vector matrix stays in memory; the least recently searched is dropped. */
+  /** Agents whose snapshot stays in memory; the least recently searched is dropped. */
   cachedAgents?: number;
+  /**
+   * Upper bound on the keyword postings one query visits (sum of its terms' document
+   * frequencies), which bounds BM25 time in large stores; see `pruneTerms`.
+   */
+  keywordPostingBudget?: number;
 }
 
-const COLUMNS =
-  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id';
+/** One write's effect on the snapshots: per agent, its new version and the changes. */
+type WriteLog = Map<string, { version: number | undefined; changes: SnapshotChange[] }>;
 
 export class SqliteReflectionStore implements ReflectionStore {
   readonly #db: SqliteDatabase;
   readonly #now: () => number;
   readonly #fusionCandidates: number;
   readonly #cachedAgents: number;
+  readonly #keywordPostingBudget: number;
+  readonly #keywords: KeywordIndex;
   /** Insertion order doubles as recency: a hit is re-inserted at the end. */
-  readonly #matrices = new Map<string, VectorMatrix>();
+  readonly #snapshots = new Map<string, AgentSnapshot>();
   readonly #sql;
 
   constructor(db: SqliteDatabase, options: SqliteReflectionStoreOptions = {}) {
@@ -63,8 +57,10 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#now = options.now ?? Date.now;
     this.#fusionCandidates = options.fusionCandidates ?? 100;
     this.#cachedAgents = options.cachedAgents ?? 32;
+    this.#keywordPostingBudget = options.keywordPostingBudget ?? 2_000;
+    this.#keywords = new KeywordIndex(db);
     this.#sql = {
-      upsert: db.prepare(
+      upsert: db.prepare<[Record<string, unknown>], { seq: number }>(
         `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at,
                                   last_used_at, use_count, embedder_id, vector)
          VALUES (@agentId, @id, @kind, @content, @topic, @tags, @source, @createdAt, @updatedAt,
@@ -76,7 +72,11 @@ export class SqliteReflectionStore implements ReflectionStore {
            -- Re-extracting a known reflection must not reset how it has been used.
            created_at = MIN(created_at, excluded.created_at),
            use_count = MAX(use_count, excluded.use_count),
-           last_used_at = MAX(COALESCE(last_used_at, excluded.last_used_at), COALESCE(excluded.last_used_at, last_used_at))`,
+           last_used_at = MAX(COALESCE(last_used_at, excluded.last_used_at), COALESCE(excluded.last_used_at, last_used_at))
+         RETURNING seq`,
+      ),
+      existing: db.prepare<[string, string], { seq: number; content: string; topic: string; tags: string }>(
+        'SELECT seq, content, topic, tags FROM reflections WHERE agent_id = ? AND id = ?',
       ),
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
       list: db.prepare<[{ agentId: string; kind: string | null; limit: number; offset: number }], ReflectionRow>(
@@ -95,29 +95,26 @@ export class SqliteReflectionStore implements ReflectionStore {
         `UPDATE reflections SET use_count = use_count + 1, last_used_at = MAX(COALESCE(last_used_at, @at), @at)
          WHERE agent_id = @agentId AND id = @id`,
       ),
-      version: db.prepare<[string], { version: number }>('SELECT version FROM reflection_versions WHERE agent_id = ?'),
-      vectors: db.prepare<[string], VectorRow>('SELECT seq, kind, vector FROM reflections WHERE agent_id = ?'),
-      // The FTS index spans all agents; the join keeps only this agent's rows.
-      keyword: db.prepare<
-        [{ match: string; agentId: string; kind: string | null; limit: number }],
-        { seq: number; bm25: number }
-      >(
-        `SELECT r.seq AS seq, bm25(reflections_fts) AS bm25
-         FROM reflections_fts JOIN reflections r ON r.seq = reflections_fts.rowid
-         WHERE reflections_fts MATCH @match AND r.agent_id = @agentId AND (@kind IS NULL OR r.kind = @kind)
-         ORDER BY bm25 LIMIT @limit`,
+      snapshot: db.prepare<[string], SnapshotRow>(
+        'SELECT seq, kind, vector, content, topic, tags FROM reflections WHERE agent_id = ?',
       ),
       bySeqs: db.prepare<[string, string], ReflectionRow>(
-        `SELECT ${COLUMNS} FROM reflections WHERE seq IN (SELECT value FROM json_each(?)) AND agent_id = ?`,
+        // CROSS JOIN fixes the order: look up each wanted seq by primary key, rather than
+        // scan the agent's rows and probe the list.
+        `SELECT ${COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}
+         FROM json_each(?) AS j CROSS JOIN reflections AS r ON r.seq = j.value WHERE r.agent_id = ?`,
       ),
     };
   }
 
   async upsert(reflections: StoredReflection[]): Promise<void> {
     if (reflections.length === 0) return;
-    this.#db.transaction(() => {
+    this.#write((log) => {
       for (const r of reflections) {
-        this.#sql.upsert.run({
+        const changes = this.#touch(log, r.agentId, true);
+        const existing = this.#sql.existing.get(r.agentId, r.id);
+        const vector = vectorBlob(r.vector);
+        const written = this.#sql.upsert.get({
           agentId: r.agentId,
           id: r.id,
           kind: r.kind,
@@ -130,11 +127,21 @@ export class SqliteReflectionStore implements ReflectionStore {
           lastUsedAt: r.lastUsedAt,
           useCount: r.useCount,
           embedderId: r.embedderId,
-          vector: vectorBlob(r.vector),
+          vector,
+        });
+        if (!written) throw new Error(`upsert of reflection ${r.id} returned no row`);
+        if (existing) this.#keywords.remove(r.agentId, existing.seq);
+        this.#keywords.add(r.agentId, written.seq, r);
+        changes.push({
+          type: 'put',
+          seq: written.seq,
+          kind: r.kind,
+          vector,
+          before: existing && storedText(existing),
+          after: documentText(r),
         });
       }
-    })();
-    for (const r of reflections) this.#matrices.delete(r.agentId);
+    });
   }
 
   async get(agentId: string, id: string): Promise<Reflection | undefined> {
@@ -154,7 +161,7 @@ export class SqliteReflectionStore implements ReflectionStore {
   }
 
   async update(agentId: string, id: string, patch: ReflectionPatch): Promise<Reflection | undefined> {
-    const updated = this.#db.transaction(() => {
+    return this.#write((log) => {
       const row = this.#sql.get.get(agentId, id);
       if (!row) return undefined;
       const current = toReflection(row);
@@ -167,6 +174,7 @@ export class SqliteReflectionStore implements ReflectionStore {
         embedderId: patch.embedderId ?? current.embedderId,
         updatedAt: Math.max(this.#now(), current.updatedAt),
       };
+      const vector = patch.vector && vectorBlob(patch.vector);
       this.#sql.update.run({
         agentId,
         id,
@@ -175,40 +183,65 @@ export class SqliteReflectionStore implements ReflectionStore {
         topic: next.topic,
         tags: JSON.stringify(next.tags),
         embedderId: next.embedderId,
-        vector: patch.vector ? vectorBlob(patch.vector) : null,
+        vector: vector ?? null,
         updatedAt: next.updatedAt,
       });
+      this.#keywords.remove(agentId, row.seq);
+      this.#keywords.add(agentId, row.seq, next);
+      this.#touch(log, agentId, true).push({
+        type: 'put',
+        seq: row.seq,
+        kind: next.kind,
+        vector,
+        before: documentText(current),
+        after: documentText(next),
+      });
       return next;
-    })();
-    this.#matrices.delete(agentId);
-    return updated;
+    });
   }
 
   async delete(agentId: string, id: string): Promise<boolean> {
-    const deleted = this.#sql.delete.run(agentId, id).changes > 0;
-    this.#matrices.delete(agentId);
-    return deleted;
+    return this.#write((log) => {
+      const row = this.#sql.existing.get(agentId, id);
+      if (!row) return false;
+      this.#sql.delete.run(agentId, id);
+      this.#keywords.remove(agentId, row.seq);
+      this.#touch(log, agentId, false).push({ type: 'remove', seq: row.seq, before: storedText(row) });
+      return true;
+    });
   }
 
   async deleteAgent(agentId: string): Promise<void> {
-    this.#sql.deleteAgent.run(agentId);
-    this.#matrices.delete(agentId);
+    this.#write((log) => {
+      this.#sql.deleteAgent.run(agentId);
+      this.#keywords.clear(agentId);
+      this.#touch(log, agentId, false);
+    });
+    // Nothing is left to patch: the next search builds an empty snapshot.
+    this.#snapshots.delete(agentId);
   }
 
   async search(agentId: string, query: HybridQuery): Promise<ScoredReflection[]> {
     const limit = Math.max(0, Math.floor(query.limit));
     if (limit === 0) return [];
     const candidates = Math.max(limit, this.#fusionCandidates);
-    const matrix = this.#matrix(agentId);
+    const snapshot = this.#snapshot(agentId);
+    const { matrix } = snapshot;
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    const vectorList = topByVector(matrix, query.vector, candidates, kindCode);
+    const vectorList = matrix.top(query.vector, candidates, kindCode);
 
-    const match = toFtsQuery(query.text);
+    const terms = pruneTerms(
+      queryTerms(query.text),
+      (term) => snapshot.frequencies.get(term),
+      matrix.count,
+      this.#keywordPostingBudget,
+    );
+    const match = toFtsMatch(terms);
     const keywordList: Candidate[] = match
-      ? this.#sql.keyword.all({ match, agentId, kind: query.kind ?? null, limit: candidates }).map((row) => ({
-          key: row.seq,
+      ? this.#keywords.search(agentId, match, candidates, query.kind).map((hit) => ({
+          key: hit.seq,
           // bm25() is lower-is-better; fusion wants higher-is-better.
-          score: -row.bm25,
+          score: -hit.bm25,
         }))
       : [];
 
@@ -218,13 +251,13 @@ export class SqliteReflectionStore implements ReflectionStore {
       const known = rawCosine.get(seq);
       if (known !== undefined) return known;
       const row = matrix.rowOfSeq.get(seq);
-      return row === undefined ? 0 : cosineAt(matrix, row, query.vector);
+      return row === undefined ? 0 : matrix.cosineAt(row, query.vector);
     });
   }
 
   /** Scores are raw cosine similarities (`score` = `vectorScore`), not fused ones. */
   async nearest(agentId: string, vector: Float32Array, limit: number): Promise<ScoredReflection[]> {
-    const top = topByVector(this.#matrix(agentId), vector, Math.max(0, Math.floor(limit)));
+    const top = this.#snapshot(agentId).matrix.top(vector, Math.max(0, Math.floor(limit)));
     const cosine = new Map(top.map((c) => [c.key, c.score]));
     return this.#scored(
       agentId,
@@ -235,6 +268,7 @@ export class SqliteReflectionStore implements ReflectionStore {
 
   async markUsed(agentId: string, ids: string[], at: number): Promise<void> {
     if (ids.length === 0) return;
+    // Usage is not part of any snapshot: no version change, no cache invalidation.
     this.#db.transaction(() => {
       for (const id of new Set(ids)) this.#sql.markUsed.run({ agentId, id, at });
     })();
@@ -242,31 +276,62 @@ export class SqliteReflectionStore implements ReflectionStore {
 
   /** Drops the caches; does not close the shared database handle (see database.ts). */
   async close(): Promise<void> {
-    this.#matrices.clear();
+    this.#snapshots.clear();
+    this.#keywords.forget();
   }
 
-  /** The agent's vector matrix, rebuilt when any connection changed its vectors. */
-  #matrix(agentId: string): VectorMatrix {
-    const version = this.#sql.version.get(agentId)?.version ?? 0;
-    const cached = this.#matrices.get(agentId);
+  /**
+   * Runs a write in one IMMEDIATE transaction (no other writer can slip in between
+   * reading and bumping an agent's version), then patches this process's snapshots.
+   */
+  #write<T>(work: (log: WriteLog) => T): T {
+    const log: WriteLog = new Map();
+    let result: T;
+    try {
+      result = this.#db.transaction(() => work(log)).immediate();
+    } catch (error) {
+      // The rollback may have undone a tenant table whose statements were cached.
+      this.#keywords.forget();
+      throw error;
+    }
+    for (const [agentId, { version, changes }] of log) {
+      const snapshot = this.#snapshots.get(agentId);
+      if (snapshot && (version === undefined || !snapshot.apply(version, changes))) this.#snapshots.delete(agentId);
+    }
+    return result;
+  }
+
+  /** The agent's change list in this write; the first call bumps its version. */
+  #touch(log: WriteLog, agentId: string, create: boolean): SnapshotChange[] {
+    let entry = log.get(agentId);
+    if (!entry) {
+      entry = { version: this.#keywords.touch(agentId, create), changes: [] };
+      log.set(agentId, entry);
+    }
+    return entry.changes;
+  }
+
+  /** The agent's snapshot, rebuilt when another connection changed its reflections. */
+  #snapshot(agentId: string): AgentSnapshot {
+    const version = this.#keywords.version(agentId);
+    const cached = this.#snapshots.get(agentId);
     if (cached && cached.version === version) {
-      this.#matrices.delete(agentId);
-      this.#matrices.set(agentId, cached);
+      this.#snapshots.delete(agentId);
+      this.#snapshots.set(agentId, cached);
       return cached;
     }
-    // Version and rows read in one transaction so they describe the same snapshot.
-    const matrix = this.#db.transaction(() => {
-      const current = this.#sql.version.get(agentId)?.version ?? 0;
-      return buildMatrix(this.#sql.vectors.all(agentId), current);
-    })();
-    this.#matrices.delete(agentId);
-    this.#matrices.set(agentId, matrix);
-    while (this.#matrices.size > this.#cachedAgents) {
-      const oldest = this.#matrices.keys().next().value;
+    // Version and rows read in one transaction so they describe the same state.
+    const snapshot = this.#db.transaction(
+      () => new AgentSnapshot(this.#sql.snapshot.all(agentId), this.#keywords.version(agentId)),
+    )();
+    this.#snapshots.delete(agentId);
+    this.#snapshots.set(agentId, snapshot);
+    while (this.#snapshots.size > this.#cachedAgents) {
+      const oldest = this.#snapshots.keys().next().value;
       if (oldest === undefined) break;
-      this.#matrices.delete(oldest);
+      this.#snapshots.delete(oldest);
     }
-    return matrix;
+    return snapshot;
   }
 
   /** Fetches the final rows in one query and attaches their scores, keeping the order. */
@@ -283,7 +348,7 @@ export class SqliteReflectionStore implements ReflectionStore {
     const out: ScoredReflection[] = [];
     for (const candidate of ranked) {
       const row = rows.get(candidate.key);
-      if (!row) continue; // deleted by another connection since the matrix was built
+      if (!row) continue; // deleted by another connection since the snapshot was built
       out.push({
         reflection: toReflection(row),
         score: candidate.score,
@@ -293,25 +358,4 @@ export class SqliteReflectionStore implements ReflectionStore {
     }
     return out;
   }
-}
-
-function vectorBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function toReflection(row: ReflectionRow): Reflection {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    kind: row.kind as ReflectionKind,
-    content: row.content,
-    topic: row.topic,
-    tags: JSON.parse(row.tags) as string[],
-    source: row.source as Reflection['source'],
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastUsedAt: row.last_used_at,
-    useCount: row.use_count,
-    embedderId: row.embedder_id,
-  };
 }

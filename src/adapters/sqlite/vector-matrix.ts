@@ -1,10 +1,11 @@
 /**
- * One agent's vectors as one contiguous Float32Array, so a query is a tight brute-force
- * loop of dot products (vectors are unit length: dot product = cosine). 10,000 vectors
- * of 256 dimensions take ~10 MB and ~2 ms per query, well inside the retrieval budget,
- * without an approximate index that would need tuning and rebuilding.
+ * One agent's vectors as one contiguous float32 matrix, so a query is one brute-force
+ * pass of dot products (vectors are unit length: dot product = cosine). The matrix
+ * lives in WebAssembly memory and the pass runs as SIMD (simd-dot.ts): 10,000 x 256
+ * takes about a millisecond, exact, with no approximate index to tune or rebuild.
  */
 import type { Candidate } from './fusion.js';
+import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from './simd-dot.js';
 
 export const KIND_CODES = { factual: 0, procedural: 1 } as const;
 export type KindCode = (typeof KIND_CODES)[keyof typeof KIND_CODES];
@@ -12,108 +13,174 @@ export type KindCode = (typeof KIND_CODES)[keyof typeof KIND_CODES];
 export interface VectorRow {
   seq: number;
   kind: string;
-  vector: Buffer;
+  vector: Uint8Array;
 }
 
-export interface VectorMatrix {
-  /** `reflection_versions.version` the matrix was built from. */
-  readonly version: number;
-  readonly count: number;
-  /** Floats per row: the longest vector; shorter rows are zero-padded. */
+/** Compiled once; immutable. Undefined where WebAssembly SIMD is missing (scalar fallback). */
+const DOTS_MODULE = compileDotsModule();
+const PAGE_BYTES = 65_536;
+
+export class VectorMatrix {
+  /** Rows in use; rows up to `capacity` can be added in place. */
+  count: number;
+  readonly capacity: number;
+  /** Floats per row: the longest vector rounded up for SIMD; shorter rows are zero-padded. */
   readonly stride: number;
-  readonly data: Float32Array;
   readonly seqs: Float64Array;
   readonly kinds: Uint8Array;
   /** Real dimension of each row: rows of another embedder's size never match a query. */
   readonly dims: Uint32Array;
-  readonly rowOfSeq: Map<number, number>;
-}
+  readonly rowOfSeq = new Map<number, number>();
+  /** Row-major matrix (capacity rows), then one query row, then one score per row. */
+  readonly #data: Float32Array;
+  readonly #bytes: Uint8Array;
+  readonly #query: Float32Array;
+  readonly #scores: Float32Array;
+  readonly #dots: DotsFunction | undefined;
 
-export function buildMatrix(rows: readonly VectorRow[], version: number): VectorMatrix {
-  let stride = 0;
-  for (const row of rows) stride = Math.max(stride, row.vector.byteLength >> 2);
-  const count = rows.length;
-  const data = new Float32Array(count * stride);
-  const bytes = new Uint8Array(data.buffer);
-  const seqs = new Float64Array(count);
-  const kinds = new Uint8Array(count);
-  const dims = new Uint32Array(count);
-  const rowOfSeq = new Map<number, number>();
-  rows.forEach((row, i) => {
-    const dim = row.vector.byteLength >> 2;
-    // Blobs are little-endian float32, like the typed array on every supported platform:
-    // copying bytes avoids decoding each float and the alignment rules of a Buffer view.
-    bytes.set(row.vector.subarray(0, dim * 4), i * stride * 4);
-    seqs[i] = row.seq;
-    kinds[i] = row.kind === 'procedural' ? KIND_CODES.procedural : KIND_CODES.factual;
-    dims[i] = dim;
-    rowOfSeq.set(row.seq, i);
-  });
-  return { version, count, stride, data, seqs, kinds, dims, rowOfSeq };
-}
-
-/** Cosine of the query and one row; 0 when their dimensions differ. */
-export function cosineAt(matrix: VectorMatrix, row: number, query: Float32Array): number {
-  if (matrix.dims[row] !== query.length) return 0;
-  const { data } = matrix;
-  const base = row * matrix.stride;
-  let sum = 0;
-  for (let j = 0; j < query.length; j++) sum += data[base + j] * query[j];
-  return sum;
-}
-
-/** The `limit` rows most similar to the query (optionally of one kind), best first. */
-export function topByVector(
-  matrix: VectorMatrix,
-  query: Float32Array,
-  limit: number,
-  kind?: KindCode,
-): Candidate[] {
-  const dim = query.length;
-  if (limit <= 0 || dim === 0 || dim > matrix.stride) return [];
-  const { data, stride, dims, kinds } = matrix;
-  // Bounded buffer kept sorted ascending: a row only enters when it beats the weakest.
-  const bestScores = new Float64Array(limit);
-  const bestRows = new Int32Array(limit);
-  let size = 0;
-  for (let row = 0; row < matrix.count; row++) {
-    if (dims[row] !== dim || (kind !== undefined && kinds[row] !== kind)) continue;
-    const base = row * stride;
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    let j = 0;
-    for (; j + 3 < dim; j += 4) {
-      s0 += data[base + j] * query[j];
-      s1 += data[base + j + 1] * query[j + 1];
-      s2 += data[base + j + 2] * query[j + 2];
-      s3 += data[base + j + 3] * query[j + 3];
-    }
-    for (; j < dim; j++) s0 += data[base + j] * query[j];
-    const score = s0 + s1 + s2 + s3;
-    let i: number;
-    if (size < limit) {
-      i = size++;
-      while (i > 0 && bestScores[i - 1] > score) {
-        bestScores[i] = bestScores[i - 1];
-        bestRows[i] = bestRows[i - 1];
-        i--;
-      }
+  /**
+   * `spare` rows are reserved so small writes patch the matrix instead of rebuilding it.
+   * `simd: false` forces the scalar fallback (tests compare the two).
+   */
+  constructor(rows: readonly VectorRow[], spare = 64 + (rows.length >> 3), simd = true) {
+    let longest = 0;
+    for (const row of rows) longest = Math.max(longest, row.vector.byteLength >> 2);
+    this.count = 0;
+    this.capacity = rows.length + spare;
+    this.stride = Math.max(SIMD_LANES_PER_TURN, Math.ceil(longest / SIMD_LANES_PER_TURN) * SIMD_LANES_PER_TURN);
+    const matrixFloats = this.capacity * this.stride;
+    const totalBytes = (matrixFloats + this.stride + this.capacity) * 4;
+    let buffer: ArrayBuffer;
+    if (DOTS_MODULE && simd) {
+      const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(totalBytes / PAGE_BYTES)) });
+      this.#dots = instantiateDots(DOTS_MODULE, memory);
+      buffer = memory.buffer;
     } else {
-      if (score <= bestScores[0]) continue;
-      // Full: the weakest (index 0) falls out, the others shift down until the slot fits.
-      i = 0;
-      while (i + 1 < size && bestScores[i + 1] < score) {
-        bestScores[i] = bestScores[i + 1];
-        bestRows[i] = bestRows[i + 1];
-        i++;
-      }
+      buffer = new ArrayBuffer(totalBytes);
     }
-    bestScores[i] = score;
-    bestRows[i] = row;
+    this.#data = new Float32Array(buffer, 0, matrixFloats);
+    this.#bytes = new Uint8Array(buffer, 0, matrixFloats * 4);
+    this.#query = new Float32Array(buffer, matrixFloats * 4, this.stride);
+    this.#scores = new Float32Array(buffer, (matrixFloats + this.stride) * 4, this.capacity);
+    this.seqs = new Float64Array(this.capacity);
+    this.kinds = new Uint8Array(this.capacity);
+    this.dims = new Uint32Array(this.capacity);
+    for (const row of rows) this.put(row.seq, row.kind, row.vector);
   }
-  const out: Candidate[] = [];
-  for (let i = size - 1; i >= 0; i--) out.push({ key: matrix.seqs[bestRows[i]], score: bestScores[i] });
-  return out;
+
+  /**
+   * Adds or replaces the row of `seq` (a missing vector keeps the stored one). False when
+   * the matrix has no room for it (full, or a longer vector): build a new one.
+   */
+  put(seq: number, kind: string, vector: Uint8Array | undefined): boolean {
+    let row = this.rowOfSeq.get(seq);
+    if (row === undefined) {
+      if (!vector || this.count === this.capacity) return false;
+      row = this.count++;
+      this.rowOfSeq.set(seq, row);
+      this.seqs[row] = seq;
+    }
+    this.kinds[row] = kind === 'procedural' ? KIND_CODES.procedural : KIND_CODES.factual;
+    if (vector) {
+      const dim = vector.byteLength >> 2;
+      if (dim > this.stride) return false;
+      const start = row * this.stride * 4;
+      // Blobs are little-endian float32, like typed arrays on every supported platform:
+      // copying bytes avoids decoding each float and the alignment rules of Buffer views.
+      this.#bytes.fill(0, start, start + this.stride * 4);
+      this.#bytes.set(vector.subarray(0, dim * 4), start);
+      this.dims[row] = dim;
+    }
+    return true;
+  }
+
+  /** Removes the row of `seq` by moving the last row into its place. */
+  remove(seq: number): void {
+    const row = this.rowOfSeq.get(seq);
+    if (row === undefined) return;
+    this.rowOfSeq.delete(seq);
+    const last = --this.count;
+    if (row !== last) {
+      this.#data.copyWithin(row * this.stride, last * this.stride, (last + 1) * this.stride);
+      this.seqs[row] = this.seqs[last];
+      this.kinds[row] = this.kinds[last];
+      this.dims[row] = this.dims[last];
+      this.rowOfSeq.set(this.seqs[row], row);
+    }
+  }
+
+  /** Cosine of the query and one row; 0 when their dimensions differ. */
+  cosineAt(row: number, query: Float32Array): number {
+    if (this.dims[row] !== query.length) return 0;
+    const base = row * this.stride;
+    let sum = 0;
+    for (let j = 0; j < query.length; j++) sum += this.#data[base + j] * query[j];
+    return sum;
+  }
+
+  /** The `limit` rows most similar to the query (optionally of one kind), best first. */
+  top(query: Float32Array, limit: number, kind?: KindCode): Candidate[] {
+    const dim = query.length;
+    if (limit <= 0 || dim === 0 || dim > this.stride || this.count === 0) return [];
+    const scores = this.#score(query);
+    const { dims, kinds, seqs } = this;
+    // Bounded buffer kept sorted weakest first; equal scores rank the lower (older) seq
+    // higher, so the order never depends on where a row sits in the matrix.
+    const bestScores = new Float64Array(limit);
+    const bestRows = new Int32Array(limit);
+    const beats = (score: number, row: number, slot: number): boolean =>
+      score > bestScores[slot] || (score === bestScores[slot] && seqs[row] < seqs[bestRows[slot]]);
+    let size = 0;
+    for (let row = 0; row < this.count; row++) {
+      if (dims[row] !== dim || (kind !== undefined && kinds[row] !== kind)) continue;
+      const score = scores[row];
+      let i: number;
+      if (size < limit) {
+        i = size++;
+        while (i > 0 && !beats(score, row, i - 1)) {
+          bestScores[i] = bestScores[i - 1];
+          bestRows[i] = bestRows[i - 1];
+          i--;
+        }
+      } else {
+        if (!beats(score, row, 0)) continue;
+        // Full: the weakest (slot 0) falls out, the others shift down until the slot fits.
+        i = 0;
+        while (i + 1 < size && beats(score, row, i + 1)) {
+          bestScores[i] = bestScores[i + 1];
+          bestRows[i] = bestRows[i + 1];
+          i++;
+        }
+      }
+      bestScores[i] = score;
+      bestRows[i] = row;
+    }
+    const out: Candidate[] = [];
+    for (let i = size - 1; i >= 0; i--) out.push({ key: seqs[bestRows[i]], score: bestScores[i] });
+    return out;
+  }
+
+  /** Dot product of the query with every row (zero-padded to the stride). */
+  #score(query: Float32Array): Float32Array {
+    this.#query.fill(0);
+    this.#query.set(query);
+    if (this.#dots) {
+      this.#dots(this.#data.byteOffset, this.count, this.stride * 4, this.#query.byteOffset, this.#scores.byteOffset);
+      return this.#scores;
+    }
+    const data = this.#data;
+    const q = this.#query;
+    const stride = this.stride;
+    for (let row = 0; row < this.count; row++) {
+      const base = row * stride;
+      let s0 = 0;
+      let s1 = 0;
+      for (let j = 0; j < stride; j += 2) {
+        s0 += data[base + j] * q[j];
+        s1 += data[base + j + 1] * q[j + 1];
+      }
+      this.#scores[row] = s0 + s1;
+    }
+    return this.#scores;
+  }
 }

@@ -79,6 +79,7 @@ export const chatCompletions: ProtocolAdapter = {
 
   messages: (body) => body.messages as unknown[],
   withMessages: (body, messages) => ({ ...body, messages }),
+  isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',
   queryText: (message) => (isObject(message) ? contentText(message.content) : ''),
   appendText: (message, text) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),

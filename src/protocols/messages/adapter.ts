@@ -104,6 +104,7 @@ export const messages: ProtocolAdapter = {
 
   messages: (body) => body.messages as unknown[],
   withMessages: (body, list) => ({ ...body, messages: list }),
+  isSystemEntry: (message) => isObject(message) && message.role === 'system',
   isUserInput(message) {
     if (!isObject(message) || message.role !== 'user') return false;
     const blocks = blocksOf(message.content);

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
-import type { Embedder, UpstreamClient } from '../ports.js';
-import { OpenAiEmbedder } from '../../adapters/embeddings/openai-embedder.js';
-import { createLocalEmbedder } from './local-embedder.js';
+import type { Embedder, UpstreamClient } from '../../memory/ports.js';
+import { OpenAiEmbedder } from './openai-embedder.js';
+import { createLocalEmbedder } from '../../memory/embedders/local-embedder.js';
 
 /**
  * The configured embedder: an OpenAI-compatible endpoint when `ENGRAM_EMBEDDINGS_URL` is

@@ -1,0 +1,84 @@
+/** The bench's one table, and the JSON file beside it. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
+import type { ProfileSummary } from './profile.js';
+import { round } from './stats.js';
+
+export interface Results {
+  startedAt: string;
+  revision?: { commit: string; dirty: boolean };
+  machine: { cpus: number; node: string; platform: string };
+  reflections: number;
+  latency4k: LatencyResult;
+  latency400k: LatencyResult;
+  capacity: CapacityResult;
+  firstByte: LatencyResult & { incomplete: number };
+  streams: StreamsResult;
+  retrieval: RetrievalResult;
+  durationSeconds: number;
+  /** With `--profile`: where Engram's CPU went under load. */
+  profiles?: Record<string, ProfileSummary & { requests: number }>;
+}
+
+type Row = [measure: string, direct: string, engram: string, figure: string, target: string, verdict: string];
+
+const ms = (x: number) => `${round(x, 2)} ms`;
+const mb = (bytes: number) => `${round(bytes / 2 ** 20, 0)} MB`;
+const pct = (x: number) => `${round(x * 100, 1)}%`;
+const verdict = (ok: boolean) => (ok ? 'pass' : 'MISS');
+
+export function rows(r: Results): Row[] {
+  const { latency4k: a, latency400k: b, capacity: c, firstByte: t, streams: s, retrieval: q } = r;
+  const kb = (bytes: number) => `${round(bytes / 1024, 0)} KB`;
+  return [
+    [`${kb(a.bodyBytes)} ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}`, '<= 1 ms', verdict(a.addedP50 <= 1 && a.errors === 0)],
+    [`${kb(a.bodyBytes)} ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)}`, '<= 5 ms', verdict(a.addedP99 <= 5 && a.errors === 0)],
+    [`${kb(b.bodyBytes)} ${b.protocol}, p50 (n=${b.engram.n})`, ms(b.direct.p50), ms(b.engram.p50), `+${ms(b.addedP50)}`, '<= 8 ms', verdict(b.addedP50 <= 8 && b.errors === 0)],
+    [`${kb(b.bodyBytes)} ${b.protocol}, p99`, ms(b.direct.p99), ms(b.engram.p99), `+${ms(b.addedP99)}`, '-', '-'],
+    [
+      `req/s at ${c.concurrency} concurrent, ${round(c.engram.seconds, 1)} s`,
+      `${round(c.direct.rps, 0)}`,
+      `${round(c.engram.rps, 0)}`,
+      `errors ${c.engram.errors} (direct ${c.direct.errors})`,
+      '>= 2,500, 0 errors',
+      verdict(c.engram.rps >= 2500 && c.engram.errors === 0),
+    ],
+    [`stream TTFB ${t.protocol}, p50 (n=${t.engram.n})`, ms(t.direct.p50), ms(t.engram.p50), `+${ms(t.addedP50)}`, '<= 2 ms', verdict(t.addedP50 <= 2 && t.errors + t.incomplete === 0)],
+    [
+      `${s.streams} streams held (~${round(s.eachStreamMs / 1000, 1)} s each)`,
+      '-',
+      `${s.completed} ok`,
+      `errors ${s.errors}; upstream conns peak ${s.upstreamPeakConnections}; TTFB p50 ${ms(s.ttfb.p50)}, max ${ms(s.ttfb.max)}; wall ${round(s.wallMs / 1000, 1)} s`,
+      '0 errors, all open at once',
+      // Queued behind a connection cap is not "held": the upstream must see every stream open.
+      verdict(s.errors === 0 && s.completed === s.streams && (s.upstreamPeakConnections < 0 || s.upstreamPeakConnections >= s.streams)),
+    ],
+    ['Engram RSS during streams', '-', mb(s.rssPeak), `before ${mb(s.rssBefore)}, peak ${mb(s.rssPeak)}, after ${mb(s.rssAfter)}`, 'reported', '-'],
+    [`retrieval, ${q.stored} reflections, p50 (n=${q.n})`, '-', ms(q.p50), `max ${ms(q.max)}, cold ${ms(q.coldMs)}`, '-', '-'],
+    [`retrieval, ${q.stored} reflections, p95`, '-', ms(q.p95), `hits ${pct(q.hitShare)}`, '<= 10 ms', verdict(q.p95 <= 10)],
+    [
+      'requests with x-engram-injected > 0',
+      '-',
+      pct(a.injectedShare),
+      `4 KB ${pct(a.injectedShare)}, 400 KB ${pct(b.injectedShare)}, capacity ${pct(c.engram.injectedShare)}, stream ${pct(t.injectedShare)}`,
+      '> 0',
+      verdict(Math.min(a.injectedShare, b.injectedShare, c.engram.injectedShare, t.injectedShare) > 0),
+    ],
+  ];
+}
+
+export function table(r: Results): string {
+  const header: Row = ['measure', 'direct', 'engram', 'added / detail', 'target', 'result'];
+  const all = [header, ...rows(r)];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i].length)));
+  const line = (row: Row) => '| ' + row.map((cell, i) => cell.padEnd(widths[i])).join(' | ') + ' |';
+  return [line(header), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows(r).map(line)].join('\n');
+}
+
+export function writeJson(r: Results, dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${r.startedAt.replaceAll(':', '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ ...r, verdicts: rows(r).map(([measure, , , , target, result]) => ({ measure, target, result })) }, null, 2) + '\n');
+  return file;
+}

@@ -1,0 +1,128 @@
+/**
+ * `npm run bench`: Engram's performance against the same scripted upstream called
+ * directly, in one run (issue 2, "Performance"). The upstream and Engram each run in
+ * their own child process; this process only generates load. Prints one table and
+ * writes the figures to `bench/results/<ISO timestamp>.json`.
+ *
+ * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
+ * Engram process under the capacity load and under 400 KB requests, summarised by self
+ * time (the profiles are left in bench/results/profiles/).
+ * `--quick` shrinks every phase, to check the bench itself works.
+ */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EngramHello } from './engram-process.js';
+import { startChild, type Child } from './ipc.js';
+import { client, closedLoop } from './load.js';
+import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from './phases.js';
+import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
+import { table, writeJson, type Results } from './report.js';
+import { bodyTemplate, questions } from './workload.js';
+import type { UpstreamHello } from './upstream-process.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const RESULTS = path.join(HERE, 'results');
+const quick = process.argv.includes('--quick');
+const profile = process.argv.includes('--profile');
+const scale = (n: number) => (quick ? Math.max(1, Math.round(n / 10)) : n);
+const REFLECTIONS = 1000;
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
+
+async function profiled(engram: Child<EngramHello>, name: string, load: () => Promise<{ requests: number }>): Promise<ProfileSummary & { requests: number }> {
+  const file = path.join(RESULTS, 'profiles', `${name}.cpuprofile`);
+  await engram.call('profileStart');
+  const { requests } = await load();
+  await engram.call('profileStop', { file });
+  const summary = summariseProfile(file);
+  console.log(`\n${name}: ${path.relative(process.cwd(), file)}\n${formatProfile(summary, requests)}`);
+  return { ...summary, requests };
+}
+
+/** The commit measured, and whether the work tree had uncommitted changes. */
+function revision(): { commit: string; dirty: boolean } | undefined {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: HERE, encoding: 'utf8' }).trim();
+    return { commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--', '../src', '../machines') !== '' };
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const started = performance.now();
+  const children: Array<Child<unknown>> = [];
+  try {
+    log('starting the scripted upstream and Engram in child processes');
+    const upstream = await startChild<UpstreamHello>(path.join(HERE, 'upstream-process.ts'));
+    children.push(upstream);
+    const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
+      env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS) },
+    });
+    children.push(engram);
+    log(`Engram at ${engram.hello.url} with ${engram.hello.reflections} reflections (seeded in ${Math.round(engram.hello.seedMs)} ms)`);
+    const bench: Bench = {
+      direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
+      upstream,
+      engramChild: engram,
+    };
+
+    log('1/6 added latency, 4 KB, sequential');
+    const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
+    await upstream.call('reset');
+    log('2/6 added latency, 400 KB, sequential');
+    const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
+    log('3/6 capacity, 50 concurrent');
+    const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
+    log('4/6 streaming, time to first byte');
+    const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
+    log('5/6 1,000 concurrent streams held');
+    const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
+    log('6/6 retrieval over 10,000 reflections, in the Engram process');
+    const found = await retrieval(bench, { reflections: 10_000, iterations: scale(1000), warmup: scale(100) });
+
+    const results: Results = {
+      startedAt,
+      revision: revision(),
+      machine: { cpus: os.availableParallelism(), node: process.version, platform: `${os.platform()} ${os.arch()}` },
+      reflections: REFLECTIONS,
+      latency4k,
+      latency400k,
+      capacity: cap,
+      firstByte: ttfb,
+      streams,
+      retrieval: found,
+      durationSeconds: Math.round((performance.now() - started) / 1000),
+    };
+    console.log(table(results));
+
+    if (profile) {
+      const asks = questions(200, 9);
+      const small = bodyTemplate('chat', 4096, asks);
+      const large = bodyTemplate('messages', 400 * 1024, asks);
+      const c = client(bench.engram, 50);
+      try {
+        results.profiles = {
+          capacity: await profiled(engram, 'capacity', () => closedLoop(c, 'chat', (n) => small.body(n), 50, 5000, 50_000_000)),
+          latency400k: await profiled(engram, 'latency-400k', () => closedLoop(c, 'messages', (n) => large.body(n), 1, 4000, 60_000_000)),
+        };
+      } finally {
+        await c.close();
+      }
+    }
+    log(`figures written to ${path.relative(process.cwd(), writeJson(results, RESULTS))}`);
+  } finally {
+    await Promise.all(children.reverse().map((child) => child.stop()));
+  }
+}
+
+await main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

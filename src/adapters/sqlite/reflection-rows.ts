@@ -1,0 +1,49 @@
+/** Rows of the `reflections` table and their mapping to domain records. */
+import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { documentText } from './agent-snapshot.js';
+
+export interface ReflectionRow {
+  seq: number;
+  agent_id: string;
+  id: string;
+  kind: string;
+  content: string;
+  topic: string;
+  tags: string;
+  source: string;
+  created_at: number;
+  updated_at: number;
+  last_used_at: number | null;
+  use_count: number;
+  embedder_id: string;
+}
+
+/** Every column but the vector, which only the snapshot reads. */
+export const COLUMNS =
+  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id';
+
+export function storedText(row: { content: string; topic: string; tags: string }): string {
+  return documentText({ ...row, tags: JSON.parse(row.tags) as string[] });
+}
+
+/** The vector's own bytes (little-endian float32), without copying. */
+export function vectorBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+export function toReflection(row: ReflectionRow): Reflection {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    kind: row.kind as ReflectionKind,
+    content: row.content,
+    topic: row.topic,
+    tags: JSON.parse(row.tags) as string[],
+    source: row.source as Reflection['source'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    lastUsedAt: row.last_used_at,
+    useCount: row.use_count,
+    embedderId: row.embedder_id,
+  };
+}
