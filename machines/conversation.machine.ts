@@ -31,7 +31,7 @@ export interface RelayResult {
 }
 
 export interface ConversationOutput {
-  status: 'settled' | 'completed' | 'upstream_error' | 'interrupted' | 'failed' | 'aborted';
+  status: 'settled' | 'upstream_error' | 'interrupted' | 'failed' | 'aborted';
   results: Partial<Record<StepName, unknown>>;
   error?: unknown;
 }
@@ -49,6 +49,8 @@ const notProvided = (name: StepName) =>
 
 const stepInput = ({ context }: { context: Context }): StepInput => ({ request: context.request, results: context.results });
 
+const relayOf = (event: unknown) => (event as { output?: RelayResult }).output;
+
 export const conversationMachine = setup({
   types: {
     context: {} as Context,
@@ -65,13 +67,13 @@ export const conversationMachine = setup({
     settle: notProvided('settle'),
   },
   guards: {
-    upstreamOk: ({ context }) => (context.results.forward as ForwardResult | undefined)?.ok === true,
-    finalAnswer: ({ context }) => {
-      const relay = context.results.relay as RelayResult | undefined;
-      return relay?.outcome === 'completed' && relay.final;
-    },
-    relayCompleted: ({ context }) => (context.results.relay as RelayResult | undefined)?.outcome === 'completed',
-    relayAborted: ({ context }) => (context.results.relay as RelayResult | undefined)?.outcome === 'aborted',
+    upstreamFailed: ({ context }) => (context.results.forward as ForwardResult | undefined)?.ok !== true,
+    relayAborted: ({ event }) => relayOf(event)?.outcome === 'aborted',
+    relayCompleted: ({ event }) => relayOf(event)?.outcome === 'completed',
+  },
+  actions: {
+    keepRelay: assign({ results: ({ context, event }) => ({ ...context.results, relay: relayOf(event) }) }),
+    keepError: assign({ error: ({ event }) => (event as { error?: unknown }).error }),
   },
 }).createMachine({
   id: 'conversation',
@@ -84,7 +86,7 @@ export const conversationMachine = setup({
         src: 'authenticate',
         input: stepInput,
         onDone: { target: 'resolving', actions: assign({ results: ({ context, event }) => ({ ...context.results, authenticate: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
     resolving: {
@@ -92,15 +94,16 @@ export const conversationMachine = setup({
         src: 'resolveConversation',
         input: stepInput,
         onDone: { target: 'injecting', actions: assign({ results: ({ context, event }) => ({ ...context.results, resolveConversation: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
+    /** Retrieval and prompt-cache-safe placement of reflections. */
     injecting: {
       invoke: {
         src: 'inject',
         input: stepInput,
         onDone: { target: 'forwarding', actions: assign({ results: ({ context, event }) => ({ ...context.results, inject: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
     forwarding: {
@@ -108,42 +111,33 @@ export const conversationMachine = setup({
         src: 'forward',
         input: stepInput,
         onDone: { target: 'relaying', actions: assign({ results: ({ context, event }) => ({ ...context.results, forward: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
     relaying: {
       invoke: {
         src: 'relay',
         input: stepInput,
-        onDone: { target: 'relayed', actions: assign({ results: ({ context, event }) => ({ ...context.results, relay: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onDone: [
+          { guard: 'relayAborted', target: 'aborted' },
+          { guard: 'upstreamFailed', target: 'upstreamError', actions: 'keepRelay' },
+          { guard: 'relayCompleted', target: 'settling', actions: 'keepRelay' },
+          { target: 'interrupted', actions: 'keepRelay' },
+        ],
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
-    relayed: {
-      always: [
-        { guard: 'relayAborted', target: 'aborted' },
-        { guard: 'upstreamOk', target: 'judging' },
-        { target: 'upstreamError' },
-      ],
-    },
-    judging: {
-      always: [
-        { guard: 'finalAnswer', target: 'settling' },
-        { guard: 'relayCompleted', target: 'completed' },
-        { target: 'interrupted' },
-      ],
-    },
+    /** Records the turn (its blocks, the watermark) and queues a final answer for extraction. */
     settling: {
       invoke: {
         src: 'settle',
         input: stepInput,
-        onDone: { target: 'settled', actions: assign({ results: ({ context, event }) => ({ ...context.results, settle: event.output }) }) },
-        onError: { target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+        onDone: { target: 'settled' },
+        onError: { target: 'failed', actions: 'keepError' },
       },
     },
     settled: { type: 'final' },
-    completed: { type: 'final' },
-    /** The upstream answered with an error, passed through unchanged; nothing to learn. */
+    /** The upstream answered with an error, passed through unchanged; nothing to learn or keep. */
     upstreamError: { type: 'final' },
     /** The upstream stream broke off; the client was told in-stream. Nothing to learn. */
     interrupted: { type: 'final' },
@@ -154,7 +148,6 @@ export const conversationMachine = setup({
     const value = self.getSnapshot().value;
     const status: ConversationOutput['status'] =
       value === 'settled' ? 'settled'
-      : value === 'completed' ? 'completed'
       : value === 'upstreamError' ? 'upstream_error'
       : value === 'aborted' ? 'aborted'
       : value === 'interrupted' ? 'interrupted'

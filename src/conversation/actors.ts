@@ -71,18 +71,11 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
       }
     }
-    const forwarded = applyInsertions(adapter, messages, insertions);
-    const nextState = {
-      ...state,
-      insertions,
-      injectedIds: [...injectedIds],
-      seenMessages: messages.length,
-      lastActivityAt: now(),
-    };
-    await control.putConversation(nextState);
-    const forwardBody = forwarded === messages && insertions.length === 0
-      ? Buffer.from(JSON.stringify(body))
-      : Buffer.from(JSON.stringify(adapter.withMessages(body, forwarded)));
+    const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
+    // Without insertions the client's own bytes go upstream untouched.
+    const forwardBody = insertions.length === 0
+      ? request.rawBody
+      : Buffer.from(JSON.stringify(adapter.withMessages(body, applyInsertions(adapter, messages, insertions))));
     return { forwardBody, injected, state: nextState };
   });
 
@@ -105,49 +98,50 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const upstreamResponse = results.forward!;
     const headers = clientHeaders(upstreamResponse.headers);
     headers['x-engram-injected'] = String(results.inject!.injected);
-    request.sink.writeHead(upstreamResponse.status, headers);
-    const contentType = String(upstreamResponse.headers['content-type'] ?? '');
-    const outcome = await relay({
-      body: upstreamResponse.body,
-      sink: request.sink,
-      adapter: request.adapter,
-      sse: contentType.includes('text/event-stream'),
-      signal,
-    });
+    const sse = String(upstreamResponse.headers['content-type'] ?? '').includes('text/event-stream');
+    request.sink.writeHead(upstreamResponse.status, headers, sse);
+    const outcome = await relay({ body: upstreamResponse.body, sink: request.sink, adapter: request.adapter, sse, signal });
     const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
     return { ...outcome, final };
   });
 
+  /**
+   * Keeps what the next turn needs (the blocks added, what was seen) and, after a final
+   * answer, queues the new turns for extraction once the conversation has been quiet
+   * for `settleMs`. Runs only after a completed 2xx answer: a failed turn changes nothing.
+   */
   const settle = step<void>(async ({ request, results }) => {
     const { agent } = results.authenticate!;
-    if (!agent.memory.extract) return;
     const { body, conversationId: id } = results.resolveConversation!;
     const relayed = results.relay!;
-    if (relayed.outcome !== 'completed') return;
     const settledAt = now();
-    const stored = (await control.getConversation(agent.id, id)) ?? results.inject!.state;
-    const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
-    // A history shorter than the watermark was compacted or rewound: learn from it afresh
-    // (near-duplicates of what was learnt before are dropped by the writer).
-    const state = turns.length < stored.extractedTurns ? { ...stored, extractedTurns: 0 } : stored;
-    const job = buildExtractionJob({
-      agentId: agent.id,
-      orgId: agent.orgId,
-      conversationId: id,
-      protocol: request.adapter.id,
-      model: request.adapter.model(body),
-      turns,
-      watermark: state.extractedTurns,
-      maxBytes: config.extraction.maxBytes,
-      settledAt,
-    });
-    if (!job) return;
-    // Publish before recording `lastFinalAt`: a crash in between leaves a job that still runs.
-    await bus.publish(EXTRACTION_SUBJECT, job, {
-      notBefore: settledAt + config.settleMs,
-      msgId: `${agent.id}:${id}:${job.turnCount}:${settledAt}`,
-    });
-    await control.putConversation({ ...state, lastFinalAt: settledAt, lastActivityAt: settledAt });
+    let state = { ...results.inject!.state, lastActivityAt: settledAt };
+    if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
+      const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
+      // A history shorter than the watermark was compacted or rewound: learn from it afresh
+      // (near-duplicates of what was learnt before are dropped by the writer).
+      if (turns.length < state.extractedTurns) state = { ...state, extractedTurns: 0 };
+      const job = buildExtractionJob({
+        agentId: agent.id,
+        orgId: agent.orgId,
+        conversationId: id,
+        protocol: request.adapter.id,
+        model: request.adapter.model(body),
+        turns,
+        watermark: state.extractedTurns,
+        maxBytes: config.extraction.maxBytes,
+        settledAt,
+      });
+      if (job) {
+        // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
+        await bus.publish(EXTRACTION_SUBJECT, job, {
+          notBefore: settledAt + config.settleMs,
+          msgId: `${agent.id}:${id}:${job.turnCount}:${settledAt}`,
+        });
+        state = { ...state, lastFinalAt: settledAt };
+      }
+    }
+    await control.putConversation(state);
   });
 
   return conversationMachine.provide({

@@ -8,7 +8,8 @@ import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 /** A client connection that can still receive a status line and headers. */
 export interface ResponseSink extends ClientSink {
   readonly headersSent: boolean;
-  writeHead(status: number, headers: OutgoingHttpHeaders): void;
+  /** `flush`: send the headers at once, ahead of a stream's first event. */
+  writeHead(status: number, headers: OutgoingHttpHeaders, flush?: boolean): void;
 }
 
 /** One proxied request, as the conversation machine's steps see it. */

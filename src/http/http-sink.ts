@@ -7,10 +7,10 @@ export function httpSink(response: ServerResponse): ResponseSink {
     get headersSent() {
       return response.headersSent;
     },
-    writeHead(status, headers) {
+    writeHead(status, headers, flush = false) {
       response.writeHead(status, headers);
-      // Streams must reach the client at once, before the first body chunk.
-      response.flushHeaders();
+      // A stream's headers go out at once; a JSON body's go out with it, in one write.
+      if (flush) response.flushHeaders();
     },
     write: (chunk) => response.write(chunk),
     onDrain: (resume) => void response.once('drain', resume),
