@@ -29,12 +29,13 @@ export const serveCommand: Command = {
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
     const server = await start(config);
-    io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
     // DESIGN section 4: a generated admin token's location is printed, never the token.
     const admin = server.adminToken;
     if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
     else if (admin.file) io.err(`Admin token: ${admin.file}`);
     else io.err('Admin token: from ENGRAM_ADMIN_TOKEN / --admin-token');
+    // Last, so whoever waits for this line has everything above it.
+    io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
