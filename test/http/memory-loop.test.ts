@@ -168,6 +168,32 @@ test('messages: the block joins the user turn even when a system entry follows i
   assert.match(JSON.stringify(forwarded.messages[0]), /<engram-reflections>[^]*payments\.yaml/);
 });
 
+test('a later turn of the same conversation sends only its new turns to extraction', async (context) => {
+  const dialect = dialects[0];
+  const agent = await context.engram.createAgent(context.upstream.url);
+  const conversation = { 'x-engram-conversation': 'watermark' };
+  const turn = async (messages: unknown[]) => {
+    context.upstream.enqueue({ type: 'text', text: 'Noted.' });
+    const response = await fetch(agent.baseUrl + dialect.path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...dialect.headers(agent), ...conversation },
+      body: JSON.stringify(dialect.body(messages)),
+    });
+    await response.text();
+  };
+  const first = [dialect.user('REMEMBER: The queue worker is started with make worker.')];
+  await turn(first);
+  await eventually(async () => ((await reflectionsOf(context.engram, agent)).length === 1 ? true : undefined));
+  const extractionsBefore = context.upstream.extractionRequests().length;
+  await turn([...first, dialect.assistant('Noted.'), dialect.user('REMEMBER: Logs are shipped to Loki at logs.internal.')]);
+  await eventually(async () => ((await reflectionsOf(context.engram, agent)).length === 2 ? true : undefined));
+  const extractions = context.upstream.extractionRequests().slice(extractionsBefore);
+  assert.is(extractions.length, 1);
+  const sent = JSON.stringify(extractions[0].json);
+  assert.match(sent, 'Loki');
+  assert.not.match(sent, 'make worker', 'the turn extracted before is not sent again');
+});
+
 test('an agent with injection turned off gets nothing injected', async (context) => {
   const dialect = dialects[0];
   const agent = await context.engram.createAgent(context.upstream.url);

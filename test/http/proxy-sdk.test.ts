@@ -2,6 +2,7 @@
  * The official SDKs get through Engram exactly what they get from the upstream itself,
  * and the upstream sees the same request (Engram's own key instead of the client's).
  */
+import http from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
@@ -173,6 +174,65 @@ test('an upstream error passes through with its status and body', async (context
   });
   assert.equal(result.proxied, { status: 429, error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limited', param: null } });
   assert.equal(result.proxied, result.direct);
+});
+
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+test('images reach the upstream as the client sent them, in both protocols', async (context) => {
+  const chat = await both(context, { type: 'text', text: 'A single pixel.' }, (direct) =>
+    openai(context, direct).chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PIXEL}` } }] }],
+    }),
+  );
+  assert.equal(chat.proxied, chat.direct);
+  sameUpstreamRequest(chat.directRequest, chat.proxiedRequest);
+  const messages = await both(context, { type: 'text', text: 'A single pixel.' }, (direct) =>
+    anthropic(context, direct).messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PIXEL } }, { type: 'text', text: 'What is this?' }] }],
+    }),
+  );
+  assert.equal(messages.proxied, messages.direct);
+  sameUpstreamRequest(messages.directRequest, messages.proxiedRequest);
+});
+
+test('protocol headers pass through; hop-by-hop headers and the client key do not', async (context) => {
+  context.upstream.enqueue({ type: 'text', text: 'ok' });
+  // node:http, because fetch refuses to send a Connection header.
+  const status = await new Promise<number>((resolve, reject) => {
+    const body = JSON.stringify({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'headers' }] });
+    const request = http.request(`${context.agent.baseUrl}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'interleaved-thinking-2025-05-14,context-management-2025-06-27',
+        'x-api-key': 'sk-ant-the-clients-own-key',
+        'x-engram-api-key': context.agent.token,
+        'x-claude-code-session-id': 'session-1',
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'only for the next hop',
+      },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+  assert.is(status, 200);
+  const seen = context.upstream.conversationRequests().at(-1)!;
+  assert.is(seen.path, '/v1/messages?beta=true', 'the query string is kept');
+  assert.is(seen.headers['anthropic-beta'], 'interleaved-thinking-2025-05-14,context-management-2025-06-27');
+  assert.is(seen.headers['anthropic-version'], '2023-06-01');
+  assert.is(seen.headers['x-claude-code-session-id'], 'session-1');
+  assert.is(seen.headers['x-api-key'], UPSTREAM_KEY, "the agent's key replaces the client's");
+  assert.is(seen.headers['x-hop'], undefined);
+  assert.is(seen.headers['x-engram-api-key'], undefined);
+  assert.not.ok(JSON.stringify(seen.headers).includes('sk-ant-the-clients-own-key'));
 });
 
 test('count_tokens and models pass through; the HEAD warm-up is answered', async (context) => {
