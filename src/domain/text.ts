@@ -53,6 +53,40 @@ export function tail(text: string, max: number): string {
   return text.slice(safeCut(text, text.length - max));
 }
 
+/**
+ * The first `head` and the last `tailLength` characters of `text`, for a long text whose
+ * start and end both matter (a question, a pasted log, the question again). Each cut moves
+ * to whitespace within a few characters, so no half word is left, and never falls inside
+ * a surrogate pair. A text that fits in both comes back whole, as `tail`.
+ */
+export function headAndTail(text: string, head: number, tailLength: number): { head: string; tail: string } {
+  if (text.length <= head + tailLength) return { head: '', tail: text };
+  let headEnd = safeCut(text, head);
+  const space = lastSpace(text, headEnd, WORD_SLACK);
+  if (space !== -1) headEnd = space;
+  let tailStart = safeCut(text, text.length - tailLength);
+  const next = firstSpace(text, tailStart - 1, WORD_SLACK);
+  if (next !== -1) tailStart = next + 1;
+  return { head: text.slice(0, headEnd), tail: text.slice(tailStart) };
+}
+
+/** How far a cut may move to reach whitespace. */
+const WORD_SLACK = 24;
+
+/** The index of the last whitespace in `text[at - within, at]`, or -1. */
+function lastSpace(text: string, at: number, within: number): number {
+  for (let i = at; i >= Math.max(0, at - within); i--) if (isSpace(text.charCodeAt(i))) return i;
+  return -1;
+}
+
+/** The index of the first whitespace in `text[at, at + within]`, or -1. */
+function firstSpace(text: string, at: number, within: number): number {
+  for (let i = Math.max(0, at); i <= Math.min(text.length - 1, at + within); i++) if (isSpace(text.charCodeAt(i))) return i;
+  return -1;
+}
+
+const isSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d);
+
 /** Moves a cut position off the low half of a surrogate pair. */
 function safeCut(text: string, index: number): number {
   const code = text.charCodeAt(index);
@@ -79,12 +113,14 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 
 /**
  * Up to `max` distinct content words of `text` (lowercased, stopwords and one-character
- * words left out), the latest first: the free-text query handed to keyword search.
+ * words left out), the latest first (or the earliest, for the opening of a text): the
+ * free-text query handed to keyword search.
  */
-export function keywordQuery(text: string, max = 32): string {
+export function keywordQuery(text: string, max = 32, first: 'latest' | 'earliest' = 'latest'): string {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (first === 'latest') words.reverse();
   const seen = new Set<string>();
-  for (let i = words.length - 1; i >= 0 && seen.size < max; i--) {
+  for (let i = 0; i < words.length && seen.size < max; i++) {
     const word = words[i];
     if (word.length > 1 && !STOPWORDS.has(word)) seen.add(word);
   }

@@ -50,6 +50,12 @@ export interface BuildExtractionJobInput {
 
 /** Role label and blank line around each turn, counted against `maxBytes`. */
 const TURN_OVERHEAD = 16;
+/**
+ * How much redaction is assumed to shrink a turn at most, when deciding, before redacting
+ * it, that an older turn cannot fit. Only a turn that is mostly secrets (a dumped private
+ * key) shrinks more; it is then left out although it would have fit.
+ */
+const REDACTION_MARGIN = 2;
 
 /**
  * The job for the turns after `watermark`, or `undefined` when none of them has any text.
@@ -57,6 +63,9 @@ const TURN_OVERHEAD = 16;
  * middle (a user or assistant turn to a quarter of `maxBytes`, a tool result to a
  * twelfth: outputs are long and their head and tail say the most). When the turns still
  * exceed `maxBytes`, the most recent ones are kept and `firstTurn` moves forward.
+ *
+ * Work is bounded by `maxBytes`, not by the conversation: turns are taken newest first,
+ * and an older turn is cleaned only if it may still fit, by its length before redaction.
  */
 export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJob | undefined {
   const start = Math.max(0, input.watermark);
@@ -66,14 +75,19 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
   let firstTurn = input.turns.length;
   for (let i = input.turns.length - 1; i >= start; i--) {
     const turn = input.turns[i];
-    const text = cleanTurnText(turn, input.maxBytes);
-    const size = Buffer.byteLength(text, 'utf8') + TURN_OVERHEAD;
+    const cap = turnCap(turn, input.maxBytes);
+    const stripped = stripEngramBlocks(turn.text);
+    // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
+    const least = Math.min(stripped.length, cap) / REDACTION_MARGIN + TURN_OVERHEAD;
+    if (kept.length > 0 && total + least > input.maxBytes) break;
+    const { text, bytes } = cleanTurnText(stripped, cap);
+    const size = bytes + TURN_OVERHEAD;
     if (total + size > input.maxBytes && kept.length > 0) break;
     kept.push({ role: turn.role, text });
     total += size;
     firstTurn = i;
   }
-  if (kept.every((turn) => turn.text.trim() === '')) return undefined;
+  if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
   return {
     agentId: input.agentId,
     orgId: input.orgId,
@@ -87,17 +101,24 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
   };
 }
 
-function cleanTurnText(turn: Turn, maxBytes: number): string {
-  const cap = Math.max(256, Math.floor(maxBytes / (turn.role === 'tool' ? 12 : 4)));
+/** A turn's share of `maxBytes`, in UTF-8 bytes. */
+function turnCap(turn: Turn, maxBytes: number): number {
+  return Math.max(256, Math.floor(maxBytes / (turn.role === 'tool' ? 12 : 4)));
+}
+
+/** `text` (already stripped of Engram's blocks) redacted and cut to `cap` bytes, and its size. */
+function cleanTurnText(text: string, cap: number): { text: string; bytes: number } {
   // Redaction scans the whole text, so a huge output is first cut to a few times the cap.
   // The final cut keeps cap/2 from each end, far from this one, so a secret split here
   // lies in the part that is dropped anyway.
-  const text = redactSecrets(truncateMiddle(stripEngramBlocks(turn.text), cap * 4));
-  let out = truncateMiddle(text, cap);
+  let out = truncateMiddle(redactSecrets(truncateMiddle(text, cap * 4)), cap);
+  let bytes = Buffer.byteLength(out, 'utf8');
   // A cap in characters can exceed the byte cap for non-Latin text; shrink once more.
-  const bytes = Buffer.byteLength(out, 'utf8');
-  if (bytes > cap) out = truncateMiddle(out, Math.floor((out.length * cap) / bytes));
-  return out;
+  if (bytes > cap) {
+    out = truncateMiddle(out, Math.floor((out.length * cap) / bytes));
+    bytes = Buffer.byteLength(out, 'utf8');
+  }
+  return { text: out, bytes };
 }
 
 const ROLE_LABELS: Record<Turn['role'], string> = { user: 'User', assistant: 'Assistant', tool: 'Tool' };

@@ -205,6 +205,11 @@ export interface ReflectionStore {
   search(agentId: string, query: HybridQuery): Promise<ScoredReflection[]>;
   /** Pure vector neighbours, for near-duplicate checks. */
   nearest(agentId: string, vector: Float32Array, limit: number): Promise<ScoredReflection[]>;
+  /**
+   * Counts a use of each reflection. Adapters may batch these writes: reads through the
+   * same store see the use at once, other readers within about a second, and a crash
+   * may lose about the last second of uses.
+   */
   markUsed(agentId: string, ids: string[], at: number): Promise<void>;
   close(): Promise<void>;
 }

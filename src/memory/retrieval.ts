@@ -4,14 +4,22 @@
  * hybrid search.
  */
 import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
-import { keywordQuery, tail } from '../domain/text.js';
+import { headAndTail, keywordQuery } from '../domain/text.js';
 import type { Embedder, ReflectionStore } from './ports.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
 export { renderReflectionsBlock, stripEngramBlocks } from './engram-blocks.js';
 
-/** Only the end of a long message is searched for: its latest words are the request. */
-const MAX_QUERY_CHARS = 4000;
+/**
+ * A long message is searched for by its first 300 and its last 700 characters: the request
+ * is usually at one end, around a pasted log, diff or stack trace, which must not drown it
+ * (and the embedding costs time in proportion to the text, on every new user turn).
+ */
+const QUERY_HEAD_CHARS = 300;
+const QUERY_TAIL_CHARS = 700;
+/** Keyword terms from the opening words of the head, ahead of the tail's latest: the store keeps the first 32. */
+const QUERY_HEAD_KEYWORDS = 12;
+const MAX_KEYWORDS = 32;
 /** Candidates fetched per injected slot: room for the filters below to drop some. */
 const CANDIDATE_FACTOR = 3;
 const MIN_CANDIDATES = 10;
@@ -41,12 +49,14 @@ export interface RetrievalDeps {
 export function createRetrieval(deps: RetrievalDeps): Retrieval {
   return {
     async retrieve(agent, query, exclude) {
-      const text = tail(stripEngramBlocks(query), MAX_QUERY_CHARS).trim();
+      const { head, tail } = headAndTail(stripEngramBlocks(query), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
+      const text = `${head}\n${tail}`.trim();
       const { topK, tokenBudget, minScore } = agent.memory;
       if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
       const [vector] = await deps.embedder.embed([text]);
+      const keywords = new Set([...words(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...words(keywordQuery(tail))]);
       const results = await deps.reflections.search(agent.id, {
-        text: keywordQuery(text),
+        text: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
         vector,
         limit: Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) + exclude.size,
         alpha: ALPHA,
@@ -56,6 +66,8 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     },
   };
 }
+
+const words = (query: string): string[] => (query === '' ? [] : query.split(' '));
 
 /**
  * The rule that keeps obviously unrelated memories out. Fused and keyword scores are

@@ -254,6 +254,11 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.is(r1?.lastUsedAt, 20_000);
     assert.is((await s.get(A, 'r2'))?.useCount, 1);
     assert.is(r1?.updatedAt, 1_000, 'use is not an update');
+    // The store that recorded the uses reads them back at once, whatever it batches.
+    assert.equal((await s.list(A)).map((r) => [r.id, r.useCount, r.lastUsedAt]).sort(), [
+      ['r1', 2, 20_000],
+      ['r2', 1, 20_000],
+    ]);
   });
 
   test('deleteAgent removes every reflection of the agent and only those', async (context) => {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { estimateTokens, keywordQuery, normaliseText, oneLine, tail, truncateEnd, truncateMiddle } from '../../src/domain/text.js';
+import { estimateTokens, headAndTail, keywordQuery, normaliseText, oneLine, tail, truncateEnd, truncateMiddle } from '../../src/domain/text.js';
 
 test('estimateTokens is chars / 4 rounded up', () => {
   assert.is(estimateTokens(''), 0);
@@ -44,6 +44,35 @@ test('keywordQuery keeps distinct content words, latest first', () => {
   assert.is(keywordQuery('Where is the deploy script? The DEPLOY script!'), 'script deploy');
   assert.is(keywordQuery('a b c', 5), '');
   assert.is(keywordQuery('one two three four', 2), 'four three');
+});
+
+test('keywordQuery can keep the earliest words instead', () => {
+  assert.is(keywordQuery('one two three four', 2, 'earliest'), 'one two');
+  assert.is(keywordQuery('Deploy the script, then restart the deploy', 32, 'earliest'), 'deploy script restart');
+});
+
+test('headAndTail keeps a short text whole, as the tail', () => {
+  assert.equal(headAndTail('short text', 3, 7), { head: '', tail: 'short text' });
+  assert.equal(headAndTail('0123456789', 3, 7), { head: '', tail: '0123456789' });
+});
+
+test('headAndTail keeps both ends of a long text, cut between words', () => {
+  const text = 'Why does the build fail? ' + 'noise '.repeat(1_000) + 'Please fix it.';
+  const { head, tail: end } = headAndTail(text, 100, 200);
+  assert.ok(head.startsWith('Why does the build fail?'));
+  assert.ok(end.endsWith('Please fix it.'));
+  assert.ok(head.length <= 100 && head.length >= 76, String(head.length));
+  assert.ok(end.length <= 200 && end.length >= 176, String(end.length));
+  assert.match(head, /noise$/);
+  assert.match(end, /^noise /);
+});
+
+test('headAndTail cuts inside a word with no whitespace near, never inside a surrogate pair', () => {
+  const text = '😀'.repeat(100);
+  const { head, tail: end } = headAndTail(text, 11, 11);
+  assert.not.match(head, /[\ud800-\udbff]$/);
+  assert.not.match(end, /^[\udc00-\udfff]/);
+  assert.ok(head.length >= 10 && end.length >= 10);
 });
 
 test.run();

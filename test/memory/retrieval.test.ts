@@ -62,6 +62,26 @@ test('an empty query, or one that is only an Engram block, gives nothing', async
   }
 });
 
+test('a question before or after a long pasted stack trace still finds its memory', async () => {
+  const world = await seeded();
+  try {
+    const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
+    const trace = Array.from(
+      { length: 60 },
+      (_, i) => `    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:${95 + i}:5)`,
+    ).join('\n');
+    for (const query of [`Where is the deploy script? Running it printed:\n${trace}`, `${trace}\nWhere is the deploy script?`]) {
+      const found = await retrieval.retrieve(world.agent, query, new Set());
+      assert.ok(
+        found.some((r) => r.content.startsWith('The deploy script lives')),
+        `${query.slice(0, 40)}: ${found.map((r) => r.content).join(' | ')}`,
+      );
+    }
+  } finally {
+    await world.dispose();
+  }
+});
+
 test('skips excluded ids (already injected in this conversation)', async () => {
   const world = await seeded();
   try {

@@ -1,18 +1,21 @@
 /**
- * What a search needs of one agent, kept in memory between requests: the vector matrix
- * and the document frequency of every word (to keep keyword queries within budget).
- * Building one reads and tokenises all of the agent's rows, so this process's own writes
- * patch it in place instead; writes by another connection show as a version it did not
- * expect, and the snapshot is rebuilt.
+ * Everything a search needs of one agent, kept in memory between requests: the vector
+ * matrix, the BM25 keyword index and the reflections themselves, so a search runs no
+ * SQL beyond the version check. Building one reads and tokenises all of the agent's
+ * rows, so this process's own writes patch it in place instead; writes by another
+ * connection show as a version it did not expect, and the snapshot is rebuilt.
+ *
+ * Usage counters (`useCount`, `lastUsedAt`) are not versioned: this process's own
+ * `markUsed` patches them here (pending or flushed alike), uses recorded by another
+ * connection show after the next rebuild.
  */
-import { words } from './keyword-query.js';
-import { VectorMatrix, type VectorRow } from './vector-matrix.js';
+import type { Reflection } from '../../domain/types.js';
+import { KeywordIndex, type KeywordDocument } from './keyword-index.js';
+import { KIND_CODES, VectorMatrix, type VectorRow } from './vector-matrix.js';
 
-export interface SnapshotRow extends VectorRow {
-  content: string;
-  topic: string;
-  /** JSON string[] as stored. */
-  tags: string;
+/** One stored reflection as a snapshot is built from it. */
+export interface SnapshotEntry extends VectorRow {
+  reflection: Reflection;
 }
 
 /** The text a reflection is keyword-indexed by. */
@@ -20,42 +23,50 @@ export function documentText(doc: { content: string; topic: string; tags: readon
   return `${doc.content} ${doc.topic} ${doc.tags.join(' ')}`;
 }
 
+/** A committed write: the reflection as stored; `vector` only when it changed. */
 export type SnapshotChange =
-  | { type: 'put'; seq: number; kind: string; vector?: Uint8Array; before?: string; after: string }
-  | { type: 'remove'; seq: number; before: string };
-
-export class DocumentFrequencies {
-  readonly #counts = new Map<string, number>();
-
-  add(text: string): void {
-    for (const word of new Set(words(text))) this.#counts.set(word, (this.#counts.get(word) ?? 0) + 1);
-  }
-
-  remove(text: string): void {
-    for (const word of new Set(words(text))) {
-      const count = (this.#counts.get(word) ?? 0) - 1;
-      if (count > 0) this.#counts.set(word, count);
-      else this.#counts.delete(word);
-    }
-  }
-
-  get(term: string): number {
-    return this.#counts.get(term) ?? 0;
-  }
-}
+  | { type: 'put'; seq: number; reflection: Reflection; vector?: Uint8Array }
+  | { type: 'remove'; seq: number };
 
 export class AgentSnapshot {
   /** `reflection_tenants.version` this snapshot reflects. */
   version: number;
   readonly matrix: VectorMatrix;
-  readonly frequencies = new DocumentFrequencies();
+  readonly keywords = new KeywordIndex();
+  readonly #rows = new Map<number, Reflection>();
+  readonly #seqOfId = new Map<string, number>();
 
-  constructor(rows: readonly SnapshotRow[], version: number) {
+  constructor(entries: readonly SnapshotEntry[], version: number) {
     this.version = version;
-    this.matrix = new VectorMatrix(rows);
-    for (const row of rows) {
-      this.frequencies.add(documentText({ ...row, tags: JSON.parse(row.tags) as string[] }));
+    this.matrix = new VectorMatrix(entries);
+    const documents: KeywordDocument[] = [];
+    for (const { seq, reflection } of entries) {
+      this.#rows.set(seq, reflection);
+      this.#seqOfId.set(reflection.id, seq);
+      documents.push({ seq, kind: kindCode(reflection), text: documentText(reflection) });
     }
+    this.keywords.putAll(documents);
+  }
+
+  /** Reflections held. */
+  get size(): number {
+    return this.matrix.count;
+  }
+
+  /** A copy of the stored reflection, safe to hand out. */
+  reflection(seq: number): Reflection | undefined {
+    const stored = this.#rows.get(seq);
+    return stored && { ...stored, tags: [...stored.tags] };
+  }
+
+  /** Records `count` uses, the latest at `at`, like `markUsed` does in SQL. */
+  use(id: string, count: number, at: number): void {
+    const seq = this.#seqOfId.get(id);
+    const stored = seq === undefined ? undefined : this.#rows.get(seq);
+    if (!stored) return;
+    // In place: only copies leave the snapshot.
+    stored.useCount += count;
+    stored.lastUsedAt = Math.max(stored.lastUsedAt ?? at, at);
   }
 
   /**
@@ -67,15 +78,31 @@ export class AgentSnapshot {
     if (version !== this.version + 1) return false;
     for (const change of changes) {
       if (change.type === 'remove') {
+        const stored = this.#rows.get(change.seq);
+        if (stored) this.#seqOfId.delete(stored.id);
+        this.#rows.delete(change.seq);
         this.matrix.remove(change.seq);
-        this.frequencies.remove(change.before);
+        this.keywords.remove(change.seq);
         continue;
       }
-      if (!this.matrix.put(change.seq, change.kind, change.vector)) return false;
-      if (change.before !== undefined) this.frequencies.remove(change.before);
-      this.frequencies.add(change.after);
+      if (!this.matrix.put(change.seq, change.reflection.kind, change.vector)) return false;
+      this.#index(change.seq, change.reflection);
     }
     this.version = version;
     return true;
   }
+
+  #index(seq: number, reflection: Reflection): void {
+    const stored = this.#rows.get(seq);
+    this.#rows.set(seq, reflection);
+    this.#seqOfId.set(reflection.id, seq);
+    const kind = kindCode(reflection);
+    // Usage-only and kind-only changes keep the words: skip re-tokenising.
+    if (stored && documentText(stored) === documentText(reflection)) this.keywords.setKind(seq, kind);
+    else this.keywords.put(seq, kind, documentText(reflection));
+  }
+}
+
+function kindCode(reflection: Reflection): number {
+  return KIND_CODES[reflection.kind] ?? KIND_CODES.factual;
 }

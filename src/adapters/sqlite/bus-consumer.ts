@@ -1,8 +1,11 @@
 /**
- * One consumer's fetch loop over the SQLite queue: lease what is due (up to the free
- * handler slots), run handlers, then sleep until the next message is due, at most
- * `maxPollMs`. A publish in this process, a settle, or a finished handler wakes the
- * loop at once; the poll bound is only for writes by other connections.
+ * One consumer's fetch loop over the SQLite queue: look up when the next message is
+ * due (one indexed read), lease what is due (up to the free handler slots) in a write
+ * transaction only when something is, run handlers, then sleep until the next message
+ * is due, at most `maxPollMs`. A settle or a finished handler wakes the loop at once; a
+ * publish in this process only moves the wake-up earlier when its message is due
+ * sooner (most are published to wait, e.g. 30 s for a conversation to settle, and must
+ * cost the loop nothing). The poll bound is only for writes by other connections.
  */
 import type { BusMessage, ConsumerOptions } from '../../memory/ports.js';
 import { MAX_DELIVERIES_REASON, type BusQueue, type LeasedRow } from './bus-queue.js';
@@ -25,7 +28,10 @@ export class BusConsumer<T> {
   #loop: Promise<void> = Promise.resolve();
   /** A wake-up that arrived while the loop was busy, so the next sleep is skipped. */
   #signalled = false;
-  #interruptSleep: (() => void) | undefined;
+  /** Earliest due time published while the loop was busy; bounds the next sleep. */
+  #publishedDueAt = Infinity;
+  /** While asleep: when the sleep ends, and how to end or re-arm it. */
+  #sleep: { until: number; timer: NodeJS.Timeout; done: () => void } | undefined;
 
   constructor(
     context: ConsumerContext,
@@ -47,8 +53,22 @@ export class BusConsumer<T> {
 
   /** Fetch now rather than at the next poll. */
   wake(): void {
-    if (this.#interruptSleep) this.#interruptSleep();
+    if (this.#sleep) this.#sleep.done();
     else this.#signalled = true;
+  }
+
+  /** A message on this subject was published in this process, deliverable from `dueAt`. */
+  published(dueAt: number): void {
+    const sleep = this.#sleep;
+    if (!sleep) {
+      this.#publishedDueAt = Math.min(this.#publishedDueAt, dueAt);
+      return;
+    }
+    // The loop looks at the queue by then anyway.
+    if (dueAt >= sleep.until) return;
+    clearTimeout(sleep.timer);
+    sleep.until = dueAt;
+    sleep.timer = setTimeout(sleep.done, Math.max(0, dueAt - this.#context.now()));
   }
 
   /** Stops fetching and waits for the handlers already running. */
@@ -62,40 +82,41 @@ export class BusConsumer<T> {
   async #run(): Promise<void> {
     const { queue, now, maxPollMs, onError } = this.#context;
     while (this.#running) {
-      let sleepMs = maxPollMs;
+      let wakeAt = now() + maxPollMs;
       try {
         const free = this.#options.concurrency - this.#inFlight.size;
+        // With no free slot there is nothing to do: a finishing handler wakes the loop.
         if (free > 0) {
-          const leased = queue.lease(this.subject, free, now(), this.#options.ackWaitMs, this.#options.maxDeliver);
-          for (const row of leased) this.#dispatch(row);
-          // With slots left nothing else is due now: sleep until the next message is.
-          // With none left, a finishing handler wakes the loop.
-          if (leased.length < free) {
-            const next = queue.nextDueAt(this.subject);
-            if (next !== undefined) sleepMs = Math.min(maxPollMs, Math.max(0, next - now()));
+          let next = queue.nextDueAt(this.subject);
+          if (next !== undefined && next <= now()) {
+            const leased = queue.lease(this.subject, free, now(), this.#options.ackWaitMs, this.#options.maxDeliver);
+            for (const row of leased) this.#dispatch(row);
+            // All slots taken: more may be due, and a finishing handler wakes the loop.
+            next = leased.length < free ? queue.nextDueAt(this.subject) : undefined;
           }
+          if (next !== undefined) wakeAt = Math.min(wakeAt, next);
         }
       } catch (error) {
         if (!queue.open) break; // the database was closed under us: nothing left to do
         onError(error);
       }
-      if (this.#running) await this.#sleep(sleepMs);
+      if (this.#running) await this.#sleepUntil(Math.min(wakeAt, this.#publishedDueAt));
     }
   }
 
-  #sleep(ms: number): Promise<void> {
+  #sleepUntil(until: number): Promise<void> {
+    this.#publishedDueAt = Infinity;
     if (this.#signalled) {
       this.#signalled = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
-        this.#interruptSleep = undefined;
+        if (this.#sleep) clearTimeout(this.#sleep.timer);
+        this.#sleep = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      this.#interruptSleep = done;
+      this.#sleep = { until, timer: setTimeout(done, Math.max(0, until - this.#context.now())), done };
     });
   }
 

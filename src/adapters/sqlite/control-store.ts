@@ -117,9 +117,11 @@ export class SqliteControlStore implements ControlStore {
         'UPDATE tokens SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL',
       ),
 
-      getConversation: db.prepare<[string, string], { state: string }>(
-        'SELECT state FROM conversations WHERE agent_id = ? AND id = ?',
-      ),
+      // On every proxied request: one lookup through the (agent_id, id) index each, and
+      // the state is read as a bare string (pluck), without a row object.
+      getConversation: db
+        .prepare<[string, string], string>('SELECT state FROM conversations WHERE agent_id = ? AND id = ?')
+        .pluck(),
       putConversation: db.prepare(
         `INSERT INTO conversations (agent_id, id, state, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (agent_id, id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
@@ -300,8 +302,8 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async getConversation(agentId: string, conversationId: string): Promise<ConversationState | undefined> {
-    const row = this.#sql.getConversation.get(agentId, conversationId);
-    return row && (JSON.parse(row.state) as ConversationState);
+    const state = this.#sql.getConversation.get(agentId, conversationId);
+    return state === undefined ? undefined : (JSON.parse(state) as ConversationState);
   }
 
   async putConversation(state: ConversationState): Promise<void> {

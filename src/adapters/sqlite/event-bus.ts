@@ -39,7 +39,7 @@ export class SqliteEventBus implements EventBus {
   readonly #now: () => number;
   readonly #maxPollMs: number;
   readonly #onError: (error: unknown) => void;
-  readonly #consumers = new Set<Pick<BusConsumer<unknown>, 'subject' | 'wake' | 'stop'>>();
+  readonly #consumers = new Set<Pick<BusConsumer<unknown>, 'subject' | 'published' | 'stop'>>();
   #closed = false;
 
   constructor(db: SqliteDatabase, options: SqliteEventBusOptions = {}) {
@@ -55,7 +55,7 @@ export class SqliteEventBus implements EventBus {
     const dueAt = Math.max(now, options.notBefore ?? now);
     const stored = this.#queue.publish(subject, JSON.stringify(payload) ?? 'null', options.msgId ?? null, now, dueAt);
     if (!stored) return;
-    for (const consumer of this.#consumers) if (consumer.subject === subject) consumer.wake();
+    for (const consumer of this.#consumers) if (consumer.subject === subject) consumer.published(dueAt);
   }
 
   consume<T>(

@@ -33,21 +33,85 @@ export function normalise(list: readonly Candidate[]): Map<number, number> {
   return out;
 }
 
-/** Best first; ties go to the higher vector score, then the lower key (older row). */
+/**
+ * The best `limit` (default: all) fused candidates, best first; ties go to the higher
+ * vector score, then the lower key (older row).
+ */
 export function relativeScoreFusion(
   vector: readonly Candidate[],
   keyword: readonly Candidate[],
   alpha: number,
+  limit = Infinity,
 ): FusedCandidate[] {
+  if (limit <= 0) return [];
   const weight = Math.min(1, Math.max(0, Number.isFinite(alpha) ? alpha : 0.5));
-  const vectorNorm = normalise(vector);
-  const keywordNorm = normalise(keyword);
-  const keys = new Set<number>([...vectorNorm.keys(), ...keywordNorm.keys()]);
-  const fused: FusedCandidate[] = [];
-  for (const key of keys) {
-    const v = vectorNorm.get(key) ?? 0;
-    const k = keywordNorm.get(key) ?? 0;
-    fused.push({ key, score: weight * v + (1 - weight) * k, vector: v, keyword: k });
+  // Parallel arrays, one object per winner only: this runs on every search, over up to
+  // twice the fusion window, to return a handful.
+  const capacity = vector.length + keyword.length;
+  const keys = new Float64Array(capacity);
+  const vectorScores = new Float64Array(capacity);
+  const keywordScores = new Float64Array(capacity);
+  const indexOfKey = new Map<number, number>();
+  let [min, range] = span(vector);
+  for (let i = 0; i < vector.length; i++) {
+    keys[i] = vector[i].key;
+    vectorScores[i] = range > 0 ? (vector[i].score - min) / range : 1;
+    indexOfKey.set(vector[i].key, i);
   }
-  return fused.sort((a, b) => b.score - a.score || b.vector - a.vector || a.key - b.key);
+  let size = vector.length;
+  [min, range] = span(keyword);
+  for (const { key, score } of keyword) {
+    let i = indexOfKey.get(key);
+    if (i === undefined) {
+      i = size++;
+      keys[i] = key;
+    }
+    keywordScores[i] = range > 0 ? (score - min) / range : 1;
+  }
+  const fused = new Float64Array(size);
+  for (let i = 0; i < size; i++) fused[i] = weight * vectorScores[i] + (1 - weight) * keywordScores[i];
+  const count = Math.min(limit, size);
+  let ranked: ArrayLike<number>;
+  if (count * 4 > size) {
+    // Most of them: sort them all.
+    ranked = Array.from({ length: size }, (_, i) => i).sort((a, b) =>
+      before(a, b, fused, vectorScores, keys) ? -1 : before(b, a, fused, vectorScores, keys) ? 1 : 0,
+    );
+  } else {
+    // A handful out of many (the usual search): insertion into a short ranked list.
+    const best = new Int32Array(count);
+    let kept = 0;
+    for (let i = 0; i < size; i++) {
+      if (kept === count && !before(i, best[count - 1], fused, vectorScores, keys)) continue;
+      let at = kept < count ? kept++ : count - 1;
+      while (at > 0 && before(i, best[at - 1], fused, vectorScores, keys)) {
+        best[at] = best[at - 1];
+        at--;
+      }
+      best[at] = i;
+    }
+    ranked = best;
+  }
+  const out = new Array<FusedCandidate>(count);
+  for (let r = 0; r < count; r++) {
+    const i = ranked[r];
+    out[r] = { key: keys[i], score: fused[i], vector: vectorScores[i], keyword: keywordScores[i] };
+  }
+  return out;
+}
+
+/** True when candidate `a` ranks before candidate `b` (a function, not a closure: see top-candidates.ts). */
+function before(a: number, b: number, fused: Float64Array, vector: Float64Array, keys: Float64Array): boolean {
+  return fused[a] > fused[b] || (fused[a] === fused[b] && (vector[a] > vector[b] || (vector[a] === vector[b] && keys[a] < keys[b])));
+}
+
+/** Minimum and range of the scores. */
+function span(list: readonly Candidate[]): [number, number] {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { score } of list) {
+    if (score < min) min = score;
+    if (score > max) max = score;
+  }
+  return [min, max - min];
 }

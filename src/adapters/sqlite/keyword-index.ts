@@ -1,164 +1,245 @@
 /**
- * Per-agent FTS5 indexes over reflections (content, topic, tags), like Weaviate's one
- * tenant per agent: a keyword query only ever touches its own agent's postings, BM25's
- * statistics (IDF, average length) are the agent's own, and no join is needed to keep
- * other agents out. Tables are contentless with `contentless_delete`, so a row is removed
- * by rowid alone; rows are maintained here, in the same transaction as the
- * `reflections` write, by SqliteReflectionStore.
- *
- * `reflection_tenants.version` changes with every write to an agent's reflections (from
- * any connection): caches built from an older version are stale.
+ * One agent's keyword index, in memory: an inverted index (word -> documents with the
+ * word's frequency in each) plus every document's length, scored with BM25 using
+ * Weaviate's defaults (k1 = 1.2, b = 0.75, IDF = ln(1 + (N - n + 0.5) / (n + 0.5))).
+ * A document is a reflection's content, topic and tags as one field, tokenised by
+ * `words()`. It lives in the agent's snapshot (agent-snapshot.ts) and is patched by this
+ * process's own writes, so a query touches no SQL: the cost is one pass over the
+ * postings of its terms (bounded by `pruneTerms`) and a selection of the best `limit`.
+ * (No closures in the query path: see top-candidates.ts.)
  */
-import type BetterSqlite3 from 'better-sqlite3';
-import type { SqliteDatabase } from './database.js';
+import { TopCandidates } from './top-candidates.js';
+import type { Candidate } from './fusion.js';
+import { words } from './keyword-query.js';
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
 
 export interface KeywordDocument {
-  content: string;
-  topic: string;
-  tags: readonly string[];
-}
-
-export interface KeywordHit {
   seq: number;
-  /** FTS5 bm25(): lower is better. */
-  bm25: number;
+  kind: number;
+  text: string;
 }
 
-interface Tenant {
-  insert: BetterSqlite3.Statement<[number, string, string, string]>;
-  remove: BetterSqlite3.Statement<[number]>;
-  clear: BetterSqlite3.Statement<[]>;
-  search: BetterSqlite3.Statement<[{ match: string; limit: number }], KeywordHit>;
-  searchKind: BetterSqlite3.Statement<[{ match: string; limit: number; kind: string }], KeywordHit>;
+/** Shared by new words until their first postings: never written to. */
+const EMPTY = new Int32Array(0);
+
+/** One word's documents: parallel arrays, unordered (removal swaps in the last entry). */
+interface Postings {
+  slots: Int32Array;
+  counts: Int32Array;
+  length: number;
 }
 
 export class KeywordIndex {
-  readonly #db: SqliteDatabase;
-  readonly #cacheSize: number;
-  /** Prepared statements per agent; insertion order doubles as recency. */
-  readonly #tenants = new Map<string, Tenant>();
-  readonly #sql;
+  /** Every word seen gets a dense id; postings and scratch counts are indexed by it. */
+  readonly #ids = new Map<string, number>();
+  readonly #postings: Postings[] = [];
+  /** Per word id: occurrences in the document being indexed; zero otherwise. */
+  #frequency = new Int32Array(64);
+  /** Distinct word ids of the document being indexed. */
+  #distinct = new Int32Array(64);
+  readonly #slotOfSeq = new Map<number, number>();
+  /** Slots freed by removals, reused before new ones. */
+  readonly #free: number[] = [];
+  /** Distinct word ids of the document in each slot, to find its postings on removal. */
+  readonly #terms: (Int32Array | undefined)[] = [];
+  #seqs = new Float64Array(0);
+  #lengths = new Int32Array(0);
+  #kinds = new Uint8Array(0);
+  /** Per-slot score accumulator of a query; all zero between queries. */
+  #scores = new Float64Array(0);
+  #touched = new Int32Array(0);
+  /** Slots ever used (the high-water mark). */
+  #slots = 0;
+  #count = 0;
+  #totalLength = 0;
 
-  constructor(db: SqliteDatabase, cacheSize = 64) {
-    this.#db = db;
-    this.#cacheSize = cacheSize;
-    this.#sql = {
-      tenant: db.prepare<[string], { n: number; version: number }>(
-        'SELECT n, version FROM reflection_tenants WHERE agent_id = ?',
-      ),
-      createTenant: db.prepare<[string], { n: number }>(
-        'INSERT INTO reflection_tenants (agent_id, version) VALUES (?, 0) RETURNING n',
-      ),
-      bump: db.prepare<[string], { version: number }>(
-        'UPDATE reflection_tenants SET version = version + 1 WHERE agent_id = ? RETURNING version',
-      ),
-    };
+  /** Documents indexed. */
+  get count(): number {
+    return this.#count;
   }
 
-  /** 0 for an agent that never had reflections. */
-  version(agentId: string): number {
-    return this.#sql.tenant.get(agentId)?.version ?? 0;
+  /** Documents containing `term` (a word as `words()` returns it). */
+  documentFrequency(term: string): number {
+    const id = this.#ids.get(term);
+    return id === undefined ? 0 : this.#postings[id].length;
   }
 
-  /**
-   * Marks the agent's reflections as changed and returns the new version; `create`
-   * registers an agent seen for the first time (undefined otherwise). Call inside the
-   * writing transaction, before the agent's first `add`.
-   */
-  touch(agentId: string, create: boolean): number | undefined {
-    if (!this.#tenant(agentId, create)) return undefined;
-    return this.#sql.bump.get(agentId)?.version;
-  }
-
-  /** Call inside the writing transaction. */
-  add(agentId: string, seq: number, doc: KeywordDocument): void {
-    this.#tenant(agentId, true)?.insert.run(seq, doc.content, doc.topic, doc.tags.join(' '));
-  }
-
-  /** Call inside the writing transaction. */
-  remove(agentId: string, seq: number): void {
-    this.#tenant(agentId, false)?.remove.run(seq);
-  }
-
-  /** Empties the agent's index (the table stays: other connections may hold statements on it). */
-  clear(agentId: string): void {
-    this.#tenant(agentId, false)?.clear.run();
+  /** Indexes (or re-indexes) the document of `seq`. */
+  put(seq: number, kind: number, text: string): void {
+    this.putAll([{ seq, kind, text }]);
   }
 
   /**
-   * Drops cached statements. Called when a write transaction rolls back, since it may
-   * have rolled back the creation of a table whose statements were cached.
+   * Indexes (or re-indexes) many documents at once, with distinct seqs: a snapshot
+   * build. Each word's postings grow once, to the exact size, not by doubling.
    */
-  forget(): void {
-    this.#tenants.clear();
+  putAll(documents: readonly KeywordDocument[]): void {
+    // Pass 1: tokenise, give each document a slot, count the postings each word gains.
+    const docSlots: number[] = [];
+    const docEnds: number[] = [];
+    const newIds: number[] = [];
+    const newCounts: number[] = [];
+    let gained = new Int32Array(this.#postings.length + 64);
+    for (const { seq, kind, text } of documents) {
+      this.remove(seq);
+      const tokens = words(text);
+      if (this.#distinct.length < tokens.length) this.#distinct = new Int32Array(tokens.length * 2);
+      const distinct = this.#distinct;
+      let size = 0;
+      for (const token of tokens) {
+        const id = this.#ids.get(token) ?? this.#newWord(token);
+        if (this.#frequency[id]++ === 0) distinct[size++] = id;
+      }
+      const frequency = this.#frequency; // after #newWord, which may replace it
+      const slot = this.#allocate();
+      this.#slotOfSeq.set(seq, slot);
+      this.#seqs[slot] = seq;
+      this.#lengths[slot] = tokens.length;
+      this.#kinds[slot] = kind;
+      this.#terms[slot] = distinct.slice(0, size);
+      this.#count++;
+      this.#totalLength += tokens.length;
+      if (gained.length < this.#postings.length) gained = growInt32(gained, this.#postings.length * 2);
+      for (let i = 0; i < size; i++) {
+        const id = distinct[i];
+        newIds.push(id);
+        newCounts.push(frequency[id]);
+        frequency[id] = 0;
+        gained[id]++;
+      }
+      docSlots.push(slot);
+      docEnds.push(newIds.length);
+    }
+    // Pass 2: room for exactly what each word gains.
+    for (let id = 0; id < this.#postings.length; id++) {
+      const postings = this.#postings[id];
+      const needed = postings.length + gained[id];
+      if (needed > postings.slots.length) {
+        postings.slots = growInt32(postings.slots, needed);
+        postings.counts = growInt32(postings.counts, needed);
+      }
+    }
+    // Pass 3: append.
+    let start = 0;
+    for (let d = 0; d < docSlots.length; d++) {
+      const slot = docSlots[d];
+      for (let j = start; j < docEnds[d]; j++) {
+        const postings = this.#postings[newIds[j]];
+        postings.slots[postings.length] = slot;
+        postings.counts[postings.length] = newCounts[j];
+        postings.length++;
+      }
+      start = docEnds[d];
+    }
   }
 
-  /** Best `limit` matches, best first. `match` must come from `toFtsMatch`. */
-  search(agentId: string, match: string, limit: number, kind?: string): KeywordHit[] {
-    const tenant = this.#tenant(agentId, false);
-    if (!tenant) return [];
-    return kind === undefined ? tenant.search.all({ match, limit }) : tenant.searchKind.all({ match, limit, kind });
+  /** Changes the kind of an indexed document (its words are unchanged). */
+  setKind(seq: number, kind: number): void {
+    const slot = this.#slotOfSeq.get(seq);
+    if (slot !== undefined) this.#kinds[slot] = kind;
   }
 
-  #tenant(agentId: string, create: boolean): Tenant | undefined {
-    const cached = this.#tenants.get(agentId);
-    if (cached) {
-      this.#tenants.delete(agentId);
-      this.#tenants.set(agentId, cached);
-      return cached;
+  remove(seq: number): void {
+    const slot = this.#slotOfSeq.get(seq);
+    if (slot === undefined) return;
+    this.#slotOfSeq.delete(seq);
+    for (const id of this.#terms[slot] ?? []) {
+      const postings = this.#postings[id];
+      const at = postings.slots.subarray(0, postings.length).indexOf(slot);
+      if (at < 0) continue;
+      const last = --postings.length;
+      postings.slots[at] = postings.slots[last];
+      postings.counts[at] = postings.counts[last];
     }
-    let n = this.#sql.tenant.get(agentId)?.n;
-    if (n === undefined) {
-      if (!create) return undefined;
-      n = this.#sql.createTenant.get(agentId)?.n;
-      if (n === undefined) throw new Error(`could not register reflection tenant for ${agentId}`);
-      createKeywordTable(this.#db, n);
-    }
-    const tenant = this.#prepare(keywordTableName(n));
-    this.#tenants.set(agentId, tenant);
-    while (this.#tenants.size > this.#cacheSize) {
-      const oldest = this.#tenants.keys().next().value;
-      if (oldest === undefined) break;
-      this.#tenants.delete(oldest);
-    }
-    return tenant;
+    this.#terms[slot] = undefined;
+    this.#count--;
+    this.#totalLength -= this.#lengths[slot];
+    this.#free.push(slot);
   }
 
-  #prepare(table: string): Tenant {
-    const db = this.#db;
-    return {
-      insert: db.prepare(`INSERT INTO ${table} (rowid, content, topic, tags) VALUES (?, ?, ?, ?)`),
-      remove: db.prepare(`DELETE FROM ${table} WHERE rowid = ?`),
-      clear: db.prepare(`DELETE FROM ${table}`),
-      search: db.prepare(
-        `SELECT rowid AS seq, bm25(${table}) AS bm25 FROM ${table} WHERE ${table} MATCH @match
-         ORDER BY bm25 LIMIT @limit`,
-      ),
-      // Kind filters are rare (tools, not the per-request injection), so a join is fine.
-      searchKind: db.prepare(
-        `SELECT ${table}.rowid AS seq, bm25(${table}) AS bm25
-         FROM ${table} JOIN reflections r ON r.seq = ${table}.rowid
-         WHERE ${table} MATCH @match AND r.kind = @kind ORDER BY bm25 LIMIT @limit`,
-      ),
-    };
+  /**
+   * The `limit` best documents for the terms (distinct words; a document matches if it
+   * has any), optionally of one kind, in no particular order (fusion orders them);
+   * `score` is BM25, higher is better. Of equal scores the lower (older) seq is kept.
+   */
+  search(terms: readonly string[], limit: number, kind?: number): Candidate[] {
+    if (limit <= 0 || this.#count === 0 || terms.length === 0) return [];
+    const scores = this.#scores;
+    const touched = this.#touched;
+    const lengths = this.#lengths;
+    const documents = this.#count;
+    // BM25 per posting: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgLength)).
+    const lengthWeight = (BM25_K1 * BM25_B * documents) / Math.max(1, this.#totalLength);
+    const base = BM25_K1 * (1 - BM25_B);
+    let size = 0;
+    for (const term of terms) {
+      const id = this.#ids.get(term);
+      if (id === undefined) continue;
+      const postings = this.#postings[id];
+      const n = postings.length;
+      if (n === 0) continue;
+      const weight = Math.log(1 + (documents - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1);
+      const { slots, counts } = postings;
+      for (let i = 0; i < n; i++) {
+        const slot = slots[i];
+        const tf = counts[i];
+        // Every contribution is positive, so a zero score means "not seen yet".
+        if (scores[slot] === 0) touched[size++] = slot;
+        scores[slot] += (weight * tf) / (tf + base + lengthWeight * lengths[slot]);
+      }
+    }
+    const best = this.#best(size, limit, kind);
+    for (let i = 0; i < size; i++) scores[touched[i]] = 0;
+    return best;
+  }
+
+  /** The best `limit` of the touched slots (of the kind, if given). */
+  #best(size: number, limit: number, kind: number | undefined): Candidate[] {
+    const scores = this.#scores;
+    const seqs = this.#seqs;
+    const kinds = this.#kinds;
+    const touched = this.#touched;
+    const best = new TopCandidates(Math.min(limit, size));
+    for (let t = 0; t < size; t++) {
+      const slot = touched[t];
+      if (kind === undefined || kinds[slot] === kind) best.offer(scores[slot], seqs[slot]);
+    }
+    return best.unordered();
+  }
+
+  /** Registers a word (ids are never reused: a snapshot is rebuilt long before that matters). */
+  #newWord(word: string): number {
+    const id = this.#postings.length;
+    this.#ids.set(word, id);
+    this.#postings.push({ slots: EMPTY, counts: EMPTY, length: 0 });
+    if (id === this.#frequency.length) this.#frequency = growInt32(this.#frequency, id * 2);
+    return id;
+  }
+
+  #allocate(): number {
+    const reused = this.#free.pop();
+    if (reused !== undefined) return reused;
+    if (this.#slots === this.#seqs.length) {
+      const capacity = Math.max(64, this.#slots * 2);
+      const seqs = new Float64Array(capacity);
+      seqs.set(this.#seqs);
+      this.#seqs = seqs;
+      this.#lengths = growInt32(this.#lengths, capacity);
+      const kinds = new Uint8Array(capacity);
+      kinds.set(this.#kinds);
+      this.#kinds = kinds;
+      this.#scores = new Float64Array(capacity);
+      this.#touched = new Int32Array(capacity);
+    }
+    return this.#slots++;
   }
 }
 
-/** The agent's table; `n` is an integer from our own table, so safe in an identifier. */
-export function keywordTableName(n: number): string {
-  return `reflections_fts_${Math.trunc(n)}`;
-}
-
-/**
- * Contentless (the text lives in `reflections`) with `contentless_delete`, so rows are
- * removed by rowid alone. No stemming, like Weaviate's default `word` tokenization.
- */
-export function createKeywordTable(db: SqliteDatabase, n: number): void {
-  db.exec(
-    `CREATE VIRTUAL TABLE ${keywordTableName(n)} USING fts5(
-       content, topic, tags,
-       content = '', contentless_delete = 1,
-       tokenize = 'unicode61 remove_diacritics 2'
-     )`,
-  );
+/** A copy with room for `capacity` entries (typed arrays do not grow in place). */
+function growInt32(array: Int32Array, capacity: number): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(capacity);
+  bigger.set(array);
+  return bigger;
 }

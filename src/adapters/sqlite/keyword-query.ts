@@ -1,7 +1,7 @@
 /**
- * Free user text to a safe FTS5 MATCH expression: words only, each quoted as a string
- * (so `AND`, `NEAR(`, `*`, `"`, `col:` in user text are inert), OR-ed so any shared
- * word counts and BM25 ranks the overlap.
+ * Free user text to keyword query terms: words only (so `AND`, `NEAR(`, `*`, `"`, `col:`
+ * in user text are inert), matched as OR, so any shared word counts and BM25 ranks the
+ * overlap. Documents and queries are tokenised by the same `words()`.
  */
 
 /** More terms make BM25 slower without improving which reflections come back. */
@@ -14,8 +14,9 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
 );
 
 /**
- * The words of a text as the index sees them: lower case, diacritics removed (like the
- * `unicode61 remove_diacritics 2` tokenizer), in order, with repeats.
+ * The words of a text as the keyword index sees them: lower case, diacritics removed,
+ * split on anything but letters and digits (SQLite FTS5's `unicode61 remove_diacritics 2`
+ * tokenizer, which the index used before it moved into memory), in order, with repeats.
  */
 export function words(text: string): string[] {
   const lower = text.toLowerCase();
@@ -40,8 +41,9 @@ export function queryTerms(text: string, maxTerms = MAX_KEYWORD_TERMS): string[]
  * Keeps the query's cost bounded: BM25 costs time per matching row, so terms are taken
  * rarest first until their document frequencies add up to `postingBudget` (the rarest
  * is always kept). In a store larger than the budget, terms in more than half of the
- * documents are dropped first: FTS5's BM25 gives them an IDF of ~0, so they would add
- * cost and no ranking signal. A store within the budget is searched exactly.
+ * documents are dropped first: BM25 gives them an IDF below ln 2, against ~ln N for a
+ * rare word, so they would add the most cost for the least ranking signal. A store
+ * within the budget is searched exactly.
  */
 export function pruneTerms(
   terms: readonly string[],
@@ -62,11 +64,4 @@ export function pruneTerms(
     postings += df;
   }
   return kept;
-}
-
-/** `undefined` for no terms: the search is then vector only. */
-export function toFtsMatch(terms: readonly string[]): string | undefined {
-  if (terms.length === 0) return undefined;
-  // Terms hold only letters and digits, so wrapping them in quotes needs no escaping.
-  return terms.map((term) => `"${term}"`).join(' OR ');
 }

@@ -3,7 +3,6 @@
  * `PRAGMA user_version = N-1` to N. Append only: never edit a migration that shipped.
  */
 import type { SqliteDatabase } from './database.js';
-import { createKeywordTable, keywordTableName } from './keyword-index.js';
 
 /** SQL, or a function for steps SQL alone cannot express; run inside a transaction. */
 export type Migration = string | ((db: SqliteDatabase) => void);
@@ -164,7 +163,13 @@ export const MIGRATIONS: readonly Migration[] = [
     const register = db.prepare('INSERT INTO reflection_tenants (agent_id, version) VALUES (?, 1) RETURNING n').pluck();
     for (const agentId of agents) {
       const n = register.get(agentId) as number;
-      createKeywordTable(db, n);
+      db.exec(
+        `CREATE VIRTUAL TABLE ${keywordTableName(n)} USING fts5(
+           content, topic, tags,
+           content = '', contentless_delete = 1,
+           tokenize = 'unicode61 remove_diacritics 2'
+         )`,
+      );
       db.prepare(
         `INSERT INTO ${keywordTableName(n)} (rowid, content, topic, tags)
          SELECT seq, content, topic, (SELECT group_concat(value, ' ') FROM json_each(reflections.tags))
@@ -172,4 +177,32 @@ export const MIGRATIONS: readonly Migration[] = [
       ).run(agentId);
     }
   },
+
+  // 3: the keyword index moves into memory, next to the vectors (keyword-index.ts): a
+  // search then runs no FTS5 query, and a write maintains no FTS5 table. Conversation
+  // states are rows of a few KB: in a WITHOUT ROWID table any row over ~1 KB spills to
+  // an overflow page (two pages read per get, more written per put); a rowid table
+  // keeps them inline up to ~4 KB.
+  (db) => {
+    const tenants = db.prepare('SELECT n FROM reflection_tenants').pluck().all() as number[];
+    for (const n of tenants) db.exec(`DROP TABLE IF EXISTS ${keywordTableName(n)}`);
+    db.exec(`
+      CREATE TABLE conversations_v3 (
+        agent_id   TEXT NOT NULL,
+        id         TEXT NOT NULL,
+        state      TEXT NOT NULL,  -- JSON ConversationState
+        updated_at INTEGER NOT NULL,
+        UNIQUE (agent_id, id)
+      );
+      INSERT INTO conversations_v3 (agent_id, id, state, updated_at)
+        SELECT agent_id, id, state, updated_at FROM conversations;
+      DROP TABLE conversations;
+      ALTER TABLE conversations_v3 RENAME TO conversations;
+    `);
+  },
 ];
+
+/** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */
+function keywordTableName(n: number): string {
+  return `reflections_fts_${Math.trunc(n)}`;
+}

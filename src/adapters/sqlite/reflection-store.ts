@@ -1,9 +1,12 @@
 /**
- * Reflection store in the embedded SQLite file: rows with float32 vector BLOBs, one FTS5
- * index per agent for BM25 (keyword-index.ts), and a per-agent in-memory snapshot
- * (agent-snapshot.ts) for brute-force cosine search. Retrieval runs on every proxied
- * request, so a search is: one version check, one SIMD scan of the cached matrix, one
- * FTS5 query, one fetch of the final rows.
+ * Reflection store in the embedded SQLite file: rows with float32 vector BLOBs, plus a
+ * per-agent in-memory snapshot (agent-snapshot.ts) holding the vector matrix, a BM25
+ * keyword index and the rows. Retrieval runs on every proxied request, so a search is
+ * one version check (the only SQL), one SIMD scan of the matrix, one pass over the
+ * query terms' postings, and the fusion; results come from the snapshot.
+ *
+ * `markUsed` also runs on every request: uses are counted in memory and written in one
+ * transaction at most every `usageFlushMs` (and before any other write, and on close).
  */
 import type { Reflection, ScoredReflection } from '../../domain/types.js';
 import type {
@@ -14,11 +17,20 @@ import type {
   StoredReflection,
 } from '../../memory/ports.js';
 import type { SqliteDatabase } from './database.js';
-import { relativeScoreFusion, type Candidate } from './fusion.js';
-import { AgentSnapshot, documentText, type SnapshotChange, type SnapshotRow } from './agent-snapshot.js';
-import { KeywordIndex } from './keyword-index.js';
-import { pruneTerms, queryTerms, toFtsMatch } from './keyword-query.js';
-import { COLUMNS, storedText, toReflection, vectorBlob, type ReflectionRow } from './reflection-rows.js';
+import { relativeScoreFusion } from './fusion.js';
+import { AgentSnapshot, type SnapshotChange } from './agent-snapshot.js';
+import { pruneTerms, queryTerms } from './keyword-query.js';
+import { PendingUsage, type Use } from './pending-usage.js';
+import {
+  COLUMNS,
+  SNAPSHOT_COLUMNS,
+  toReflection,
+  toSnapshotEntry,
+  vectorBlob,
+  type ReflectionRow,
+  type SnapshotTuple,
+} from './reflection-rows.js';
+import { TenantVersions } from './tenant-versions.js';
 import { KIND_CODES } from './vector-matrix.js';
 
 export interface SqliteReflectionStoreOptions {
@@ -32,10 +44,20 @@ export interface SqliteReflectionStoreOptions {
   /** Agents whose snapshot stays in memory; the least recently searched is dropped. */
   cachedAgents?: number;
   /**
+   * Reflections held by all cached snapshots together (each costs its vector, its text
+   * and its keyword postings, about 2.5 KB at 256 dimensions); beyond it the least
+   * recently searched agents are dropped. The snapshot in use is always kept.
+   */
+  cachedReflections?: number;
+  /**
    * Upper bound on the keyword postings one query visits (sum of its terms' document
    * frequencies), which bounds BM25 time in large stores; see `pruneTerms`.
    */
   keywordPostingBudget?: number;
+  /** Longest time a `markUsed` waits in memory before it is written (default 1 s). */
+  usageFlushMs?: number;
+  /** Failures of a background write of uses (the uses are kept and retried). */
+  onError?: (error: unknown) => void;
 }
 
 /** One write's effect on the snapshots: per agent, its new version and the changes. */
@@ -46,21 +68,28 @@ export class SqliteReflectionStore implements ReflectionStore {
   readonly #now: () => number;
   readonly #fusionCandidates: number;
   readonly #cachedAgents: number;
+  readonly #cachedReflections: number;
   readonly #keywordPostingBudget: number;
-  readonly #keywords: KeywordIndex;
+  readonly #onError: (error: unknown) => void;
+  readonly #versions: TenantVersions;
+  readonly #usage: PendingUsage;
   /** Insertion order doubles as recency: a hit is re-inserted at the end. */
   readonly #snapshots = new Map<string, AgentSnapshot>();
   readonly #sql;
+  #closed = false;
 
   constructor(db: SqliteDatabase, options: SqliteReflectionStoreOptions = {}) {
     this.#db = db;
     this.#now = options.now ?? Date.now;
     this.#fusionCandidates = options.fusionCandidates ?? 100;
     this.#cachedAgents = options.cachedAgents ?? 32;
+    this.#cachedReflections = options.cachedReflections ?? 100_000;
     this.#keywordPostingBudget = options.keywordPostingBudget ?? 2_000;
-    this.#keywords = new KeywordIndex(db);
+    this.#onError = options.onError ?? ((error) => console.error('engram reflection store:', error));
+    this.#versions = new TenantVersions(db);
+    this.#usage = new PendingUsage(options.usageFlushMs ?? 1_000, () => this.#flushUsage());
     this.#sql = {
-      upsert: db.prepare<[Record<string, unknown>], { seq: number }>(
+      upsert: db.prepare<[Record<string, unknown>], ReflectionRow>(
         `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at,
                                   last_used_at, use_count, embedder_id, vector)
          VALUES (@agentId, @id, @kind, @content, @topic, @tags, @source, @createdAt, @updatedAt,
@@ -73,10 +102,7 @@ export class SqliteReflectionStore implements ReflectionStore {
            created_at = MIN(created_at, excluded.created_at),
            use_count = MAX(use_count, excluded.use_count),
            last_used_at = MAX(COALESCE(last_used_at, excluded.last_used_at), COALESCE(excluded.last_used_at, last_used_at))
-         RETURNING seq`,
-      ),
-      existing: db.prepare<[string, string], { seq: number; content: string; topic: string; tags: string }>(
-        'SELECT seq, content, topic, tags FROM reflections WHERE agent_id = ? AND id = ?',
+         RETURNING ${COLUMNS}`,
       ),
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
       list: db.prepare<[{ agentId: string; kind: string | null; limit: number; offset: number }], ReflectionRow>(
@@ -89,21 +115,17 @@ export class SqliteReflectionStore implements ReflectionStore {
            embedder_id = @embedderId, vector = COALESCE(@vector, vector), updated_at = @updatedAt
          WHERE agent_id = @agentId AND id = @id`,
       ),
-      delete: db.prepare('DELETE FROM reflections WHERE agent_id = ? AND id = ?'),
+      delete: db
+        .prepare<[string, string], number>('DELETE FROM reflections WHERE agent_id = ? AND id = ? RETURNING seq')
+        .pluck(),
       deleteAgent: db.prepare('DELETE FROM reflections WHERE agent_id = ?'),
-      markUsed: db.prepare(
-        `UPDATE reflections SET use_count = use_count + 1, last_used_at = MAX(COALESCE(last_used_at, @at), @at)
+      markUsed: db.prepare<[{ agentId: string; id: string; count: number; at: number }]>(
+        `UPDATE reflections SET use_count = use_count + @count, last_used_at = MAX(COALESCE(last_used_at, @at), @at)
          WHERE agent_id = @agentId AND id = @id`,
       ),
-      snapshot: db.prepare<[string], SnapshotRow>(
-        'SELECT seq, kind, vector, content, topic, tags FROM reflections WHERE agent_id = ?',
-      ),
-      bySeqs: db.prepare<[string, string], ReflectionRow>(
-        // CROSS JOIN fixes the order: look up each wanted seq by primary key, rather than
-        // scan the agent's rows and probe the list.
-        `SELECT ${COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}
-         FROM json_each(?) AS j CROSS JOIN reflections AS r ON r.seq = j.value WHERE r.agent_id = ?`,
-      ),
+      snapshot: db
+        .prepare<[string], SnapshotTuple>(`SELECT ${SNAPSHOT_COLUMNS} FROM reflections WHERE agent_id = ?`)
+        .raw(),
     };
   }
 
@@ -112,9 +134,8 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#write((log) => {
       for (const r of reflections) {
         const changes = this.#touch(log, r.agentId, true);
-        const existing = this.#sql.existing.get(r.agentId, r.id);
         const vector = vectorBlob(r.vector);
-        const written = this.#sql.upsert.get({
+        const stored = this.#sql.upsert.get({
           agentId: r.agentId,
           id: r.id,
           kind: r.kind,
@@ -129,31 +150,22 @@ export class SqliteReflectionStore implements ReflectionStore {
           embedderId: r.embedderId,
           vector,
         });
-        if (!written) throw new Error(`upsert of reflection ${r.id} returned no row`);
-        if (existing) this.#keywords.remove(r.agentId, existing.seq);
-        this.#keywords.add(r.agentId, written.seq, r);
-        changes.push({
-          type: 'put',
-          seq: written.seq,
-          kind: r.kind,
-          vector,
-          before: existing && storedText(existing),
-          after: documentText(r),
-        });
+        if (!stored) throw new Error(`upsert of reflection ${r.id} returned no row`);
+        changes.push({ type: 'put', seq: stored.seq, reflection: toReflection(stored), vector });
       }
     });
   }
 
   async get(agentId: string, id: string): Promise<Reflection | undefined> {
     const row = this.#sql.get.get(agentId, id);
-    return row && toReflection(row);
+    return row && this.#withPendingUse(toReflection(row));
   }
 
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
     const limit = query.limit ?? -1; // SQLite: a negative LIMIT means no limit.
     return this.#sql.list
       .all({ agentId, kind: query.kind ?? null, limit, offset: query.offset ?? 0 })
-      .map(toReflection);
+      .map((row) => this.#withPendingUse(toReflection(row)));
   }
 
   async count(agentId: string): Promise<number> {
@@ -186,27 +198,18 @@ export class SqliteReflectionStore implements ReflectionStore {
         vector: vector ?? null,
         updatedAt: next.updatedAt,
       });
-      this.#keywords.remove(agentId, row.seq);
-      this.#keywords.add(agentId, row.seq, next);
-      this.#touch(log, agentId, true).push({
-        type: 'put',
-        seq: row.seq,
-        kind: next.kind,
-        vector,
-        before: documentText(current),
-        after: documentText(next),
-      });
+      // The snapshot gets its own copy: `next` is returned to the caller.
+      const reflection = { ...next, tags: [...next.tags] };
+      this.#touch(log, agentId, true).push({ type: 'put', seq: row.seq, reflection, vector });
       return next;
     });
   }
 
   async delete(agentId: string, id: string): Promise<boolean> {
     return this.#write((log) => {
-      const row = this.#sql.existing.get(agentId, id);
-      if (!row) return false;
-      this.#sql.delete.run(agentId, id);
-      this.#keywords.remove(agentId, row.seq);
-      this.#touch(log, agentId, false).push({ type: 'remove', seq: row.seq, before: storedText(row) });
+      const seq = this.#sql.delete.get(agentId, id);
+      if (seq === undefined) return false;
+      this.#touch(log, agentId, false).push({ type: 'remove', seq });
       return true;
     });
   }
@@ -214,7 +217,6 @@ export class SqliteReflectionStore implements ReflectionStore {
   async deleteAgent(agentId: string): Promise<void> {
     this.#write((log) => {
       this.#sql.deleteAgent.run(agentId);
-      this.#keywords.clear(agentId);
       this.#touch(log, agentId, false);
     });
     // Nothing is left to patch: the next search builds an empty snapshot.
@@ -226,30 +228,20 @@ export class SqliteReflectionStore implements ReflectionStore {
     if (limit === 0) return [];
     const candidates = Math.max(limit, this.#fusionCandidates);
     const snapshot = this.#snapshot(agentId);
-    const { matrix } = snapshot;
+    const { matrix, keywords } = snapshot;
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    const vectorList = matrix.top(query.vector, candidates, kindCode);
-
+    const vectorList = matrix.candidates(query.vector, candidates, kindCode);
     const terms = pruneTerms(
       queryTerms(query.text),
-      (term) => snapshot.frequencies.get(term),
-      matrix.count,
+      (term) => keywords.documentFrequency(term),
+      keywords.count,
       this.#keywordPostingBudget,
     );
-    const match = toFtsMatch(terms);
-    const keywordList: Candidate[] = match
-      ? this.#keywords.search(agentId, match, candidates, query.kind).map((hit) => ({
-          key: hit.seq,
-          // bm25() is lower-is-better; fusion wants higher-is-better.
-          score: -hit.bm25,
-        }))
-      : [];
+    const keywordList = keywords.search(terms, candidates, kindCode);
 
-    const fused = relativeScoreFusion(vectorList, keywordList, query.alpha ?? 0.5).slice(0, limit);
-    const rawCosine = new Map(vectorList.map((c) => [c.key, c.score]));
-    return this.#scored(agentId, fused, (seq) => {
-      const known = rawCosine.get(seq);
-      if (known !== undefined) return known;
+    const fused = relativeScoreFusion(vectorList, keywordList, query.alpha ?? 0.5, limit);
+    return this.#scored(snapshot, fused, (seq) => {
+      for (const candidate of vectorList) if (candidate.key === seq) return candidate.score;
       const row = matrix.rowOfSeq.get(seq);
       return row === undefined ? 0 : matrix.cosineAt(row, query.vector);
     });
@@ -257,27 +249,42 @@ export class SqliteReflectionStore implements ReflectionStore {
 
   /** Scores are raw cosine similarities (`score` = `vectorScore`), not fused ones. */
   async nearest(agentId: string, vector: Float32Array, limit: number): Promise<ScoredReflection[]> {
-    const top = this.#snapshot(agentId).matrix.top(vector, Math.max(0, Math.floor(limit)));
+    const snapshot = this.#snapshot(agentId);
+    const top = snapshot.matrix.top(vector, Math.max(0, Math.floor(limit)));
     const cosine = new Map(top.map((c) => [c.key, c.score]));
     return this.#scored(
-      agentId,
+      snapshot,
       top.map((c) => ({ key: c.key, score: c.score, keyword: 0 })),
       (seq) => cosine.get(seq) ?? 0,
     );
   }
 
+  /**
+   * Counted in memory and written within `usageFlushMs`, in one transaction with every
+   * other use counted meanwhile (before any other write, and on close). This store's
+   * reads (`get`, `list`, `search`, `nearest`) include the uses at once. Other readers
+   * of the file (another process, another store instance) see them once written, so up
+   * to `usageFlushMs` late; search results of this store show another reader's uses only
+   * once the agent's snapshot is rebuilt. A crash loses at most the last `usageFlushMs`
+   * of uses: counters that rank reflections, not data.
+   */
   async markUsed(agentId: string, ids: string[], at: number): Promise<void> {
     if (ids.length === 0) return;
-    // Usage is not part of any snapshot: no version change, no cache invalidation.
-    this.#db.transaction(() => {
-      for (const id of new Set(ids)) this.#sql.markUsed.run({ agentId, id, at });
-    })();
+    const distinct = new Set(ids);
+    this.#usage.add(agentId, distinct, at);
+    const snapshot = this.#snapshots.get(agentId);
+    if (snapshot) for (const id of distinct) snapshot.use(id, 1, at);
+    if (this.#closed) this.#flushUsage();
   }
 
-  /** Drops the caches; does not close the shared database handle (see database.ts). */
+  /**
+   * Writes pending uses and drops the caches; does not close the shared database handle
+   * (see database.ts). Uses recorded after close are written at once.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#flushUsage();
     this.#snapshots.clear();
-    this.#keywords.forget();
   }
 
   /**
@@ -285,15 +292,11 @@ export class SqliteReflectionStore implements ReflectionStore {
    * reading and bumping an agent's version), then patches this process's snapshots.
    */
   #write<T>(work: (log: WriteLog) => T): T {
+    // Pending uses go first, so a write never races them: an upsert that keeps the
+    // larger use_count, or a deleted and re-created id, cannot count a use twice.
+    this.#flushUsage();
     const log: WriteLog = new Map();
-    let result: T;
-    try {
-      result = this.#db.transaction(() => work(log)).immediate();
-    } catch (error) {
-      // The rollback may have undone a tenant table whose statements were cached.
-      this.#keywords.forget();
-      throw error;
-    }
+    const result = this.#db.transaction(() => work(log)).immediate();
     for (const [agentId, { version, changes }] of log) {
       const snapshot = this.#snapshots.get(agentId);
       if (snapshot && (version === undefined || !snapshot.apply(version, changes))) this.#snapshots.delete(agentId);
@@ -305,15 +308,44 @@ export class SqliteReflectionStore implements ReflectionStore {
   #touch(log: WriteLog, agentId: string, create: boolean): SnapshotChange[] {
     let entry = log.get(agentId);
     if (!entry) {
-      entry = { version: this.#keywords.touch(agentId, create), changes: [] };
+      entry = { version: this.#versions.bump(agentId, create), changes: [] };
       log.set(agentId, entry);
     }
     return entry.changes;
   }
 
+  /** Writes the uses counted so far in one transaction; on failure they are kept for the next try. */
+  #flushUsage(): void {
+    if (this.#usage.empty) return;
+    const log = this.#usage.take();
+    if (!this.#db.open) return; // the owner closed the file: nowhere left to write them
+    try {
+      this.#db
+        .transaction(() => {
+          for (const [agentId, uses] of log) {
+            for (const [id, use] of uses) this.#sql.markUsed.run({ agentId, id, count: use.count, at: use.at });
+          }
+        })
+        .immediate();
+    } catch (error) {
+      this.#usage.restore(log);
+      this.#onError(error);
+    }
+  }
+
+  /** A row read from the file, plus this store's uses not written yet. */
+  #withPendingUse(reflection: Reflection): Reflection {
+    const use: Use | undefined = this.#usage.get(reflection.agentId, reflection.id);
+    if (use) {
+      reflection.useCount += use.count;
+      reflection.lastUsedAt = Math.max(reflection.lastUsedAt ?? use.at, use.at);
+    }
+    return reflection;
+  }
+
   /** The agent's snapshot, rebuilt when another connection changed its reflections. */
   #snapshot(agentId: string): AgentSnapshot {
-    const version = this.#keywords.version(agentId);
+    const version = this.#versions.version(agentId);
     const cached = this.#snapshots.get(agentId);
     if (cached && cached.version === version) {
       this.#snapshots.delete(agentId);
@@ -322,35 +354,38 @@ export class SqliteReflectionStore implements ReflectionStore {
     }
     // Version and rows read in one transaction so they describe the same state.
     const snapshot = this.#db.transaction(
-      () => new AgentSnapshot(this.#sql.snapshot.all(agentId), this.#keywords.version(agentId)),
+      () =>
+        new AgentSnapshot(
+          this.#sql.snapshot.all(agentId).map((row) => toSnapshotEntry(agentId, row)),
+          this.#versions.version(agentId),
+        ),
     )();
+    for (const [id, use] of this.#usage.of(agentId) ?? []) snapshot.use(id, use.count, use.at);
     this.#snapshots.delete(agentId);
     this.#snapshots.set(agentId, snapshot);
-    while (this.#snapshots.size > this.#cachedAgents) {
-      const oldest = this.#snapshots.keys().next().value;
-      if (oldest === undefined) break;
-      this.#snapshots.delete(oldest);
+    let held = 0;
+    for (const cached of this.#snapshots.values()) held += cached.size;
+    // Oldest first; the new snapshot is last, so it is never dropped.
+    for (const [id, cached] of this.#snapshots) {
+      if (id === agentId || (this.#snapshots.size <= this.#cachedAgents && held <= this.#cachedReflections)) break;
+      this.#snapshots.delete(id);
+      held -= cached.size;
     }
     return snapshot;
   }
 
-  /** Fetches the final rows in one query and attaches their scores, keeping the order. */
+  /** Attaches each candidate's reflection (from the snapshot) and scores, keeping the order. */
   #scored(
-    agentId: string,
+    snapshot: AgentSnapshot,
     ranked: readonly { key: number; score: number; keyword: number }[],
     vectorScore: (seq: number) => number,
   ): ScoredReflection[] {
-    if (ranked.length === 0) return [];
-    const rows = new Map<number, ReflectionRow>();
-    for (const row of this.#sql.bySeqs.all(JSON.stringify(ranked.map((c) => c.key)), agentId)) {
-      rows.set(row.seq, row);
-    }
     const out: ScoredReflection[] = [];
     for (const candidate of ranked) {
-      const row = rows.get(candidate.key);
-      if (!row) continue; // deleted by another connection since the snapshot was built
+      const reflection = snapshot.reflection(candidate.key);
+      if (!reflection) continue;
       out.push({
-        reflection: toReflection(row),
+        reflection,
         score: candidate.score,
         vectorScore: vectorScore(candidate.key),
         keywordScore: candidate.keyword,

@@ -4,6 +4,7 @@
  * lives in WebAssembly memory and the pass runs as SIMD (simd-dot.ts): 10,000 x 256
  * takes about a millisecond, exact, with no approximate index to tune or rebuild.
  */
+import { TopCandidates } from './top-candidates.js';
 import type { Candidate } from './fusion.js';
 import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from './simd-dot.js';
 
@@ -120,44 +121,27 @@ export class VectorMatrix {
 
   /** The `limit` rows most similar to the query (optionally of one kind), best first. */
   top(query: Float32Array, limit: number, kind?: KindCode): Candidate[] {
+    return this.#select(query, limit, kind)?.ordered() ?? [];
+  }
+
+  /** The same rows as `top`, in no particular order. */
+  candidates(query: Float32Array, limit: number, kind?: KindCode): Candidate[] {
+    return this.#select(query, limit, kind)?.unordered() ?? [];
+  }
+
+  #select(query: Float32Array, limit: number, kind: KindCode | undefined): TopCandidates | undefined {
     const dim = query.length;
-    if (limit <= 0 || dim === 0 || dim > this.stride || this.count === 0) return [];
+    if (limit <= 0 || dim === 0 || dim > this.stride || this.count === 0) return undefined;
     const scores = this.#score(query);
     const { dims, kinds, seqs } = this;
-    // Bounded buffer kept sorted weakest first; equal scores rank the lower (older) seq
-    // higher, so the order never depends on where a row sits in the matrix.
-    const bestScores = new Float64Array(limit);
-    const bestRows = new Int32Array(limit);
-    const beats = (score: number, row: number, slot: number): boolean =>
-      score > bestScores[slot] || (score === bestScores[slot] && seqs[row] < seqs[bestRows[slot]]);
-    let size = 0;
+    // Equal scores rank the lower (older) seq first, so the chosen rows never depend on
+    // where a row sits in the matrix.
+    const best = new TopCandidates(limit);
     for (let row = 0; row < this.count; row++) {
       if (dims[row] !== dim || (kind !== undefined && kinds[row] !== kind)) continue;
-      const score = scores[row];
-      let i: number;
-      if (size < limit) {
-        i = size++;
-        while (i > 0 && !beats(score, row, i - 1)) {
-          bestScores[i] = bestScores[i - 1];
-          bestRows[i] = bestRows[i - 1];
-          i--;
-        }
-      } else {
-        if (!beats(score, row, 0)) continue;
-        // Full: the weakest (slot 0) falls out, the others shift down until the slot fits.
-        i = 0;
-        while (i + 1 < size && beats(score, row, i + 1)) {
-          bestScores[i] = bestScores[i + 1];
-          bestRows[i] = bestRows[i + 1];
-          i++;
-        }
-      }
-      bestScores[i] = score;
-      bestRows[i] = row;
+      best.offer(scores[row], seqs[row]);
     }
-    const out: Candidate[] = [];
-    for (let i = size - 1; i >= 0; i--) out.push({ key: seqs[bestRows[i]], score: bestScores[i] });
-    return out;
+    return best;
   }
 
   /** Dot product of the query with every row (zero-padded to the stride). */

@@ -8,8 +8,10 @@
  * share mass even when their words differ in form. Signed hashing makes collisions cancel
  * on average instead of adding up, which keeps unrelated texts near zero cosine.
  *
- * It runs on the proxy's hot path for every request's query, so it works on char codes
- * and one Map per text, with no string building per n-gram.
+ * It runs on the proxy's hot path for every request's query, so it scans char codes (a
+ * regex only for characters outside ASCII), builds no string per n-gram and counts into
+ * typed-array tables reused across calls. Its output is bit for bit that of the first,
+ * Map-based version: vectors stored under `LOCAL_EMBEDDER_ID` stay comparable.
  */
 import type { Embedder } from '../ports.js';
 import { STOPWORDS, tail } from '../../domain/text.js';
@@ -30,7 +32,6 @@ const SEED_BIGRAM = 0x01000193;
 const SEED_CHAR = 0x5bd1e995;
 
 const FNV_PRIME = 16777619;
-const TOKEN = /[\p{L}\p{N}]+/gu;
 
 /** The embedder used when no embeddings endpoint is configured. */
 export function createLocalEmbedder(): Embedder {
@@ -46,46 +47,193 @@ export function createLocalEmbedder(): Embedder {
  * punctuation, only stopwords) yields the zero vector, whose cosine with anything is 0.
  */
 export function embedText(text: string): Float32Array {
-  const words = contentWords(tail(text, MAX_CHARS));
-  const wordCounts = new Map<number, number>();
-  const bigramCounts = new Map<number, number>();
-  const charCounts = new Map<number, number>();
-
-  let previous = 0;
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i];
-    const stemmed = stem(word);
-    const wordHash = hashString(SEED_WORD, stemmed);
-    count(wordCounts, wordHash);
-    if (i > 0) count(bigramCounts, mix(Math.imul(previous ^ SEED_BIGRAM, FNV_PRIME) ^ wordHash));
-    previous = wordHash;
-    countCharGrams(charCounts, word);
-  }
-
+  const features = FEATURES;
+  features.reset();
+  forEachWord(tail(text, MAX_CHARS), features);
   const vector = new Float32Array(DIMENSIONS);
-  addFeatures(vector, wordCounts, WEIGHT_WORD);
-  addFeatures(vector, bigramCounts, WEIGHT_BIGRAM);
-  addFeatures(vector, charCounts, WEIGHT_CHAR);
+  features.words.addTo(vector, WEIGHT_WORD);
+  features.bigrams.addTo(vector, WEIGHT_BIGRAM);
+  features.chars.addTo(vector, WEIGHT_CHAR);
   return normalise(vector);
 }
 
-/** Lowercased words minus stopwords; camelCase and snake_case identifiers also yield their parts. */
-function contentWords(text: string): string[] {
-  const out: string[] = [];
-  for (const match of text.matchAll(TOKEN)) {
-    const raw = match[0];
-    if (/\p{Ll}\p{Lu}/u.test(raw)) {
-      for (const part of raw.split(/(?<=\p{Ll})(?=\p{Lu})/u)) pushWord(out, part.toLowerCase());
+/**
+ * Counts of 32-bit feature hashes, kept in first-seen order: the order features are added
+ * to the vector in, which fixes its float rounding (as a `Map` per text did, slower).
+ * Open addressing over typed arrays; a stamp per slot empties the table in O(1).
+ */
+class HashCounts {
+  private keys = new Int32Array(1024);
+  private counts = new Int32Array(1024);
+  private stamps = new Uint32Array(1024);
+  /** Slots in first-seen order. */
+  private order = new Int32Array(1024);
+  private size = 0;
+  private stamp = 1;
+
+  reset(): void {
+    this.size = 0;
+    if (++this.stamp === 0xffffffff) {
+      this.stamps.fill(0);
+      this.stamp = 1;
     }
-    pushWord(out, raw.toLowerCase());
   }
-  return out;
+
+  add(key: number): void {
+    const mask = this.keys.length - 1;
+    // Keys come out of `mix`, so their low bits are already well spread.
+    for (let slot = key & mask; ; slot = (slot + 1) & mask) {
+      if (this.stamps[slot] !== this.stamp) {
+        this.stamps[slot] = this.stamp;
+        this.keys[slot] = key;
+        this.counts[slot] = 1;
+        this.order[this.size++] = slot;
+        if (this.size * 2 > this.keys.length) this.grow();
+        return;
+      }
+      if (this.keys[slot] === key) {
+        this.counts[slot]++;
+        return;
+      }
+    }
+  }
+
+  /** Sublinear tf: a word said five times is not five times as important. */
+  addTo(vector: Float32Array, weight: number): void {
+    for (let i = 0; i < this.size; i++) {
+      const slot = this.order[i];
+      const hash = this.keys[slot];
+      const n = this.counts[slot];
+      const value = weight * (n < TF.length ? TF[n] : 1 + Math.log(n));
+      vector[hash & (DIMENSIONS - 1)] += hash < 0 ? -value : value;
+    }
+  }
+
+  private grow(): void {
+    const { keys, counts, order, size } = this;
+    const capacity = keys.length * 2;
+    this.keys = new Int32Array(capacity);
+    this.counts = new Int32Array(capacity);
+    this.stamps = new Uint32Array(capacity);
+    this.order = new Int32Array(capacity);
+    this.size = 0;
+    for (let i = 0; i < size; i++) {
+      this.add(keys[order[i]]);
+      this.counts[this.order[i]] = counts[order[i]];
+    }
+  }
 }
 
-function pushWord(out: string[], word: string): void {
-  if (word.length < 2 && !/\d/.test(word)) return;
-  if (STOPWORDS.has(word)) return;
-  out.push(word);
+/** The three feature families of one text, and the word before the current one. */
+class Features {
+  readonly words = new HashCounts();
+  readonly bigrams = new HashCounts();
+  readonly chars = new HashCounts();
+  private previous: number | undefined;
+  /** The char codes of `<word>`, for its n-grams. */
+  private codes = new Int32Array(64);
+
+  reset(): void {
+    this.words.reset();
+    this.bigrams.reset();
+    this.chars.reset();
+    this.previous = undefined;
+  }
+
+  /** One lowercased word, in text order; one-letter words and stopwords do not count, digits do. */
+  add(word: string): void {
+    if (word.length < 2 && !(word.length === 1 && isDigit(word.charCodeAt(0)))) return;
+    if (STOPWORDS.has(word)) return;
+    const wordHash = hashString(SEED_WORD, stem(word));
+    this.words.add(wordHash);
+    if (this.previous !== undefined) this.bigrams.add(mix(Math.imul(this.previous ^ SEED_BIGRAM, FNV_PRIME) ^ wordHash));
+    this.previous = wordHash;
+    this.addCharGrams(word);
+  }
+
+  /** The 3-, 4- and 5-grams of `<word>`, one rolling FNV-1a per start position. */
+  private addCharGrams(word: string): void {
+    const length = word.length + 2;
+    if (this.codes.length < length) this.codes = new Int32Array(length * 2);
+    const codes = this.codes;
+    codes[0] = 0x3c; // <
+    for (let i = 0; i < word.length; i++) codes[i + 1] = word.charCodeAt(i);
+    codes[length - 1] = 0x3e; // >
+    for (let start = 0; start + 3 <= length; start++) {
+      let h = Math.imul(SEED_CHAR ^ codes[start], FNV_PRIME);
+      h = Math.imul(h ^ codes[start + 1], FNV_PRIME);
+      h = Math.imul(h ^ codes[start + 2], FNV_PRIME);
+      this.chars.add(mix(h));
+      if (start + 4 > length) continue;
+      h = Math.imul(h ^ codes[start + 3], FNV_PRIME);
+      this.chars.add(mix(h));
+      if (start + 5 > length) continue;
+      h = Math.imul(h ^ codes[start + 4], FNV_PRIME);
+      this.chars.add(mix(h));
+    }
+  }
+}
+
+/** `1 + Math.log(n)` for small counts (most are 1), computed once. */
+const TF = Float64Array.from({ length: 64 }, (_, n) => 1 + Math.log(n));
+
+/** `embedText` is synchronous, so one set of tables serves every call. */
+const FEATURES = new Features();
+
+/** A letter or a number, tested at one index: only for code points outside ASCII. */
+const WORD_CODE_POINT = /[\p{L}\p{N}]/uy;
+const CAMEL = /\p{Ll}\p{Lu}/u;
+const CAMEL_BOUNDARY = /(?<=\p{Ll})(?=\p{Lu})/u;
+
+/**
+ * Each token of `text` (a run of letters and numbers) as lowercased words: a camelCase
+ * identifier yields its parts, then itself; snake_case splits at the underscore anyway.
+ * Scans char codes; a token with a character outside ASCII takes the regex path.
+ */
+function forEachWord(text: string, features: Features): void {
+  let start = -1;
+  let ascii = true;
+  for (let i = 0; i <= text.length; ) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    let size = 1;
+    let letter = isAsciiAlphanumeric(c);
+    if (c > 0x7f) {
+      WORD_CODE_POINT.lastIndex = i;
+      letter = WORD_CODE_POINT.test(text);
+      // Step over a whole surrogate pair, letter or not, as the `u` flag does.
+      size = c >= 0xd800 && c <= 0xdbff && isTrail(text.charCodeAt(i + 1)) ? 2 : 1;
+    }
+    if (letter) {
+      if (start < 0) {
+        start = i;
+        ascii = true;
+      }
+      if (c > 0x7f) ascii = false;
+    } else if (start >= 0) {
+      if (ascii) addAsciiToken(text, start, i, features);
+      else addToken(text.slice(start, i), features);
+      start = -1;
+    }
+    i += size;
+  }
+}
+
+function addAsciiToken(text: string, start: number, end: number, features: Features): void {
+  // In ASCII, \p{Ll} is a-z and \p{Lu} is A-Z.
+  let part = start;
+  for (let i = start + 1; i < end; i++) {
+    if (isUpper(text.charCodeAt(i)) && isLower(text.charCodeAt(i - 1))) {
+      features.add(text.slice(part, i).toLowerCase());
+      part = i;
+    }
+  }
+  if (part > start) features.add(text.slice(part, end).toLowerCase());
+  features.add(text.slice(start, end).toLowerCase());
+}
+
+function addToken(raw: string, features: Features): void {
+  if (CAMEL.test(raw)) for (const part of raw.split(CAMEL_BOUNDARY)) features.add(part.toLowerCase());
+  features.add(raw.toLowerCase());
 }
 
 /**
@@ -94,43 +242,21 @@ function pushWord(out: string[], word: string): void {
  */
 export function stem(word: string): string {
   let w = word;
-  if (w.length <= 3 || /\d/.test(w)) return w;
+  if (w.length <= 3 || hasDigit(w)) return w;
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
   else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
   if (w.length > 4 && w.endsWith('e')) w = w.slice(0, -1);
   // "running" -> "runn" -> "run"; but keep "install", "process", "jazz".
-  if (w.length > 3 && w[w.length - 1] === w[w.length - 2] && !/[lsz]/.test(w[w.length - 1])) w = w.slice(0, -1);
+  const last = w.charCodeAt(w.length - 1);
+  if (w.length > 3 && last === w.charCodeAt(w.length - 2) && last !== 0x6c && last !== 0x73 && last !== 0x7a) {
+    w = w.slice(0, -1);
+  }
   return w;
 }
 
-/** The 3-, 4- and 5-grams of `<word>`, one rolling FNV-1a per start position. */
-function countCharGrams(counts: Map<number, number>, word: string): void {
-  const length = word.length + 2;
-  const codeAt = (i: number) => (i === 0 ? 0x3c : i === length - 1 ? 0x3e : word.charCodeAt(i - 1));
-  for (let start = 0; start + 3 <= length; start++) {
-    let h = SEED_CHAR;
-    const end = Math.min(start + 5, length);
-    for (let i = start; i < end; i++) {
-      h = Math.imul(h ^ codeAt(i), FNV_PRIME);
-      if (i - start >= 2) count(counts, mix(h));
-    }
-  }
-}
-
-function count(counts: Map<number, number>, key: number): void {
-  counts.set(key, (counts.get(key) ?? 0) + 1);
-}
-
-/** Sublinear tf: a word said five times is not five times as important. */
-function addFeatures(vector: Float32Array, counts: Map<number, number>, weight: number): void {
-  for (const [hash, n] of counts) {
-    const value = weight * (1 + Math.log(n));
-    vector[hash & (DIMENSIONS - 1)] += hash < 0 ? -value : value;
-  }
-}
 
 /** FNV-1a 32 over UTF-16 code units, finished by `mix`. */
 function hashString(seed: number, text: string): number {
@@ -165,4 +291,15 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) sum += a[i] * b[i];
   return sum;
+}
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isLower = (c: number) => c >= 0x61 && c <= 0x7a;
+const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
+const isAsciiAlphanumeric = (c: number) => isDigit(c) || isLower(c) || isUpper(c);
+const isTrail = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+function hasDigit(word: string): boolean {
+  for (let i = 0; i < word.length; i++) if (isDigit(word.charCodeAt(i))) return true;
+  return false;
 }

@@ -86,4 +86,36 @@ test('migration 2 moves reflections written under schema 1 into per-agent keywor
   }
 });
 
+test('migration 3 drops the per-agent FTS5 tables and keeps conversations in a rowid table', async () => {
+  const temp = tempDb();
+  const file = path.join(temp.dir, 'from-schema-2.db');
+  const old = new BetterSqlite3(file);
+  for (const [i, migration] of MIGRATIONS.slice(0, 2).entries()) {
+    if (typeof migration === 'string') old.exec(migration);
+    else migration(old);
+    old.pragma(`user_version = ${i + 1}`);
+  }
+  old.exec(`INSERT INTO reflection_tenants (agent_id, version) VALUES ('agt_a', 1)`);
+  old.exec(`CREATE VIRTUAL TABLE reflections_fts_1 USING fts5(content, topic, tags, content = '', contentless_delete = 1)`);
+  old.prepare('INSERT INTO conversations (agent_id, id, state, updated_at) VALUES (?, ?, ?, ?)').run('agt_a', 'c1', '{"n":1}', 5);
+  old.close();
+  try {
+    const db = openDatabase(file);
+    temp.db.close();
+    temp.db = db; // closed by remove()
+    const names = db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'reflections_fts%'`).pluck().all();
+    assert.equal(names, []);
+    const sql = db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'conversations'`).pluck().get() as string;
+    assert.not.match(sql, /WITHOUT ROWID/i);
+    assert.equal(db.prepare('SELECT agent_id, id, state, updated_at FROM conversations').all(), [
+      { agent_id: 'agt_a', id: 'c1', state: '{"n":1}', updated_at: 5 },
+    ]);
+    assert.throws(() =>
+      db.prepare('INSERT INTO conversations (agent_id, id, state, updated_at) VALUES (?, ?, ?, ?)').run('agt_a', 'c1', '{}', 6),
+    );
+  } finally {
+    temp.remove();
+  }
+});
+
 test.run();

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDatabase } from '../../../src/adapters/sqlite/database.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { migrate, openDatabase } from '../../../src/adapters/sqlite/database.js';
 import { DEFAULT_CONSUMER_OPTIONS, SqliteEventBus } from '../../../src/adapters/sqlite/event-bus.js';
 import { eventBusContract } from '../../contracts/event-bus.contract.js';
 import { sleep, waitFor } from '../../contracts/helpers.js';
@@ -80,6 +81,57 @@ sqlite('a publish from another connection is seen within the poll interval', asy
     await publisherBus.close();
     other.close();
     temp.remove();
+  }
+});
+
+sqlite('a publish due later only re-arms the consumer: no lease transaction until something is due', async () => {
+  const statements: string[] = [];
+  const db = new BetterSqlite3(':memory:', { verbose: (sql) => statements.push(String(sql)) });
+  migrate(db);
+  const bus = new SqliteEventBus(db, { maxPollMs: 40 });
+  try {
+    const seen: number[] = [];
+    const sub = bus.consume<string>('s', async (message) => {
+      seen.push(Date.now());
+      await message.ack();
+    });
+    await sleep(20);
+    const publishedAt = Date.now();
+    await bus.publish('s', 'later', { notBefore: publishedAt + 250 });
+    statements.length = 0;
+    await sleep(150); // a wake-up on publish and a few polls
+    const leases = (): string[] => statements.filter((sql) => /^BEGIN|UPDATE bus_messages/i.test(sql.trim()));
+    assert.equal(leases(), [], 'nothing was due: no write transaction');
+    assert.ok(statements.some((sql) => /MIN\(due_at\)/.test(sql)), 'polls are one indexed read');
+    await waitFor(() => seen.length === 1, 3000, 'delivery when due');
+    assert.ok(seen[0] >= publishedAt + 250, 'not before notBefore');
+    assert.ok(leases().length > 0, 'leased once due');
+    await sub.stop();
+  } finally {
+    await bus.close();
+    db.close();
+  }
+});
+
+sqlite('a publish due before the consumer next wakes is delivered on time', async () => {
+  const db = openDatabase(':memory:');
+  const bus = new SqliteEventBus(db, { maxPollMs: 10_000 });
+  try {
+    const seen: number[] = [];
+    const sub = bus.consume<string>('s', async (message) => {
+      seen.push(Date.now());
+      await message.ack();
+    });
+    await sleep(20); // asleep until the 10 s poll
+    const notBefore = Date.now() + 100;
+    await bus.publish('s', 'soon', { notBefore });
+    await bus.publish('s', 'much later', { notBefore: notBefore + 60_000 });
+    await waitFor(() => seen.length === 1, 2000, 'delivery within 2 s, not at the 10 s poll');
+    assert.ok(seen[0] >= notBefore);
+    await sub.stop();
+  } finally {
+    await bus.close();
+    db.close();
   }
 });
 

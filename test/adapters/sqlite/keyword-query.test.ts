@@ -1,17 +1,15 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { normalise, relativeScoreFusion } from '../../../src/adapters/sqlite/fusion.js';
-import { pruneTerms, queryTerms, toFtsMatch, words } from '../../../src/adapters/sqlite/keyword-query.js';
+import { pruneTerms, queryTerms, words } from '../../../src/adapters/sqlite/keyword-query.js';
 
 const keywords = suite('keyword query');
 
-keywords('free text becomes quoted, OR-ed words without stopwords, capped', () => {
+keywords('free text becomes distinct words without stopwords, capped', () => {
   assert.equal(queryTerms('How do I run the "tests" AND NEAR(x, 2)?'), ['how', 'do', 'i', 'run', 'tests', 'near', 'x', '2']);
   assert.equal(queryTerms('Café CAFÉ cafe'), ['cafe']);
   assert.equal(queryTerms('the of and'), []);
   assert.is(queryTerms(Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ')).length, 32);
-  assert.is(toFtsMatch(['a1', 'b2']), '"a1" OR "b2"');
-  assert.is(toFtsMatch([]), undefined);
   assert.equal(words('Déjà-vu, naïve_CODE 42'), ['deja', 'vu', 'naive', 'code', '42']);
 });
 

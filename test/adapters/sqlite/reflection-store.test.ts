@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase } from '../../../src/adapters/sqlite/database.js';
 import { SqliteReflectionStore } from '../../../src/adapters/sqlite/reflection-store.js';
 import type { StoredReflection } from '../../../src/memory/ports.js';
-import { unitVector } from '../../contracts/helpers.js';
+import { sleep, unitVector, waitFor } from '../../contracts/helpers.js';
 import { reflection, reflectionStoreContract } from '../../contracts/reflection-store.contract.js';
 import { tempDb } from './helpers.js';
 
@@ -53,29 +53,31 @@ sqlite('a second store on the same file sees writes at once (cache versioning)',
   }
 });
 
-sqlite('keyword indexes stay consistent through upserts, updates and deletes, one per agent', async () => {
+sqlite('keyword search follows upserts, updates and deletes, per agent; no FTS5 table is left', async () => {
   const db = openDatabase(':memory:');
   const store = new SqliteReflectionStore(db);
+  const away = unitVector(8, { 7: 1 });
+  const hits = async (agentId: string, word: string): Promise<string[]> =>
+    (await store.search(agentId, { text: word, vector: away, limit: 10 }))
+      .filter((r) => r.keywordScore > 0)
+      .map((r) => r.reflection.id)
+      .sort();
   await store.upsert([reflection(A, 'r1', 'alpha', 0), reflection(A, 'r2', 'beta', 1)]);
+  assert.equal(await hits(A, 'alpha'), ['r1'], 'built from the rows');
   await store.upsert([reflection(A, 'r1', 'alpha again', 0, { tags: ['x'] })]);
   await store.update(A, 'r2', { content: 'gamma', tags: ['y'] });
+  await store.upsert([reflection('agt_b', 'r1', 'delta alpha', 0)]);
+  assert.equal(await hits(A, 'x'), ['r1']);
+  assert.equal(await hits(A, 'beta'), [], 'replaced words are gone');
+  assert.equal(await hits(A, 'gamma y'), ['r2']);
+  assert.equal(await hits(A, 'alpha'), ['r1'], 'never another agent’s rows');
   await store.delete(A, 'r1');
-  await store.upsert([reflection('agt_b', 'r1', 'delta', 0)]);
   await store.deleteAgent('agt_b');
-  const tables = db
-    .prepare(`SELECT t.agent_id AS agent, t.n AS n FROM reflection_tenants t ORDER BY t.n`)
-    .all() as { agent: string; n: number }[];
-  assert.equal(tables.map((t) => t.agent), [A, 'agt_b']);
-  const match = (n: number, word: string): number[] =>
-    (db.prepare(`SELECT rowid FROM reflections_fts_${n} WHERE reflections_fts_${n} MATCH ?`).all(`"${word}"`) as {
-      rowid: number;
-    }[]).map((r) => r.rowid);
-  for (const { n } of tables) db.exec(`INSERT INTO reflections_fts_${n}(reflections_fts_${n}) VALUES ('integrity-check')`);
-  assert.equal(match(tables[0].n, 'alpha'), []);
-  assert.equal(match(tables[0].n, 'beta'), []);
-  assert.is(match(tables[0].n, 'gamma').length, 1);
-  assert.is(match(tables[0].n, 'y').length, 1);
-  assert.equal(match(tables[1].n, 'delta'), []);
+  assert.equal(await hits(A, 'alpha x'), []);
+  assert.equal(await hits('agt_b', 'delta'), []);
+  assert.equal(await hits(A, 'gamma'), ['r2']);
+  const fts = db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'reflections_fts%'`).all();
+  assert.equal(fts, []);
   db.close();
 });
 
@@ -165,6 +167,95 @@ sqlite('snapshots patched by local writes search exactly like freshly built ones
       (await fresh.search(A, q)).map((r) => [r.reflection.id, r.score.toFixed(5)]),
       `search at step ${step}`,
     );
+  }
+  db.close();
+});
+
+sqlite('markUsed: seen at once by this store, written in one transaction within usageFlushMs and on close', async () => {
+  const temp = tempDb();
+  const other = openDatabase(temp.file); // another process's view of the file
+  try {
+    const store = new SqliteReflectionStore(temp.db, { usageFlushMs: 50 });
+    await store.upsert([reflection(A, 'r1', 'one', 0), reflection(A, 'r2', 'two', 1)]);
+    const stored = (id: string) =>
+      other.prepare('SELECT use_count AS n, last_used_at AS at FROM reflections WHERE agent_id = ? AND id = ?').get(A, id);
+    await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 2 }); // a cached snapshot
+    await store.markUsed(A, ['r1', 'r1', 'r2'], 10_000);
+    await store.markUsed(A, ['r1'], 9_000);
+    assert.equal(stored('r1'), { n: 0, at: null }, 'not written yet');
+    assert.is((await store.get(A, 'r1'))?.useCount, 2, 'a repeated id counts once per call');
+    assert.is((await store.get(A, 'r1'))?.lastUsedAt, 10_000, 'the latest use wins');
+    assert.equal((await store.list(A)).map((r) => [r.id, r.useCount]).sort(), [['r1', 2], ['r2', 1]]);
+    const found = await store.search(A, { text: 'one two', vector: unitVector(8, { 0: 1 }), limit: 2 });
+    assert.equal(found.map((r) => [r.reflection.id, r.reflection.useCount]).sort(), [['r1', 2], ['r2', 1]]);
+    assert.is((await new SqliteReflectionStore(temp.db).get(A, 'r1'))?.useCount, 0, 'another store reads the file');
+
+    await waitFor(() => (stored('r1') as { n: number }).n === 2, 2000, 'the flush');
+    assert.equal(stored('r1'), { n: 2, at: 10_000 });
+    assert.equal(stored('r2'), { n: 1, at: 10_000 });
+    assert.is((await store.get(A, 'r1'))?.useCount, 2, 'flushed uses are not counted twice');
+    const again = await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
+    assert.is(again[0].reflection.useCount, 2);
+
+    await store.markUsed(A, ['r2'], 11_000);
+    await store.close();
+    assert.equal(stored('r2'), { n: 2, at: 11_000 }, 'close() writes what is pending');
+    await store.markUsed(A, ['r2'], 12_000);
+    assert.equal(stored('r2'), { n: 3, at: 12_000 }, 'after close, uses are written at once');
+  } finally {
+    other.close();
+    temp.remove();
+  }
+});
+
+sqlite('markUsed: a snapshot built while uses are pending includes them; writes flush them first', async () => {
+  const db = openDatabase(':memory:');
+  const store = new SqliteReflectionStore(db, { usageFlushMs: 60_000 });
+  await store.upsert([reflection(A, 'r1', 'one', 0)]);
+  await store.markUsed(A, ['r1'], 5_000);
+  const first = await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
+  assert.is(first[0].reflection.useCount, 1, 'built from the file, plus what is pending');
+  // A caller that read the counters writes them back: the use must not count twice.
+  const read = await store.get(A, 'r1');
+  if (!read) throw new Error('missing');
+  await store.upsert([{ ...reflection(A, 'r1', 'one, again', 0), useCount: read.useCount, lastUsedAt: read.lastUsedAt }]);
+  assert.is((await store.get(A, 'r1'))?.useCount, 1);
+  assert.is((db.prepare('SELECT use_count FROM reflections').pluck().get() as number), 1, 'written with the upsert');
+  assert.is((await store.search(A, { text: 'again', vector: unitVector(8, { 0: 1 }), limit: 1 }))[0].reflection.useCount, 1);
+  // Deleted and re-created before a flush: the old uses do not carry over.
+  await store.markUsed(A, ['r1'], 6_000);
+  await store.delete(A, 'r1');
+  await store.upsert([reflection(A, 'r1', 'new', 0)]);
+  assert.is((await store.get(A, 'r1'))?.useCount, 0);
+  await store.close();
+  assert.is((db.prepare('SELECT use_count FROM reflections').pluck().get() as number), 0);
+  db.close();
+});
+
+sqlite('markUsed: uses pending when the owner closes the file are dropped quietly', async () => {
+  const db = openDatabase(':memory:');
+  const errors: unknown[] = [];
+  const store = new SqliteReflectionStore(db, { usageFlushMs: 20, onError: (error) => errors.push(error) });
+  await store.upsert([reflection(A, 'r1', 'one', 0)]);
+  await store.markUsed(A, ['r1'], 5_000);
+  db.close();
+  await sleep(60);
+  await store.close();
+  assert.equal(errors, []);
+});
+
+sqlite('the snapshot cache is bounded by agents and by reflections held; evicted agents search the same', async () => {
+  const db = openDatabase(':memory:');
+  const store = new SqliteReflectionStore(db, { cachedAgents: 3, cachedReflections: 5 });
+  const agents = ['agt_1', 'agt_2', 'agt_3'];
+  for (const [i, agentId] of agents.entries()) {
+    await store.upsert(Array.from({ length: 3 }, (_, k) => reflection(agentId, `r${k}`, `word${i} text${k}`, k)));
+  }
+  for (let round = 0; round < 2; round++) {
+    for (const [i, agentId] of agents.entries()) {
+      const found = await store.search(agentId, { text: `word${i} text1`, vector: unitVector(8, { 1: 1 }), limit: 1 });
+      assert.equal(found.map((r) => [r.reflection.agentId, r.reflection.id]), [[agentId, 'r1']]);
+    }
   }
   db.close();
 });
