@@ -66,10 +66,10 @@ interface Rule {
   /** Builds the replacement; by default the whole match becomes the marker. */
   replace?: (match: Match) => string;
   /**
-   * Every index where a match that `replace` changes can start, ascending, found without
-   * running `pattern` over the whole text. Without it the pattern scans the whole text,
-   * which is as fast when the pattern starts with a literal (`-----BEGIN `, `bearer`).
-   * Skipped matches must not overlap a listed one (they cannot: see each rule).
+   * Every index where a match that `replace` changes can start (more do no harm), found
+   * without running `pattern` over the whole text; a match it skips must not overlap one
+   * it lists. Without it the pattern scans the whole text, about 10 µs per 48 KB for a
+   * pattern that starts with a rare literal, far more for one that starts with a class.
    */
   starts?: (text: string, anchors: Anchors) => number[];
 }
@@ -278,9 +278,10 @@ function replaceAll(rule: Rule, text: string): string {
 }
 
 /** What `replaceAll` does, trying the pattern only at `starts`: a global scan would find the same matches there. */
-function replaceAt(rule: CompiledRule, text: string, starts: number[]): string {
-  if (starts.length === 0) return text;
-  if (!isAscending(starts)) starts.sort((a, b) => a - b);
+function replaceAt(rule: CompiledRule, text: string, indexes: readonly number[]): string {
+  if (indexes.length === 0) return text;
+  // Lists can be shared between rules: sort a copy.
+  const starts = isAscending(indexes) ? indexes : [...indexes].sort((a, b) => a - b);
   let out = '';
   let copied = 0;
   // Like a global scan, the next match cannot start inside the previous one.

@@ -54,7 +54,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       const { topK, tokenBudget, minScore } = agent.memory;
       if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
       const [vector] = await deps.embedder.embed([text]);
-      const keywords = new Set([...words(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...words(keywordQuery(tail))]);
+      const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
       const results = await deps.reflections.search(agent.id, {
         text: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
         vector,
@@ -67,7 +67,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
   };
 }
 
-const words = (query: string): string[] => (query === '' ? [] : query.split(' '));
+const terms = (query: string): string[] => (query === '' ? [] : query.split(' '));
 
 /**
  * The rule that keeps obviously unrelated memories out. Fused and keyword scores are
