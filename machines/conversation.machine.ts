@@ -40,6 +40,7 @@ interface Context {
   request: unknown;
   results: Partial<Record<StepName, unknown>>;
   error?: unknown;
+  status: ConversationOutput['status'];
 }
 
 const notProvided = (name: StepName) =>
@@ -77,7 +78,7 @@ export const conversationMachine = setup({
   },
 }).createMachine({
   id: 'conversation',
-  context: ({ input }) => ({ request: input.request, results: {} }),
+  context: ({ input }) => ({ request: input.request, results: {}, status: 'failed' as const }),
   initial: 'authenticating',
   on: { CLIENT_GONE: '.aborted' },
   states: {
@@ -136,22 +137,15 @@ export const conversationMachine = setup({
         onError: { target: 'failed', actions: 'keepError' },
       },
     },
-    settled: { type: 'final' },
+    settled: { type: 'final', entry: assign({ status: 'settled' as const }) },
     /** The upstream answered with an error, passed through unchanged; nothing to learn or keep. */
-    upstreamError: { type: 'final' },
+    upstreamError: { type: 'final', entry: assign({ status: 'upstream_error' as const }) },
     /** The upstream stream broke off; the client was told in-stream. Nothing to learn. */
-    interrupted: { type: 'final' },
-    failed: { type: 'final' },
-    aborted: { type: 'final' },
+    interrupted: { type: 'final', entry: assign({ status: 'interrupted' as const }) },
+    failed: { type: 'final', entry: assign({ status: 'failed' as const }) },
+    aborted: { type: 'final', entry: assign({ status: 'aborted' as const }) },
   },
-  output: ({ context, self }) => {
-    const value = self.getSnapshot().value;
-    const status: ConversationOutput['status'] =
-      value === 'settled' ? 'settled'
-      : value === 'upstreamError' ? 'upstream_error'
-      : value === 'aborted' ? 'aborted'
-      : value === 'interrupted' ? 'interrupted'
-      : 'failed';
-    return { status, results: context.results, error: context.error };
-  },
+  // The status is recorded on entering each final state: while `output` runs, the
+  // snapshot does not show the final state yet.
+  output: ({ context }) => ({ status: context.status, results: context.results, error: context.error }),
 });

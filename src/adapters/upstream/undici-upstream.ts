@@ -9,7 +9,7 @@ import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../me
 export interface UndiciUpstreamOptions {
   /** Longest wait for response headers, and for any gap between body chunks. */
   timeoutMs: number;
-  /** Sockets kept per upstream origin. */
+  /** Sockets per upstream origin; unlimited by default. */
   connections?: number;
 }
 
@@ -51,7 +51,8 @@ export class UndiciUpstream implements UpstreamClient {
     this.dispatcher = new Agent({
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      connections: options.connections ?? 512,
+      // One HTTP/1.1 stream per socket: as many sockets as clients hold streams open.
+      connections: options.connections ?? null,
       keepAliveTimeout: 30_000,
       connect: { timeout: Math.min(options.timeoutMs, 15_000) },
     });
