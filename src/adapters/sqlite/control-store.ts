@@ -50,6 +50,8 @@ export interface SqliteControlStoreOptions {
   lastUsedResolutionMs?: number;
 }
 
+const OPENED_SECRETS_MAX = 10_000;
+
 const AGENT_COLUMNS = 'id, org_id, name, upstream, memory, created_at, updated_at';
 const TOKEN_COLUMNS = 'id, agent_id, org_id, name, prefix, created_at, revoked_at, last_used_at';
 
@@ -59,6 +61,8 @@ export class SqliteControlStore implements ControlStore {
   readonly #now: () => number;
   readonly #lastUsedResolutionMs: number;
   readonly #sql;
+  /** Decrypted upstream keys by agent, with the ciphertext they came from (in memory only). */
+  readonly #opened = new Map<string, { sealed: string; secrets: AgentSecrets }>();
 
   constructor(db: SqliteDatabase, box: SecretBox, options: SqliteControlStoreOptions = {}) {
     this.#db = db;
@@ -333,7 +337,14 @@ export class SqliteControlStore implements ControlStore {
 
   #open(agentId: string): AgentSecrets | undefined {
     const row = this.#sql.agentSecrets.get(agentId);
-    return row && (JSON.parse(this.#box.decrypt(row.secrets, agentId)) as AgentSecrets);
+    if (!row) return undefined;
+    // Every proxied request needs the key: decrypt once per sealed value, not per request.
+    const cached = this.#opened.get(agentId);
+    if (cached?.sealed === row.secrets) return cached.secrets;
+    const secrets = JSON.parse(this.#box.decrypt(row.secrets, agentId)) as AgentSecrets;
+    if (this.#opened.size >= OPENED_SECRETS_MAX) this.#opened.clear();
+    this.#opened.set(agentId, { sealed: row.secrets, secrets });
+    return secrets;
   }
 }
 
