@@ -2,23 +2,18 @@
  * The ControlStore contract: every adapter (SQLite, NATS KV) runs this same suite,
  * written only against the port in src/memory/ports.ts.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newConversationState } from '../../src/domain/conversation-state.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../src/domain/types.js';
 import type { ControlStore, NewAgent } from '../../src/memory/ports.js';
 import { generateToken, hashToken, tokenDisplayPrefix } from '../../src/security/tokens.js';
-import { rejects } from './helpers.js';
+import { harnessSuite, rejects } from './helpers.js';
 
 export interface ControlStoreHarness {
   store: ControlStore;
   /** Closes `store` and opens a new adapter on the same data. */
   reopen?: () => Promise<ControlStore>;
   cleanup: () => Promise<void>;
-}
-
-interface Context {
-  harness?: ControlStoreHarness;
 }
 
 export function newAgentInput(orgId: string, name: string, apiKey = 'sk-test-key'): NewAgent {
@@ -32,19 +27,8 @@ export function newAgentInput(orgId: string, name: string, apiKey = 'sk-test-key
 }
 
 export function controlStoreContract(name: string, open: () => Promise<ControlStoreHarness>): void {
-  const test = suite<Context>(`ControlStore contract: ${name}`, {});
-  const store = (context: Context): ControlStore => {
-    if (!context.harness) throw new Error('harness not opened');
-    return context.harness.store;
-  };
-
-  test.before.each(async (context) => {
-    context.harness = await open();
-  });
-  test.after.each(async (context) => {
-    await context.harness?.cleanup();
-    context.harness = undefined;
-  });
+  const { test, harness } = harnessSuite(`ControlStore contract: ${name}`, open);
+  const store = (context: { harness?: ControlStoreHarness }): ControlStore => harness(context).store;
 
   test('orgs: create, get by id and by name, list, unique names', async (context) => {
     const s = store(context);

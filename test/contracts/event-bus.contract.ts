@@ -3,20 +3,15 @@
  * suite, written only against the port in src/memory/ports.ts. Timings are short
  * (ackWait ~100 ms) and assertions are lower bounds or eventual, never tight upper bounds.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BusMessage, EventBus } from '../../src/memory/ports.js';
-import { sleep, waitFor } from './helpers.js';
+import { harnessSuite, sleep, waitFor } from './helpers.js';
 
 export interface EventBusHarness {
   bus: EventBus;
   /** Closes `bus` and opens a new adapter on the same durable storage (a restart). */
   reopen?: () => Promise<EventBus>;
   cleanup: () => Promise<void>;
-}
-
-interface Context {
-  harness?: EventBusHarness;
 }
 
 interface Seen {
@@ -26,22 +21,11 @@ interface Seen {
 }
 
 export function eventBusContract(name: string, open: () => Promise<EventBusHarness>): void {
-  const test = suite<Context>(`EventBus contract: ${name}`, {});
-  const bus = (context: Context): EventBus => {
-    if (!context.harness) throw new Error('harness not opened');
-    return context.harness.bus;
-  };
+  const { test, harness } = harnessSuite(`EventBus contract: ${name}`, open);
+  const bus = (context: { harness?: EventBusHarness }): EventBus => harness(context).bus;
   // A fresh subject per test keeps tests independent even on a shared server.
   let counter = 0;
   const subject = (): string => `contract.${Date.now().toString(36)}.${++counter}`;
-
-  test.before.each(async (context) => {
-    context.harness = await open();
-  });
-  test.after.each(async (context) => {
-    await context.harness?.cleanup();
-    context.harness = undefined;
-  });
 
   test('publish, consume, ack: delivered once each, in order, then gone', async (context) => {
     const b = bus(context);

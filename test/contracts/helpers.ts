@@ -1,4 +1,5 @@
 /** Small helpers shared by the contract suites (uvu/assert has no async `rejects`). */
+import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 /** Asserts that `run` rejects, optionally with a message matching `pattern`. */
@@ -36,4 +37,25 @@ export function unitVector(dims: number, components: Record<number, number>): Fl
   if (norm === 0) throw new Error('zero vector');
   for (let i = 0; i < dims; i++) vector[i] /= norm;
   return vector;
+}
+
+export interface Harness {
+  cleanup(): Promise<void>;
+}
+
+/** An uvu suite that opens a fresh harness (adapter + its storage) before each test and cleans it up after. */
+export function harnessSuite<H extends Harness>(title: string, open: () => Promise<H>) {
+  const test = suite<{ harness?: H }>(title, {});
+  test.before.each(async (context) => {
+    context.harness = await open();
+  });
+  test.after.each(async (context) => {
+    await context.harness?.cleanup();
+    context.harness = undefined;
+  });
+  const harness = (context: { harness?: H }): H => {
+    if (!context.harness) throw new Error('harness not opened');
+    return context.harness;
+  };
+  return { test, harness };
 }

@@ -2,19 +2,14 @@
  * The ReflectionStore contract: every adapter (SQLite, Weaviate) runs this same suite,
  * written only against the port in src/memory/ports.ts.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReflectionKind } from '../../src/domain/types.js';
 import type { ReflectionStore, StoredReflection } from '../../src/memory/ports.js';
-import { unitVector } from './helpers.js';
+import { harnessSuite, unitVector } from './helpers.js';
 
 export interface ReflectionStoreHarness {
   store: ReflectionStore;
   cleanup: () => Promise<void>;
-}
-
-interface Context {
-  harness?: ReflectionStoreHarness;
 }
 
 const DIMS = 8;
@@ -50,19 +45,8 @@ export function reflection(
 const axis = (i: number): Float32Array => unitVector(DIMS, { [i]: 1 });
 
 export function reflectionStoreContract(name: string, open: () => Promise<ReflectionStoreHarness>): void {
-  const test = suite<Context>(`ReflectionStore contract: ${name}`, {});
-  const store = (context: Context): ReflectionStore => {
-    if (!context.harness) throw new Error('harness not opened');
-    return context.harness.store;
-  };
-
-  test.before.each(async (context) => {
-    context.harness = await open();
-  });
-  test.after.each(async (context) => {
-    await context.harness?.cleanup();
-    context.harness = undefined;
-  });
+  const { test, harness } = harnessSuite(`ReflectionStore contract: ${name}`, open);
+  const store = (context: { harness?: ReflectionStoreHarness }): ReflectionStore => harness(context).store;
 
   test('upsert, get, count; upsert is idempotent on id', async (context) => {
     const s = store(context);
