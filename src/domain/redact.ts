@@ -514,7 +514,6 @@ const isWordChar = (c: number) => isLetter(c) || isDigit(c) || c === 0x5f;
 /** `[a-z0-9+.-]` under the `i` flag. */
 const isSchemeChar = (c: number) => isLetter(c) || isDigit(c) || c === 0x2b || c === 0x2e || c === DASH;
 const isBase64 = (c: number) => isLetter(c) || isDigit(c) || c === 0x2b || c === 0x2f;
-const isBase64OrPad = (c: number) => isBase64(c) || c === 0x3d;
 const isBlank = (c: number) => c === 0x20 || c === 0x09;
 const isQuote = (c: number) => c === 0x22 || c === 0x27 || c === 0x60;
 /** `\s` of a regular expression. */

@@ -2,41 +2,15 @@
  * The `engram` command as a user runs it: a real process against a real server (the
  * management plugin over real SQLite), output parsed as a script would.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { cleanEnv, runCli } from '../support/cli.js';
 import { ADMIN, startManagementServer, type ManagementServer } from '../http/management-server.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment without ENGRAM_* settings, so only the flags of each test apply. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENGRAM_')));
-  return { ...env, ...extra };
-}
-
-function engram(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; bin?: boolean } = {}): Promise<Run> {
-  const entry = options.bin ? [path.join(ROOT, 'bin/engram.js')] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? cleanEnv() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const engram = runCli;
 
 const test = suite<{ server: ManagementServer; remote: string[] }>('engram CLI');
 

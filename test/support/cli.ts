@@ -1,0 +1,34 @@
+/** Running the `engram` command as a user does: a real process, its output captured. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The installed entry: it loads tsx itself, so it runs from any working directory. */
+export const BIN = path.join(ROOT, 'bin/engram.js');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment without ENGRAM_* settings, so only the flags of each test apply. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENGRAM_')));
+  return { ...env, ...extra };
+}
+
+/** Runs `engram ARGS` to its end (through bin/engram.js with `bin`, else the TypeScript entry). */
+export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; bin?: boolean } = {}): Promise<CliRun> {
+  const entry = options.bin ? [BIN] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...entry, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? cleanEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
