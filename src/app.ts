@@ -6,11 +6,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import { proxyRoutes } from './http/proxy.js';
 import { managementRoutes } from './http/management.js';
+import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
-  /** Start the extraction consumer in this process (default true). */
+  /** Run the extraction consumer and housekeeping in this process (default true). */
   pipeline?: boolean;
 }
 
@@ -26,6 +27,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
   await app.register(proxyRoutes, { deps });
   await app.register(managementRoutes, { deps });
-  if (options.pipeline !== false) await app.register(pipelinePlugin, { deps });
+  if (options.pipeline !== false) {
+    await app.register(pipelinePlugin, { deps });
+    await app.register(maintenancePlugin, { deps });
+  }
   return app;
 }

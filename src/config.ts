@@ -29,6 +29,8 @@ export interface Config {
     concurrency: number;
   };
   logLevel: string;
+  /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
+  conversationTtlMs: number;
 }
 
 export type Overrides = Partial<Record<SettingName, string>>;
@@ -50,6 +52,7 @@ const SETTINGS = [
   'embeddings-key',
   'extraction-max-bytes',
   'log-level',
+  'conversation-ttl-days',
 ] as const;
 
 export const SETTING_NAMES: readonly string[] = SETTINGS;
@@ -110,6 +113,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       concurrency: 2,
     },
     logLevel: get('log-level') ?? 'info',
+    conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
   };
 }
 

@@ -147,6 +147,8 @@ export interface ControlStore {
   getConversation(agentId: string, conversationId: string): Promise<ConversationState | undefined>;
   /** Writes the whole state; last writer wins. */
   putConversation(state: ConversationState): Promise<void>;
+  /** Deletes conversations whose `lastActivityAt` is before `idleSince`; returns how many. */
+  pruneConversations(idleSince: number): Promise<number>;
 
   getIndex(agentId: string): Promise<string | undefined>;
   putIndex(agentId: string, markdown: string): Promise<void>;

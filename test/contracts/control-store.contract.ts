@@ -160,6 +160,22 @@ export function controlStoreContract(name: string, open: () => Promise<ControlSt
     assert.equal(await s.getConversation(agent.id, 'c1'), next, 'last writer wins');
   });
 
+  test('conversations idle since before a time are pruned; active ones stay', async (context) => {
+    const s = store(context);
+    const org = await s.createOrg('acme');
+    const agent = await s.createAgent(newAgentInput(org.id, 'helper'));
+    await s.putConversation(newConversationState(agent.id, 'old', 'messages', 1_000));
+    await s.putConversation(newConversationState(agent.id, 'recent', 'chat-completions', 5_000));
+    const revived = newConversationState(agent.id, 'revived', 'messages', 1_000);
+    await s.putConversation(revived);
+    await s.putConversation({ ...revived, lastActivityAt: 6_000 });
+    assert.is(await s.pruneConversations(2_000), 1);
+    assert.is(await s.getConversation(agent.id, 'old'), undefined);
+    assert.ok(await s.getConversation(agent.id, 'recent'));
+    assert.ok(await s.getConversation(agent.id, 'revived'), 'the latest activity counts');
+    assert.is(await s.pruneConversations(2_000), 0);
+  });
+
   test('root index: put, replace, per agent', async (context) => {
     const s = store(context);
     const org = await s.createOrg('acme');

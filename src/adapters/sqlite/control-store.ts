@@ -99,6 +99,7 @@ export class SqliteControlStore implements ControlStore {
       ),
       deleteAgentTokens: db.prepare('DELETE FROM tokens WHERE agent_id = ?'),
       deleteAgentConversations: db.prepare('DELETE FROM conversations WHERE agent_id = ?'),
+      pruneConversations: db.prepare('DELETE FROM conversations WHERE updated_at < ?'),
       deleteAgentIndex: db.prepare('DELETE FROM agent_indexes WHERE agent_id = ?'),
       deleteAgent: db.prepare('DELETE FROM agents WHERE org_id = ? AND id = ?'),
 
@@ -311,7 +312,11 @@ export class SqliteControlStore implements ControlStore {
   }
 
   async putConversation(state: ConversationState): Promise<void> {
-    this.#sql.putConversation.run(state.agentId, state.id, JSON.stringify(state), this.#now());
+    this.#sql.putConversation.run(state.agentId, state.id, JSON.stringify(state), state.lastActivityAt);
+  }
+
+  async pruneConversations(idleSince: number): Promise<number> {
+    return this.#sql.pruneConversations.run(idleSince).changes;
   }
 
   async getIndex(agentId: string): Promise<string | undefined> {

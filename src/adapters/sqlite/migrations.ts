@@ -200,6 +200,10 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE conversations_v3 RENAME TO conversations;
     `);
   },
+
+  // 4: conversations idle for long are pruned (ControlStore.pruneConversations); the
+  // index keeps that a range delete instead of a scan.
+  `CREATE INDEX conversations_by_activity ON conversations (updated_at);`,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */

@@ -1,0 +1,39 @@
+/**
+ * Housekeeping that keeps a long-running server's file from growing without bound:
+ * conversation state (blocks to re-apply, extraction watermark) is dropped once a
+ * conversation has been idle for `conversationTtlMs`. Providers' prompt caches expire
+ * within hours, so an old conversation that resumes loses nothing worth keeping; what
+ * was learnt from it stays in the reflection store.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../deps.js';
+
+const EVERY_MS = 60 * 60 * 1000;
+const FIRST_AFTER_MS = 60 * 1000;
+
+export interface MaintenanceOptions {
+  deps: Deps;
+  /** First run this long after start, then every `everyMs` (defaults: a minute, an hour). */
+  firstAfterMs?: number;
+  everyMs?: number;
+}
+
+export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (app, { deps, firstAfterMs = FIRST_AFTER_MS, everyMs = EVERY_MS }) => {
+  const prune = async () => {
+    try {
+      const pruned = await deps.control.pruneConversations(deps.now() - deps.config.conversationTtlMs);
+      if (pruned > 0) app.log.info({ pruned }, 'idle conversations pruned');
+    } catch (error) {
+      app.log.error({ err: error }, 'pruning idle conversations failed');
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    timer = setTimeout(function run() {
+      void prune().finally(() => {
+        timer = setTimeout(run, everyMs).unref();
+      });
+    }, firstAfterMs).unref();
+  });
+  app.addHook('onClose', async () => clearTimeout(timer));
+};

@@ -1,0 +1,44 @@
+/** Idle conversations are pruned by the running server, active ones kept. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadConfig } from '../../src/config.js';
+import { connect } from '../../src/main.js';
+import { newConversationState } from '../../src/domain/conversation-state.js';
+import { maintenancePlugin } from '../../src/http/maintenance.js';
+import { eventually } from '../support/engram.js';
+
+test('conversations idle longer than the TTL are pruned on schedule', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-maintenance-'));
+  const config = loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_maintenance_0000000000', 'conversation-ttl-days': '1' }, {});
+  const connected = await connect(config);
+  const { control } = connected.deps;
+  const org = await control.createOrg('acme');
+  const agent = await control.createAgent({
+    orgId: org.id,
+    name: 'bot',
+    upstream: { baseUrl: 'http://127.0.0.1:9', headers: {} },
+    memory: { inject: true, extract: true, topK: 5, tokenBudget: 800, minScore: 0.2, extractionModel: null },
+    secrets: { upstreamApiKey: 'sk-x' },
+  });
+  const now = Date.now();
+  await control.putConversation(newConversationState(agent.id, 'stale', 'messages', now - 2 * 24 * 3600_000));
+  await control.putConversation(newConversationState(agent.id, 'fresh', 'messages', now - 3600_000));
+
+  const app = Fastify();
+  await app.register(maintenancePlugin, { deps: connected.deps, firstAfterMs: 10, everyMs: 50 });
+  await app.ready();
+  try {
+    await eventually(async () => ((await control.getConversation(agent.id, 'stale')) === undefined ? true : undefined), 5000, 'the stale conversation to go');
+    assert.ok(await control.getConversation(agent.id, 'fresh'));
+  } finally {
+    await app.close();
+    await connected.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
