@@ -16,7 +16,7 @@ import { relay } from '../streaming/relay.js';
 import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Resolved } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
-import { applyInsertions, newInsertion, planInjection } from './injection.js';
+import { forwardedBody, newInsertion, planInjection } from './injection.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
@@ -72,10 +72,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
-    // Without insertions the client's own bytes go upstream untouched.
-    const forwardBody = insertions.length === 0
-      ? request.rawBody
-      : Buffer.from(JSON.stringify(adapter.withMessages(body, applyInsertions(adapter, messages, insertions))));
+    const forwardBody = forwardedBody(adapter, request.rawBody, body, messages, insertions);
     return { forwardBody, injected, state: nextState };
   });
 

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { ConversationState, Insertion } from '../domain/conversation-state.js';
 import { stableJson } from '../protocols/shared.js';
-import type { ProtocolAdapter } from '../protocols/types.js';
+import { spliceArrayElements } from '../protocols/json-splice.js';
+import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 /** Identity of a client message, blind to the `cache_control` markers clients move. */
 export function messageFingerprint(message: unknown): string {
@@ -54,6 +55,29 @@ export function applyInsertions(adapter: ProtocolAdapter, messages: unknown[], i
   const result = messages.slice();
   for (const insertion of insertions) result[insertion.index] = adapter.appendText(result[insertion.index], insertion.block);
   return result;
+}
+
+/**
+ * The body to forward: the client's own bytes with only the messages that carry
+ * insertions re-serialised (the whole body re-serialised if the raw bytes cannot be
+ * mapped, which `JSON.parse` accepting them makes unlikely).
+ */
+export function forwardedBody(
+  adapter: ProtocolAdapter,
+  raw: Buffer,
+  body: JsonObject,
+  messages: unknown[],
+  insertions: Insertion[],
+): Buffer {
+  if (insertions.length === 0) return raw;
+  const changed = new Map<number, unknown>();
+  for (const insertion of insertions) {
+    changed.set(insertion.index, adapter.appendText(changed.get(insertion.index) ?? messages[insertion.index], insertion.block));
+  }
+  return (
+    spliceArrayElements(raw, adapter.messagesField, messages.length, changed) ??
+    Buffer.from(JSON.stringify(adapter.withMessages(body, applyInsertions(adapter, messages, insertions))))
+  );
 }
 
 export function newInsertion(messages: unknown[], index: number, block: string): Insertion {

@@ -44,6 +44,8 @@ export interface ProtocolAdapter {
   model(body: JsonObject): string;
   isStream(body: JsonObject): boolean;
 
+  /** Top-level field of the request body holding the message list. */
+  readonly messagesField: string;
   /** The client's message list, the sequence that insertions index into. */
   messages(body: JsonObject): unknown[];
   /** Shallow copy of `body` with its message list replaced. */

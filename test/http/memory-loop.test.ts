@@ -136,8 +136,10 @@ for (const dialect of dialects) {
       });
       assert.is(response.status, 200);
       await response.text();
-      const received = context.upstream.conversationRequests().at(-1)!.json;
+      const { json: received, raw } = context.upstream.conversationRequests().at(-1)!;
       forwarded.push(received);
+      const system = (body as any).system ?? (body as any).messages[0];
+      assert.ok(raw.includes(JSON.stringify(tools)) && raw.includes(JSON.stringify(system)), 'system prompt and tools are byte-identical');
       assert.equal(received.tools, tools, 'tools reach the upstream as the client sent them');
       assert.equal(received.system ?? received.messages[0], (body as any).system ?? (body as any).messages[0], 'system prompt untouched');
       history.push(dialect.assistant(`Answer ${turn + 1}.`));

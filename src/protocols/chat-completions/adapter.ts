@@ -68,6 +68,7 @@ function turnOf(message: JsonObject): Turn | undefined {
 
 export const chatCompletions: ProtocolAdapter = {
   id: 'chat-completions',
+  messagesField: 'messages',
   upstreamPath: '/v1/chat/completions',
 
   validate(body: unknown): asserts body is JsonObject {

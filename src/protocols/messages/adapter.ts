@@ -90,6 +90,7 @@ function sessionFromUserId(userId: string): string | undefined {
 
 export const messages: ProtocolAdapter = {
   id: 'messages',
+  messagesField: 'messages',
   upstreamPath: '/v1/messages',
 
   validate(body: unknown): asserts body is JsonObject {
