@@ -26,11 +26,13 @@ function skipSpace(json: Uint8Array, at: number): number {
   return at;
 }
 
-/** Index just past the string that starts at `at` (a quote). */
+/** Index just past the string that starts at `at` (a quote); -1 when it never ends. */
 function skipString(json: Uint8Array, at: number): number {
-  for (let i = at + 1; i < json.length; i++) {
-    if (json[i] === BACKSLASH) i++;
-    else if (json[i] === QUOTE) return i + 1;
+  // Jumps from quote to quote natively; a quote preceded by an odd run of backslashes is escaped.
+  for (let quote = json.indexOf(QUOTE, at + 1); quote !== -1; quote = json.indexOf(QUOTE, quote + 1)) {
+    let slashes = 0;
+    while (json[quote - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return quote + 1;
   }
   return -1;
 }
