@@ -1,5 +1,6 @@
 /**
- * Two turns recorded from the real Claude Code (test/fixtures/claude-code), replayed
+ * Requests recorded from the real clients (test/fixtures), replayed through Engram.
+ * Claude Code: two turns recorded from the real client (test/fixtures/claude-code), replayed
  * through Engram: its session is recognised, the block lands in the user's turn (not in
  * the system entry Claude Code appends after it), its system prompt and tools stay
  * byte-identical, and turn 2 re-sends turn 1's block unchanged.
@@ -15,7 +16,7 @@ import { eventually, startEngram, type TestAgent, type TestEngram } from '../sup
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/claude-code');
 const turn = (n: number) => JSON.parse(fs.readFileSync(path.join(FIXTURES, `turn-${n}.json`), 'utf8'));
 
-const test = suite<{ upstream: ScriptedUpstream; engram: TestEngram; agent: TestAgent }>('Claude Code replay');
+const test = suite<{ upstream: ScriptedUpstream; engram: TestEngram; agent: TestAgent }>('recorded client requests');
 
 test.before(async (context) => {
   context.upstream = await startScriptedUpstream();
@@ -80,6 +81,27 @@ test('two recorded turns: placement, byte-identical prefix, untouched system pro
   const blocks = JSON.stringify(f2.json.messages).match(/<engram-reflections>/g) ?? [];
   assert.ok(blocks.length >= 1);
   assert.not.ok(JSON.stringify(f2.headers).includes('sk-ant-the-users-own-key'), "the user's own key never goes upstream");
+});
+
+test('Copilot CLI: a recorded chat-completions request gets the block in its user message, stream and tools untouched', async (context) => {
+  const { upstream, agent } = context;
+  // The payments memory was taught in the test above (same agent).
+  const recorded = JSON.parse(fs.readFileSync(path.resolve(FIXTURES, '../copilot-cli/turn-1.json'), 'utf8'));
+  upstream.enqueue({ type: 'text', text: 'In config/payments.yaml.' });
+  const response = await fetch(agent.baseUrl + recorded.path, {
+    method: 'POST',
+    headers: { ...recorded.headers, 'content-type': 'application/json', authorization: `Bearer ${agent.token}` },
+    body: JSON.stringify(recorded.body),
+  });
+  assert.is(response.status, 200);
+  assert.match(await response.text(), /data: \[DONE\]/, 'streamed as requested');
+  assert.ok(Number(response.headers.get('x-engram-injected')) >= 1);
+  const forwarded = upstream.conversationRequests().at(-1)!;
+  assert.ok(forwarded.raw.includes(JSON.stringify(recorded.body.tools)), 'tools byte-identical');
+  assert.equal(forwarded.json.messages[0], recorded.body.messages[0], 'system message untouched');
+  const user = forwarded.json.messages[1];
+  assert.ok(user.content.startsWith(recorded.body.messages[1].content), "the user's text comes first, unchanged");
+  assert.match(user.content, /\n\n<engram-reflections>[^]*payments\.yaml[^]*<\/engram-reflections>$/);
 });
 
 test.run();
