@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { createExtractionHandler, EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
+import { reembedStale } from '../memory/reembed.js';
 import { PROTOCOLS } from '../protocols/index.js';
 
 export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
@@ -28,5 +29,16 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     maxDeliver: deps.config.extraction.maxDeliver,
     concurrency: deps.config.extraction.concurrency,
   });
-  app.addHook('onClose', async () => subscription.stop());
+  // Vectors from a previous embedder are redone in the background, not before serving.
+  const reembedding = new AbortController();
+  let reembedded: Promise<unknown> = Promise.resolve();
+  app.addHook('onReady', async () => {
+    reembedded = reembedStale(deps, reembedding.signal)
+      .then((count) => count > 0 && app.log.info({ count, embedder: deps.embedder.id }, 'reflections re-embedded'))
+      .catch((error) => app.log.error({ err: error }, 're-embedding reflections failed'));
+  });
+  app.addHook('onClose', async () => {
+    reembedding.abort();
+    await Promise.all([reembedded, subscription.stop()]);
+  });
 };

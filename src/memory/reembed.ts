@@ -1,0 +1,41 @@
+/**
+ * DESIGN section 8: each vector records its embedder, and changing the embedder
+ * re-embeds. Reflections whose vectors came from another embedder are embedded again
+ * with the current one, agent by agent, in batches; their other fields (times, use
+ * counts) stay as they were. Until an agent is done its old vectors simply match nothing
+ * of another size, so retrieval degrades to keywords instead of failing.
+ */
+import type { ControlStore, Embedder, ReflectionStore, StoredReflection } from './ports.js';
+
+export interface ReembedDeps {
+  control: ControlStore;
+  reflections: ReflectionStore;
+  embedder: Embedder;
+}
+
+const PAGE = 500;
+const BATCH = 64;
+
+/** Re-embeds every stale reflection of every agent; returns how many were re-embedded. */
+export async function reembedStale(deps: ReembedDeps, signal?: AbortSignal): Promise<number> {
+  let done = 0;
+  for (const org of await deps.control.listOrgs()) {
+    for (const agent of await deps.control.listAgents(org.id)) {
+      const stale = [];
+      for (let offset = 0; ; offset += PAGE) {
+        const page = await deps.reflections.list(agent.id, { limit: PAGE, offset });
+        stale.push(...page.filter((reflection) => reflection.embedderId !== deps.embedder.id));
+        if (page.length < PAGE) break;
+      }
+      for (let at = 0; at < stale.length; at += BATCH) {
+        if (signal?.aborted) return done;
+        const batch = stale.slice(at, at + BATCH);
+        const vectors = await deps.embedder.embed(batch.map((reflection) => reflection.content));
+        const rows: StoredReflection[] = batch.map((reflection, i) => ({ ...reflection, embedderId: deps.embedder.id, vector: vectors[i] }));
+        await deps.reflections.upsert(rows);
+        done += rows.length;
+      }
+    }
+  }
+  return done;
+}
