@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
+import { EngramError, openAiErrorBody } from './errors.js';
 import { proxyRoutes } from './http/proxy.js';
 import { managementRoutes } from './http/management.js';
 import { maintenancePlugin } from './http/maintenance.js';
@@ -25,6 +26,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     forceCloseConnections: true,
     return503OnClosing: true,
   });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))),
+  );
   await app.register(proxyRoutes, { deps });
   await app.register(managementRoutes, { deps });
   if (options.pipeline !== false) {

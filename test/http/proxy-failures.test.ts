@@ -197,6 +197,14 @@ test('bad input gets the protocol envelope and the right status', async ({ upstr
   }
 });
 
+test('an unknown path gets a 404 in the error envelope', async ({ engram }) => {
+  const response = await fetch(`${engram.url}/v0/orgs/x/agents/y/v1/nothing-here`, { method: 'POST', body: '{}' });
+  assert.is(response.status, 404);
+  const body = await response.json();
+  assert.is(body.error.code, 'not_found');
+  assert.match(body.error.message, '/v1/nothing-here');
+});
+
 test('an unreachable or silent upstream gets 502 / 504, and the server keeps serving', async ({ upstream, engram }) => {
   const closed = await new Promise<number>((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
