@@ -20,6 +20,7 @@ import type { ConversationState } from '../src/domain/conversation-state.js';
 import type { StoredReflection } from '../src/memory/ports.js';
 import { SecretBox } from '../src/security/secret-box.js';
 import { round, summarise, type Summary } from './stats.js';
+import { prng } from './workload.js';
 
 export interface SearchBenchResult {
   reflections: number;
@@ -47,22 +48,11 @@ export interface SearchBenchOptions {
   otherAgentsReflections?: number;
 }
 
-/** Deterministic PRNG so runs are comparable. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const COMMON = 'the a to of and in is for on with use when run before after it this that be we our'.split(' ');
 
 /** Reflections and queries drawn from a Zipf-like vocabulary, deterministic per seed. */
 function corpus(dims: number, seed = 42) {
-  const random = mulberry32(seed);
+  const random = prng(seed);
   // A few very common words (matching thousands of rows, the expensive case for BM25)
   // and a long tail.
   const vocabulary = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);

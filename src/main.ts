@@ -6,10 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
-import { openDatabase } from './adapters/sqlite/database.js';
-import { SqliteControlStore } from './adapters/sqlite/control-store.js';
-import { SqliteReflectionStore } from './adapters/sqlite/reflection-store.js';
-import { SqliteEventBus } from './adapters/sqlite/event-bus.js';
+import { openSqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import type { Deps } from './deps.js';
@@ -35,11 +32,9 @@ export async function connect(config: Config): Promise<Connected> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
   const box = new SecretBox(loadOrCreateSecretKey(config.dataDir, config.secretKey));
-  const db = openDatabase(path.join(config.dataDir, DATABASE_FILE));
+  const sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE), box);
+  const { control, reflections, bus } = sqlite;
   const now = Date.now;
-  const control = new SqliteControlStore(db, box, { now });
-  const reflections = new SqliteReflectionStore(db, { now });
-  const bus = new SqliteEventBus(db, { now });
   const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
   const embedder = createEmbedder(config, upstream);
   const deps: Deps = { config, control, reflections, bus, embedder, upstream, adminTokenHash: adminToken.hash, now };
@@ -47,11 +42,8 @@ export async function connect(config: Config): Promise<Connected> {
     deps,
     adminToken,
     async close() {
-      await bus.close();
       await upstream.close();
-      await reflections.close();
-      await control.close();
-      db.close();
+      await sqlite.close();
     },
   };
 }

@@ -8,7 +8,7 @@ import { newConversationState } from '../domain/conversation-state.js';
 import type { Deps } from '../deps.js';
 import { EngramError } from '../errors.js';
 import { authenticateAgent } from '../http/auth.js';
-import { buildExtractionJob, EXTRACTION_SUBJECT } from '../memory/extraction.js';
+import { buildExtractionJob, publishExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
@@ -97,7 +97,14 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     headers['x-engram-injected'] = String(results.inject!.injected);
     const sse = String(upstreamResponse.headers['content-type'] ?? '').includes('text/event-stream');
     request.sink.writeHead(upstreamResponse.status, headers, sse);
-    const outcome = await relay({ body: upstreamResponse.body, sink: request.sink, adapter: request.adapter, sse, signal });
+    const outcome = await relay({
+      body: upstreamResponse.body,
+      sink: request.sink,
+      adapter: request.adapter,
+      sse,
+      signal,
+      failure: (error) => upstream.failure(error),
+    });
     const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
     return { ...outcome, final };
   });
@@ -131,10 +138,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       });
       if (job) {
         // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
-        await bus.publish(EXTRACTION_SUBJECT, job, {
-          notBefore: settledAt + config.settleMs,
-          msgId: `${agent.id}:${id}:${job.turnCount}:${settledAt}`,
-        });
+        await publishExtractionJob(bus, job, config.settleMs);
         state = { ...state, lastFinalAt: settledAt };
       }
     }

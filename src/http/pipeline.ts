@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
-import { createExtractionHandler, EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction.js';
+import { consumeExtractionJobs, createExtractionHandler } from '../memory/extraction.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
 import { PROTOCOLS } from '../protocols/index.js';
@@ -24,11 +24,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     now: deps.now,
     log: app.log,
   });
-  const subscription = deps.bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, handler, {
-    ackWaitMs: deps.config.extraction.ackWaitMs,
-    maxDeliver: deps.config.extraction.maxDeliver,
-    concurrency: deps.config.extraction.concurrency,
-  });
+  const subscription = consumeExtractionJobs(deps.bus, handler, deps.config.extraction);
   // Vectors from a previous embedder are redone in the background, not before serving.
   const reembedding = new AbortController();
   let reembedded: Promise<unknown> = Promise.resolve();

@@ -133,12 +133,14 @@ export function renderTranscript(turns: readonly Turn[]): string {
 
 /**
  * Publishes `job` for delivery once the conversation has been quiet for `settleMs`. The
- * message id makes a second publish of the same turns (a retried request) a no-op.
+ * message id includes the settle time: a job is superseded by any newer final answer of
+ * its conversation (`lastFinalAt`), so the newer one must always be queued, never
+ * deduplicated away; the id only makes a re-publish of the very same job a no-op.
  */
 export async function publishExtractionJob(bus: EventBus, job: ExtractionJob, settleMs: number): Promise<void> {
   const options: PublishOptions = {
     notBefore: job.settledAt + settleMs,
-    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}`,
+    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
   };
   await bus.publish(EXTRACTION_SUBJECT, job, options);
 }

@@ -255,5 +255,10 @@ export interface UpstreamResponse {
  */
 export interface UpstreamClient {
   send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /**
+   * The same translation for an error raised later, while the response body is read:
+   * an `EngramError` from the catalogue, or the error itself when it is an abort.
+   */
+  failure(error: unknown): unknown;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * content as a string or as an array of typed parts.
  */
 import { EngramError } from '../errors.js';
-import type { JsonObject } from './types.js';
+import type { JsonObject, ProtocolAdapter } from './types.js';
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -69,3 +69,16 @@ export function parseJsonOr<T>(text: string, fallback: T): unknown | T {
     return fallback;
   }
 }
+
+/**
+ * What both message-list protocols (chat completions, messages) share: a `model`, a
+ * `stream` flag, and a `messages` array whose entries carry their text in `content`.
+ */
+export const messageListBasics = {
+  messagesField: 'messages',
+  model: (body: JsonObject) => body.model as string,
+  isStream: (body: JsonObject) => body.stream === true,
+  messages: (body: JsonObject) => body.messages as unknown[],
+  withMessages: (body: JsonObject, messages: unknown[]) => ({ ...body, messages }),
+  appendText: (message: unknown, text: string) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
+} satisfies Partial<ProtocolAdapter>;

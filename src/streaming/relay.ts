@@ -8,7 +8,6 @@ import type { Readable } from 'node:stream';
 import { connectable, defer, lastValueFrom, map, reduce, Subject, type Observable } from 'rxjs';
 import type { AssembledAnswer } from '../domain/transcript.js';
 import { EngramError } from '../errors.js';
-import { upstreamFailure } from '../adapters/upstream/undici-upstream.js';
 import { SseParser } from '../protocols/sse.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { fromReadable } from './from-readable.js';
@@ -37,6 +36,8 @@ export interface RelayInput {
   /** The upstream answered with `text/event-stream`. */
   sse: boolean;
   signal: AbortSignal;
+  /** The upstream client's reading of a body error (`UpstreamClient.failure`). */
+  failure: (error: unknown) => unknown;
 }
 
 function assembleSse(adapter: ProtocolAdapter): (source: Observable<Buffer>) => Observable<AssembledAnswer> {
@@ -68,7 +69,7 @@ function assembleJson(adapter: ProtocolAdapter): (source: Observable<Buffer>) =>
     );
 }
 
-export async function relay({ body, sink, adapter, sse, signal }: RelayInput): Promise<RelayOutcome> {
+export async function relay({ body, sink, adapter, sse, signal, failure: classify }: RelayInput): Promise<RelayOutcome> {
   const chunks = connectable(fromReadable(body), { connector: () => new Subject<Buffer>(), resetOnDisconnect: false });
 
   let stop: (reason: unknown) => void = () => undefined;
@@ -104,7 +105,7 @@ export async function relay({ body, sink, adapter, sse, signal }: RelayInput): P
     return { outcome: 'completed', answer: await answer };
   } catch (error) {
     if (signal.aborted) return { outcome: 'aborted' };
-    const failure = upstreamFailure(error);
+    const failure = classify(error);
     const engramError = failure instanceof EngramError ? failure : new EngramError('upstream_stream_failed', undefined, { cause: error });
     const wrapped = engramError.code === 'upstream_unreachable'
       ? new EngramError('upstream_stream_failed', undefined, { cause: error })

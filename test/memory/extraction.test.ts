@@ -292,6 +292,9 @@ test('publishExtractionJob delays delivery until the conversation settles and de
     await publishExtractionJob(h.world.bus, job, 60_000);
     await publishExtractionJob(h.world.bus, job, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 1);
+    // A later final answer over the same turns supersedes this job, so it must be queued too.
+    await publishExtractionJob(h.world.bus, { ...job, settledAt: job.settledAt + 1 }, 60_000);
+    assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 2);
   } finally {
     await h.close();
   }

@@ -27,7 +27,7 @@ const UNREACHABLE_CODES = new Set([
 ]);
 
 /** Translates transport failures into the error catalogue; aborts stay aborts. */
-export function upstreamFailure(error: unknown): unknown {
+function upstreamFailure(error: unknown): unknown {
   if (error instanceof EngramError) return error;
   const e = error as { name?: string; code?: string; cause?: { code?: string } };
   if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'ABORT_ERR') return error;
@@ -71,6 +71,10 @@ export class UndiciUpstream implements UpstreamClient {
     } catch (error) {
       throw upstreamFailure(error);
     }
+  }
+
+  failure(error: unknown): unknown {
+    return upstreamFailure(error);
   }
 
   async close(): Promise<void> {

@@ -5,9 +5,9 @@
 import { EngramError, openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  appendToContent,
   checkMessage,
   isObject,
+  messageListBasics,
   parseJsonOr,
   renderToolCall,
   requireBasics,
@@ -68,22 +68,16 @@ function turnOf(message: JsonObject): Turn | undefined {
 
 export const chatCompletions: ProtocolAdapter = {
   id: 'chat-completions',
-  messagesField: 'messages',
+  ...messageListBasics,
   upstreamPath: '/v1/chat/completions',
 
   validate(body: unknown): asserts body is JsonObject {
     requireBasics(body, 'messages');
     (body.messages as unknown[]).forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
   },
-  model: (body) => body.model as string,
-  isStream: (body) => body.stream === true,
-
-  messages: (body) => body.messages as unknown[],
-  withMessages: (body, messages) => ({ ...body, messages }),
   isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',
   queryText: (message) => (isObject(message) ? contentText(message.content) : ''),
-  appendText: (message, text) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
 
   transcript(body) {
     return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);

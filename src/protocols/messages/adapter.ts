@@ -6,10 +6,10 @@
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  appendToContent,
   checkMessage,
   isClientContext,
   isObject,
+  messageListBasics,
   renderToolCall,
   requireBasics,
   stableJson,
@@ -90,7 +90,7 @@ function sessionFromUserId(userId: string): string | undefined {
 
 export const messages: ProtocolAdapter = {
   id: 'messages',
-  messagesField: 'messages',
+  ...messageListBasics,
   upstreamPath: '/v1/messages',
 
   validate(body: unknown): asserts body is JsonObject {
@@ -100,11 +100,6 @@ export const messages: ProtocolAdapter = {
       throw new EngramError('invalid_request', 'max_tokens: Input should be a valid integer', { param: 'max_tokens' });
     }
   },
-  model: (body) => body.model as string,
-  isStream: (body) => body.stream === true,
-
-  messages: (body) => body.messages as unknown[],
-  withMessages: (body, list) => ({ ...body, messages: list }),
   isSystemEntry: (message) => isObject(message) && message.role === 'system',
   isUserInput(message) {
     if (!isObject(message) || message.role !== 'user') return false;
@@ -112,7 +107,6 @@ export const messages: ProtocolAdapter = {
     return !blocks.some((block) => block.type === 'tool_result') && typedText(message.content).trim().length > 0;
   },
   queryText: (message) => (isObject(message) ? typedText(message.content) : ''),
-  appendText: (message, text) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
 
   transcript(body) {
     return (body.messages as JsonObject[]).flatMap(turnsOf).filter((turn) => turn.text.length > 0);

@@ -50,14 +50,17 @@ function body(answer: Answer, ctx: AnswerContext): unknown {
 function events(answer: Answer, ctx: AnswerContext): SseEvent[] {
   const { completion, call } = ids(answer, ctx);
   // With include_usage every chunk carries `usage: null` and a last chunk with no choices carries the totals.
+  const envelope = {
+    id: completion,
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: ctx.model,
+    service_tier: 'default',
+    system_fingerprint: FINGERPRINT,
+  };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): SseEvent => ({
     data: JSON.stringify({
-      id: completion,
-      object: 'chat.completion.chunk',
-      created: CREATED,
-      model: ctx.model,
-      service_tier: 'default',
-      system_fingerprint: FINGERPRINT,
+      ...envelope,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       ...(ctx.includeUsage ? { usage: null } : {}),
     }),
@@ -78,16 +81,7 @@ function events(answer: Answer, ctx: AnswerContext): SseEvent[] {
   out.push(chunk({}, finishReason(answer)));
   if (ctx.includeUsage) {
     out.push({
-      data: JSON.stringify({
-        id: completion,
-        object: 'chat.completion.chunk',
-        created: CREATED,
-        model: ctx.model,
-        service_tier: 'default',
-        system_fingerprint: FINGERPRINT,
-        choices: [],
-        usage: usage(answer, ctx),
-      }),
+      data: JSON.stringify({ ...envelope, choices: [], usage: usage(answer, ctx) }),
     });
   }
   out.push({ data: '[DONE]' });
