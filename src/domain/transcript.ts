@@ -19,4 +19,14 @@ export interface AssembledAnswer {
   turns: Turn[];
   /** An error event arrived inside an otherwise successful stream. */
   errored: boolean;
+  /** Protocols with stateful chains: the response to record, so later requests can continue it. */
+  response?: AnsweredResponse;
+}
+
+export interface AnsweredResponse {
+  id: string;
+  /** The response object as the upstream gave it. */
+  body: Record<string, unknown>;
+  /** Its output items, the history a continuation adds after the request's input. */
+  output: unknown[];
 }

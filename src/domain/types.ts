@@ -15,7 +15,15 @@ export interface UpstreamSettings {
   baseUrl: string;
   /** Extra headers sent on every upstream request (e.g. an OpenRouter referer). */
   headers: Record<string, string>;
+  /**
+   * Who keeps Responses chains (`previous_response_id`): `service`, Engram expands the
+   * chain into the full input (upstreams that keep no state); `upstream`, the id is
+   * forwarded and the upstream expands it (OpenAI itself).
+   */
+  responsesState: ResponsesState;
 }
+
+export type ResponsesState = 'service' | 'upstream';
 
 export interface MemorySettings {
   /** Inject reflections into forwarded requests. */

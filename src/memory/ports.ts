@@ -16,6 +16,7 @@ import type {
   TokenRecord,
 } from '../domain/types.js';
 import type { ConversationState } from '../domain/conversation-state.js';
+import type { ResponseRecord } from '../domain/response-record.js';
 
 // ---------------------------------------------------------------------------------
 // Event bus
@@ -99,7 +100,8 @@ export interface EventBus {
 export interface NewAgent {
   orgId: string;
   name: string;
-  upstream: Agent['upstream'];
+  /** `responsesState` defaults to `service`. */
+  upstream: Omit<Agent['upstream'], 'responsesState'> & Partial<Pick<Agent['upstream'], 'responsesState'>>;
   memory: Agent['memory'];
   secrets: AgentSecrets;
 }
@@ -117,7 +119,7 @@ export interface TokenLookup {
 }
 
 /**
- * Organisations, agents, access tokens and conversation state. Secrets passed in are
+ * Organisations, agents, access tokens, conversation state and response chains. Secrets passed in are
  * stored encrypted (upstream keys) or as hashes (tokens): an adapter never writes them
  * in clear. Names of organisations are unique; agent names are unique within an org.
  */
@@ -149,6 +151,17 @@ export interface ControlStore {
   putConversation(state: ConversationState): Promise<void>;
   /** Deletes conversations whose `lastActivityAt` is before `idleSince`; returns how many. */
   pruneConversations(idleSince: number): Promise<number>;
+
+  /**
+   * Keeps a proxied response for chaining and reading back. Its content is stored
+   * encrypted (it holds the conversation in clear). Idempotent on (agent, id).
+   */
+  putResponse(record: ResponseRecord): Promise<void>;
+  /** A response of this agent; another agent's ids are not found. */
+  getResponse(agentId: string, id: string): Promise<ResponseRecord | undefined>;
+  deleteResponse(agentId: string, id: string): Promise<boolean>;
+  /** Deletes responses created before `createdBefore`; returns how many. */
+  pruneResponses(createdBefore: number): Promise<number>;
 
   getIndex(agentId: string): Promise<string | undefined>;
   putIndex(agentId: string, markdown: string): Promise<void>;

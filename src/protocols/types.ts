@@ -34,6 +34,19 @@ export interface RenderedError {
   body: unknown;
 }
 
+/**
+ * Stateful chains (Responses' `previous_response_id`): a request that continues an
+ * earlier response instead of carrying the whole history.
+ */
+export interface ChainSupport {
+  /** The response this request continues, if any. */
+  previousId(body: JsonObject): string | undefined;
+  /** The request as if the client had sent the whole history: `history` then its own input, no chain reference. */
+  expand(body: JsonObject, history: unknown[]): JsonObject;
+  /** The client lets the response be kept for later chaining and reading (`store`, default true). */
+  stored(body: JsonObject): boolean;
+}
+
 export interface ProtocolAdapter {
   readonly id: ProtocolId;
   /** Path appended to the agent's upstream base URL, e.g. `/v1/chat/completions`. */
@@ -65,6 +78,9 @@ export interface ProtocolAdapter {
   sessionHint(body: JsonObject): string | undefined;
   /** Text used to derive a conversation id when no better signal exists. */
   conversationSeed(body: JsonObject): string;
+
+  /** Present when the protocol chains responses by id. */
+  readonly chain?: ChainSupport;
 
   createAssembler(): AnswerAssembler;
   assembleJson(body: unknown): AssembledAnswer;

@@ -4,6 +4,7 @@
  * tokens are stored as hashes only.
  */
 import type { ConversationState } from '../../domain/conversation-state.js';
+import type { ResponseRecord } from '../../domain/response-record.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
 import type { Agent, AgentSecrets, Org, TokenRecord } from '../../domain/types.js';
 import { EngramError } from '../../errors.js';
@@ -11,6 +12,7 @@ import type { AgentPatch, ControlStore, NewAgent, TokenLookup } from '../../memo
 import type { SecretBox } from '../../security/secret-box.js';
 import type { SqliteDatabase } from './database.js';
 import { newId } from './ids.js';
+import { SqliteResponseRecords } from './response-records.js';
 
 interface OrgRow {
   id: string;
@@ -61,6 +63,7 @@ export class SqliteControlStore implements ControlStore {
   readonly #now: () => number;
   readonly #lastUsedResolutionMs: number;
   readonly #sql;
+  readonly #responses: SqliteResponseRecords;
   /** Decrypted upstream keys by agent, with the ciphertext they came from (in memory only). */
   readonly #opened = new Map<string, { sealed: string; secrets: AgentSecrets }>();
 
@@ -69,6 +72,7 @@ export class SqliteControlStore implements ControlStore {
     this.#box = box;
     this.#now = options.now ?? Date.now;
     this.#lastUsedResolutionMs = options.lastUsedResolutionMs ?? 60_000;
+    this.#responses = new SqliteResponseRecords(db, box);
     const agentIdsOfOrg = 'SELECT id FROM agents WHERE org_id = ?';
     this.#sql = {
       insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
@@ -163,6 +167,7 @@ export class SqliteControlStore implements ControlStore {
       this.#sql.deleteOrgTokens.run(id);
       this.#sql.deleteOrgConversations.run(id);
       this.#sql.deleteOrgIndexes.run(id);
+      this.#responses.deleteOrg(id);
       this.#sql.deleteOrgAgents.run(id);
       return this.#sql.deleteOrg.run(id).changes > 0;
     })();
@@ -175,7 +180,11 @@ export class SqliteControlStore implements ControlStore {
       orgId: input.orgId,
       name: input.name,
       type: 'api_provider',
-      upstream: { baseUrl: input.upstream.baseUrl, headers: { ...input.upstream.headers } },
+      upstream: {
+        baseUrl: input.upstream.baseUrl,
+        headers: { ...input.upstream.headers },
+        responsesState: input.upstream.responsesState ?? 'service',
+      },
       memory: { ...DEFAULT_MEMORY_SETTINGS, ...input.memory },
       createdAt: now,
       updatedAt: now,
@@ -221,6 +230,7 @@ export class SqliteControlStore implements ControlStore {
         upstream: {
           baseUrl: patch.upstream?.baseUrl ?? current.upstream.baseUrl,
           headers: patch.upstream?.headers ? { ...patch.upstream.headers } : current.upstream.headers,
+          responsesState: patch.upstream?.responsesState ?? current.upstream.responsesState,
         },
         memory: { ...current.memory, ...patch.memory },
         updatedAt: Math.max(this.#now(), current.updatedAt),
@@ -248,6 +258,7 @@ export class SqliteControlStore implements ControlStore {
       this.#sql.deleteAgentTokens.run(agentId);
       this.#sql.deleteAgentConversations.run(agentId);
       this.#sql.deleteAgentIndex.run(agentId);
+      this.#responses.deleteAgent(agentId);
       return this.#sql.deleteAgent.run(orgId, agentId).changes > 0;
     })();
   }
@@ -319,6 +330,22 @@ export class SqliteControlStore implements ControlStore {
     return this.#sql.pruneConversations.run(idleSince).changes;
   }
 
+  async putResponse(record: ResponseRecord): Promise<void> {
+    this.#responses.put(record);
+  }
+
+  async getResponse(agentId: string, id: string): Promise<ResponseRecord | undefined> {
+    return this.#responses.get(agentId, id);
+  }
+
+  async deleteResponse(agentId: string, id: string): Promise<boolean> {
+    return this.#responses.delete(agentId, id);
+  }
+
+  async pruneResponses(createdBefore: number): Promise<number> {
+    return this.#responses.prune(createdBefore);
+  }
+
   async getIndex(agentId: string): Promise<string | undefined> {
     return this.#sql.getIndex.get(agentId)?.markdown;
   }
@@ -370,7 +397,8 @@ function toAgent(row: AgentRow): Agent {
     orgId: row.org_id,
     name: row.name,
     type: 'api_provider',
-    upstream: JSON.parse(row.upstream) as Agent['upstream'],
+    // Rows written before a setting existed get its default.
+    upstream: { responsesState: 'service', ...(JSON.parse(row.upstream) as Partial<Agent['upstream']>) } as Agent['upstream'],
     // Defaults first: settings added in later versions get their default on old rows.
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...(JSON.parse(row.memory) as Partial<Agent['memory']>) },
     createdAt: row.created_at,

@@ -204,6 +204,20 @@ export const MIGRATIONS: readonly Migration[] = [
   // 4: conversations idle for long are pruned (ControlStore.pruneConversations); the
   // index keeps that a range delete instead of a scan.
   `CREATE INDEX conversations_by_activity ON conversations (updated_at);`,
+
+  // 5: Responses chains (ControlStore.putResponse); `sealed` is the encrypted content.
+  `
+    CREATE TABLE responses (
+      agent_id        TEXT NOT NULL,
+      id              TEXT NOT NULL,
+      conversation_id TEXT NOT NULL,
+      previous_id     TEXT,
+      created_at      INTEGER NOT NULL,
+      sealed          TEXT NOT NULL,
+      PRIMARY KEY (agent_id, id)
+    );
+    CREATE INDEX responses_by_age ON responses (created_at);
+  `,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */

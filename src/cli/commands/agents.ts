@@ -21,7 +21,7 @@ export interface AgentJson {
   org_id: string;
   name: string;
   type: string;
-  upstream: { base_url: string; api_key_set: boolean; headers_set: string[] };
+  upstream: { base_url: string; api_key_set: boolean; headers_set: string[]; responses_state?: string };
   memory: Record<string, unknown>;
   base_url: string;
   mcp_url: string;
@@ -33,6 +33,7 @@ const SETTINGS_OPTIONS: OptionsConfig = {
   upstream: { type: 'string' },
   'upstream-key': { type: 'string' },
   header: { type: 'string', multiple: true },
+  'responses-state': { type: 'string' },
   'no-inject': { type: 'boolean' },
   inject: { type: 'boolean' },
   'no-extract': { type: 'boolean' },
@@ -71,6 +72,8 @@ function settingsBody(context: CommandContext): Record<string, unknown> {
   if (key !== undefined) upstream.api_key = key;
   const extraHeaders = headers(context);
   if (extraHeaders) upstream.headers = extraHeaders;
+  const responsesState = stringOption(context, 'responses-state');
+  if (responsesState !== undefined) upstream.responses_state = responsesState;
 
   const memory: Record<string, unknown> = {};
   const inject = switchOption(context, 'inject');
@@ -93,6 +96,7 @@ function settingsBody(context: CommandContext): Record<string, unknown> {
 function printAgent(io: Io, agent: AgentJson): void {
   io.out(`Agent "${agent.name}" (id ${agent.id}) in organisation ${agent.org_id}`);
   io.out(`  upstream     ${agent.upstream.base_url}  (key ${agent.upstream.api_key_set ? 'set' : 'not set'}${agent.upstream.headers_set.length ? `, headers: ${agent.upstream.headers_set.join(', ')}` : ''})`);
+  if (agent.upstream.responses_state) io.out(`  responses    chains kept by the ${agent.upstream.responses_state}`);
   io.out(`  memory       ${Object.entries(agent.memory).map(([key, value]) => `${key}=${value}`).join(' ')}`);
   io.out(`  base URL     ${agent.base_url}`);
   io.out(`  MCP URL      ${agent.mcp_url}`);
@@ -122,7 +126,7 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: "--org NAME_OR_ID --name NAME --upstream URL [--upstream-key KEY] [--header 'K: V']... [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    synopsis: "--org NAME_OR_ID --name NAME --upstream URL [--upstream-key KEY] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
     summary: 'Create an agent (and its organisation when none has that name); prints its token once',
     remote: true,
     options: { org: { type: 'string' }, name: { type: 'string' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
@@ -175,7 +179,7 @@ export const agentCommands: Command[] = [
   },
   {
     path: ['agent', 'update'],
-    synopsis: "--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [--upstream-key KEY] [--header 'K: V']... [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    synopsis: "--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [--upstream-key KEY] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
     summary: "Change an agent's name, upstream or memory settings (--header replaces all extra headers)",
     remote: true,
     options: { ...AGENT_OPTIONS, name: { type: 'string' }, ...SETTINGS_OPTIONS },

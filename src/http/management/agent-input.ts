@@ -1,7 +1,7 @@
 /**
  * Agent bodies of the management API (snake_case) → `NewAgent` / `AgentPatch`.
  */
-import type { MemorySettings } from '../../domain/types.js';
+import type { MemorySettings, ResponsesState } from '../../domain/types.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
 import type { AgentPatch, NewAgent } from '../../memory/ports.js';
 import {
@@ -18,7 +18,8 @@ import {
 } from './validate.js';
 
 const AGENT_FIELDS = ['name', 'type', 'upstream', 'memory'] as const;
-const UPSTREAM_FIELDS = ['base_url', 'api_key', 'headers'] as const;
+const UPSTREAM_FIELDS = ['base_url', 'api_key', 'headers', 'responses_state'] as const;
+const RESPONSES_STATES = ['service', 'upstream'] as const;
 const MEMORY_FIELDS = ['inject', 'extract', 'top_k', 'token_budget', 'min_score', 'extraction_model'] as const;
 const AGENT_TYPES = ['api_provider'] as const;
 
@@ -30,6 +31,7 @@ export interface UpstreamInput {
   baseUrl?: string;
   apiKey?: string;
   headers?: Record<string, string>;
+  responsesState?: ResponsesState;
 }
 
 function checkType(body: Json): void {
@@ -87,7 +89,12 @@ function parseUpstream(value: unknown, requireBaseUrl: boolean): UpstreamInput {
   if (apiKey !== undefined && /[\r\n\0]/.test(apiKey)) {
     throw invalid('upstream.api_key', '`upstream.api_key` must not contain line breaks');
   }
+  const responsesState = optionalString(object, 'responses_state', 'upstream');
+  if (responsesState !== undefined && !(RESPONSES_STATES as readonly string[]).includes(responsesState)) {
+    throw invalid('upstream.responses_state', `\`upstream.responses_state\` must be one of: ${RESPONSES_STATES.join(', ')}`);
+  }
   return {
+    responsesState: responsesState as ResponsesState | undefined,
     baseUrl: rawBase === undefined ? undefined : upstreamBaseUrl(rawBase, 'upstream.base_url'),
     apiKey: apiKey?.trim(),
     headers: object.headers === undefined ? undefined : headerMap(object.headers, 'upstream.headers'),
@@ -118,13 +125,13 @@ export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
   onlyKeys(body, AGENT_FIELDS);
   const name = resourceName(body, 'name', true);
   checkType(body);
-  if (body.upstream === undefined) throw invalid('upstream', '`upstream` is required: {base_url, api_key, headers?}');
+  if (body.upstream === undefined) throw invalid('upstream', '`upstream` is required: {base_url, api_key, headers?, responses_state?}');
   const upstream = parseUpstream(body.upstream, true);
   const memory = body.memory === undefined ? {} : parseMemory(body.memory);
   return {
     orgId,
     name,
-    upstream: { baseUrl: upstream.baseUrl as string, headers: upstream.headers ?? {} },
+    upstream: { baseUrl: upstream.baseUrl as string, headers: upstream.headers ?? {}, responsesState: upstream.responsesState ?? 'service' },
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...memory },
     secrets: { upstreamApiKey: upstream.apiKey ?? '' },
   };
@@ -143,6 +150,7 @@ export function parseAgentPatch(rawBody: unknown): AgentPatch {
     const settings: AgentPatch['upstream'] = {};
     if (upstream.baseUrl !== undefined) settings.baseUrl = upstream.baseUrl;
     if (upstream.headers !== undefined) settings.headers = upstream.headers;
+    if (upstream.responsesState !== undefined) settings.responsesState = upstream.responsesState;
     if (Object.keys(settings).length > 0) patch.upstream = settings;
     if (upstream.apiKey !== undefined) patch.secrets = { upstreamApiKey: upstream.apiKey };
   }

@@ -52,6 +52,7 @@ export function agentWire(agent: Agent, options: { base: string; apiKeySet: bool
       base_url: agent.upstream.baseUrl,
       api_key_set: options.apiKeySet,
       headers_set: Object.keys(agent.upstream.headers).sort(),
+      responses_state: agent.upstream.responsesState,
     },
     memory: memoryWire(agent.memory),
     ...agentUrls(options.base, agent),

@@ -1,0 +1,130 @@
+/**
+ * OpenAI Responses (`POST /v1/responses`), as spoken by Codex CLI, the Agents SDKs and
+ * the openai SDK's `responses.create`. The message list is `input` (a string is one
+ * user message); items other than messages (function calls, their outputs, reasoning)
+ * are carried untouched.
+ */
+import { EngramError, openAiErrorBody } from '../../errors.js';
+import { isObject, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import {
+  RECORD_REFLECTIONS_DESCRIPTION,
+  RECORD_REFLECTIONS_SCHEMA,
+  RECORD_REFLECTIONS_TOOL,
+  type JsonObject,
+  type ProposedReflection,
+  type ProtocolAdapter,
+} from '../types.js';
+import { proposedFrom } from '../extraction-result.js';
+import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
+import { contentText, isMessage, itemTurns, MESSAGE_ROLES } from './items.js';
+
+function inputItems(body: JsonObject): unknown[] {
+  return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
+}
+
+function checkItem(item: unknown, index: number): void {
+  const where = `input[${index}]`;
+  if (!isObject(item)) throw new EngramError('invalid_request', `\`${where}\` must be an object`, { param: where });
+  if (item.type !== undefined && typeof item.type !== 'string') {
+    throw new EngramError('invalid_request', `\`${where}.type\` must be a string`, { param: `${where}.type` });
+  }
+  if (item.type === undefined || item.type === 'message') {
+    if (typeof item.role !== 'string' || !(MESSAGE_ROLES as readonly string[]).includes(item.role)) {
+      throw new EngramError('invalid_request', `\`${where}.role\` must be one of ${MESSAGE_ROLES.map((r) => `'${r}'`).join(', ')}`, {
+        param: `${where}.role`,
+      });
+    }
+    if (typeof item.content !== 'string' && !Array.isArray(item.content)) {
+      throw new EngramError('invalid_request', `\`${where}.content\` must be a string or an array`, { param: `${where}.content` });
+    }
+  }
+}
+
+export const responses: ProtocolAdapter = {
+  id: 'responses',
+  upstreamPath: '/v1/responses',
+  messagesField: 'input',
+
+  validate(body: unknown): asserts body is JsonObject {
+    if (isObject(body) && typeof body.input === 'string') {
+      requireBasics({ ...body, input: [] }, 'input');
+    } else {
+      requireBasics(body, 'input');
+      (body.input as unknown[]).forEach(checkItem);
+    }
+    for (const field of ['instructions', 'previous_response_id'] as const) {
+      if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
+        throw new EngramError('invalid_request', `\`${field}\` must be a string`, { param: field });
+      }
+    }
+    if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') {
+      throw new EngramError('invalid_request', '`store` must be a boolean', { param: 'store' });
+    }
+  },
+  model: (body) => body.model as string,
+  isStream: (body) => body.stream === true,
+
+  messages: inputItems,
+  withMessages: (body, items) => ({ ...body, input: items }),
+  isSystemEntry: (item) => isMessage(item) && ['system', 'developer'].includes((item as JsonObject).role as string),
+  isUserInput: (item) => isMessage(item) && (item as JsonObject).role === 'user',
+  queryText: (item) => (isMessage(item) ? contentText((item as JsonObject).content) : ''),
+  appendText(item, text) {
+    const message = item as JsonObject;
+    const content = message.content;
+    if (typeof content === 'string') return { ...message, content: content.length > 0 ? `${content}\n\n${text}` : text };
+    return { ...message, content: [...(Array.isArray(content) ? content : []), { type: 'input_text', text }] };
+  },
+
+  transcript: (body) => itemTurns(inputItems(body)),
+  sessionHint(body) {
+    return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key ? body.prompt_cache_key : undefined;
+  },
+  conversationSeed(body) {
+    const items = inputItems(body);
+    const firstUser = items.findIndex((item) => isMessage(item) && (item as JsonObject).role === 'user');
+    return stableJson([body.instructions ?? null, ...items.slice(0, firstUser === -1 ? 1 : firstUser + 1)]);
+  },
+
+  chain: {
+    previousId: (body) => (typeof body.previous_response_id === 'string' && body.previous_response_id ? body.previous_response_id : undefined),
+    expand(body, history) {
+      const { previous_response_id: _dropped, ...rest } = body;
+      return { ...rest, input: [...history, ...inputItems(body)] };
+    },
+    stored: (body) => body.store !== false,
+  },
+
+  createAssembler: createResponsesAssembler,
+  assembleJson: assembleResponsesJson,
+
+  upstreamAuth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  renderError: (error) => ({ status: error.status, body: openAiErrorBody(error) }),
+  streamErrorFrame(error) {
+    const { error: inner } = openAiErrorBody(error) as { error: JsonObject };
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', code: inner.code, message: inner.message, param: inner.param })}\n\n`;
+  },
+
+  extractionRequest(model, instructions, transcript) {
+    return {
+      model,
+      stream: false,
+      store: false,
+      instructions,
+      input: [{ role: 'user', content: transcript }],
+      tools: [
+        { type: 'function', name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, parameters: RECORD_REFLECTIONS_SCHEMA, strict: true },
+      ],
+      tool_choice: { type: 'function', name: RECORD_REFLECTIONS_TOOL },
+    };
+  },
+  extractionResult(body): ProposedReflection[] {
+    const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
+    for (const item of output) {
+      if (isObject(item) && item.type === 'function_call' && item.name === RECORD_REFLECTIONS_TOOL && typeof item.arguments === 'string') {
+        return proposedFrom(parseJsonOr(item.arguments, undefined));
+      }
+    }
+    throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+  },
+};

@@ -1,0 +1,86 @@
+/**
+ * Input and output items of the Responses API, in the neutral form extraction reads.
+ * One item is one turn, in the input and in the answer alike, so the watermark counts
+ * an answer's items the same way when they come back as the next request's input.
+ * Reasoning items (and their `encrypted_content`) are never turned into text.
+ */
+import type { Turn } from '../../domain/transcript.js';
+import { isObject, renderToolCall } from '../shared.js';
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+
+/**
+ * Output items that wait for the client (a tool to run, an approval to give): an answer
+ * holding one of them does not end the agent's turn. Server-side tools
+ * (`web_search_call`, `mcp_call`, ...) complete on the provider and do not count.
+ */
+const CLIENT_ACTIONS = new Set([
+  'function_call',
+  'custom_tool_call',
+  'local_shell_call',
+  'shell_call',
+  'apply_patch_call',
+  'computer_call',
+  'mcp_approval_request',
+]);
+
+export function waitsForClient(item: unknown): boolean {
+  return isObject(item) && typeof item.type === 'string' && CLIENT_ACTIONS.has(item.type);
+}
+
+/** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
+export function isMessage(item: unknown): boolean {
+  return isObject(item) && (item.type === undefined || item.type === 'message') && typeof item.role === 'string';
+}
+
+/** Text of a message's content: a string, or parts (`input_text`, `output_text`, images, files, refusals). */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => {
+      if (!isObject(part)) return '';
+      if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
+      if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+      if (part.type === 'input_image') return '[image]';
+      if (part.type === 'input_file') return '[file]';
+      if (part.type === 'input_audio') return '[audio]';
+      return '';
+    })
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** A tool output: a string, or content parts like a message's. */
+function outputText(output: unknown): string {
+  return typeof output === 'string' ? output : contentText(output);
+}
+
+export function itemTurn(item: unknown): Turn | undefined {
+  if (!isObject(item)) return undefined;
+  if (isMessage(item)) {
+    if (item.role === 'user') return { role: 'user', text: contentText(item.content) };
+    if (item.role === 'assistant') return { role: 'assistant', text: contentText(item.content) };
+    return undefined;
+  }
+  switch (item.type) {
+    case 'function_call':
+    case 'custom_tool_call':
+      return { role: 'assistant', text: renderToolCall(String(item.name ?? ''), item.type === 'function_call' ? item.arguments : item.input) };
+    case 'local_shell_call':
+    case 'shell_call':
+      return { role: 'assistant', text: renderToolCall('shell', item.action) };
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+    case 'local_shell_call_output':
+    case 'shell_call_output':
+      return { role: 'tool', text: outputText(item.output) };
+    default:
+      // reasoning, compaction, item_reference, server-side tool records: nothing to learn from.
+      return undefined;
+  }
+}
+
+export function itemTurns(items: unknown[]): Turn[] {
+  return items.map(itemTurn).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
+}
