@@ -17,6 +17,7 @@ import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Re
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
+import { keepResponse, resolveChain } from './chains.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
@@ -44,18 +45,41 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
 
   const authenticate = step(({ request }) => authenticateAgent(control, request.headers, request.orgId, request.agentId));
 
-  const resolveConversation = step<Resolved>(async ({ request }) => {
-    const body = parseBody(request.rawBody);
+  /**
+   * Parses the request, expands a chain it continues (Responses' `previous_response_id`)
+   * and finds its conversation. The upstream gets the expanded request unless the agent's
+   * upstream keeps chains itself and holds the previous response.
+   */
+  const resolveConversation = step<Resolved>(async ({ request, results }) => {
+    const clientBody = parseBody(request.rawBody);
     const adapter: ProtocolAdapter = request.adapter;
-    adapter.validate(body);
-    const id = conversationId(adapter, body, request.headers);
+    adapter.validate(clientBody);
+    let body = clientBody;
+    let forward = { raw: request.rawBody, body: clientBody, offset: 0 };
+    let chain: Resolved['chain'];
+    const previousId = adapter.chain?.previousId(clientBody);
+    if (adapter.chain && previousId) {
+      const found = await resolveChain(control, request.agentId, previousId, request.chainCache);
+      if (!found) {
+        throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, {
+          param: 'previous_response_id',
+        });
+      }
+      chain = { ...found, previousId };
+      body = adapter.chain.expand(clientBody, found.history);
+      const upstreamKeeps = results.authenticate!.agent.upstream.responsesState === 'upstream' && found.stored;
+      forward = upstreamKeeps
+        ? { ...forward, offset: found.history.length }
+        : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
+    }
+    const id = conversationId(adapter, body, request.headers, chain?.conversationId);
     const state = (await control.getConversation(request.agentId, id)) ?? newConversationState(request.agentId, id, request.adapter.id, now());
-    return { body, conversationId: id, state };
+    return { body, conversationId: id, state, forward, chain };
   });
 
   const inject = step<Injected>(async ({ request, results }) => {
     const { agent } = results.authenticate!;
-    const { body, state } = results.resolveConversation!;
+    const { body, state, forward } = results.resolveConversation!;
     const { adapter } = request;
     const messages = adapter.messages(body);
     const plan = planInjection(adapter, messages, state);
@@ -72,7 +96,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
-    const forwardBody = forwardedBody(adapter, request.rawBody, body, messages, insertions);
+    const forwardBody = forwardedBody(adapter, forward, messages, insertions);
     return { forwardBody, injected, state: nextState };
   });
 
@@ -116,9 +140,26 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    */
   const settle = step<void>(async ({ request, results }) => {
     const { agent } = results.authenticate!;
-    const { body, conversationId: id } = results.resolveConversation!;
+    const { body, conversationId: id, chain } = results.resolveConversation!;
     const relayed = results.relay!;
     const settledAt = now();
+    const { adapter } = request;
+    const answered = relayed.outcome === 'completed' ? relayed.answer.response : undefined;
+    if (adapter.chain && answered) {
+      await keepResponse(
+        control,
+        {
+          agentId: agent.id,
+          conversationId: id,
+          response: answered,
+          input: adapter.messages(body).slice(chain?.history.length ?? 0),
+          chain,
+          store: adapter.chain.stored(body),
+          now: settledAt,
+        },
+        request.chainCache,
+      );
+    }
     let state = { ...results.inject!.state, lastActivityAt: settledAt };
     if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
       const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];

@@ -4,6 +4,7 @@ import type { ConversationState } from '../domain/conversation-state.js';
 import type { TokenLookup } from '../memory/ports.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
+import type { ChainCache, ResolvedChain } from './chains.js';
 
 /** A client connection that can still receive a status line and headers. */
 export interface ResponseSink extends ClientSink {
@@ -22,12 +23,29 @@ export interface ExchangeRequest {
   /** The request's query string, with its `?`, or ''. */
   search: string;
   sink: ResponseSink;
+  /** A WebSocket connection's memory of its latest response (Responses chains). */
+  chainCache?: ChainCache;
+}
+
+/**
+ * What goes upstream before Engram's additions: the client's own bytes, or, when Engram
+ * expanded a chain, the expanded request. `offset` counts the leading messages of the
+ * conversation's list that the upstream keeps itself (a chain it holds by id).
+ */
+export interface ForwardBase {
+  raw: Buffer;
+  body: JsonObject;
+  offset: number;
 }
 
 export interface Resolved {
+  /** The request with its whole history (a chain expanded): what injection and extraction read. */
   body: JsonObject;
   conversationId: string;
   state: ConversationState;
+  forward: ForwardBase;
+  /** The request continued an earlier response. */
+  chain?: ResolvedChain & { previousId: string };
 }
 
 export interface Injected {

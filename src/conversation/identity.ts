@@ -3,8 +3,8 @@
  * explicit `x-engram-conversation` header; a client session signal (Claude Code's
  * `x-claude-code-session-id` or `metadata.user_id`, Codex's `session-id` or
  * `prompt_cache_key`) combined with the thread's opening, since one session can run
- * several threads (sub-agents); else the opening alone (system prompt and first user
- * message).
+ * several threads (sub-agents); then a Responses chain (the continued response's
+ * conversation); else the opening alone (system prompt and first user message).
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -22,9 +22,11 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return first && first.trim() ? first.trim() : undefined;
 }
 
-export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders): string {
+/** `chained`: the conversation of the response this request continues, if any. */
+export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): string {
   const explicit = header(headers, 'x-engram-conversation');
   if (explicit) return `x:${explicit.length <= 128 ? explicit : digest(explicit)}`;
+  if (chained && !SESSION_HEADERS.some((name) => header(headers, name)) && !adapter.sessionHint(body)) return chained;
   const opening = digest(adapter.conversationSeed(body));
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
   return session ? `s:${digest(session)}:${opening}` : `h:${opening}`;

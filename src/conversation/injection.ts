@@ -60,15 +60,20 @@ export function applyInsertions(adapter: ProtocolAdapter, messages: unknown[], i
 /**
  * The body to forward: the client's own bytes with only the messages that carry
  * insertions re-serialised (the whole body re-serialised if the raw bytes cannot be
- * mapped, which `JSON.parse` accepting them makes unlikely).
+ * mapped, which `JSON.parse` accepting them makes unlikely). With an `offset` the
+ * upstream holds the first messages itself: only insertions past them are applied.
  */
 export function forwardedBody(
   adapter: ProtocolAdapter,
-  raw: Buffer,
-  body: JsonObject,
-  messages: unknown[],
-  insertions: Insertion[],
+  base: { raw: Buffer; body: JsonObject; offset: number },
+  allMessages: unknown[],
+  allInsertions: Insertion[],
 ): Buffer {
+  const { raw, body, offset } = base;
+  const messages = offset > 0 ? allMessages.slice(offset) : allMessages;
+  const insertions = offset > 0
+    ? allInsertions.filter((insertion) => insertion.index >= offset).map((insertion) => ({ ...insertion, index: insertion.index - offset }))
+    : allInsertions;
   if (insertions.length === 0) return raw;
   const changed = new Map<number, unknown>();
   for (const insertion of insertions) {

@@ -3,7 +3,8 @@
  * conversation state (blocks to re-apply, extraction watermark) is dropped once a
  * conversation has been idle for `conversationTtlMs`. Providers' prompt caches expire
  * within hours, so an old conversation that resumes loses nothing worth keeping; what
- * was learnt from it stays in the reflection store.
+ * was learnt from it stays in the reflection store. Recorded responses (Responses chains)
+ * older than the same time are dropped too, as the OpenAI API drops its own.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -21,8 +22,10 @@ export interface MaintenanceOptions {
 export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (app, { deps, firstAfterMs = FIRST_AFTER_MS, everyMs = EVERY_MS }) => {
   const prune = async () => {
     try {
-      const pruned = await deps.control.pruneConversations(deps.now() - deps.config.conversationTtlMs);
-      if (pruned > 0) app.log.info({ pruned }, 'idle conversations pruned');
+      const before = deps.now() - deps.config.conversationTtlMs;
+      const pruned = await deps.control.pruneConversations(before);
+      const responses = await deps.control.pruneResponses(before);
+      if (pruned > 0 || responses > 0) app.log.info({ pruned, responses }, 'idle conversations and old responses pruned');
     } catch (error) {
       app.log.error({ err: error }, 'pruning idle conversations failed');
     }

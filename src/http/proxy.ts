@@ -1,5 +1,5 @@
 /**
- * Endpoints 1 and 2 of the interface (and their companions): the agent-scoped,
+ * Endpoints 1 to 3 of the interface (and their companions): the agent-scoped,
  * provider-compatible surface. Each protocol route runs the conversation machine;
  * `count_tokens` and `models` pass straight through to the agent's upstream.
  */
@@ -12,9 +12,11 @@ import { toEngramError } from '../errors.js';
 import { createRetrieval } from '../memory/retrieval.js';
 import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
+import { responses } from '../protocols/responses/adapter.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { authenticateAgent } from './auth.js';
 import { httpSink } from './http-sink.js';
+import { storedResponseRoutes } from './stored-responses.js';
 
 const AGENT_PREFIX = '/v0/orgs/:org/agents/:agent';
 
@@ -51,7 +53,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
     return reply.code(rendered.status).header('x-engram-injected', '0').send(rendered.body);
   });
 
-  for (const adapter of [chatCompletions, messages]) {
+  for (const adapter of [chatCompletions, messages, responses]) {
     app.post<{ Params: AgentParams }>(AGENT_PREFIX + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
       reply.hijack();
       const raw = reply.raw;
@@ -91,6 +93,8 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
       });
       return reply.code(response.status).headers(clientHeaders(response.headers)).header('x-engram-injected', '0').send(response.body);
     };
+
+  storedResponseRoutes(app, deps, AGENT_PREFIX);
 
   app.post(AGENT_PREFIX + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
   // The models list is asked for in either family's dialect; the client's headers tell which.

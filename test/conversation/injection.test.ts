@@ -43,8 +43,8 @@ test('cache_control moving between turns does not invalidate a block', () => {
 test('the forwarded body is the client bytes with blocks appended to their messages', () => {
   const raw = Buffer.from('{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"q"}],"tools":[ ]}');
   const body = JSON.parse(raw.toString());
-  assert.is(forwardedBody(chatCompletions, raw, body, body.messages, []), raw);
-  const out = forwardedBody(chatCompletions, raw, body, body.messages, [newInsertion(body.messages, 1, '<engram-reflections>r</engram-reflections>')]);
+  assert.is(forwardedBody(chatCompletions, { raw, body, offset: 0 }, body.messages, []), raw);
+  const out = forwardedBody(chatCompletions, { raw, body, offset: 0 }, body.messages, [newInsertion(body.messages, 1, '<engram-reflections>r</engram-reflections>')]);
   assert.is(out.toString(), '{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"q\\n\\n<engram-reflections>r</engram-reflections>"}],"tools":[ ]}');
 });
 

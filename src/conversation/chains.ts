@@ -1,0 +1,114 @@
+/**
+ * Responses chains (`previous_response_id`), kept by Engram so chaining works against
+ * any upstream: a request that continues a response is expanded into the whole history
+ * (the response's own input, every earlier one, and their outputs). Records live behind
+ * the control-store port; a WebSocket connection also keeps its latest response in
+ * memory, so chaining works there with `store: false` too.
+ */
+import type { ResponseRecord } from '../domain/response-record.js';
+import type { ControlStore } from '../memory/ports.js';
+
+/** A response a later request may continue. */
+export interface ChainLink {
+  id: string;
+  conversationId: string;
+  /** The whole input the response answered (history and its own input), as the client gave it. */
+  context: unknown[];
+  output: unknown[];
+  /** Kept in the control store (and, with `store` true, by the upstream as well). */
+  stored: boolean;
+}
+
+/** One WebSocket connection's memory: the latest response, whatever its `store`. */
+export interface ChainCache {
+  latest?: ChainLink;
+}
+
+export interface ResolvedChain {
+  /** Everything before the request's own input. */
+  history: unknown[];
+  conversationId: string;
+  /** The previous response is in the store, so a record may point at it (and an upstream keeping state has it). */
+  stored: boolean;
+}
+
+/** Longest chain followed; far beyond any context window. */
+const MAX_LINKS = 100_000;
+
+/** The history a continuation of `previousId` stands on, or undefined when the id (or a link before it) is unknown. */
+export async function resolveChain(
+  control: ControlStore,
+  agentId: string,
+  previousId: string,
+  cache: ChainCache | undefined,
+): Promise<ResolvedChain | undefined> {
+  const latest = cache?.latest;
+  if (latest?.id === previousId) {
+    return { history: [...latest.context, ...latest.output], conversationId: latest.conversationId, stored: latest.stored };
+  }
+  const records: ResponseRecord[] = [];
+  const seen = new Set<string>();
+  for (let id: string | null = previousId; id !== null; ) {
+    if (seen.has(id) || records.length >= MAX_LINKS) return undefined;
+    seen.add(id);
+    const record = await control.getResponse(agentId, id);
+    if (!record) return undefined;
+    records.push(record);
+    id = record.previousResponseId;
+  }
+  const history = records.reverse().flatMap((record) => [...record.input, ...record.output]);
+  return { history, conversationId: records[records.length - 1].conversationId, stored: true };
+}
+
+/** Everything before and in `record`'s own input: what the model was given. */
+export async function recordContext(control: ControlStore, record: ResponseRecord): Promise<unknown[] | undefined> {
+  if (record.previousResponseId === null) return record.input;
+  const chain = await resolveChain(control, record.agentId, record.previousResponseId, undefined);
+  return chain && [...chain.history, ...record.input];
+}
+
+export interface NewLink {
+  agentId: string;
+  conversationId: string;
+  /** The response as answered. */
+  response: { id: string; body: Record<string, unknown>; output: unknown[] };
+  /** The request's own input items. */
+  input: unknown[];
+  /** The response it continued and the history that stood on, if any. */
+  chain: (ResolvedChain & { previousId: string }) | undefined;
+  store: boolean;
+  now: number;
+}
+
+/**
+ * Remembers a response: in the connection's cache when there is one, and in the store
+ * unless the client said `store: false`. A response continuing one that is not in the
+ * store (a `store: false` or warm-up response on a WebSocket) is stored with its whole
+ * history as input, so it can be continued on its own later.
+ */
+export async function keepResponse(control: ControlStore, link: NewLink, cache: ChainCache | undefined): Promise<void> {
+  const history = link.chain?.history ?? [];
+  if (cache) {
+    cache.latest = {
+      id: link.response.id,
+      conversationId: link.conversationId,
+      context: [...history, ...link.input],
+      output: link.response.output,
+      stored: link.store,
+    };
+  }
+  if (!link.store) return;
+  const previousId = link.chain?.previousId ?? null;
+  const linked = link.chain?.stored === true;
+  await control.putResponse({
+    id: link.response.id,
+    agentId: link.agentId,
+    conversationId: link.conversationId,
+    previousResponseId: linked ? previousId : null,
+    input: linked ? link.input : [...history, ...link.input],
+    output: link.response.output,
+    // An upstream that was sent the expanded history answers as if nothing was chained.
+    body: { ...link.response.body, previous_response_id: previousId },
+    createdAt: link.now,
+  });
+}
