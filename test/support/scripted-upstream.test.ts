@@ -406,10 +406,10 @@ test('other routes: models, count_tokens, HEAD /, query strings, 404 in OpenAI s
   assert.is(JSON.parse(beta.bytes.toString('utf8')).content[0].text, 'echo: beta');
   assert.is(upstream.conversationRequests()[0].path, '/v1/messages?beta=true');
 
-  const missing = await rawPost('/v1/responses', { model: 'x' });
+  const missing = await rawPost('/v1/embeddings', { model: 'x' });
   assert.is(missing.status, 404);
   assert.equal(JSON.parse(missing.bytes.toString('utf8')), {
-    error: { message: 'Invalid URL (POST /v1/responses)', type: 'invalid_request_error', param: null, code: null },
+    error: { message: 'Invalid URL (POST /v1/embeddings)', type: 'invalid_request_error', param: null, code: null },
   });
   assert.is(upstream.conversationRequests().length, 1);
   assert.ok(upstream.requests.length >= 5);

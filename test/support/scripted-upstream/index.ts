@@ -12,6 +12,7 @@ export type {
   Reply,
   ReplyOptions,
   ScriptedUpstream,
+  ScriptedUpstreamOptions,
   TextReply,
   ToolCallReply,
 } from './types.js';

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { chatCompletions, notFoundBody } from './chat-completions.js';
 import { messages } from './messages.js';
+import { responses } from './responses.js';
 import { CREATED, defaultExtraction, hashId, isReply, stringLength, tokensFor } from './shared.js';
 import { writeSse } from './sse-writer.js';
 import type {
@@ -12,11 +13,13 @@ import type {
   Reply,
   ReplyOptions,
   ScriptedUpstream,
+  ScriptedUpstreamOptions,
 } from './types.js';
 
 const RESPONDERS: Readonly<Record<string, ProtocolResponder>> = {
   '/v1/chat/completions': chatCompletions,
   '/v1/messages': messages,
+  '/v1/responses': responses,
 };
 
 const MODELS = ['gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4-6', 'claude-haiku-4-5'];
@@ -110,19 +113,30 @@ function nextReply(script: Script, responder: ProtocolResponder, req: RecordedRe
   return script.queue.shift() ?? { reply: script.defaultReply(req), options: {} };
 }
 
-/** Plays one reply for a conversation or extraction request. */
+/** The `previous_response_id` of a request when this upstream does not hold that response. */
+function unknownPrevious(responder: ProtocolResponder, body: any, stored: Set<string> | null): string | undefined {
+  const id = responder.previousId?.(body);
+  return id !== undefined && !stored?.has(id) ? id : undefined;
+}
+
+/**
+ * Plays one reply for a conversation or extraction request. `stored` collects the ids
+ * of stateful answers (responses) when the upstream keeps state, else it is null.
+ */
 async function play(
   responder: ProtocolResponder,
   { reply, options }: Scripted,
   body: any,
   req: IncomingMessage,
   res: ServerResponse,
+  stored: Set<string> | null,
 ): Promise<void> {
   const stream = body.stream === true;
   const ctx: AnswerContext = {
     model: typeof body.model === 'string' ? body.model : 'unknown',
-    inputTokens: tokensFor(stringLength([body.system, body.messages, body.tools])),
+    inputTokens: tokensFor(stringLength([body.system, body.messages, body.instructions, body.input, body.tools])),
     includeUsage: body.stream_options?.include_usage === true,
+    request: body,
   };
   const requestId = `req_${hashId(responder.protocol, ctx.model, JSON.stringify(reply))}`;
   const headers = responder.headers(requestId);
@@ -141,31 +155,37 @@ async function play(
     case 'error': {
       const message = `Scripted upstream error (status ${reply.status}).`;
       if (stream && reply.afterEvents !== undefined) {
-        const events = responder.events({ type: 'text', text: reply.text ?? CUT_OFF_TEXT }, ctx, options);
-        const error = reply.body === undefined
-          ? responder.streamError(reply.status, message)
-          : { ...responder.streamError(reply.status, message), data: JSON.stringify(reply.body) };
-        return writeSse(res, { ...headers, ...reply.headers }, [...events.slice(0, reply.afterEvents), error], options);
+        const events = responder.events({ type: 'text', text: reply.text ?? CUT_OFF_TEXT }, ctx, options).slice(0, reply.afterEvents);
+        const streamError = responder.streamError(reply.status, message, events.length);
+        const error = reply.body === undefined ? streamError : { ...streamError, data: JSON.stringify(reply.body) };
+        return writeSse(res, { ...headers, ...reply.headers }, [...events, error], options);
       }
       const envelope = reply.body === undefined ? responder.errorBody(reply.status, message, requestId) : reply.body;
       return sendJson(res, reply.status, envelope, { ...headers, ...reply.headers });
     }
     case 'text':
-    case 'tool_call':
+    case 'tool_call': {
+      // Remembered before it is sent: the client may continue from it as soon as it arrives.
+      const id = stored === null ? undefined : responder.storedId?.(reply, ctx);
+      if (id !== undefined) stored?.add(id);
       if (stream) return writeSse(res, headers, responder.events(reply, ctx, options), options);
       return sendJson(res, 200, responder.body(reply, ctx), headers);
+    }
   }
 }
 
 /**
- * Starts a fake LLM provider on 127.0.0.1, port 0. It speaks OpenAI Chat Completions
- * and Anthropic Messages faithfully enough for the official SDKs, records every
- * request before answering, and answers deterministically: the same reply to the same
- * request gives the same bytes, so direct and proxied responses can be compared.
+ * Starts a fake LLM provider on 127.0.0.1, port 0. It speaks OpenAI Chat Completions,
+ * OpenAI Responses and Anthropic Messages faithfully enough for the official SDKs,
+ * records every request before answering, and answers deterministically: the same
+ * reply to the same request gives the same bytes, so direct and proxied responses can
+ * be compared.
  */
-export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
+export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
   const requests: RecordedRequest[] = [];
   const script = createScript();
+  // Ids of the Responses answers given, in stateful mode; nothing else is kept.
+  const stored = options.statefulResponses === true ? new Set<string>() : null;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
@@ -201,7 +221,14 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       const requestId = `req_${hashId('invalid', raw.toString('base64'))}`;
       sendJson(res, 400, responder.errorBody(400, 'The request body is not valid JSON.', requestId), responder.headers(requestId));
     } else if (responder) {
-      await play(responder, nextReply(script, responder, recorded), json, req, res);
+      const previous = unknownPrevious(responder, json, stored);
+      if (previous === undefined) {
+        await play(responder, nextReply(script, responder, recorded), json, req, res, stored);
+      } else {
+        // Rejected before any generation: the reply queue stays as it is.
+        const requestId = `req_${hashId('previous', previous)}`;
+        sendJson(res, 400, responder.previousNotFound?.(previous), responder.headers(requestId));
+      }
     } else {
       sendJson(res, 404, notFoundBody(method, pathname));
     }
@@ -238,6 +265,7 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
     },
     reset() {
       requests.length = 0;
+      stored?.clear();
       script.reset();
     },
     close() {

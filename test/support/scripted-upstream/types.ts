@@ -2,7 +2,10 @@
 export interface TextReply {
   type: 'text';
   text: string;
-  /** Messages only: a thinking block (with a signature) before the text. Chat completions ignores it. */
+  /**
+   * Before the text: a thinking block with a signature (messages), a reasoning item with
+   * a summary (responses). Chat completions ignores it.
+   */
   thinking?: string;
 }
 
@@ -10,8 +13,10 @@ export interface ToolCallReply {
   type: 'tool_call';
   name: string;
   arguments: Record<string, unknown>;
-  /** Defaults to a hash-derived `call_...` (chat) or `toolu_...` (messages). */
+  /** Defaults to a hash-derived `call_...` (chat, responses) or `toolu_...` (messages). */
   id?: string;
+  /** Responses only: the namespace of the called function (Codex CLI's MCP tools). */
+  namespace?: string;
   /** Optional text before the call. */
   text?: string;
 }
@@ -61,7 +66,7 @@ export interface ReplyOptions {
   pingEvery?: number;
 }
 
-export type Protocol = 'chat-completions' | 'messages';
+export type Protocol = 'chat-completions' | 'messages' | 'responses';
 
 export interface RecordedRequest {
   method: string;
@@ -91,7 +96,7 @@ export interface ScriptedUpstream {
   url: string;
   /** Every request, in arrival order, recorded before it is answered. */
   requests: RecordedRequest[];
-  /** Non-extraction requests to /v1/chat/completions and /v1/messages. */
+  /** Non-extraction requests to /v1/chat/completions, /v1/messages and /v1/responses. */
   conversationRequests(): RecordedRequest[];
   extractionRequests(): RecordedRequest[];
   /** Replies consumed in order by conversation requests. */
@@ -99,10 +104,19 @@ export interface ScriptedUpstream {
   /** Used when the queue is empty. Default: text `echo: <last user text>`. */
   setDefaultReply(fn: (req: RecordedRequest) => Reply): void;
   setExtractor(fn: Extractor): void;
-  /** Clear requests and queue, restore the default reply and extractor. */
+  /** Clear requests, queue and remembered responses; restore the default reply and extractor. */
   reset(): void;
   /** Stop listening and destroy every connection (keep-alive, hanging, streaming). */
   close(): Promise<void>;
+}
+
+export interface ScriptedUpstreamOptions {
+  /**
+   * Remember the id of every Responses answer (unless the request says `store: false`)
+   * and accept `previous_response_id` naming one. Without it the upstream keeps no state,
+   * like a provider with storage off: any `previous_response_id` is a 400.
+   */
+  statefulResponses?: boolean;
 }
 
 /** Facts about the request that shape the rendered answer. */
@@ -111,6 +125,8 @@ export interface AnswerContext {
   inputTokens: number;
   /** Chat completions: `stream_options.include_usage`. */
   includeUsage: boolean;
+  /** The parsed request body: a Responses answer echoes the request's parameters. */
+  request: any;
 }
 
 export interface SseEvent {
@@ -119,7 +135,7 @@ export interface SseEvent {
 }
 
 /**
- * What differs between the two provider protocols. The server holds no
+ * What differs between the provider protocols. The server holds no
  * protocol-specific code; it asks the responder.
  */
 export interface ProtocolResponder {
@@ -134,8 +150,14 @@ export interface ProtocolResponder {
   events(answer: Answer, ctx: AnswerContext, options: ReplyOptions): SseEvent[];
   /** The provider's HTTP error envelope. */
   errorBody(status: number, message: string, requestId: string): unknown;
-  /** The provider's in-stream error event. */
-  streamError(status: number, message: string): SseEvent;
+  /** The provider's in-stream error event, sent after `sent` events of the answer. */
+  streamError(status: number, message: string, sent: number): SseEvent;
   /** Provider-flavoured response headers (request id). */
   headers(requestId: string): Record<string, string>;
+  /** Stateful protocols (responses): the stored answer the request continues, if any. */
+  previousId?(body: any): string | undefined;
+  /** Stateful protocols: the 400 body for a continued answer the provider does not hold. */
+  previousNotFound?(id: string): unknown;
+  /** Stateful protocols: the id the provider stores this answer under; undefined when not stored. */
+  storedId?(answer: Answer, ctx: AnswerContext): string | undefined;
 }
