@@ -31,6 +31,12 @@ export interface Config {
   logLevel: string;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
   conversationTtlMs: number;
+  websocket: {
+    /** Largest frame a Responses WebSocket client may send (close code 1009 beyond it). */
+    maxFrameBytes: number;
+    /** A Responses WebSocket connection ends this long after it opened (the API's 60 minutes). */
+    maxConnectionMs: number;
+  };
 }
 
 export type Overrides = Partial<Record<SettingName, string>>;
@@ -53,6 +59,8 @@ const SETTINGS = [
   'extraction-max-bytes',
   'log-level',
   'conversation-ttl-days',
+  'ws-max-frame-bytes',
+  'ws-max-connection-ms',
 ] as const;
 
 export const SETTING_NAMES: readonly string[] = SETTINGS;
@@ -114,6 +122,10 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     },
     logLevel: get('log-level') ?? 'info',
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
+    websocket: {
+      maxFrameBytes: int('ws-max-frame-bytes', int('body-limit', 32 * 1024 * 1024, 1024), 1024),
+      maxConnectionMs: int('ws-max-connection-ms', 60 * 60 * 1000, 1),
+    },
   };
 }
 

@@ -17,6 +17,8 @@ import type { ProtocolAdapter } from '../protocols/types.js';
 import { authenticateAgent } from './auth.js';
 import { httpSink } from './http-sink.js';
 import { storedResponseRoutes } from './stored-responses.js';
+import { responsesSocketRoute } from './websocket/responses-socket.js';
+import websocket from '@fastify/websocket';
 
 const AGENT_PREFIX = '/v0/orgs/:org/agents/:agent';
 
@@ -43,6 +45,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
 
   // Bodies arrive as bytes whatever their declared type: parsing is the protocol's job,
   // so that bad JSON gets the protocol's own error envelope, after authentication.
+  await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.bodyLimit }, (_request, body, done) => done(null, body));
 
@@ -95,6 +98,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
     };
 
   storedResponseRoutes(app, deps, AGENT_PREFIX);
+  responsesSocketRoute(app, deps, machine, AGENT_PREFIX);
 
   app.post(AGENT_PREFIX + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
   // The models list is asked for in either family's dialect; the client's headers tell which.

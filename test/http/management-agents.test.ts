@@ -77,7 +77,7 @@ test('POST agents returns ids, a token and URLs; the upstream key is never echoe
   assert.match(agent.token, /^egm_[A-Za-z0-9_-]{43}$/);
   assert.is(agent.base_url, `${server.url}/v0/orgs/${org.id}/agents/${agent.id}`);
   assert.is(agent.mcp_url, `${agent.base_url}/v0/mcp`);
-  assert.equal(agent.upstream, { base_url: 'https://api.anthropic.com', api_key_set: true, headers_set: ['X-Title'] });
+  assert.equal(agent.upstream, { base_url: 'https://api.anthropic.com', api_key_set: true, headers_set: ['X-Title'], responses_state: 'service' });
   assert.equal(agent.memory, { inject: true, extract: true, top_k: 5, token_budget: 800, min_score: 0.2, extraction_model: null });
   assert.match(agent.created_at, ISO);
 
@@ -143,7 +143,7 @@ test('type defaults to api_provider; a pasted /v1 suffix is dropped; memory sett
   });
   assert.is(created.status, 201);
   assert.is(created.json.type, 'api_provider');
-  assert.equal(created.json.upstream, { base_url: 'http://127.0.0.1:11434', api_key_set: false, headers_set: [] });
+  assert.equal(created.json.upstream, { base_url: 'http://127.0.0.1:11434', api_key_set: false, headers_set: [], responses_state: 'service' });
   assert.equal(created.json.memory, { inject: false, extract: true, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' });
 });
 
@@ -153,13 +153,26 @@ test('PATCH changes name, upstream and memory; the new key is stored, not shown'
   const patched = await server.call('PATCH', path, {
     body: {
       name: 'patched',
-      upstream: { base_url: 'https://openrouter.ai/api', api_key: 'sk-new-key-abcdef', headers: { 'HTTP-Referer': 'https://me' } },
+      upstream: {
+        base_url: 'https://openrouter.ai/api',
+        api_key: 'sk-new-key-abcdef',
+        headers: { 'HTTP-Referer': 'https://me' },
+        responses_state: 'upstream',
+      },
       memory: { inject: false, extraction_model: null },
     },
   });
   assert.is(patched.status, 200);
   assert.is(patched.json.name, 'patched');
-  assert.equal(patched.json.upstream, { base_url: 'https://openrouter.ai/api', api_key_set: true, headers_set: ['HTTP-Referer'] });
+  assert.equal(patched.json.upstream, {
+    base_url: 'https://openrouter.ai/api',
+    api_key_set: true,
+    headers_set: ['HTTP-Referer'],
+    responses_state: 'upstream',
+  });
+  const badState = await server.call('PATCH', path, { body: { upstream: { responses_state: 'both' } } });
+  assert.is(badState.status, 400);
+  assert.is(badState.json.error.param, 'upstream.responses_state');
   assert.is(patched.json.memory.inject, false);
   assert.is(patched.json.memory.top_k, 5, 'untouched settings stay');
   assert.not.ok(JSON.stringify(patched.json).includes('sk-new-key'));

@@ -1,0 +1,137 @@
+/**
+ * Endpoint 3 in WebSocket mode: `GET .../v1/responses` with `Upgrade: websocket`,
+ * authenticated on the upgrade request like HTTP. Each `response.create` frame runs
+ * the same conversation machine as a POST (Engram bridges to the upstream over HTTP
+ * streaming, so any Responses upstream works); the events come back as frames. One
+ * response at a time per connection; the connection remembers its latest response so
+ * chains work with `store: false`; it ends after `websocket.maxConnectionMs`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { WebSocket, RawData } from 'ws';
+import type { ChainCache } from '../../conversation/chains.js';
+import type { provideConversationMachine } from '../../conversation/actors.js';
+import { runExchange } from '../../conversation/run-exchange.js';
+import type { Deps } from '../../deps.js';
+import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
+import { isObject } from '../../protocols/shared.js';
+import { responses } from '../../protocols/responses/adapter.js';
+import { authenticateAgent } from '../auth.js';
+import { errorFrame, wsSink } from './ws-sink.js';
+import { warmUp } from './warm-up.js';
+
+interface Params {
+  org: string;
+  agent: string;
+}
+
+type Machine = ReturnType<typeof provideConversationMachine>;
+
+function errorOf(error: EngramError): string {
+  return errorFrame(error.status, (openAiErrorBody(error) as { error: unknown }).error);
+}
+
+/** Parses a client frame into a `response.create` body, or throws the error to report. */
+function createBody(data: RawData, isBinary: boolean): { body: Record<string, unknown>; generate: boolean } {
+  if (isBinary) throw new EngramError('invalid_request', 'Binary frames are not supported: send each event as a JSON text frame');
+  const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch (error) {
+    throw new EngramError('invalid_json', `The frame is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isObject(event)) throw new EngramError('invalid_request', 'A frame must be a JSON object with a `type`');
+  if (event.type !== 'response.create') {
+    throw new EngramError('invalid_request', `Unknown event type ${JSON.stringify(event.type ?? null)}: the only client event is 'response.create'`, { param: 'type' });
+  }
+  const { type: _type, generate, stream: _stream, background, ...body } = event;
+  if (background === true) throw new EngramError('invalid_request', '`background` is not supported over WebSocket', { param: 'background' });
+  if (generate !== undefined && typeof generate !== 'boolean') throw new EngramError('invalid_request', '`generate` must be a boolean', { param: 'generate' });
+  return { body, generate: generate !== false };
+}
+
+export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: Machine, prefix: string): void {
+  app.route<{ Params: Params }>({
+    method: 'GET',
+    url: `${prefix}/v1/responses`,
+    config: { protocol: responses },
+    // Refused before the upgrade, with an HTTP 401, like a POST without a token.
+    preValidation: async (request) => {
+      await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+    },
+    handler: async () => {
+      throw new EngramError('method_not_allowed', 'GET /v1/responses opens a WebSocket (send `Upgrade: websocket`); create responses over HTTP with POST');
+    },
+    wsHandler: (socket: WebSocket, request: FastifyRequest<{ Params: Params }>) => openSession(socket, request, deps, machine),
+  });
+}
+
+function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, machine: Machine): void {
+  const cache: ChainCache = {};
+  const { org, agent } = request.params;
+  let inFlight: Promise<void> | undefined;
+  let abortInFlight: (() => void) | undefined;
+  let expired = false;
+
+  const send = (text: string) => {
+    if (socket.readyState === socket.OPEN) socket.send(text);
+  };
+  const expire = () => {
+    expired = true;
+    send(errorOf(new EngramError('websocket_connection_limit_reached', `This connection reached its ${Math.round(deps.config.websocket.maxConnectionMs / 60_000)}-minute limit: open a new WebSocket and continue (chain from your last response id, or resend the full input)`)));
+    socket.close(1000, 'connection limit reached');
+  };
+  const timer = setTimeout(() => {
+    if (inFlight) void inFlight.finally(expire);
+    else expire();
+  }, deps.config.websocket.maxConnectionMs);
+  timer.unref();
+
+  socket.on('close', () => {
+    clearTimeout(timer);
+    abortInFlight?.();
+  });
+  socket.on('error', (error) => request.log.debug({ err: error }, 'responses websocket error'));
+
+  socket.on('message', (data: RawData, isBinary: boolean) => {
+    let frame: ReturnType<typeof createBody>;
+    try {
+      if (expired) throw new EngramError('websocket_connection_limit_reached', 'This connection reached its time limit: open a new WebSocket');
+      frame = createBody(data, isBinary);
+      if (inFlight) throw new EngramError('response_in_flight', 'A response is already in progress on this connection: wait for its `response.completed` (or an error) before the next `response.create`');
+    } catch (error) {
+      send(errorOf(toEngramError(error)));
+      return;
+    }
+    inFlight = (frame.generate ? generate(frame.body) : warm(frame.body)).finally(() => {
+      inFlight = undefined;
+      abortInFlight = undefined;
+    });
+  });
+
+  const generate = (body: Record<string, unknown>) =>
+    runExchange(
+      machine,
+      {
+        adapter: responses,
+        orgId: org,
+        agentId: agent,
+        headers: request.headers,
+        rawBody: Buffer.from(JSON.stringify({ ...body, stream: true })),
+        search: '',
+        sink: wsSink(socket),
+        chainCache: cache,
+      },
+      { onClientGone: (callback) => (abortInFlight = callback), log: request.log },
+    );
+
+  const warm = async (body: Record<string, unknown>) => {
+    try {
+      for (const event of await warmUp(deps, { orgId: org, agentId: agent, headers: request.headers, body, cache })) send(event);
+    } catch (error) {
+      const engramError = toEngramError(error);
+      if (engramError.code === 'internal') request.log.error({ err: error }, 'websocket warm-up failed');
+      send(errorOf(engramError));
+    }
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * `response.create` with `generate: false` (the WebSocket mode's warm-up): nothing is
+ * generated and the upstream is not called; the request's input is kept in the
+ * connection's memory under a new response id, so the next turn can chain from it and
+ * send only its new items.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChainCache } from '../../conversation/chains.js';
+import { resolveChain } from '../../conversation/chains.js';
+import { conversationId } from '../../conversation/identity.js';
+import type { Deps } from '../../deps.js';
+import { EngramError } from '../../errors.js';
+import { responses } from '../../protocols/responses/adapter.js';
+import type { JsonObject } from '../../protocols/types.js';
+import { authenticateAgent } from '../auth.js';
+
+export interface WarmUpRequest {
+  orgId: string;
+  agentId: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  cache: ChainCache;
+}
+
+/** The events of a warm-up: created, then completed with no output. */
+export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string[]> {
+  const { agent } = await authenticateAgent(deps.control, request.headers, request.orgId, request.agentId);
+  const body = request.body;
+  responses.validate(body);
+  let expanded: JsonObject = body;
+  let chained: string | undefined;
+  const previousId = responses.chain!.previousId(body);
+  if (previousId) {
+    const found = await resolveChain(deps.control, agent.id, previousId, request.cache);
+    if (!found) throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, { param: 'previous_response_id' });
+    expanded = responses.chain!.expand(body, found.history);
+    chained = found.conversationId;
+  }
+  const id = `resp_${randomBytes(24).toString('hex')}`;
+  request.cache.latest = {
+    id,
+    conversationId: conversationId(responses, expanded, request.headers, chained),
+    context: responses.messages(expanded),
+    output: [],
+    stored: false,
+  };
+  const response = {
+    id,
+    object: 'response',
+    created_at: Math.floor(deps.now() / 1000),
+    status: 'in_progress',
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    model: body.model,
+    output: [],
+    previous_response_id: previousId ?? null,
+    store: false,
+    tools: Array.isArray(body.tools) ? body.tools : [],
+    usage: null,
+    metadata: isRecord(body.metadata) ? body.metadata : {},
+  };
+  return [
+    JSON.stringify({ type: 'response.created', sequence_number: 0, response }),
+    JSON.stringify({
+      type: 'response.completed',
+      sequence_number: 1,
+      response: { ...response, status: 'completed', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } },
+    }),
+  ];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

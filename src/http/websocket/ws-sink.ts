@@ -1,0 +1,90 @@
+/**
+ * The client side of the tee over a Responses WebSocket: the upstream's SSE events are
+ * sent as one text frame each (the event's JSON, as the API's WebSocket mode does), and
+ * an answer that is not a stream (an error status, Engram's own error) becomes one
+ * `{"type":"error","status":N,"error":{...}}` frame. The connection stays open after a
+ * response, for the next `response.create`.
+ */
+import type { WebSocket } from 'ws';
+import type { ResponseSink } from '../../conversation/exchange.js';
+import { isObject, parseJsonOr } from '../../protocols/shared.js';
+import { SseParser } from '../../protocols/sse.js';
+
+/** Above this many bytes queued on the socket, the relay pauses the upstream. */
+const HIGH_WATER = 1024 * 1024;
+
+/** An `error` frame of the WebSocket mode, for a failure that has an HTTP status. */
+export function errorFrame(status: number, error: unknown): string {
+  return JSON.stringify({ type: 'error', status, error });
+}
+
+export function wsSink(socket: WebSocket): ResponseSink {
+  let status = 0;
+  let streaming = false;
+  let finished = false;
+  const body: Buffer[] = [];
+  let queued = 0;
+  let resume: (() => void) | undefined;
+
+  const send = (text: string) => {
+    if (socket.readyState !== socket.OPEN) return;
+    queued++;
+    socket.send(text, () => {
+      queued--;
+      if (queued === 0 && resume) {
+        const next = resume;
+        resume = undefined;
+        next();
+      }
+    });
+  };
+  // SSE bytes parsed into events here: the client wants one frame per event.
+  const parser = new SseParser((event) => {
+    if (event.data && event.data !== '[DONE]') send(event.data);
+  });
+
+  return {
+    get headersSent() {
+      return status !== 0;
+    },
+    writeHead(code, headers) {
+      status = code;
+      streaming = code >= 200 && code < 300 && String(headers['content-type'] ?? '').includes('text/event-stream');
+    },
+    write(chunk) {
+      if (streaming) parser.push(chunk);
+      else body.push(Buffer.from(chunk));
+      return socket.bufferedAmount < HIGH_WATER;
+    },
+    onDrain(next) {
+      if (queued === 0) next();
+      else resume = next;
+    },
+    end() {
+      if (finished) return;
+      finished = true;
+      if (streaming) {
+        parser.end();
+        return;
+      }
+      const parsed = parseJsonOr(Buffer.concat(body).toString('utf8'), undefined);
+      if (status >= 200 && status < 300 && isObject(parsed) && parsed.object === 'response') {
+        // An upstream that answered in one piece despite `stream: true`.
+        send(JSON.stringify({ type: 'response.completed', sequence_number: 0, response: parsed }));
+        return;
+      }
+      const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : { type: 'upstream_error', message: `The upstream answered ${status}` };
+      send(errorFrame(status >= 400 ? status : 502, error));
+    },
+    fail(frame) {
+      if (finished) return;
+      finished = true;
+      if (streaming && frame !== undefined) {
+        parser.push(Buffer.from(frame));
+        parser.end();
+      } else {
+        send(errorFrame(502, { type: 'server_error', code: 'upstream_stream_failed', message: 'The upstream stream ended abnormally' }));
+      }
+    },
+  };
+}
