@@ -30,7 +30,13 @@ interface Dialect {
   body(messages: unknown[], extra?: Record<string, unknown>): Record<string, unknown>;
   user(text: string): unknown;
   assistant(text: string): unknown;
+  /** The message list and the system prompt of a request body in this dialect. */
+  list(body: any): any[];
+  system(body: any): unknown;
+  tools: unknown[];
 }
+
+const bashSchema = { type: 'object', properties: { cmd: { type: 'string' } } };
 
 const dialects: Dialect[] = [
   {
@@ -40,6 +46,9 @@ const dialects: Dialect[] = [
     body: (messages, extra = {}) => ({ model: 'gpt-test', messages: [{ role: 'system', content: 'You are a helpful coding agent.' }, ...messages], ...extra }),
     user: (text) => ({ role: 'user', content: text }),
     assistant: (text) => ({ role: 'assistant', content: text }),
+    list: (body) => body.messages,
+    system: (body) => body.messages[0],
+    tools: [{ type: 'function', function: { name: 'bash', description: 'Run a command', parameters: bashSchema } }],
   },
   {
     name: 'messages',
@@ -48,6 +57,20 @@ const dialects: Dialect[] = [
     body: (messages, extra = {}) => ({ model: 'claude-test', max_tokens: 512, system: 'You are a helpful coding agent.', messages, ...extra }),
     user: (text) => ({ role: 'user', content: [{ type: 'text', text }] }),
     assistant: (text) => ({ role: 'assistant', content: [{ type: 'text', text }] }),
+    list: (body) => body.messages,
+    system: (body) => body.system,
+    tools: [{ name: 'bash', description: 'Run a command', input_schema: bashSchema, cache_control: { type: 'ephemeral' } }],
+  },
+  {
+    name: 'responses',
+    path: '/v1/responses',
+    headers: (agent) => ({ authorization: `Bearer ${agent.token}` }),
+    body: (input, extra = {}) => ({ model: 'gpt-test', instructions: 'You are a helpful coding agent.', input, store: false, ...extra }),
+    user: (text) => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }),
+    assistant: (text) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }),
+    list: (body) => body.input,
+    system: (body) => body.instructions,
+    tools: [{ type: 'function', name: 'bash', description: 'Run a command', parameters: bashSchema }],
   },
 ];
 
@@ -112,9 +135,7 @@ for (const dialect of dialects) {
       'Never push to the release branch directly; open a pull request.',
     ], false);
 
-    const tools = dialect.name === 'messages'
-      ? [{ name: 'bash', description: 'Run a command', input_schema: { type: 'object', properties: { cmd: { type: 'string' } } }, cache_control: { type: 'ephemeral' } }]
-      : [{ type: 'function', function: { name: 'bash', description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } } }];
+    const tools = dialect.tools;
     const questions = ['Where is the deploy script?', 'How do I run the database migrations?', 'Can I push to the release branch?'];
     const history: unknown[] = [];
     const forwarded: any[] = [];
@@ -138,16 +159,16 @@ for (const dialect of dialects) {
       await response.text();
       const { json: received, raw } = context.upstream.conversationRequests().at(-1)!;
       forwarded.push(received);
-      const system = (body as any).system ?? (body as any).messages[0];
+      const system = dialect.system(body);
       assert.ok(raw.includes(JSON.stringify(tools)) && raw.includes(JSON.stringify(system)), 'system prompt and tools are byte-identical');
       assert.equal(received.tools, tools, 'tools reach the upstream as the client sent them');
-      assert.equal(received.system ?? received.messages[0], (body as any).system ?? (body as any).messages[0], 'system prompt untouched');
+      assert.equal(dialect.system(received), system, 'system prompt untouched');
       history.push(dialect.assistant(`Answer ${turn + 1}.`));
     }
     const strip = (value: unknown) => JSON.stringify(value, (key, inner) => (key === 'cache_control' ? undefined : inner));
     for (let turn = 1; turn < forwarded.length; turn++) {
-      const before = forwarded[turn - 1].messages;
-      const now = forwarded[turn].messages;
+      const before = dialect.list(forwarded[turn - 1]);
+      const now = dialect.list(forwarded[turn]);
       for (let index = 0; index < before.length; index++) {
         assert.is(strip(now[index]), strip(before[index]), `turn ${turn + 1} keeps message ${index} of turn ${turn}`);
       }
