@@ -242,6 +242,40 @@ export function controlStoreContract(name: string, open: () => Promise<ControlSt
     await s.createOrg('acme');
   });
 
+  test('responses: put, get, per agent, delete, prune, gone with their agent', async (context) => {
+    const s = store(context);
+    const org = await s.createOrg('acme');
+    const agent = await s.createAgent(newAgentInput(org.id, 'helper'));
+    const other = await s.createAgent(newAgentInput(org.id, 'other'));
+    const record = (id: string, previous: string | null, createdAt: number) => ({
+      id,
+      agentId: agent.id,
+      conversationId: 'c1',
+      previousResponseId: previous,
+      input: [{ role: 'user', content: `question ${id}` }],
+      output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${id}` }] }],
+      body: { id, object: 'response', status: 'completed' },
+      createdAt,
+    });
+    await s.putResponse(record('resp_1', null, 100));
+    await s.putResponse(record('resp_2', 'resp_1', 200));
+    assert.equal(await s.getResponse(agent.id, 'resp_2'), record('resp_2', 'resp_1', 200));
+    assert.is(await s.getResponse(other.id, 'resp_2'), undefined, "another agent's ids are not found");
+    assert.is(await s.deleteResponse(other.id, 'resp_2'), false);
+    await s.putResponse(record('resp_2', 'resp_1', 250));
+    assert.is((await s.getResponse(agent.id, 'resp_2'))?.createdAt, 250, 'put is idempotent on the id');
+
+    assert.is(await s.pruneResponses(150), 1);
+    assert.is(await s.getResponse(agent.id, 'resp_1'), undefined);
+    assert.ok(await s.getResponse(agent.id, 'resp_2'));
+    assert.is(await s.deleteResponse(agent.id, 'resp_2'), true);
+    assert.is(await s.getResponse(agent.id, 'resp_2'), undefined);
+
+    await s.putResponse(record('resp_3', null, 300));
+    await s.deleteAgent(org.id, agent.id);
+    assert.is(await s.getResponse(agent.id, 'resp_3'), undefined, 'deleting the agent deletes its responses');
+  });
+
   test('data survives reopening', async (context) => {
     const harness = context.harness;
     if (!harness?.reopen) return;
