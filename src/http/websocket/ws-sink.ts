@@ -13,6 +13,16 @@ import { SseParser } from '../../protocols/sse.js';
 /** Above this many bytes queued on the socket, the relay pauses the upstream. */
 const HIGH_WATER = 1024 * 1024;
 
+/** The events that end a response: after one, the client may send its next `response.create`. */
+const TERMINAL = new Set(['response.completed', 'response.failed', 'response.incomplete']);
+
+function isTerminal(event: { event: string; data: string }): boolean {
+  if (TERMINAL.has(event.event)) return true;
+  if (event.event !== 'message') return false;
+  const parsed = parseJsonOr(event.data, undefined);
+  return isObject(parsed) && typeof parsed.type === 'string' && TERMINAL.has(parsed.type);
+}
+
 /** An `error` frame of the WebSocket mode, for a failure that has an HTTP status. */
 export function errorFrame(status: number, error: unknown): string {
   return JSON.stringify({ type: 'error', status, error });
@@ -25,6 +35,11 @@ export function wsSink(socket: WebSocket): ResponseSink {
   const body: Buffer[] = [];
   let queued = 0;
   let resume: (() => void) | undefined;
+  // The response's last event waits for `end()`, which comes once the exchange is recorded
+  // (the connection's chain memory included) and just before the connection accepts the
+  // next `response.create`: a client answering it at once is neither refused as in flight
+  // nor told its previous response is unknown.
+  let held: string | undefined;
 
   const send = (text: string) => {
     if (socket.readyState !== socket.OPEN) return;
@@ -40,8 +55,14 @@ export function wsSink(socket: WebSocket): ResponseSink {
   };
   // SSE bytes parsed into events here: the client wants one frame per event.
   const parser = new SseParser((event) => {
-    if (event.data && event.data !== '[DONE]') send(event.data);
+    if (!event.data || event.data === '[DONE]') return;
+    if (isTerminal(event)) held = event.data;
+    else send(event.data);
   });
+  const flush = () => {
+    if (held !== undefined) send(held);
+    held = undefined;
+  };
 
   return {
     get headersSent() {
@@ -65,6 +86,7 @@ export function wsSink(socket: WebSocket): ResponseSink {
       finished = true;
       if (streaming) {
         parser.end();
+        flush();
         return;
       }
       const parsed = parseJsonOr(Buffer.concat(body).toString('utf8'), undefined);
@@ -79,6 +101,8 @@ export function wsSink(socket: WebSocket): ResponseSink {
     fail(frame) {
       if (finished) return;
       finished = true;
+      // A response that had ended, then its stream failed: the end first, as it came.
+      flush();
       if (streaming && frame !== undefined) {
         parser.push(Buffer.from(frame));
         parser.end();
