@@ -67,3 +67,25 @@ export function clientHeaders(upstream: Record<string, string | string[] | undef
   }
   return headers;
 }
+
+/**
+ * The headers of a WebSocket upgrade, as a turn bridged to the upstream over HTTP needs
+ * them: without the handshake's own headers, and without the `openai-beta` token that
+ * asks for WebSocket mode (the upstream sees a plain streaming POST).
+ */
+export function bridgedHeaders(upgrade: IncomingHttpHeaders): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upgrade)) {
+    if (name.startsWith('sec-websocket-')) continue;
+    if (name === 'openai-beta' && value !== undefined) {
+      const kept = (Array.isArray(value) ? value.join(',') : value)
+        .split(',')
+        .map((token) => token.trim())
+        .filter((token) => token && !token.startsWith('responses_websockets'));
+      if (kept.length > 0) headers[name] = kept.join(', ');
+      continue;
+    }
+    headers[name] = value;
+  }
+  return headers;
+}
