@@ -229,7 +229,8 @@ async function startLateEndingUpstream(target: string, lateMs: number): Promise<
 
 test('warm-up and a three-turn chain with a tool call on one connection, store: false, stateless upstream', async ({ engram, upstream }) => {
   const agent = await engram.createAgent(upstream.url);
-  const client = await Client.open(agent);
+  // As Codex opens it: the beta header asks for WebSocket mode, which the upstream never sees.
+  const client = await Client.open(agent, { ...authHeaders(agent), 'openai-beta': 'responses_websockets=2026-02-06', 'session-id': 'ws-session-1' });
   const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Work in the repository at /srv/app.' }] };
   const common = { model: 'gpt-test', instructions, tools, store: false };
   const requestsBefore = upstream.conversationRequests().length;
@@ -280,6 +281,11 @@ test('warm-up and a three-turn chain with a tool call on one connection, store: 
   assert.equal(sent[0].input, [developer, turn1Input], 'turn 1: the warm-up input, then the new message');
   assert.equal(sent[1].input, [developer, turn1Input, call, output], 'turn 2: history, the call, its output');
   assert.equal(sent[2].input, [developer, turn1Input, call, output, assistant, turn3Input], 'turn 3: the whole history');
+  for (const request of upstream.conversationRequests().slice(requestsBefore)) {
+    assert.is(request.headers['openai-beta'], undefined, 'the websocket beta token is not sent upstream');
+    assert.is(request.headers['sec-websocket-key'], undefined, 'nor the handshake headers');
+    assert.is(request.headers['session-id'], 'ws-session-1', "the client's own headers are");
+  }
 
   await client.close();
 });

@@ -11,6 +11,7 @@ import type { WebSocket, RawData } from 'ws';
 import type { ChainCache } from '../../conversation/chains.js';
 import type { provideConversationMachine } from '../../conversation/actors.js';
 import { runExchange } from '../../conversation/run-exchange.js';
+import { bridgedHeaders } from '../../conversation/headers.js';
 import type { Deps } from '../../deps.js';
 import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
 import { isObject } from '../../protocols/shared.js';
@@ -66,8 +67,14 @@ export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: 
   });
 }
 
+/** `60 minutes`, `90 seconds`. */
+function limitText(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${Math.round(ms / 1000)} seconds`;
+}
+
 function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, machine: Machine): void {
   const cache: ChainCache = {};
+  const bridged = bridgedHeaders(request.headers);
   const { org, agent } = request.params;
   let inFlight: Promise<void> | undefined;
   let abortInFlight: (() => void) | undefined;
@@ -78,7 +85,7 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
   };
   const expire = () => {
     expired = true;
-    send(errorOf(new EngramError('websocket_connection_limit_reached', `This connection reached its ${Math.round(deps.config.websocket.maxConnectionMs / 60_000)}-minute limit: open a new WebSocket and continue (chain from your last response id, or resend the full input)`)));
+    send(errorOf(new EngramError('websocket_connection_limit_reached', `This connection reached its time limit (${limitText(deps.config.websocket.maxConnectionMs)}): open a new WebSocket and continue (chain from your last response id, or resend the full input)`)));
     socket.close(1000, 'connection limit reached');
   };
   const timer = setTimeout(() => {
@@ -116,7 +123,7 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
         adapter: responses,
         orgId: org,
         agentId: agent,
-        headers: request.headers,
+        headers: bridged,
         rawBody: Buffer.from(JSON.stringify({ ...body, stream: true })),
         search: '',
         sink: wsSink(socket),
