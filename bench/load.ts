@@ -43,7 +43,10 @@ function headersFor(protocol: Protocol, token: string): Record<string, string> {
     : { 'content-type': 'application/json', authorization: `Bearer ${token}` };
 }
 
-const PATHS: Record<Protocol, string> = { chat: '/v1/chat/completions', messages: '/v1/messages' };
+const PATHS: Record<Protocol, string> = { chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses' };
+
+/** How each protocol's stream ends: `[DONE]`, `message_stop`, Responses' `response.completed` event. */
+const TERMINATORS = ['[DONE]', 'message_stop', 'event: response.completed'];
 
 function injectedOf(headers: Record<string, string | string[] | undefined>): number {
   const value = headers['x-engram-injected'];
@@ -74,11 +77,15 @@ export function client(target: Target, connections: number): Client {
       const response = await request(protocol, body);
       let ttfbMs = NaN;
       let last = '';
+      let complete = false;
       for await (const chunk of response.body) {
         if (Number.isNaN(ttfbMs)) ttfbMs = performance.now() - started;
-        last = (last + (chunk as Buffer).toString('utf8')).slice(-200);
+        // Searched chunk by chunk with a little of the previous one: the Responses
+        // terminator opens a large event, so it is not near the end of the stream.
+        const text = last + (chunk as Buffer).toString('utf8');
+        complete ||= TERMINATORS.some((t) => text.includes(t));
+        last = text.slice(-40);
       }
-      const complete = last.includes('[DONE]') || last.includes('message_stop');
       return { ms: performance.now() - started, ttfbMs, status: response.statusCode, injected: injectedOf(response.headers), complete };
     },
     close: () => pool.close(),

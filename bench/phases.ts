@@ -72,18 +72,19 @@ function compare<S extends Sent>(protocol: Protocol, template: BodyTemplate, dir
 /** Sequential streamed requests: time to the first body byte, direct and through Engram. */
 export async function firstByte(
   bench: Bench,
-  options: { warmup: number; requests: number; block: number; firstN: number },
+  options: { warmup: number; requests: number; block: number; firstN: number; protocol?: Protocol },
 ): Promise<LatencyResult & { incomplete: number }> {
-  const template = bodyTemplate('messages', 4096, ASKS);
+  const protocol = options.protocol ?? 'messages';
+  const template = bodyTemplate(protocol, 4096, ASKS);
   const clients = [client(bench.direct, 1), client(bench.engram, 1)];
   try {
     let n = options.firstN;
-    const once = (c: Client) => c.stream('messages', template.body(n++, true));
+    const once = (c: Client) => c.stream(protocol, template.body(n++, true));
     await interleaved(clients, options.warmup, options.warmup, once);
     const results = await interleaved(clients, options.requests, options.block, once);
     const all = [...results.values()].flat();
     return {
-      ...compare('messages', template, results.get(clients[0])!, results.get(clients[1])!, (s) => s.ttfbMs),
+      ...compare(protocol, template, results.get(clients[0])!, results.get(clients[1])!, (s) => s.ttfbMs),
       incomplete: all.filter((s) => !s.complete).length,
     };
   } finally {

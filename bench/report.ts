@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
 import type { ProfileSummary } from './profile.js';
+import type { ResponsesResults } from './responses.js';
 import { round } from './stats.js';
 
 export interface Results {
@@ -16,6 +17,8 @@ export interface Results {
   firstByte: LatencyResult & { incomplete: number };
   streams: StreamsResult;
   retrieval: RetrievalResult;
+  /** `/v1/responses` over HTTP and WebSocket. */
+  responses?: ResponsesResults;
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
@@ -64,6 +67,57 @@ export function rows(r: Results): Row[] {
       `4 KB ${pct(a.injectedShare)}, 400 KB ${pct(b.injectedShare)}, capacity ${pct(c.engram.injectedShare)}, stream ${pct(t.injectedShare)}`,
       '> 0',
       verdict(Math.min(a.injectedShare, b.injectedShare, c.engram.injectedShare, t.injectedShare) > 0),
+    ],
+    ...(r.responses ? responsesRows(r.responses) : []),
+  ];
+}
+
+/** The Responses rows: HTTP with the same targets as above, then the WebSocket mode. */
+function responsesRows({ http, ws }: ResponsesResults): Row[] {
+  const { body_4k: a, body_400k: b, stream_ttfb: t } = http;
+  const c = ws.concurrent500;
+  const kb = (bytes: number) => `${round(bytes / 1024, 0)} KB`;
+  const added = (x: number) => `+${ms(x)}`;
+  const wsOk = ws.errors === 0;
+  return [
+    [`Responses ${kb(a.body_bytes)}, p50 (n=${a.n})`, ms(a.direct_p50_ms), ms(a.engram_p50_ms), added(a.added_p50_ms), '<= 1 ms', verdict(a.added_p50_ms <= 1 && a.errors === 0)],
+    [`Responses ${kb(a.body_bytes)}, p99`, ms(a.direct_p99_ms), ms(a.engram_p99_ms), added(a.added_p99_ms), '<= 5 ms', verdict(a.added_p99_ms <= 5 && a.errors === 0)],
+    [`Responses ${kb(b.body_bytes)}, p50 (n=${b.n})`, ms(b.direct_p50_ms), ms(b.engram_p50_ms), added(b.added_p50_ms), '<= 8 ms', verdict(b.added_p50_ms <= 8 && b.errors === 0)],
+    [`Responses ${kb(b.body_bytes)}, p99`, ms(b.direct_p99_ms), ms(b.engram_p99_ms), added(b.added_p99_ms), '-', '-'],
+    [`Responses stream TTFB, p50 (n=${t.n})`, ms(t.direct_p50_ms), ms(t.engram_p50_ms), added(t.added_p50_ms), '<= 2 ms', verdict(t.added_p50_ms <= 2 && t.errors + t.incomplete === 0)],
+    [
+      'Responses with x-engram-injected > 0',
+      '-',
+      pct(a.injected_share),
+      `4 KB ${pct(a.injected_share)}, 400 KB ${pct(b.injected_share)}, stream ${pct(t.injected_share)}; errors ${a.errors + b.errors + t.errors}`,
+      '> 0',
+      verdict(Math.min(a.injected_share, b.injected_share, t.injected_share) > 0),
+    ],
+    // Direct is the upstream's HTTP streaming TTFB for the same (expanded) body: it has no WebSocket.
+    [
+      `WS first event, p50 (n=${ws.engram_ws_first_event.n}; ${ws.chains} chains x ${ws.turns_per_chain} turns)`,
+      `${ms(ws.direct_http_ttfb.p50)} (HTTP)`,
+      ms(ws.engram_ws_first_event.p50),
+      `${added(ws.first_event_added_p50_ms)}; chained turns only ${added(ws.chained_added_p50_ms)}; errors ${ws.errors}`,
+      '<= 2 ms',
+      verdict(ws.first_event_added_p50_ms <= 2 && wsOk),
+    ],
+    ['WS first event, p99', `${ms(ws.direct_http_ttfb.p99)} (HTTP)`, ms(ws.engram_ws_first_event.p99), added(ws.first_event_added_p99_ms), '-', '-'],
+    [
+      `${c.connections} WS x ${c.turns_per_connection} turns, store: false`,
+      '-',
+      `${c.turns_ok}/${c.turns} ok`,
+      `errors ${c.errors}; connect ${round(c.connect_s, 2)} s, total ${round(c.total_s, 2)} s; ${round(c.turns_per_s, 0)} turns/s; first event p50 ${ms(c.first_event.p50)}, p99 ${ms(c.first_event.p99)}`,
+      '0 errors',
+      verdict(c.errors === 0 && c.turns_ok === c.turns),
+    ],
+    [
+      `Engram memory, ${c.connections} WS`,
+      '-',
+      `${round(c.rss_peak_mb, 0)} MB`,
+      `RSS before ${round(c.rss_before_mb, 0)} MB, peak ${round(c.rss_peak_mb, 0)} MB, after ${round(c.rss_after_mb, 0)} MB; heap peak ${round(c.heap_peak_mb, 0)} MB`,
+      'reported',
+      '-',
     ],
   ];
 }

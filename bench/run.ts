@@ -2,7 +2,8 @@
  * `npm run bench`: Engram's performance against the same scripted upstream called
  * directly, in one run (issue 2, "Performance"). The upstream and Engram each run in
  * their own child process; this process only generates load. Prints one table and
- * writes the figures to `bench/results/<ISO timestamp>.json`.
+ * writes the figures to `bench/results/<ISO timestamp>.json`. The same HTTP measures run
+ * with `/v1/responses` bodies too, then the Responses WebSocket mode (bench/responses.ts).
  *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
  * Engram process under the capacity load and under 400 KB requests, summarised by self
@@ -17,6 +18,7 @@ import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
 import { client, closedLoop } from './load.js';
 import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from './phases.js';
+import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -73,18 +75,25 @@ async function main(): Promise<void> {
       engramChild: engram,
     };
 
-    log('1/6 added latency, 4 KB, sequential');
+    log('1/9 added latency, 4 KB, sequential');
     const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
     await upstream.call('reset');
-    log('2/6 added latency, 400 KB, sequential');
+    log('2/9 added latency, 400 KB, sequential');
     const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
-    log('3/6 capacity, 50 concurrent');
+    log('3/9 capacity, 50 concurrent');
     const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
-    log('4/6 streaming, time to first byte');
+    log('4/9 streaming, time to first byte');
     const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
-    log('5/6 1,000 concurrent streams held');
+    log('5/9 1,000 concurrent streams held');
     const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
-    log('6/6 retrieval over 10,000 reflections, in the Engram process');
+    await upstream.call('reset');
+    log('6/9 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
+    const responsesOverHttp = await responsesHttp(bench, scale, 80_000_000);
+    log('7/9 Responses over WebSocket: time to the first event of each chained turn');
+    const firstEvent = await wsFirstEvent(bench, { chains: scale(200), warmup: scale(20), turns: 5, block: 10, firstN: 90_000_000 });
+    log('8/9 Responses over WebSocket: 500 connections at once, 3 turns each');
+    const concurrent500 = await wsConcurrent(bench, { connections: 500, turns: 3, firstN: 95_000_000 });
+    log('9/9 retrieval over 10,000 reflections, in the Engram process');
     const found = await retrieval(bench, { reflections: 10_000, iterations: scale(1000), warmup: scale(100) });
 
     const results: Results = {
@@ -98,6 +107,7 @@ async function main(): Promise<void> {
       firstByte: ttfb,
       streams,
       retrieval: found,
+      responses: { http: responsesOverHttp, ws: { ...firstEvent, concurrent500 } },
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
     console.log(table(results));

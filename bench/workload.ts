@@ -137,7 +137,22 @@ export function questions(count: number, seed = 2): string[] {
 const SYSTEM = 'You are a careful coding assistant working in a large monorepo. Prefer small, reviewed changes. ';
 const CODE_LINE = '  const result = await client.request({ path: "/v1/items", method: "GET", headers }); // fetch the page\n';
 
-export type Protocol = 'chat' | 'messages';
+export type Protocol = 'chat' | 'messages' | 'responses';
+
+/** The tool a Responses body declares, in that API's flat function shape. */
+const RESPONSES_TOOLS = [
+  {
+    type: 'function',
+    name: 'read_file',
+    description: 'Read one file of the repository and return its text.',
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+  },
+];
+
+/** A Responses input message item (`input_text` for user/developer, `output_text` for the assistant). */
+export function responsesMessage(role: 'developer' | 'user' | 'assistant', text: string): Record<string, unknown> {
+  return { type: 'message', role, content: [{ type: role === 'assistant' ? 'output_text' : 'input_text', text }] };
+}
 
 export interface BodyTemplate {
   protocol: Protocol;
@@ -152,7 +167,9 @@ const ASK = '\u0000ask\u0000';
 
 /**
  * A request of about `targetBytes`: system prompt, a history of tool-using turns padded
- * with code, and a final user question from `asks`. The first user message carries a
+ * with code, and a final user question from `asks`. Responses bodies carry `input`
+ * items instead: a developer message, then user/assistant messages (the assistant
+ * quoting the code), and declare a `read_file` tool. The first user message carries a
  * nonce so each request is a new conversation for Engram. The JSON is built once and
  * spliced per request, so the load generator spends little time making bodies.
  */
@@ -160,7 +177,9 @@ export function bodyTemplate(protocol: Protocol, targetBytes: number, asks: stri
   const history: unknown[] = [];
   const turn = (i: number, lines: number) => {
     const code = CODE_LINE.repeat(lines);
-    if (protocol === 'messages') {
+    if (protocol === 'responses') {
+      history.push(responsesMessage('user', `Show me src/module-${i}.ts.`), responsesMessage('assistant', `Here is src/module-${i}.ts:\n${code}`));
+    } else if (protocol === 'messages') {
       history.push(
         { role: 'assistant', content: [{ type: 'text', text: `Let me read file ${i}.` }, { type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: `src/module-${i}.ts` } }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: code }] },
@@ -173,7 +192,12 @@ export function bodyTemplate(protocol: Protocol, targetBytes: number, asks: stri
     }
   };
   const build = (stream: boolean): string => {
-    const first = { role: 'user', content: `Task ${NONCE}: help me with the services in this repository.` };
+    const opening = `Task ${NONCE}: help me with the services in this repository.`;
+    if (protocol === 'responses') {
+      const input = [responsesMessage('developer', SYSTEM.repeat(8)), responsesMessage('user', opening), ...history, responsesMessage('user', ASK)];
+      return JSON.stringify({ model: 'gpt-4o-mini', input, tools: RESPONSES_TOOLS, stream });
+    }
+    const first = { role: 'user', content: opening };
     const last = { role: 'user', content: ASK };
     const model = protocol === 'messages' ? 'claude-sonnet-4-6' : 'gpt-4o-mini';
     const body: Record<string, unknown> = protocol === 'messages'
