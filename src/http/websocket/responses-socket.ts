@@ -27,6 +27,8 @@ interface Params {
 
 type Machine = ReturnType<typeof provideConversationMachine>;
 
+const HEARTBEAT_MS = 30_000;
+
 function errorOf(error: EngramError): string {
   return errorFrame(error.status, (openAiErrorBody(error) as { error: unknown }).error);
 }
@@ -93,9 +95,20 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
     else expire();
   }, deps.config.websocket.maxConnectionMs);
   timer.unref();
+  // A peer that vanished without a close (a laptop put to sleep, a dropped NAT entry)
+  // answers no ping: its connection, and any response in flight on it, is ended.
+  let alive = true;
+  socket.on('pong', () => (alive = true));
+  const heartbeat = setInterval(() => {
+    if (!alive) return void socket.terminate();
+    alive = false;
+    socket.ping();
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
 
   socket.on('close', () => {
     clearTimeout(timer);
+    clearInterval(heartbeat);
     abortInFlight?.();
   });
   socket.on('error', (error) => request.log.debug({ err: error }, 'responses websocket error'));
