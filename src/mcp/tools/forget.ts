@@ -1,0 +1,27 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { ENGRAM_TOOL_MARKER, FORGET_TOOL } from '../../memory/engram-tools.js';
+import { rebuildRootIndex } from '../../memory/root-index.js';
+import { textResult, type McpContext } from '../context.js';
+
+export function registerForget(server: McpServer, context: McpContext): void {
+  server.registerTool(
+    FORGET_TOOL,
+    {
+      title: 'Forget',
+      description:
+        'Delete one memory by its id (as shown by recall or memory_index) when it is wrong or outdated, so it is never ' +
+        `recalled or injected again. To correct a memory, forget it and remember the right one. ${ENGRAM_TOOL_MARKER}`,
+      inputSchema: { id: z.string().min(1).max(200).describe('The id of the memory to delete') },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ id }) => {
+      const agent = await context.agent();
+      if (!(await context.reflections.delete(agent.id, id))) {
+        return textResult(`No memory with id ${id}. Use recall to find the id.`, { isError: true });
+      }
+      await rebuildRootIndex(agent.id, context);
+      return textResult(`Forgot ${id}.`);
+    },
+  );
+}

@@ -1,0 +1,31 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ENGRAM_TOOL_MARKER, MEMORY_INDEX_TOOL, MEMORY_INDEX_URI } from '../../memory/engram-tools.js';
+import { rebuildRootIndex } from '../../memory/root-index.js';
+import { textResult, type McpContext } from '../context.js';
+
+/** The stored index, built on first use for an agent that has never had one. */
+export async function rootIndexOf(context: Pick<McpContext, 'control' | 'reflections'>, agentId: string): Promise<string> {
+  return (await context.control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, context));
+}
+
+/** The `memory_index` tool and the same index as a resource. */
+export function registerMemoryIndex(server: McpServer, context: McpContext): void {
+  server.registerTool(
+    MEMORY_INDEX_TOOL,
+    {
+      title: 'Memory index',
+      description:
+        'The table of contents of your long-term memory: every topic with its memories, procedures and the most used ' +
+        `first. Read it at the start of a task to see what you already know, then recall details. ${ENGRAM_TOOL_MARKER}`,
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async () => textResult(await rootIndexOf(context, (await context.agent()).id)),
+  );
+  server.registerResource(
+    'memory-index',
+    MEMORY_INDEX_URI,
+    { title: 'Memory index', description: 'The root memory index: topics and memories of this agent', mimeType: 'text/markdown' },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await rootIndexOf(context, (await context.agent()).id) }] }),
+  );
+}

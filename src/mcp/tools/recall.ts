@@ -1,0 +1,52 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { ENGRAM_TOOL_MARKER, RECALL_TOOL } from '../../memory/engram-tools.js';
+import { recall } from '../../memory/recall.js';
+import { textResult, type McpContext } from '../context.js';
+
+const MAX_LIMIT = 50;
+
+export function registerRecall(server: McpServer, context: McpContext): void {
+  server.registerTool(
+    RECALL_TOOL,
+    {
+      title: 'Recall memories',
+      description:
+        'Search your long-term memory: facts about where things are in this project or environment, and procedures ' +
+        'that avoid mistakes made before. Use it before exploring the codebase or running a command you are unsure of, ' +
+        'when a task touches something you may have worked on before, and after an error, to see whether it was solved ' +
+        `already. Returns the best matches with their ids and scores. ${ENGRAM_TOOL_MARKER}`,
+      inputSchema: {
+        query: z.string().min(1).max(2000).describe('What you want to know, in a few words or a question'),
+        kind: z.enum(['factual', 'procedural']).optional().describe('Only facts (where things are) or only procedures (how to avoid mistakes)'),
+        limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe('How many results at most (default 5)'),
+      },
+      outputSchema: {
+        results: z.array(
+          z.object({ id: z.string(), kind: z.enum(['factual', 'procedural']), topic: z.string(), content: z.string(), score: z.number() }),
+        ),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ query, kind, limit }) => {
+      const agent = await context.agent();
+      const found = await recall(context, agent, { query, kind, limit: limit ?? 5 });
+      const results = found.map(({ reflection, score }) => ({
+        id: reflection.id,
+        kind: reflection.kind,
+        topic: reflection.topic,
+        content: reflection.content,
+        score: Math.round(score * 1000) / 1000,
+      }));
+      if (results.length > 0) {
+        // A hit is a use: it moves the reflection up the root index.
+        await context.reflections.markUsed(agent.id, results.map((result) => result.id), context.now());
+        context.index.touch(agent.id);
+      }
+      const text = results.length === 0
+        ? `No memories match "${query}".`
+        : results.map((r) => `- ${r.id} [${r.kind}] (${r.topic}) ${r.content} (score ${r.score})`).join('\n');
+      return textResult(text, { structured: { results } });
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../memory/engram-tools.js';
+import { MAX_CONTENT_CHARS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { textResult, type McpContext } from '../context.js';
+
+export function registerRemember(server: McpServer, context: McpContext): void {
+  server.registerTool(
+    REMEMBER_TOOL,
+    {
+      title: 'Remember',
+      description:
+        'Store one lasting memory for later sessions: a fact (where something is, what something is called) or a ' +
+        'procedure (how to avoid a mistake you or the user hit). One self-contained sentence or two, no secrets (they ' +
+        'are redacted). Use it when you learn something a future session would otherwise have to rediscover. A memory ' +
+        `that restates a stored one is not stored twice. ${ENGRAM_TOOL_MARKER}`,
+      inputSchema: {
+        content: z.string().min(1).max(MAX_CONTENT_CHARS).describe(`The memory, at most ${MAX_CONTENT_CHARS} characters`),
+        kind: z.enum(['factual', 'procedural']).describe('factual: where things are; procedural: how to avoid mistakes'),
+        topic: z.string().max(MAX_TOPIC_CHARS).optional().describe('A short topic to file it under, e.g. "deploy" or "tests"'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ content, kind, topic }) => {
+      const agent = await context.agent();
+      const result = await context.writer.write(agent.id, [{ content, kind, topic }], 'mcp');
+      const [stored] = result.stored;
+      if (stored) {
+        return textResult(`Remembered as ${stored.id} [${stored.kind}] (${stored.topic}): ${stored.content}`, {
+          structured: { id: stored.id, stored: true },
+        });
+      }
+      if (result.duplicates > 0) return textResult('Already remembered: a stored memory says the same.', { structured: { stored: false } });
+      return textResult('Nothing to remember: the content holds no text once secrets are removed.', { isError: true });
+    },
+  );
+}

@@ -1,0 +1,173 @@
+/**
+ * Endpoint 4 through the MCP SDK's own client over real HTTP: initialize, list tools,
+ * remember → recall → forget, the index as a tool and a resource, and who may connect.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+
+interface Context {
+  upstream: ScriptedUpstream;
+  engram: TestEngram;
+  agent: TestAgent;
+  other: TestAgent;
+}
+const test = suite<Context>('MCP server');
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+  context.engram = await startEngram();
+  context.agent = await context.engram.createAgent(context.upstream.url);
+  context.other = await context.engram.createAgent(context.upstream.url);
+});
+test.after(async ({ engram, upstream }) => {
+  await engram.close();
+  await upstream.close();
+});
+
+const mcpUrl = (agent: TestAgent) => new URL(`${agent.baseUrl}/v0/mcp`);
+
+async function connect(agent: TestAgent, token = agent.token): Promise<Client> {
+  const client = new Client({ name: 'engram-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(mcpUrl(agent), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return client;
+}
+
+const text = (result: any): string => result.content.map((part: any) => part.text).join('\n');
+
+test('initialize, tools with descriptions and the marker, remember → recall → forget, memory_index', async ({ agent }) => {
+  const client = await connect(agent);
+  assert.is(client.getServerVersion()?.name, 'engram');
+  const { tools } = await client.listTools();
+  assert.equal(tools.map((tool) => tool.name).sort(), ['forget', 'memory_index', 'recall', 'remember']);
+  for (const tool of tools) assert.match(tool.description ?? '', '[engram-memory]', `${tool.name} carries the marker`);
+
+  const remembered = await client.callTool({
+    name: 'remember',
+    arguments: { content: 'The staging database is pg-stage-3 on port 6543.', kind: 'factual', topic: 'Databases' },
+  });
+  assert.not.ok(remembered.isError);
+  const id = (remembered.structuredContent as any).id as string;
+  assert.type(id, 'string');
+
+  const again = await client.callTool({ name: 'remember', arguments: { content: 'the staging database is pg-stage-3 on port 6543', kind: 'factual' } });
+  assert.equal(again.structuredContent, { stored: false }, 'a restatement is not stored twice');
+
+  const recalled = await client.callTool({ name: 'recall', arguments: { query: 'which database does staging use?' } });
+  const results = (recalled.structuredContent as any).results;
+  assert.is(results[0].id, id);
+  assert.is(results[0].topic, 'databases');
+  assert.type(results[0].score, 'number');
+  assert.match(text(recalled), 'pg-stage-3');
+  const procedural = await client.callTool({ name: 'recall', arguments: { query: 'staging database', kind: 'procedural' } });
+  assert.equal((procedural.structuredContent as any).results, [], 'the kind filter applies');
+
+  const index = await client.callTool({ name: 'memory_index', arguments: {} });
+  assert.match(text(index), 'pg-stage-3');
+  const resource = await client.readResource({ uri: 'engram://memory-index' });
+  assert.match((resource.contents[0] as any).text, 'pg-stage-3');
+
+  const forgotten = await client.callTool({ name: 'forget', arguments: { id } });
+  assert.not.ok(forgotten.isError);
+  const gone = await client.callTool({ name: 'recall', arguments: { query: 'which database does staging use?' } });
+  assert.equal((gone.structuredContent as any).results, []);
+  assert.not.match(text(await client.callTool({ name: 'memory_index', arguments: {} })), 'pg-stage-3');
+  const twice = await client.callTool({ name: 'forget', arguments: { id } });
+  assert.ok(twice.isError, 'forgetting an unknown id is a tool error the model can read');
+  await client.close();
+});
+
+test('a remembered secret is redacted; recall updates use counts', async ({ engram, agent }) => {
+  const client = await connect(agent);
+  const secret = 'sk-proj-Q7vX2mN9pL4kR8tY1wZ5cB3nH6jF0dS2aG7eK9uM';
+  const stored = await client.callTool({ name: 'remember', arguments: { content: `The CI deploy key is ${secret} in the vault.`, kind: 'factual' } });
+  assert.not.match(text(stored), secret);
+  const id = (stored.structuredContent as any).id;
+  await client.callTool({ name: 'recall', arguments: { query: 'CI deploy key vault' } });
+  const listed = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${id}`);
+  assert.is(listed.status, 200);
+  assert.not.match(JSON.stringify(listed.json), secret);
+  assert.is(listed.json.source, 'mcp');
+  assert.is(listed.json.use_count, 1);
+  await client.close();
+});
+
+test('no token, a wrong token, or another agent’s token: refused with 401 and WWW-Authenticate', async ({ agent, other }) => {
+  const post = (token?: string) =>
+    fetch(mcpUrl(agent), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    });
+  for (const token of [undefined, 'egm_wrong_token_000000000000000000', other.token]) {
+    const response = await post(token);
+    assert.is(response.status, 401, String(token));
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer /);
+    const body = await response.json();
+    assert.is(body.jsonrpc, '2.0');
+    assert.type(body.error.code, 'number');
+  }
+  let refused: unknown;
+  await connect(agent, other.token).catch((error) => (refused = error));
+  assert.ok(refused, 'the SDK client cannot connect with another agent’s token');
+});
+
+test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad arguments get MCP errors', async ({ agent, other }) => {
+  const client = await connect(agent);
+  const transport = (client as any)._transport as StreamableHTTPClientTransport;
+  const sessionId = transport.sessionId!;
+  assert.type(sessionId, 'string');
+  const headers = (token: string) => ({
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`,
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': '2025-06-18',
+  });
+  const list = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+  const stolen = await fetch(mcpUrl(other), { method: 'POST', headers: headers(other.token), body: list });
+  assert.is(stolen.status, 404, "another agent cannot use this agent's session");
+
+  const malformed = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: '{"jsonrpc":"2.0",' });
+  assert.is(malformed.status, 400);
+  assert.is((await malformed.json()).error.code, -32700);
+
+  let unknown: any;
+  await client.callTool({ name: 'teleport', arguments: {} }).then((result) => (unknown = result), (error) => (unknown = error));
+  assert.ok(unknown.isError || unknown.code === -32602, `an unknown tool is refused: ${JSON.stringify(unknown)}`);
+  let wrongType: any;
+  await client.callTool({ name: 'recall', arguments: { query: 42 } }).then((result) => (wrongType = result), (error) => (wrongType = error));
+  assert.ok(wrongType.isError || wrongType.code === -32602, `wrong argument types are refused: ${JSON.stringify(wrongType)}`);
+  let oversized: any;
+  await client
+    .callTool({ name: 'remember', arguments: { content: 'x'.repeat(5000), kind: 'factual' } })
+    .then((result) => (oversized = result), (error) => (oversized = error));
+  assert.ok(oversized.isError || oversized.code === -32602, `oversized content is refused: ${JSON.stringify(oversized)}`);
+
+  const controller = new AbortController();
+  const stream = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...headers(agent.token), accept: 'text/event-stream' }, signal: controller.signal });
+  assert.is(stream.status, 200, 'GET opens the server-to-client stream of the session');
+  assert.match(stream.headers.get('content-type') ?? '', 'text/event-stream');
+  controller.abort();
+  const orphan = await fetch(mcpUrl(agent), { method: 'GET', headers: { authorization: `Bearer ${agent.token}`, accept: 'text/event-stream' } });
+  assert.is(orphan.status, 400, 'GET without a session is refused');
+
+  const ended = await fetch(mcpUrl(agent), { method: 'DELETE', headers: headers(agent.token) });
+  assert.is(ended.status, 200);
+  const after = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: list });
+  assert.is(after.status, 404, 'the session is gone');
+
+  const fresh = await connect(agent);
+  assert.ok((await fresh.listTools()).tools.length === 4, 'the server goes on serving');
+  await fresh.close();
+});
+
+test.run();
