@@ -152,11 +152,10 @@ test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad argum
     .then((result) => (oversized = result), (error) => (oversized = error));
   assert.ok(oversized.isError || oversized.code === -32602, `oversized content is refused: ${JSON.stringify(oversized)}`);
 
-  const controller = new AbortController();
-  const stream = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...headers(agent.token), accept: 'text/event-stream' }, signal: controller.signal });
-  assert.is(stream.status, 200, 'GET opens the server-to-client stream of the session');
-  assert.match(stream.headers.get('content-type') ?? '', 'text/event-stream');
-  controller.abort();
+  // The SDK client holds the session's one server-to-client stream already.
+  const second = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...headers(agent.token), accept: 'text/event-stream' } });
+  assert.is(second.status, 409, 'one GET stream per session');
+  await second.body?.cancel();
   const orphan = await fetch(mcpUrl(agent), { method: 'GET', headers: { authorization: `Bearer ${agent.token}`, accept: 'text/event-stream' } });
   assert.is(orphan.status, 400, 'GET without a session is refused');
 
@@ -168,6 +167,29 @@ test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad argum
   const fresh = await connect(agent);
   assert.ok((await fresh.listTools()).tools.length === 4, 'the server goes on serving');
   await fresh.close();
+});
+
+test('GET opens the stream of a session initialised over plain HTTP', async ({ agent }) => {
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.token}` };
+  const init = await fetch(mcpUrl(agent), {
+    method: 'POST',
+    headers: base,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } }),
+  });
+  assert.is(init.status, 200);
+  const sessionId = init.headers.get('mcp-session-id')!;
+  assert.ok(sessionId);
+  await init.text();
+  const session = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+  const initialized = await fetch(mcpUrl(agent), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  assert.is(initialized.status, 202);
+  const controller = new AbortController();
+  const stream = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...session, accept: 'text/event-stream' }, signal: controller.signal });
+  assert.is(stream.status, 200);
+  assert.match(stream.headers.get('content-type') ?? '', 'text/event-stream');
+  controller.abort();
+  const ended = await fetch(mcpUrl(agent), { method: 'DELETE', headers: session });
+  assert.is(ended.status, 200);
 });
 
 test.run();
