@@ -3,6 +3,7 @@
  * (`--port`, `--data-dir`, ...): flags win over the environment.
  */
 import path from 'node:path';
+import { DEFAULT_MCP_SERVER_NAMES } from './memory/engram-tools.js';
 
 export interface Config {
   port: number;
@@ -31,6 +32,10 @@ export interface Config {
   logLevel: string;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
   conversationTtlMs: number;
+  mcp: {
+    /** MCP server names under which a client's tools count as Engram's (detection of `mcp__engram__recall`, ...). */
+    serverNames: string[];
+  };
   websocket: {
     /** Largest frame a Responses WebSocket client may send (close code 1009 beyond it). */
     maxFrameBytes: number;
@@ -59,6 +64,7 @@ const SETTINGS = [
   'extraction-max-bytes',
   'log-level',
   'conversation-ttl-days',
+  'mcp-server-names',
   'ws-max-frame-bytes',
   'ws-max-connection-ms',
 ] as const;
@@ -122,11 +128,23 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     },
     logLevel: get('log-level') ?? 'info',
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
+    mcp: { serverNames: serverNames(get('mcp-server-names')) },
     websocket: {
       maxFrameBytes: int('ws-max-frame-bytes', int('body-limit', 32 * 1024 * 1024, 1024), 1024),
       maxConnectionMs: int('ws-max-connection-ms', 60 * 60 * 1000, 1),
     },
   };
+}
+
+/** `engram,service` → `['engram', 'service']`; names are matched case-insensitively. */
+function serverNames(raw: string | undefined): string[] {
+  if (raw === undefined) return [...DEFAULT_MCP_SERVER_NAMES];
+  const names = raw.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  const bad = names.find((name) => !/^[a-z0-9][a-z0-9._-]*$/.test(name));
+  if (names.length === 0 || bad !== undefined) {
+    throw new ConfigError(`ENGRAM_MCP_SERVER_NAMES must be a comma-separated list of MCP server names, got "${raw}"`);
+  }
+  return names;
 }
 
 /** Where the `engram` client commands (org, agent, token, ...) find the server. */

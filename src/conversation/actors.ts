@@ -10,8 +10,12 @@ import { EngramError } from '../errors.js';
 import { authenticateAgent } from '../http/auth.js';
 import { buildExtractionJob, publishExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
-import type { ProtocolAdapter } from '../protocols/types.js';
+import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
+import { renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
+import { rebuildRootIndex } from '../memory/root-index.js';
+import type { Insertion } from '../domain/conversation-state.js';
+import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
 import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Resolved } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
@@ -89,16 +93,45 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     if (plan.target >= 0 && agent.memory.inject) {
       const found = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
       if (found.length > 0) {
-        insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found)));
+        insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
         for (const reflection of found) injectedIds.add(reflection.id);
         injected = found.length;
         void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
       }
     }
+    if (plan.carrier >= 0 && agent.memory.inject) {
+      const nudge = await memoryNudge(adapter, body, messages, plan.carrier, insertions, agent.id);
+      if (nudge) insertions.push(nudge);
+    }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
     const forwardBody = forwardedBody(adapter, forward, messages, insertions);
     return { forwardBody, injected, state: nextState };
   });
+
+  /**
+   * When the client has Engram's MCP tools: the root memory index on the conversation's
+   * first turn (re-given if the client dropped it, as a compaction does), later a
+   * reminder to use the tools when `reminderDue` says so. Either joins the newest message.
+   */
+  const memoryNudge = async (
+    adapter: ProtocolAdapter,
+    body: JsonObject,
+    messages: unknown[],
+    carrier: number,
+    insertions: Insertion[],
+    agentId: string,
+  ): Promise<Insertion | undefined> => {
+    const servers = config.mcp.serverNames;
+    const tools = detectMemoryTools(adapter.offeredTools(body), servers);
+    if (!tools) return undefined;
+    if (!insertions.some((insertion) => insertion.kind === 'index')) {
+      const markdown = (await control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+      return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
+    }
+    const lastNudge = Math.max(-1, ...insertions.filter((i) => i.kind === 'index' || i.kind === 'reminder').map((i) => i.index));
+    const due = reminderDue(adapter, messages, carrier, lastNudge, servers);
+    return due && newInsertion(messages, carrier, renderReminderBlock(due, tools), 'reminder');
+  };
 
   const forward = step<Forwarded>(async ({ request, results, signal }) => {
     const { agent } = results.authenticate!;

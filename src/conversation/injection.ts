@@ -6,7 +6,7 @@
  * never touched.
  */
 import { createHash } from 'node:crypto';
-import type { ConversationState, Insertion } from '../domain/conversation-state.js';
+import type { ConversationState, Insertion, InsertionKind } from '../domain/conversation-state.js';
 import { stableJson } from '../protocols/shared.js';
 import { spliceArrayElements } from '../protocols/json-splice.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
@@ -23,6 +23,11 @@ export interface InjectionPlan {
   target: number;
   /** The retrieval query for `target`. */
   query: string;
+  /**
+   * Index of the newest message when it is new and may carry an addition (a user input
+   * or a tool result), else -1: where the memory index or a reminder goes.
+   */
+  carrier: number;
 }
 
 /**
@@ -44,9 +49,11 @@ export function planInjection(adapter: ProtocolAdapter, messages: unknown[], sta
   // context after the user's message (Claude Code's mid-conversation system entries).
   let last = messages.length - 1;
   while (last >= 0 && adapter.isSystemEntry(messages[last])) last--;
-  const fresh = last >= seen && last >= 0 && adapter.isUserInput(messages[last]) && !kept.some((i) => i.index === last);
+  const isNew = last >= seen && last >= 0 && !kept.some((i) => i.index === last);
+  const fresh = isNew && adapter.isUserInput(messages[last]);
   const query = fresh ? adapter.queryText(messages[last]).trim() : '';
-  return { kept, target: query ? last : -1, query };
+  const carrier = fresh || (isNew && adapter.isToolResult(messages[last])) ? last : -1;
+  return { kept, target: query ? last : -1, query, carrier };
 }
 
 /** The message list with every insertion applied (copies only the messages it changes). */
@@ -85,6 +92,6 @@ export function forwardedBody(
   );
 }
 
-export function newInsertion(messages: unknown[], index: number, block: string): Insertion {
-  return { index, messageHash: messageFingerprint(messages[index]), block };
+export function newInsertion(messages: unknown[], index: number, block: string, kind: InsertionKind): Insertion {
+  return { index, messageHash: messageFingerprint(messages[index]), block, kind };
 }

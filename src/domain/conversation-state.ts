@@ -11,7 +11,12 @@ export interface Insertion {
   messageHash: string;
   /** Exact text appended to that message. */
   block: string;
+  /** What the block is; absent on states written before there was more than one kind. */
+  kind?: InsertionKind;
 }
+
+/** Relevant reflections; the root memory index (first turn, with Engram's tools); a reminder to use them. */
+export type InsertionKind = 'reflections' | 'index' | 'reminder';
 
 /**
  * What must outlive one request of a conversation (DESIGN section 2): kept behind the

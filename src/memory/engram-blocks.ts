@@ -35,6 +35,38 @@ export function reflectionLine(reflection: Reflection): string {
   return `- [${reflection.kind}] (${neutralise(oneLine(reflection.topic))}) ${neutralise(oneLine(reflection.content))}`;
 }
 
+export const INDEX_OPEN = '<engram-memory-index>';
+export const INDEX_CLOSE = '</engram-memory-index>';
+export const REMINDER_OPEN = '<engram-reminder>';
+export const REMINDER_CLOSE = '</engram-reminder>';
+
+/** Tool names as the model knows them in this conversation (`mcp__engram__recall`, ...), by Engram's names. */
+type ToolNames = Readonly<Record<string, string>>;
+
+const named = (tools: ToolNames, name: string) => `\`${tools[name] ?? name}\``;
+
+/**
+ * The root memory index as injected on a conversation's first turn when the client has
+ * Engram's tools: what the tools are for, then the index itself.
+ */
+export function renderIndexBlock(markdown: string, tools: ToolNames): string {
+  const guide =
+    `Your long-term memory (Engram) holds what earlier sessions learnt; its index follows. Call ${named(tools, 'recall')} ` +
+    `for details before exploring or guessing, ${named(tools, 'remember')} what a later session should know, and ` +
+    `${named(tools, 'forget')} what turns out to be wrong.`;
+  return [INDEX_OPEN, guide, '', neutralise(markdown.trimEnd()), INDEX_CLOSE].join('\n');
+}
+
+/** A short nudge towards the memory tools: after several turns without them, or after a failed tool call. */
+export function renderReminderBlock(reason: 'periodic' | 'failure', tools: ToolNames): string {
+  const text = reason === 'failure'
+    ? `That tool call failed. Call ${named(tools, 'recall')} with the error or the task: it may have been solved before. ` +
+      `Once it works, store the fix with ${named(tools, 'remember')}.`
+    : `Consult your memory before going further: call ${named(tools, 'recall')} about what you are doing now; it may ` +
+      `hold the location or the pitfall you need. Store what you learn with ${named(tools, 'remember')}.`;
+  return `${REMINDER_OPEN}${text}${REMINDER_CLOSE}`;
+}
+
 /**
  * A stored text that happens to contain `</engram-reflections>` must not close the block
  * early (nor open another one), so the tag's `<` becomes `&lt;`.

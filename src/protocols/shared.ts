@@ -51,6 +51,22 @@ export function checkMessage(message: unknown, index: number, field: string, rol
   }
 }
 
+/**
+ * Whether a tool's output reports a failure, by its first lines: an error or exception
+ * line, a traceback, a non-zero exit code (Codex: `Exit code: 1`), a missing command or
+ * file. Only the start is read: a long output that mentions "error" deep inside (a log
+ * being searched) does not count.
+ */
+export function looksLikeFailure(text: string): boolean {
+  const head = text.slice(0, 1500);
+  return (
+    /^\s*(?:error|fatal|exception|panic|traceback)\b/im.test(head) ||
+    /\b(?:exit(?:ed)?(?: with)? (?:code|status)|exit_code)\W{0,3}[1-9]/i.test(head) ||
+    /\b(?:command not found|no such file or directory|permission denied)\b/i.test(head) ||
+    /^\s*\w*(?:Error|Exception):/m.test(head)
+  );
+}
+
 /** Tool arguments shown to extraction: enough to see what was done, never a whole file. */
 export function renderToolCall(name: string, args: unknown): string {
   const text = typeof args === 'string' ? args : JSON.stringify(args ?? {});

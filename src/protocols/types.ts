@@ -29,6 +29,19 @@ export interface ProposedReflection {
   topic: string;
 }
 
+/** A tool as the request offers it to the model; a namespace's functions carry its name. */
+export interface OfferedTool {
+  name: string;
+  description: string;
+  namespace?: string;
+}
+
+/** A tool the model called, by the name it used (and its namespace, when it has one). */
+export interface ToolRef {
+  name: string;
+  namespace?: string;
+}
+
 export interface RenderedError {
   status: number;
   body: unknown;
@@ -67,9 +80,17 @@ export interface ProtocolAdapter {
   isSystemEntry(message: unknown): boolean;
   /** A message typed by the user (not a tool result, not a system entry). */
   isUserInput(message: unknown): boolean;
+  /** A tool's result handed back to the model (a chat `tool` message, a user message of `tool_result` blocks, a `function_call_output` item). */
+  isToolResult(message: unknown): boolean;
+  /** A tool result that reports a failure (an error flag, or an error, exit code or traceback at its start). */
+  toolResultFailed(message: unknown): boolean;
+  /** The tools an assistant message (or output item) calls. */
+  calledTools(message: unknown): ToolRef[];
+  /** The tools the request offers, flattened. */
+  offeredTools(body: JsonObject): OfferedTool[];
   /** The user-visible text of a message, for retrieval queries. */
   queryText(message: unknown): string;
-  /** A copy of `message` with `text` appended as the last piece of its content. */
+  /** A copy of `message` (user input or tool result) with `text` appended as the last piece of its content. */
   appendText(message: unknown, text: string): unknown;
 
   /** The client's turns in neutral form (system prompt left out, Engram's blocks kept). */

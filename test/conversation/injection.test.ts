@@ -23,7 +23,7 @@ test('the newest user message gets the retrieval, not tool results or system ent
 
 test('a message already seen never gets a new block; an edited one drops its block and later ones', () => {
   const list = [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'two' }];
-  const s = { ...state(), seenMessages: 3, insertions: [newInsertion(list, 0, 'B0'), newInsertion(list, 2, 'B2')] };
+  const s = { ...state(), seenMessages: 3, insertions: [newInsertion(list, 0, 'B0', 'reflections'), newInsertion(list, 2, 'B2', 'reflections')] };
   const same = planInjection(chatCompletions, list, s);
   assert.is(same.target, -1);
   assert.is(same.kept.length, 2);
@@ -35,7 +35,7 @@ test('a message already seen never gets a new block; an edited one drops its blo
 
 test('cache_control moving between turns does not invalidate a block', () => {
   const first = [{ role: 'user', content: [{ type: 'text', text: 'q', cache_control: { type: 'ephemeral' } }] }];
-  const s = { ...state(), seenMessages: 1, insertions: [newInsertion(first, 0, 'B')] };
+  const s = { ...state(), seenMessages: 1, insertions: [newInsertion(first, 0, 'B', 'reflections')] };
   const later = [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: 'a' }];
   assert.is(planInjection(messagesAdapter, later, s).kept.length, 1);
 });
@@ -44,7 +44,7 @@ test('the forwarded body is the client bytes with blocks appended to their messa
   const raw = Buffer.from('{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"q"}],"tools":[ ]}');
   const body = JSON.parse(raw.toString());
   assert.is(forwardedBody(chatCompletions, { raw, body, offset: 0 }, body.messages, []), raw);
-  const out = forwardedBody(chatCompletions, { raw, body, offset: 0 }, body.messages, [newInsertion(body.messages, 1, '<engram-reflections>r</engram-reflections>')]);
+  const out = forwardedBody(chatCompletions, { raw, body, offset: 0 }, body.messages, [newInsertion(body.messages, 1, '<engram-reflections>r</engram-reflections>', 'reflections')]);
   assert.is(out.toString(), '{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"q\\n\\n<engram-reflections>r</engram-reflections>"}],"tools":[ ]}');
 });
 

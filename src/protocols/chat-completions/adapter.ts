@@ -7,6 +7,7 @@ import type { Turn } from '../../domain/transcript.js';
 import {
   checkMessage,
   isObject,
+  looksLikeFailure,
   messageListBasics,
   parseJsonOr,
   renderToolCall,
@@ -77,6 +78,25 @@ export const chatCompletions: ProtocolAdapter = {
   },
   isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',
+  isToolResult: (message) => isObject(message) && (message.role === 'tool' || message.role === 'function'),
+  toolResultFailed: (message) =>
+    isObject(message) && (message.role === 'tool' || message.role === 'function') && looksLikeFailure(contentText(message.content)),
+  calledTools(message) {
+    if (!isObject(message) || message.role !== 'assistant') return [];
+    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    const legacy = isObject(message.function_call) ? [{ function: message.function_call }] : [];
+    return [...calls, ...legacy].flatMap((call) => {
+      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
+      return typeof fn?.name === 'string' ? [{ name: fn.name }] : [];
+    });
+  },
+  offeredTools(body) {
+    const tools = Array.isArray(body.tools) ? body.tools.map((tool) => (isObject(tool) ? tool.function : undefined)) : [];
+    const functions = Array.isArray(body.functions) ? body.functions : [];
+    return [...tools, ...functions].flatMap((fn) =>
+      isObject(fn) && typeof fn.name === 'string' ? [{ name: fn.name, description: typeof fn.description === 'string' ? fn.description : '' }] : [],
+    );
+  },
   queryText: (message) => (isObject(message) ? contentText(message.content) : ''),
 
   transcript(body) {

@@ -9,6 +9,7 @@ import {
   checkMessage,
   isClientContext,
   isObject,
+  looksLikeFailure,
   messageListBasics,
   renderToolCall,
   requireBasics,
@@ -105,6 +106,23 @@ export const messages: ProtocolAdapter = {
     if (!isObject(message) || message.role !== 'user') return false;
     const blocks = blocksOf(message.content);
     return !blocks.some((block) => block.type === 'tool_result') && typedText(message.content).trim().length > 0;
+  },
+  isToolResult: (message) => isObject(message) && message.role === 'user' && blocksOf(message.content).some((block) => block.type === 'tool_result'),
+  toolResultFailed(message) {
+    if (!isObject(message) || message.role !== 'user') return false;
+    return blocksOf(message.content).some(
+      (block) => block.type === 'tool_result' && (block.is_error === true || looksLikeFailure(blockText(block))),
+    );
+  },
+  calledTools(message) {
+    if (!isObject(message) || message.role !== 'assistant') return [];
+    return blocksOf(message.content).flatMap((block) => (block.type === 'tool_use' && typeof block.name === 'string' ? [{ name: block.name }] : []));
+  },
+  offeredTools(body) {
+    const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
+    return tools.flatMap((tool) =>
+      typeof tool.name === 'string' ? [{ name: tool.name, description: typeof tool.description === 'string' ? tool.description : '' }] : [],
+    );
   },
   queryText: (message) => (isObject(message) ? typedText(message.content) : ''),
 

@@ -5,18 +5,19 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { isObject, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
   RECORD_REFLECTIONS_SCHEMA,
   RECORD_REFLECTIONS_TOOL,
   type JsonObject,
+  type OfferedTool,
   type ProposedReflection,
   type ProtocolAdapter,
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
-import { contentText, isMessage, itemTurns, MESSAGE_ROLES } from './items.js';
+import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolOutputText } from './items.js';
 
 function inputItems(body: JsonObject): unknown[] {
   return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
@@ -69,8 +70,31 @@ export const responses: ProtocolAdapter = {
   isSystemEntry: (item) => isMessage(item) && ['system', 'developer'].includes((item as JsonObject).role as string),
   isUserInput: (item) => isMessage(item) && (item as JsonObject).role === 'user',
   queryText: (item) => (isMessage(item) ? contentText((item as JsonObject).content) : ''),
+  isToolResult: isToolOutput,
+  toolResultFailed: (item) => isToolOutput(item) && looksLikeFailure(toolOutputText(item)),
+  calledTools(item) {
+    if (!isObject(item) || (item.type !== 'function_call' && item.type !== 'custom_tool_call') || typeof item.name !== 'string') return [];
+    return [{ name: item.name, ...(typeof item.namespace === 'string' ? { namespace: item.namespace } : {}) }];
+  },
+  offeredTools(body) {
+    const described = (tool: JsonObject, namespace?: string): OfferedTool[] =>
+      typeof tool.name === 'string'
+        ? [{ name: tool.name, description: typeof tool.description === 'string' ? tool.description : '', ...(namespace ? { namespace } : {}) }]
+        : [];
+    const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
+    return tools.flatMap((tool) =>
+      tool.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)
+        ? tool.tools.filter(isObject).flatMap((inner) => described(inner, tool.name as string))
+        : described(tool),
+    );
+  },
   appendText(item, text) {
     const message = item as JsonObject;
+    if (isToolOutput(message)) {
+      const output = message.output;
+      if (typeof output === 'string') return { ...message, output: output.length > 0 ? `${output}\n\n${text}` : text };
+      return { ...message, output: [...(Array.isArray(output) ? output : []), { type: 'input_text', text }] };
+    }
     const content = message.content;
     if (typeof content === 'string') return { ...message, content: content.length > 0 ? `${content}\n\n${text}` : text };
     return { ...message, content: [...(Array.isArray(content) ? content : []), { type: 'input_text', text }] };

@@ -28,6 +28,18 @@ export function waitsForClient(item: unknown): boolean {
   return isObject(item) && typeof item.type === 'string' && CLIENT_ACTIONS.has(item.type);
 }
 
+const TOOL_OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'shell_call_output']);
+
+/** A tool's output handed back to the model. */
+export function isToolOutput(item: unknown): boolean {
+  return isObject(item) && typeof item.type === 'string' && TOOL_OUTPUTS.has(item.type);
+}
+
+/** The text of a tool output item. */
+export function toolOutputText(item: unknown): string {
+  return isObject(item) ? outputText(item.output) : '';
+}
+
 /** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
 export function isMessage(item: unknown): boolean {
   return isObject(item) && (item.type === undefined || item.type === 'message') && typeof item.role === 'string';

@@ -1,0 +1,85 @@
+/**
+ * Whether a request offers Engram's MCP tools (item 5 of the interface), and when to
+ * nudge the model towards them. Clients name MCP tools after the server they were
+ * registered under, each in its own way:
+ *
+ * | client                     | form                                          |
+ * |----------------------------|-----------------------------------------------|
+ * | Claude Code, older Codex   | `mcp__engram__recall`                         |
+ * | Codex over Responses       | namespace `mcp__engram` holding `recall`      |
+ * | Copilot CLI                | `engram-recall`                               |
+ * | opencode                   | `engram_recall`                               |
+ * | Crush                      | `mcp_engram_recall`                           |
+ * | Agents SDKs                | `recall`, its description carrying the marker |
+ *
+ * Pure: the inject step asks, and places what it decides (DESIGN section 6).
+ */
+import { ENGRAM_TOOL_MARKER, ENGRAM_TOOLS, RECALL_TOOL } from '../memory/engram-tools.js';
+import type { OfferedTool, ProtocolAdapter, ToolRef } from '../protocols/types.js';
+
+/** Engram's own name for a tool (`recall`, ...), when `tool` is one of Engram's under some client's form. */
+export function engramToolName(tool: ToolRef & { description?: string }, servers: readonly string[]): string | undefined {
+  const name = tool.name;
+  for (const server of servers) {
+    const s = server.toLowerCase();
+    if (tool.namespace !== undefined) {
+      if (tool.namespace.toLowerCase() === `mcp__${s}` && ENGRAM_TOOLS.includes(name)) return name;
+      continue;
+    }
+    for (const prefix of [`mcp__${s}__`, `${s}-`, `${s}_`, `mcp_${s}_`]) {
+      if (name.toLowerCase().startsWith(prefix) && ENGRAM_TOOLS.includes(name.slice(prefix.length))) return name.slice(prefix.length);
+    }
+  }
+  if (tool.namespace === undefined && ENGRAM_TOOLS.includes(name) && tool.description?.includes(ENGRAM_TOOL_MARKER)) return name;
+  return undefined;
+}
+
+/** Engram's tools by Engram's names (`recall`), valued by the name the model knows them by here (`mcp__engram__recall`). */
+export type MemoryTools = Readonly<Record<string, string>>;
+
+/** Engram's tools as this request offers them, or undefined when it does not offer `recall`. */
+export function detectMemoryTools(offered: readonly OfferedTool[], servers: readonly string[]): MemoryTools | undefined {
+  const names: Record<string, string> = {};
+  for (const tool of offered) {
+    const engramName = engramToolName(tool, servers);
+    if (engramName && !(engramName in names)) names[engramName] = tool.namespace ? `${tool.namespace}.${tool.name}` : tool.name;
+  }
+  return RECALL_TOOL in names ? names : undefined;
+}
+
+/** Turns (user inputs or tool results) without a `recall` call, or a nudge, before the reminder fires. */
+export const REMINDER_EVERY = 6;
+/** After a failed tool call the reminder fires at once, unless a nudge came this recently. */
+const REMINDER_MIN_GAP = 2;
+
+export type Nudge = 'periodic' | 'failure';
+
+/**
+ * Whether the newest message (at `carrier`) should carry a reminder: the model has gone
+ * `REMINDER_EVERY` turns since it last called `recall` or was last nudged, or the newest
+ * tool result reports a failure and the last nudge is not just behind. `lastNudge` is
+ * the index of the latest message carrying the index or a reminder, -1 when none does.
+ */
+export function reminderDue(
+  adapter: ProtocolAdapter,
+  messages: readonly unknown[],
+  carrier: number,
+  lastNudge: number,
+  servers: readonly string[],
+): Nudge | undefined {
+  let lastRecall = -1;
+  for (let i = carrier - 1; i >= 0 && lastRecall === -1; i--) {
+    if (adapter.calledTools(messages[i]).some((tool) => engramToolName(tool, servers) === RECALL_TOOL)) lastRecall = i;
+  }
+  const turns = turnsBetween(adapter, messages, Math.max(lastRecall, lastNudge), carrier);
+  if (adapter.toolResultFailed(messages[carrier]) && (lastNudge === -1 || turnsBetween(adapter, messages, lastNudge, carrier) > REMINDER_MIN_GAP)) {
+    return 'failure';
+  }
+  return turns >= REMINDER_EVERY ? 'periodic' : undefined;
+}
+
+function turnsBetween(adapter: ProtocolAdapter, messages: readonly unknown[], from: number, to: number): number {
+  let turns = 0;
+  for (let i = from + 1; i <= to; i++) if (adapter.isUserInput(messages[i]) || adapter.isToolResult(messages[i])) turns++;
+  return turns;
+}
