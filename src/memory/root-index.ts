@@ -27,7 +27,7 @@ interface Topic {
 
 /**
  * Markdown grouping `reflections` by topic (largest topic first, then by name); inside a
- * topic procedural first, then most used, most recently updated, id. One line per
+ * topic procedural first, then most used, most recently used, most recently updated, id. One line per
  * reflection until the size cap; the topics (or rest of a topic) that did not fit follow
  * as `- topic (N more)`. The same reflections always give the same bytes.
  */
@@ -107,6 +107,7 @@ function compareInTopic(a: Reflection, b: Reflection): number {
   return (
     procedural(a) - procedural(b) ||
     b.useCount - a.useCount ||
+    (b.lastUsedAt ?? 0) - (a.lastUsedAt ?? 0) ||
     b.updatedAt - a.updatedAt ||
     compareStrings(a.id, b.id)
   );

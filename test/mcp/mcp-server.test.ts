@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -93,6 +93,24 @@ test('a remembered secret is redacted; recall updates use counts', async ({ engr
   assert.not.match(JSON.stringify(listed.json), secret);
   assert.is(listed.json.source, 'mcp');
   assert.is(listed.json.use_count, 1);
+  await client.close();
+});
+
+test('recall hits move a memory up the root index', async ({ agent, engram }) => {
+  const client = await connect(agent);
+  const store = (content: string) => client.callTool({ name: 'remember', arguments: { content, kind: 'factual', topic: 'services' } });
+  await store('The billing service runs on port 7001.');
+  await store('The search service runs on port 7002.');
+  const index = async () => (await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/index`)).json.markdown as string;
+  const position = (markdown: string, what: string) => markdown.indexOf(what);
+  const before = await index();
+  // Whichever of the two is listed second is recalled until it leads its topic.
+  const [leader, behind] = position(before, 'billing') < position(before, 'search') ? ['billing', 'search'] : ['search', 'billing'];
+  for (let i = 0; i < 3; i++) await client.callTool({ name: 'recall', arguments: { query: `${behind} service`, limit: 1 } });
+  await eventually(async () => {
+    const markdown = await index();
+    return position(markdown, behind) < position(markdown, leader) ? true : undefined;
+  }, 10_000, `the recalled ${behind} memory to lead its topic`);
   await client.close();
 });
 
