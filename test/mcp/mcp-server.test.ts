@@ -160,15 +160,21 @@ test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad argum
 
   let unknown: any;
   await client.callTool({ name: 'teleport', arguments: {} }).then((result) => (unknown = result), (error) => (unknown = error));
-  assert.ok(unknown.isError || unknown.code === -32602, `an unknown tool is refused: ${JSON.stringify(unknown)}`);
+  assert.ok(unknown.isError, `an unknown tool is refused: ${JSON.stringify(unknown)}`);
+  assert.match(text(unknown), 'teleport not found');
   let wrongType: any;
   await client.callTool({ name: 'recall', arguments: { query: 42 } }).then((result) => (wrongType = result), (error) => (wrongType = error));
-  assert.ok(wrongType.isError || wrongType.code === -32602, `wrong argument types are refused: ${JSON.stringify(wrongType)}`);
+  assert.ok(wrongType.isError, `wrong argument types are refused: ${JSON.stringify(wrongType)}`);
+  assert.match(text(wrongType), /-32602[^]*query/);
   let oversized: any;
   await client
     .callTool({ name: 'remember', arguments: { content: 'x'.repeat(5000), kind: 'factual' } })
     .then((result) => (oversized = result), (error) => (oversized = error));
-  assert.ok(oversized.isError || oversized.code === -32602, `oversized content is refused: ${JSON.stringify(oversized)}`);
+  assert.ok(oversized.isError, `oversized content is refused: ${JSON.stringify(oversized)}`);
+  assert.match(text(oversized), /-32602[^]*1000 characters/);
+  const huge = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: 'x'.repeat(5 * 1024 * 1024) });
+  assert.is(huge.status, 413, 'a body over the MCP limit');
+  assert.is((await huge.json()).error.code, -32600);
 
   // The SDK client holds the session's one server-to-client stream already.
   const second = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...headers(agent.token), accept: 'text/event-stream' } });
