@@ -1,0 +1,25 @@
+/** Settings added with the Responses and MCP work: defaults, overrides, and refusal of bad values. */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('MCP server names: engram and service by default, a configurable list, bad lists refused', () => {
+  assert.equal(loadConfig({}, {}).mcp.serverNames, ['engram', 'service']);
+  assert.equal(loadConfig({}, { ENGRAM_MCP_SERVER_NAMES: 'Memory, engram ' }).mcp.serverNames, ['memory', 'engram']);
+  assert.equal(loadConfig({ 'mcp-server-names': 'mem' }, { ENGRAM_MCP_SERVER_NAMES: 'other' }).mcp.serverNames, ['mem'], 'the flag wins');
+  for (const bad of [',', 'has space', 'a,b/c']) {
+    assert.throws(() => loadConfig({}, { ENGRAM_MCP_SERVER_NAMES: bad }), (error: unknown) => error instanceof ConfigError);
+  }
+});
+
+test('WebSocket limits: the body limit and 60 minutes by default', () => {
+  const defaults = loadConfig({}, {});
+  assert.is(defaults.websocket.maxFrameBytes, defaults.bodyLimit);
+  assert.is(defaults.websocket.maxConnectionMs, 60 * 60 * 1000);
+  const set = loadConfig({}, { ENGRAM_BODY_LIMIT: '65536', ENGRAM_WS_MAX_CONNECTION_MS: '1000' });
+  assert.is(set.websocket.maxFrameBytes, 65536, 'follows the body limit');
+  assert.is(set.websocket.maxConnectionMs, 1000);
+  assert.throws(() => loadConfig({}, { ENGRAM_WS_MAX_FRAME_BYTES: '10' }), (error: unknown) => error instanceof ConfigError);
+});
+
+test.run();
