@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
+import type { McpRecallResult } from './mcp-recall.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
 import { round } from './stats.js';
@@ -19,6 +20,8 @@ export interface Results {
   retrieval: RetrievalResult;
   /** `/v1/responses` over HTTP and WebSocket. */
   responses?: ResponsesResults;
+  /** `recall` over the MCP server (Streamable HTTP), timed on the client. */
+  mcp?: { recall_10k: McpRecallResult };
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
@@ -69,6 +72,23 @@ export function rows(r: Results): Row[] {
       verdict(Math.min(a.injectedShare, b.injectedShare, c.engram.injectedShare, t.injectedShare) > 0),
     ],
     ...(r.responses ? responsesRows(r.responses) : []),
+    ...(r.mcp ? mcpRows(r.mcp.recall_10k) : []),
+  ];
+}
+
+/** `recall` over HTTP through one MCP SDK client session. */
+function mcpRows(m: McpRecallResult): Row[] {
+  const what = `MCP recall over HTTP, ${m.reflections} reflections`;
+  return [
+    [`${what}, p50 (n=${m.n})`, '-', ms(m.p50_ms), `p99 ${ms(m.p99_ms)}, max ${ms(m.max_ms)}; cold ${ms(m.cold_ms)}`, '-', '-'],
+    [
+      `${what}, p95`,
+      '-',
+      ms(m.p95_ms),
+      `hits ${pct(m.hit_share)}; errors ${m.errors}${m.first_error ? ` (${m.first_error.slice(0, 60)})` : ''}`,
+      'p95 ≤ 15 ms',
+      verdict(m.p95_ms <= 15 && m.errors === 0 && m.n > 0),
+    ],
   ];
 }
 
