@@ -34,17 +34,24 @@ export function engramToolName(tool: ToolRef & { description?: string }, servers
   return undefined;
 }
 
-/** Engram's tools by Engram's names (`recall`), valued by the name the model knows them by here (`mcp__engram__recall`). */
-export type MemoryTools = Readonly<Record<string, string>>;
+export interface MemoryTools {
+  /** Engram's tools by Engram's names (`recall`), valued by the name the model knows them by here (`mcp__engram__recall`). */
+  names: Readonly<Record<string, string>>;
+  /** `recall` is named but not loaded (Claude Code's tool search): the model loads it before calling it. */
+  deferred: boolean;
+}
 
 /** Engram's tools as this request offers them, or undefined when it does not offer `recall`. */
 export function detectMemoryTools(offered: readonly OfferedTool[], servers: readonly string[]): MemoryTools | undefined {
   const names: Record<string, string> = {};
+  let deferred = false;
   for (const tool of offered) {
     const engramName = engramToolName(tool, servers);
-    if (engramName && !(engramName in names)) names[engramName] = tool.namespace ? `${tool.namespace}.${tool.name}` : tool.name;
+    if (!engramName || engramName in names) continue;
+    names[engramName] = tool.namespace ? `${tool.namespace}.${tool.name}` : tool.name;
+    if (engramName === RECALL_TOOL) deferred = tool.deferred === true;
   }
-  return RECALL_TOOL in names ? names : undefined;
+  return RECALL_TOOL in names ? { names, deferred } : undefined;
 }
 
 /** Turns (user inputs or tool results) without a `recall` call, or a nudge, before the reminder fires. */

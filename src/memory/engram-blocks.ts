@@ -40,10 +40,15 @@ export const INDEX_CLOSE = '</engram-memory-index>';
 export const REMINDER_OPEN = '<engram-reminder>';
 export const REMINDER_CLOSE = '</engram-reminder>';
 
-/** Tool names as the model knows them in this conversation (`mcp__engram__recall`, ...), by Engram's names. */
-type ToolNames = Readonly<Record<string, string>>;
+/** Engram's tools as the model knows them in this conversation (`mcp__engram__recall`, ...), by Engram's names. */
+interface ToolNames {
+  names: Readonly<Record<string, string>>;
+  /** Named but not loaded yet (a client's tool search). */
+  deferred: boolean;
+}
 
-const named = (tools: ToolNames, name: string) => `\`${tools[name] ?? name}\``;
+const named = (tools: ToolNames, name: string) => `\`${tools.names[name] ?? name}\``;
+const LOAD_FIRST = ' These tools are deferred: load them with your tool search before calling them.';
 
 /**
  * The root memory index as injected on a conversation's first turn when the client has
@@ -53,7 +58,7 @@ export function renderIndexBlock(markdown: string, tools: ToolNames): string {
   const guide =
     `Your long-term memory (Engram) holds what earlier sessions learnt; its index follows. Call ${named(tools, 'recall')} ` +
     `for details before exploring or guessing, ${named(tools, 'remember')} what a later session should know, and ` +
-    `${named(tools, 'forget')} what turns out to be wrong.`;
+    `${named(tools, 'forget')} what turns out to be wrong.${tools.deferred ? LOAD_FIRST : ''}`;
   return [INDEX_OPEN, guide, '', neutralise(markdown.trimEnd()), INDEX_CLOSE].join('\n');
 }
 

@@ -34,6 +34,8 @@ export interface OfferedTool {
   name: string;
   description: string;
   namespace?: string;
+  /** Named to the model but not loaded yet (Claude Code's tool search): the model must load it first. */
+  deferred?: boolean;
 }
 
 /** A tool the model called, by the name it used (and its namespace, when it has one). */

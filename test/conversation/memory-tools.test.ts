@@ -30,10 +30,14 @@ test('look-alikes are not Engram', () => {
 
 test('detection needs recall and reports each tool under the name the model knows', () => {
   assert.equal(detectMemoryTools([{ name: 'mcp__engram__recall', description: '' }, { name: 'mcp__engram__remember', description: '' }], servers), {
-    recall: 'mcp__engram__recall',
-    remember: 'mcp__engram__remember',
+    names: { recall: 'mcp__engram__recall', remember: 'mcp__engram__remember' },
+    deferred: false,
   });
-  assert.equal(detectMemoryTools([{ name: 'recall', namespace: 'mcp__engram', description: '' }], servers), { recall: 'mcp__engram.recall' });
+  assert.equal(detectMemoryTools([{ name: 'recall', namespace: 'mcp__engram', description: '' }], servers), {
+    names: { recall: 'mcp__engram.recall' },
+    deferred: false,
+  });
+  assert.is(detectMemoryTools([{ name: 'mcp__engram__recall', description: '', deferred: true }], servers)?.deferred, true);
   assert.is(detectMemoryTools([{ name: 'mcp__engram__remember', description: '' }], servers), undefined);
 });
 

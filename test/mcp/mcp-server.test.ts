@@ -55,7 +55,8 @@ test('initialize, tools with descriptions and the marker, remember â†’ recall â†
   assert.type(id, 'string');
 
   const again = await client.callTool({ name: 'remember', arguments: { content: 'the staging database is pg-stage-3 on port 6543', kind: 'factual' } });
-  assert.equal(again.structuredContent, { stored: false }, 'a restatement is not stored twice');
+  assert.is((again.structuredContent as any).stored, false, 'a restatement is not stored twice');
+  assert.match((again.structuredContent as any).message, 'Already remembered', 'the structured result says so too');
 
   const recalled = await client.callTool({ name: 'recall', arguments: { query: 'which database does staging use?' } });
   const results = (recalled.structuredContent as any).results;

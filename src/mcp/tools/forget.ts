@@ -10,7 +10,7 @@ export function registerForget(server: McpServer, context: McpContext): void {
     {
       title: 'Forget',
       description:
-        'Delete one memory by its id (as shown by recall or memory_index) when it is wrong or outdated, so it is never ' +
+        'Delete one memory by its id (recall shows the ids) when it is wrong or outdated, so it is never ' +
         `recalled or injected again. To correct a memory, forget it and remember the right one. ${ENGRAM_TOOL_MARKER}`,
       inputSchema: { id: z.string().min(1).max(200).describe('The id of the memory to delete') },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

@@ -24,13 +24,17 @@ export function registerRemember(server: McpServer, context: McpContext): void {
     async ({ content, kind, topic }) => {
       const agent = await context.agent();
       const result = await context.writer.write(agent.id, [{ content, kind, topic }], 'mcp');
+      // Some clients (Claude Code, Codex) show the model the structured result instead of
+      // the text, so it carries the message too.
       const [stored] = result.stored;
       if (stored) {
-        return textResult(`Remembered as ${stored.id} [${stored.kind}] (${stored.topic}): ${stored.content}`, {
-          structured: { id: stored.id, stored: true },
-        });
+        const message = `Remembered as ${stored.id} [${stored.kind}] (${stored.topic}): ${stored.content}`;
+        return textResult(message, { structured: { id: stored.id, stored: true, message } });
       }
-      if (result.duplicates > 0) return textResult('Already remembered: a stored memory says the same.', { structured: { stored: false } });
+      if (result.duplicates > 0) {
+        const message = 'Already remembered: a stored memory says the same.';
+        return textResult(message, { structured: { stored: false, message } });
+      }
       return textResult('Nothing to remember: the content holds no text once secrets are removed.', { isError: true });
     },
   );

@@ -75,6 +75,21 @@ function turnsOf(message: JsonObject): Turn[] {
   ];
 }
 
+/**
+ * Claude Code with tool search on (its default) does not put MCP tools in `tools` until
+ * the model loads them: it lists their names, one a line, in a system entry ("The
+ * following deferred tools are now available via ToolSearch ..."). MCP tools are the
+ * `mcp__server__tool` lines of such a list.
+ */
+function deferredTools(body: JsonObject, loaded: ReadonlySet<string>): Array<{ name: string; description: string; deferred: true }> {
+  const texts = [
+    ...blocksOf(body.system),
+    ...(body.messages as unknown[]).filter((m): m is JsonObject => isObject(m) && m.role === 'system').flatMap((m) => blocksOf(m.content)),
+  ].flatMap((block) => (block.type === 'text' && typeof block.text === 'string' && block.text.includes('deferred tools') ? [block.text] : []));
+  const names = new Set(texts.flatMap((text) => text.match(/^mcp__[\w.-]+__[\w.-]+$/gm) ?? []));
+  return [...names].filter((name) => !loaded.has(name)).map((name) => ({ name, description: '', deferred: true }));
+}
+
 /** Claude Code's `metadata.user_id`: JSON with `session_id`, or the older `..._session_<uuid>` string. */
 function sessionFromUserId(userId: string): string | undefined {
   if (userId.startsWith('{')) {
@@ -120,9 +135,10 @@ export const messages: ProtocolAdapter = {
   },
   offeredTools(body) {
     const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
-    return tools.flatMap((tool) =>
+    const loaded = tools.flatMap((tool) =>
       typeof tool.name === 'string' ? [{ name: tool.name, description: typeof tool.description === 'string' ? tool.description : '' }] : [],
     );
+    return [...loaded, ...deferredTools(body, new Set(loaded.map((tool) => tool.name)))];
   },
   queryText: (message) => (isObject(message) ? typedText(message.content) : ''),
 
