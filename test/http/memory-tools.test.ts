@@ -8,7 +8,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -96,10 +96,7 @@ async function agentWithMemory(context: Context): Promise<TestAgent> {
   const agent = await context.engram.createAgent(context.upstream.url);
   context.upstream.enqueue({ type: 'text', text: 'Noted.' });
   await send(agent, chat, chat.body([chat.user('REMEMBER: The deploy script lives in tools/deploy.sh.')], []), `seed-${agent.agentId}`);
-  await eventually(async () => {
-    const listed = await context.engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`);
-    return listed.json.data.length > 0 ? true : undefined;
-  });
+  await context.engram.waitForReflections(agent);
   return agent;
 }
 

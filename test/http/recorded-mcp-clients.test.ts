@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp-clients');
 
@@ -37,10 +37,7 @@ test.before(async (context) => {
     body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'REMEMBER: Release notes are drafted in docs/CHANGES.md.' }] }),
   });
   await client.text();
-  await eventually(async () => {
-    const listed = await context.engram.api('GET', `/v0/orgs/${context.agent.orgId}/agents/${context.agent.agentId}/reflections`);
-    return listed.json.data.length > 0 ? true : undefined;
-  });
+  await context.engram.waitForReflections(context.agent);
 });
 test.after(async ({ engram, upstream }) => {
   await engram.close();

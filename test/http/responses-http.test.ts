@@ -181,10 +181,7 @@ test("responses_state 'upstream': the id is forwarded with only the new input; t
   assert.is(patched.json.upstream.responses_state, 'upstream');
   stateful.enqueue({ type: 'text', text: 'Noted.' });
   const first = await client(agent).responses.create({ model: 'gpt-test', input: 'REMEMBER: the build cache lives in /var/cache/build.' });
-  await eventually(async () => {
-    const listed = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`);
-    return listed.json.data.length > 0 ? true : undefined;
-  });
+  await engram.waitForReflections(agent);
   stateful.enqueue({ type: 'text', text: 'In /var/cache/build.' });
   const second = await client(agent).responses.create({ model: 'gpt-test', previous_response_id: first.id, input: 'Where does the build cache live?' });
   assert.is(second.output_text, 'In /var/cache/build.');

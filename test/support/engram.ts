@@ -23,6 +23,10 @@ export interface TestEngram {
   dataDir: string;
   running: Running;
   createAgent(upstreamUrl: string, options?: { name?: string; org?: string; memory?: Record<string, unknown>; upstreamKey?: string }): Promise<TestAgent>;
+  /** The agent's reflections, through the management API. */
+  reflections(agent: TestAgent): Promise<any[]>;
+  /** Waits until the agent holds at least `count` reflections (extraction runs after the settle time). */
+  waitForReflections(agent: TestAgent, count?: number): Promise<any[]>;
   /** Management API call with the admin token (or another token). */
   api(method: string, pathname: string, body?: unknown, token?: string): Promise<{ status: number; json: any }>;
   close(): Promise<void>;
@@ -46,6 +50,11 @@ export async function startEngram(overrides: Overrides = {}, dataDir?: string): 
     const text = await response.text();
     return { status: response.status, json: text ? JSON.parse(text) : undefined };
   };
+  const reflections: TestEngram['reflections'] = async (agent) => {
+    const listed = await api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`);
+    if (listed.status !== 200) throw new Error(`reflections: ${listed.status} ${JSON.stringify(listed.json)}`);
+    return listed.json.data;
+  };
   return {
     url: running.url,
     dataDir: dir,
@@ -64,6 +73,13 @@ export async function startEngram(overrides: Overrides = {}, dataDir?: string): 
       });
       if (created.status !== 201) throw new Error(`agent: ${created.status} ${JSON.stringify(created.json)}`);
       return { orgId: org.json.id, agentId: created.json.id, token: created.json.token, baseUrl: created.json.base_url };
+    },
+    reflections,
+    async waitForReflections(agent, count = 1) {
+      return eventually(async () => {
+        const listed = await reflections(agent);
+        return listed.length >= count ? listed : undefined;
+      }, 10_000, `${count} reflection(s) to be extracted`);
     },
     async close() {
       await running.close();
