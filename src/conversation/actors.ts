@@ -128,8 +128,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       const markdown = (await control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
       return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
     }
-    const lastNudge = Math.max(-1, ...insertions.filter((i) => i.kind === 'index' || i.kind === 'reminder').map((i) => i.index));
-    const due = reminderDue(adapter, messages, carrier, lastNudge, servers);
+    const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
+    const due = reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, servers);
     return due && newInsertion(messages, carrier, renderReminderBlock(due, tools), 'reminder');
   };
 

@@ -56,30 +56,32 @@ export function detectMemoryTools(offered: readonly OfferedTool[], servers: read
 
 /** Turns (user inputs or tool results) without a `recall` call, or a nudge, before the reminder fires. */
 export const REMINDER_EVERY = 6;
-/** After a failed tool call the reminder fires at once, unless a nudge came this recently. */
+/** After a failed tool call the reminder fires at once, unless another reminder came this few turns ago (errors in a row). */
 const REMINDER_MIN_GAP = 2;
 
 export type Nudge = 'periodic' | 'failure';
 
 /**
- * Whether the newest message (at `carrier`) should carry a reminder: the model has gone
- * `REMINDER_EVERY` turns since it last called `recall` or was last nudged, or the newest
- * tool result reports a failure and the last nudge is not just behind. `lastNudge` is
- * the index of the latest message carrying the index or a reminder, -1 when none does.
+ * Whether the newest message (at `carrier`) should carry a reminder: the newest tool
+ * result reports a failure (unless a reminder came just before: errors in a row get one),
+ * or the model has gone `REMINDER_EVERY` turns since it last called `recall` or was last
+ * nudged. `lastNudge` is the index of the latest message carrying the index or a
+ * reminder, `lastReminder` of the latest carrying a reminder; -1 when none does.
  */
 export function reminderDue(
   adapter: ProtocolAdapter,
   messages: readonly unknown[],
   carrier: number,
-  lastNudge: number,
+  nudges: { lastNudge: number; lastReminder: number },
   servers: readonly string[],
 ): Nudge | undefined {
+  const { lastNudge, lastReminder } = nudges;
   let lastRecall = -1;
   for (let i = carrier - 1; i >= 0 && lastRecall === -1; i--) {
     if (adapter.calledTools(messages[i]).some((tool) => engramToolName(tool, servers) === RECALL_TOOL)) lastRecall = i;
   }
   const turns = turnsBetween(adapter, messages, Math.max(lastRecall, lastNudge), carrier);
-  if (adapter.toolResultFailed(messages[carrier]) && (lastNudge === -1 || turnsBetween(adapter, messages, lastNudge, carrier) > REMINDER_MIN_GAP)) {
+  if (adapter.toolResultFailed(messages[carrier]) && (lastReminder === -1 || turnsBetween(adapter, messages, lastReminder, carrier) > REMINDER_MIN_GAP)) {
     return 'failure';
   }
   return turns >= REMINDER_EVERY ? 'periodic' : undefined;

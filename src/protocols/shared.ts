@@ -53,7 +53,7 @@ export function checkMessage(message: unknown, index: number, field: string, rol
 
 /**
  * Whether a tool's output reports a failure, by its first lines: an error or exception
- * line, a traceback, a non-zero exit code (Codex: `Exit code: 1`), a missing command or
+ * line, a traceback, a non-zero exit code (Codex: `Process exited with code 1`), a missing command or
  * file. Only the start is read: a long output that mentions "error" deep inside (a log
  * being searched) does not count.
  */

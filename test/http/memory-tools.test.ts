@@ -178,8 +178,11 @@ test('a failed tool call brings a reminder at once; a recall call resets the cou
   const reminders = failures.received.map((request) => blocks(dialect.list(request.json), 'reminder'));
   assert.equal(reminders, [0, 0, 0, 0, 1]);
   assert.match(JSON.stringify(dialect.list(failures.received.at(-1).json).at(-1)), 'That tool call failed');
-  const flagged = await converse(context, agent, dialect, tools, ['ok', 'ok', 'ok']);
-  assert.equal(flagged.received.map((request) => blocks(dialect.list(request.json), 'reminder')), [0, 0, 0, 0]);
+  // Right after the first turn's index, and once for errors in a row.
+  const early = await converse(context, agent, dialect, tools, ['Exit code 1\ncat: x: No such file or directory', 'Error: again', 'Error: and again', 'ok', 'Traceback (most recent call last):']);
+  assert.equal(early.received.map((request) => blocks(dialect.list(request.json), 'reminder')), [0, 1, 1, 1, 1, 2]);
+  const fine = await converse(context, agent, dialect, tools, ['ok', 'ok', 'ok']);
+  assert.equal(fine.received.map((request) => blocks(dialect.list(request.json), 'reminder')), [0, 0, 0, 0]);
 
   // The model calls recall every few turns: no periodic reminder.
   const conversation = 'recalling';
