@@ -43,9 +43,11 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
   const retrieval = createRetrieval({ reflections: deps.reflections, embedder: deps.embedder });
   const machine = provideConversationMachine({ ...deps, retrieval });
 
+  // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
+  await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
+
   // Bodies arrive as bytes whatever their declared type: parsing is the protocol's job,
   // so that bad JSON gets the protocol's own error envelope, after authentication.
-  await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.bodyLimit }, (_request, body, done) => done(null, body));
 

@@ -29,7 +29,7 @@ export interface McpMountOptions {
 /** JSON-RPC's own codes for what goes wrong before a request reaches the server. */
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
-/** Implementation-defined server errors (JSON-RPC reserves -32000 to -32099). */
+/** Implementation-defined server error (JSON-RPC reserves -32000 to -32099); the HTTP status tells which. */
 const UNAUTHORIZED = -32001;
 const SESSION_NOT_FOUND = -32001;
 
