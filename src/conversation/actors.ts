@@ -21,7 +21,7 @@ import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Re
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
-import { keepResponse, resolveChain } from './chains.js';
+import { expandRequest, keepResponse } from './chains.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
@@ -61,20 +61,12 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     let body = clientBody;
     let forward = { raw: request.rawBody, body: clientBody, offset: 0 };
     let chain: Resolved['chain'];
-    const previousId = adapter.chain?.previousId(clientBody);
-    if (adapter.chain && previousId) {
-      const found = await resolveChain(control, request.agentId, previousId, request.chainCache);
-      if (!found) {
-        throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, {
-          param: 'previous_response_id',
-        });
+    if (adapter.chain) {
+      ({ body, chain } = await expandRequest(control, adapter.chain, clientBody, request.agentId, request.chainCache));
+      if (chain) {
+        const upstreamKeeps = results.authenticate!.agent.upstream.responsesState === 'upstream' && chain.stored;
+        forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
-      chain = { ...found, previousId };
-      body = adapter.chain.expand(clientBody, found.history);
-      const upstreamKeeps = results.authenticate!.agent.upstream.responsesState === 'upstream' && found.stored;
-      forward = upstreamKeeps
-        ? { ...forward, offset: found.history.length }
-        : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
     }
     const id = conversationId(adapter, body, request.headers, chain?.conversationId);
     const state = (await control.getConversation(request.agentId, id)) ?? newConversationState(request.agentId, id, request.adapter.id, now());

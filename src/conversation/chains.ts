@@ -6,7 +6,9 @@
  * memory, so chaining works there with `store: false` too.
  */
 import type { ResponseRecord } from '../domain/response-record.js';
+import { EngramError } from '../errors.js';
 import type { ControlStore } from '../memory/ports.js';
+import type { ChainSupport, JsonObject } from '../protocols/types.js';
 
 /** A response a later request may continue. */
 export interface ChainLink {
@@ -58,6 +60,27 @@ export async function resolveChain(
   }
   const history = records.reverse().flatMap((record) => [...record.input, ...record.output]);
   return { history, conversationId: records[records.length - 1].conversationId, stored: true };
+}
+
+/**
+ * A request as if the client had sent the whole history, with the chain it continued;
+ * the request itself when it continues nothing. An unknown id is the API's
+ * `previous_response_not_found`.
+ */
+export async function expandRequest(
+  control: ControlStore,
+  support: ChainSupport,
+  body: JsonObject,
+  agentId: string,
+  cache: ChainCache | undefined,
+): Promise<{ body: JsonObject; chain?: ResolvedChain & { previousId: string } }> {
+  const previousId = support.previousId(body);
+  if (!previousId) return { body };
+  const found = await resolveChain(control, agentId, previousId, cache);
+  if (!found) {
+    throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, { param: 'previous_response_id' });
+  }
+  return { body: support.expand(body, found.history), chain: { ...found, previousId } };
 }
 
 /** Everything before and in `record`'s own input: what the model was given. */

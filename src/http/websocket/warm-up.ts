@@ -6,13 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChainCache } from '../../conversation/chains.js';
-import { resolveChain } from '../../conversation/chains.js';
+import { expandRequest, type ChainCache } from '../../conversation/chains.js';
 import { conversationId } from '../../conversation/identity.js';
 import type { Deps } from '../../deps.js';
-import { EngramError } from '../../errors.js';
 import { responses } from '../../protocols/responses/adapter.js';
-import type { JsonObject } from '../../protocols/types.js';
 import { authenticateAgent } from '../auth.js';
 
 export interface WarmUpRequest {
@@ -28,19 +25,12 @@ export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string
   const { agent } = await authenticateAgent(deps.control, request.headers, request.orgId, request.agentId);
   const body = request.body;
   responses.validate(body);
-  let expanded: JsonObject = body;
-  let chained: string | undefined;
-  const previousId = responses.chain!.previousId(body);
-  if (previousId) {
-    const found = await resolveChain(deps.control, agent.id, previousId, request.cache);
-    if (!found) throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, { param: 'previous_response_id' });
-    expanded = responses.chain!.expand(body, found.history);
-    chained = found.conversationId;
-  }
+  const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache);
+  const previousId = chain?.previousId;
   const id = `resp_${randomBytes(24).toString('hex')}`;
   request.cache.latest = {
     id,
-    conversationId: conversationId(responses, expanded, request.headers, chained),
+    conversationId: conversationId(responses, expanded, request.headers, chain?.conversationId),
     context: responses.messages(expanded),
     output: [],
     stored: false,
