@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { startScriptedUpstream, type Reply, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { wire } from '../support/openai-wire.js';
 
 const UPSTREAM_KEY = 'sk-upstream-secret-key-0000000000000000';
 
@@ -36,12 +37,6 @@ test.after(async ({ upstream, stateful, engram }) => {
 
 const client = (agent: TestAgent) => new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0 });
 const direct = (upstream: ScriptedUpstream) => new OpenAI({ baseURL: `${upstream.url}/v1`, apiKey: UPSTREAM_KEY, maxRetries: 0 });
-
-/** The response as it came over the wire, without what the SDK derives from it. */
-function wire(response: unknown): unknown {
-  const derived = new Set(['output_text', 'output_parsed', 'parsed', 'parsed_arguments', '_request_id']);
-  return JSON.parse(JSON.stringify(response, (key, value) => (derived.has(key) ? undefined : value)));
-}
 
 const weather = {
   type: 'function' as const,

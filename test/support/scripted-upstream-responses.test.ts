@@ -3,6 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream/index.js';
 import { responses } from './scripted-upstream/responses.js';
+import { wire } from './openai-wire.js';
 
 // The Responses half of the scripted upstream's tests (scripted-upstream.test.ts holds the rest).
 
@@ -28,12 +29,6 @@ const extractionTool = { type: 'function' as const, name: 'record_reflections', 
 async function rawPost(path: string, body: unknown): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${upstream.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-/** A response as it came over the wire, without what the SDK derives (output_text, parsed). */
-function wire(response: unknown): unknown {
-  const derived = new Set(['output_text', 'output_parsed', 'parsed', 'parsed_arguments', '_request_id']);
-  return JSON.parse(JSON.stringify(response, (key, value) => (derived.has(key) ? undefined : value)));
 }
 
 /** The `{event, data}` pairs of an SSE body. */

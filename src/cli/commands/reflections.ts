@@ -61,6 +61,12 @@ function printReflection(io: Io, r: ReflectionJson): void {
   io.out(r.content);
 }
 
+/** One reflection as JSON (`--json`) or as text. */
+function showReflection(context: CommandContext, reflection: ReflectionJson): void {
+  if (flag(context, 'json')) printJson(context.io, reflection);
+  else printReflection(context.io, reflection);
+}
+
 export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'list'],
@@ -100,8 +106,7 @@ export const reflectionCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const reflection = await context.api().get<ReflectionJson>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
-      if (flag(context, 'json')) printJson(context.io, reflection);
-      else printReflection(context.io, reflection);
+      showReflection(context, reflection);
     },
   },
   {
@@ -122,8 +127,7 @@ export const reflectionCommands: Command[] = [
       if (tags.length > 0) body.tags = tags;
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind or --tag');
       const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
-      if (flag(context, 'json')) printJson(context.io, reflection);
-      else printReflection(context.io, reflection);
+      showReflection(context, reflection);
     },
   },
   {
