@@ -8,6 +8,7 @@ import { EngramError, openAiErrorBody } from './errors.js';
 import { proxyRoutes } from './http/proxy.js';
 import { managementRoutes } from './http/management.js';
 import { mcpRoutes } from './mcp/http-mount.js';
+import { hookRoutes } from './http/hooks/index.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
@@ -34,6 +35,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(proxyRoutes, { deps });
   await app.register(managementRoutes, { deps });
   await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION });
+  await app.register(hookRoutes, { deps });
   if (options.pipeline !== false) {
     await app.register(pipelinePlugin, { deps });
     await app.register(maintenancePlugin, { deps });

@@ -17,6 +17,8 @@ export interface Config {
   weaviateUrl: string | undefined;
   /** Largest request body accepted on the proxy endpoints, in bytes. */
   bodyLimit: number;
+  /** Largest transcript a hook may upload (endpoints 7 and 8), in bytes. */
+  transcriptMaxBytes: number;
   /** Time allowed for the upstream to send headers, and for any gap between body chunks. */
   upstreamTimeoutMs: number;
   /** 32-byte key (hex or base64) encrypting upstream keys; else `<dataDir>/secret-key`. */
@@ -25,6 +27,11 @@ export interface Config {
   extraction: {
     /** Upper bound of the transcript text sent to one extraction call. */
     maxBytes: number;
+    /**
+     * Extraction calls one uploaded transcript may take (each up to `maxBytes`); a longer
+     * new part keeps its most recent turns.
+     */
+    maxChunks: number;
     ackWaitMs: number;
     maxDeliver: number;
     concurrency: number;
@@ -62,6 +69,8 @@ const SETTINGS = [
   'embeddings-model',
   'embeddings-key',
   'extraction-max-bytes',
+  'extraction-max-chunks',
+  'transcript-max-bytes',
   'log-level',
   'conversation-ttl-days',
   'mcp-server-names',
@@ -115,6 +124,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     natsUrl: url('nats-url'),
     weaviateUrl: url('weaviate-url'),
     bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
+    transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl
@@ -122,6 +132,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       : undefined,
     extraction: {
       maxBytes: int('extraction-max-bytes', 48 * 1024, 1024),
+      maxChunks: int('extraction-max-chunks', 8, 1),
       ackWaitMs: 120_000,
       maxDeliver: 5,
       concurrency: 2,

@@ -22,6 +22,15 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return first && first.trim() ? first.trim() : undefined;
 }
 
+/**
+ * The start of the id of every conversation that a client session signal `session` opened
+ * (`ControlStore.hasConversation`): a transcript uploaded for that session was seen by
+ * the proxy already.
+ */
+export function sessionConversationPrefix(session: string): string {
+  return `s:${digest(session)}:`;
+}
+
 /** `chained`: the conversation of the response this request continues, if any. */
 export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): string {
   const explicit = header(headers, 'x-engram-conversation');
@@ -29,5 +38,5 @@ export function conversationId(adapter: ProtocolAdapter, body: JsonObject, heade
   if (chained && !SESSION_HEADERS.some((name) => header(headers, name)) && !adapter.sessionHint(body)) return chained;
   const opening = digest(adapter.conversationSeed(body));
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
-  return session ? `s:${digest(session)}:${opening}` : `h:${opening}`;
+  return session ? `${sessionConversationPrefix(session)}${opening}` : `h:${opening}`;
 }

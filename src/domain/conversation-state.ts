@@ -38,6 +38,24 @@ export interface ConversationState {
   /** Client messages already considered for injection; only a newer user message gets a new block. */
   seenMessages: number;
   createdAt: number;
+  /** Conversations learnt from uploaded transcripts: what the latest upload held. */
+  upload?: TranscriptUploadMark;
+}
+
+/**
+ * The latest upload of a session's transcript. Hooks re-send the whole growing file
+ * every turn: an identical body is recognised by its hash, and the fingerprint tells
+ * whether the turns counted last time are still the first turns of the file (appended
+ * to) or the file was rewritten.
+ */
+export interface TranscriptUploadMark {
+  /** SHA-256 of the uploaded body. */
+  sha256: string;
+  /** Turns the upload held. */
+  turns: number;
+  /** Fingerprint of those turns. */
+  fingerprint: string;
+  at: number;
 }
 
 export function newConversationState(

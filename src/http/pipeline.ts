@@ -22,6 +22,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     upstream: deps.upstream,
     protocols: PROTOCOLS,
     now: deps.now,
+    maxBytes: deps.config.extraction.maxBytes,
     log: app.log,
   });
   const subscription = consumeExtractionJobs(deps.bus, handler, deps.config.extraction);

@@ -21,7 +21,11 @@ export interface ExtractionJob {
   model: string;
   /** Index, in the conversation's transcript, of `turns[0]`. */
   firstTurn: number;
-  /** Turns `firstTurn` .. `turnCount - 1`, cleaned and bounded by `buildExtractionJob`. */
+  /**
+   * Turns `firstTurn` .. `turnCount - 1`, cleaned and bounded by `buildExtractionJob`. An
+   * uploaded transcript's may exceed one call's `maxBytes`: the consumer extracts them in
+   * consecutive chunks, moving the watermark after each.
+   */
   turns: Turn[];
   /** Transcript length covered by this job: the watermark once it is extracted. */
   turnCount: number;
@@ -31,7 +35,11 @@ export interface ExtractionJob {
    * means a newer job covers these turns too.
    */
   settledAt: number;
+  /** Where the turns come from, recorded on the reflections; absent means `conversation`. */
+  source?: ExtractionSource;
 }
+
+export type ExtractionSource = 'conversation' | 'transcript';
 
 export interface BuildExtractionJobInput {
   agentId: string;
@@ -39,13 +47,18 @@ export interface BuildExtractionJobInput {
   conversationId: string;
   protocol: ProtocolId;
   model: string;
-  /** All turns of the conversation, the final answer included. */
+  /** The conversation's turns from `offset` on (all of them by default), the final answer included. */
   turns: readonly Turn[];
+  /** Index of `turns[0]` in the conversation (default 0). */
+  offset?: number;
   /** `ConversationState.extractedTurns`: turns before it were extracted already. */
   watermark: number;
-  /** Bound on the job's text (`Config.extraction.maxBytes`), in UTF-8 bytes. */
+  /** Bound on one extraction call's text (`Config.extraction.maxBytes`), in UTF-8 bytes. */
   maxBytes: number;
+  /** Calls the job may take (default 1): its text is bounded by `maxBytes * maxChunks`. */
+  maxChunks?: number;
   settledAt: number;
+  source?: ExtractionSource;
 }
 
 /** Role label and blank line around each turn, counted against `maxBytes`. */
@@ -62,13 +75,15 @@ const REDACTION_MARGIN = 2;
  * Each turn is stripped of Engram's blocks and redacted, then a long one is cut in the
  * middle (a user or assistant turn to a quarter of `maxBytes`, a tool result to a
  * twelfth: outputs are long and their head and tail say the most). When the turns still
- * exceed `maxBytes`, the most recent ones are kept and `firstTurn` moves forward.
+ * exceed `maxBytes * maxChunks`, the most recent ones are kept and `firstTurn` moves forward.
  *
- * Work is bounded by `maxBytes`, not by the conversation: turns are taken newest first,
+ * Work is bounded by that budget, not by the conversation: turns are taken newest first,
  * and an older turn is cleaned only if it may still fit, by its length before redaction.
  */
 export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJob | undefined {
-  const start = Math.max(0, input.watermark);
+  const offset = input.offset ?? 0;
+  const budget = input.maxBytes * (input.maxChunks ?? 1);
+  const start = Math.max(0, input.watermark - offset);
   if (start >= input.turns.length) return undefined;
   const kept: Turn[] = [];
   let total = 0;
@@ -79,10 +94,10 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     const stripped = stripEngramBlocks(turn.text);
     // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
     const least = Math.min(stripped.length, cap) / REDACTION_MARGIN + TURN_OVERHEAD;
-    if (kept.length > 0 && total + least > input.maxBytes) break;
+    if (kept.length > 0 && total + least > budget) break;
     const { text, bytes } = cleanTurnText(stripped, cap);
     const size = bytes + TURN_OVERHEAD;
-    if (total + size > input.maxBytes && kept.length > 0) break;
+    if (total + size > budget && kept.length > 0) break;
     kept.push({ role: turn.role, text });
     total += size;
     firstTurn = i;
@@ -94,11 +109,32 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     conversationId: input.conversationId,
     protocol: input.protocol,
     model: input.model,
-    firstTurn,
+    firstTurn: offset + firstTurn,
     turns: kept.reverse(),
-    turnCount: input.turns.length,
+    turnCount: offset + input.turns.length,
     settledAt: input.settledAt,
+    ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
   };
+}
+
+/**
+ * Splits a job's turns into consecutive runs of at most `maxBytes` of text each (a turn
+ * larger on its own is a run by itself): one extraction call per run. Ends are indexes
+ * into `turns`, exclusive.
+ */
+export function chunkEnds(turns: readonly Turn[], maxBytes: number): number[] {
+  const ends: number[] = [];
+  let size = 0;
+  for (let i = 0; i < turns.length; i++) {
+    const bytes = Buffer.byteLength(turns[i].text, 'utf8') + TURN_OVERHEAD;
+    if (size > 0 && size + bytes > maxBytes) {
+      ends.push(i);
+      size = 0;
+    }
+    size += bytes;
+  }
+  if (turns.length > 0) ends.push(turns.length);
+  return ends;
 }
 
 /** A turn's share of `maxBytes`, in UTF-8 bytes. */

@@ -13,18 +13,20 @@ import type { ProtocolAdapter } from '../protocols/types.js';
 import type { BusMessage, ControlStore, EventBus, Subscription, UpstreamClient } from './ports.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
-import { EXTRACTION_SUBJECT, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
 import { discard, readText } from './http-body.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export {
   EXTRACTION_SUBJECT,
   buildExtractionJob,
+  chunkEnds,
   extractionConsumerOptions,
   publishExtractionJob,
   renderTranscript,
   type BuildExtractionJobInput,
   type ExtractionJob,
+  type ExtractionSource,
 } from './extraction-job.js';
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
@@ -41,6 +43,8 @@ export interface ExtractionDeps {
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
   now: () => number;
   log?: ExtractionLog;
+  /** Text of one extraction call (`Config.extraction.maxBytes`); a longer job is extracted in chunks. */
+  maxBytes?: number;
   /**
    * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
    * here instead of running on while the bus redelivers the message to another worker.
@@ -94,9 +98,9 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
     }
 
     const from = Math.max(job.firstTurn, state?.extractedTurns ?? 0);
-    const transcript = renderTranscript(job.turns.slice(from - job.firstTurn));
-    if (transcript === '') {
-      await markExtracted(deps, job);
+    const turns = job.turns.slice(from - job.firstTurn);
+    if (renderTranscript(turns) === '') {
+      await markExtracted(deps, job, job.turnCount);
       await message.ack();
       return;
     }
@@ -117,56 +121,69 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
       return;
     }
 
-    const started = deps.now();
-    const response = await deps.upstream.send({
-      url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
-      method: 'POST',
-      headers: {
-        ...lowerCaseKeys(agent.upstream.headers),
-        'content-type': 'application/json',
-        accept: 'application/json',
-        ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
-      },
-      body: JSON.stringify(
-        adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, `<transcript>\n${transcript}\n</transcript>`),
-      ),
-      signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-    });
-    if (response.status < 200 || response.status > 299) {
-      const detail = await failureDetail(response.body);
-      const reason = `upstream answered ${response.status}${detail ? `: ${detail}` : ''}`;
-      if (response.status >= 400 && response.status < 500 && !RETRYABLE_4XX.has(response.status)) {
-        log.warn({ ...fields, status: response.status, model }, 'extraction refused by upstream; dead-lettered');
-        await message.term(reason);
-        return;
+    // One call per chunk, the watermark moved after each: a redelivery resumes after the
+    // chunks already done.
+    const ends = chunkEnds(turns, deps.maxBytes ?? Number.POSITIVE_INFINITY);
+    let start = 0;
+    for (const end of ends) {
+      const transcript = renderTranscript(turns.slice(start, end));
+      const upTo = end === turns.length ? job.turnCount : from + end;
+      start = end;
+      if (transcript === '') {
+        await markExtracted(deps, job, upTo);
+        continue;
       }
-      throw new Error(reason);
+      const started = deps.now();
+      const response = await deps.upstream.send({
+        url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
+        method: 'POST',
+        headers: {
+          ...lowerCaseKeys(agent.upstream.headers),
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
+        },
+        body: JSON.stringify(
+          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, `<transcript>\n${transcript}\n</transcript>`),
+        ),
+        signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+      if (response.status < 200 || response.status > 299) {
+        const detail = await failureDetail(response.body);
+        const reason = `upstream answered ${response.status}${detail ? `: ${detail}` : ''}`;
+        if (response.status >= 400 && response.status < 500 && !RETRYABLE_4XX.has(response.status)) {
+          log.warn({ ...fields, status: response.status, model }, 'extraction refused by upstream; dead-lettered');
+          await message.term(reason);
+          return;
+        }
+        throw new Error(reason);
+      }
+      const text = await readText(response.body, MAX_RESPONSE_BYTES);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new Error('extraction answer is not JSON');
+      }
+      const proposed = adapter.extractionResult(body);
+      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation');
+      await markExtracted(deps, job, upTo);
+      log.info(
+        {
+          ...fields,
+          model,
+          turns: upTo - (from + (ends.indexOf(end) === 0 ? 0 : ends[ends.indexOf(end) - 1])),
+          transcriptChars: transcript.length,
+          proposed: proposed.length,
+          stored: result.stored.length,
+          duplicates: result.duplicates,
+          rejected: result.rejected,
+          ms: deps.now() - started,
+        },
+        'extraction done',
+      );
     }
-    const text = await readText(response.body, MAX_RESPONSE_BYTES);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new Error('extraction answer is not JSON');
-    }
-    const proposed = adapter.extractionResult(body);
-    const result = await deps.writer.write(agent.id, proposed, 'conversation');
-    await markExtracted(deps, job);
     await message.ack();
-    log.info(
-      {
-        ...fields,
-        model,
-        turns: job.turnCount - from,
-        transcriptChars: transcript.length,
-        proposed: proposed.length,
-        stored: result.stored.length,
-        duplicates: result.duplicates,
-        rejected: result.rejected,
-        ms: deps.now() - started,
-      },
-      'extraction done',
-    );
   };
 }
 
@@ -180,15 +197,15 @@ export function consumeExtractionJobs(
 }
 
 /**
- * Moves the watermark to the job's end. The state is re-read just before the write, so
+ * Moves the watermark to `upTo` (the job's end, or a chunk's). The state is re-read just before the write, so
  * fields another request changed meanwhile (insertions, activity) are kept; the watermark
  * never moves back.
  */
-async function markExtracted(deps: ExtractionDeps, job: ExtractionJob): Promise<void> {
+async function markExtracted(deps: ExtractionDeps, job: ExtractionJob, upTo: number): Promise<void> {
   const current =
     (await deps.control.getConversation(job.agentId, job.conversationId)) ??
     newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
-  await deps.control.putConversation({ ...current, extractedTurns: Math.max(current.extractedTurns, job.turnCount) });
+  await deps.control.putConversation({ ...current, extractedTurns: Math.max(current.extractedTurns, upTo) });
 }
 
 /** The upstream's own error message, short and redacted, for the dead-letter reason. */

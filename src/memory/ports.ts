@@ -149,6 +149,8 @@ export interface ControlStore {
   getConversation(agentId: string, conversationId: string): Promise<ConversationState | undefined>;
   /** Writes the whole state; last writer wins. */
   putConversation(state: ConversationState): Promise<void>;
+  /** Whether any conversation of the agent has an id starting with `idPrefix`. */
+  hasConversation(agentId: string, idPrefix: string): Promise<boolean>;
   /** Deletes conversations whose `lastActivityAt` is before `idleSince`; returns how many. */
   pruneConversations(idleSince: number): Promise<number>;
 

@@ -152,3 +152,8 @@ export async function rebuildRootIndex(
   await deps.control.putIndex(agentId, markdown);
   return markdown;
 }
+
+/** The stored index, built on first use for an agent that has never had one. */
+export async function currentRootIndex(deps: RootIndexDeps, agentId: string): Promise<string> {
+  return (await deps.control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+}

@@ -160,6 +160,23 @@ export function controlStoreContract(name: string, open: () => Promise<ControlSt
     assert.equal(await s.getConversation(agent.id, 'c1'), next, 'last writer wins');
   });
 
+  test('conversations: an upload mark round-trips; hasConversation matches id prefixes of the agent only', async (context) => {
+    const s = store(context);
+    const org = await s.createOrg('acme');
+    const agent = await s.createAgent(newAgentInput(org.id, 'helper'));
+    const other = await s.createAgent(newAgentInput(org.id, 'other'));
+    const state = { ...newConversationState(agent.id, 's:abc:opening1', 'responses', 1000), upload: { sha256: 'h', turns: 3, fingerprint: 'f', at: 1000 } };
+    await s.putConversation(state);
+    assert.equal(await s.getConversation(agent.id, 's:abc:opening1'), state);
+    assert.is(await s.hasConversation(agent.id, 's:abc:'), true);
+    assert.is(await s.hasConversation(agent.id, 's:abc:opening1'), true, 'the whole id is a prefix of itself');
+    assert.is(await s.hasConversation(agent.id, 's:ab:'), false, 'a prefix of the session digest is another session');
+    assert.is(await s.hasConversation(agent.id, 's:abd:'), false);
+    assert.is(await s.hasConversation(other.id, 's:abc:'), false, 'another agent');
+    await s.putConversation(newConversationState(agent.id, 's:abc\u{10ffff}x', 'responses', 1000));
+    assert.is(await s.hasConversation(agent.id, 's:abd'), false, 'the range ends before the next prefix');
+  });
+
   test('conversations idle since before a time are pruned; active ones stay', async (context) => {
     const s = store(context);
     const org = await s.createOrg('acme');

@@ -135,6 +135,10 @@ export class SqliteControlStore implements ControlStore {
         `INSERT INTO conversations (agent_id, id, state, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (agent_id, id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
       ),
+      // A range over the (agent_id, id) index: ids from the prefix up to the prefix followed by the highest code point.
+      hasConversation: db
+        .prepare<[string, string, string], number>('SELECT 1 FROM conversations WHERE agent_id = ? AND id >= ? AND id < ? LIMIT 1')
+        .pluck(),
       getIndex: db.prepare<[string], { markdown: string }>('SELECT markdown FROM agent_indexes WHERE agent_id = ?'),
       putIndex: db.prepare(
         `INSERT INTO agent_indexes (agent_id, markdown, updated_at) VALUES (?, ?, ?)
@@ -324,6 +328,10 @@ export class SqliteControlStore implements ControlStore {
 
   async putConversation(state: ConversationState): Promise<void> {
     this.#sql.putConversation.run(state.agentId, state.id, JSON.stringify(state), state.lastActivityAt);
+  }
+
+  async hasConversation(agentId: string, idPrefix: string): Promise<boolean> {
+    return this.#sql.hasConversation.get(agentId, idPrefix, idPrefix + '\u{10ffff}') !== undefined;
   }
 
   async pruneConversations(idleSince: number): Promise<number> {

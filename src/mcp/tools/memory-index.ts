@@ -1,12 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ENGRAM_TOOL_MARKER, MEMORY_INDEX_TOOL, MEMORY_INDEX_URI } from '../../memory/engram-tools.js';
-import { rebuildRootIndex } from '../../memory/root-index.js';
+import { currentRootIndex } from '../../memory/root-index.js';
 import { textResult, type McpContext } from '../context.js';
-
-/** The stored index, built on first use for an agent that has never had one. */
-export async function rootIndexOf(context: Pick<McpContext, 'control' | 'reflections'>, agentId: string): Promise<string> {
-  return (await context.control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, context));
-}
 
 /** The `memory_index` tool and the same index as a resource. */
 export function registerMemoryIndex(server: McpServer, context: McpContext): void {
@@ -20,12 +15,12 @@ export function registerMemoryIndex(server: McpServer, context: McpContext): voi
       inputSchema: {},
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async () => textResult(await rootIndexOf(context, (await context.agent()).id)),
+    async () => textResult(await currentRootIndex(context, (await context.agent()).id)),
   );
   server.registerResource(
     'memory-index',
     MEMORY_INDEX_URI,
     { title: 'Memory index', description: 'The root memory index: topics and memories of this agent', mimeType: 'text/markdown' },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await rootIndexOf(context, (await context.agent()).id) }] }),
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await currentRootIndex(context, (await context.agent()).id) }] }),
   );
 }

@@ -61,7 +61,8 @@ function blockText(block: JsonObject): string {
   }
 }
 
-function turnsOf(message: JsonObject): Turn[] {
+/** The turns of one Messages API message: tool results, then what the user typed; thinking never. */
+export function messageTurns(message: JsonObject): Turn[] {
   if (message.role === 'system') return [];
   const blocks = blocksOf(message.content);
   if (message.role === 'assistant') {
@@ -143,7 +144,7 @@ export const messages: ProtocolAdapter = {
   queryText: (message) => (isObject(message) ? typedText(message.content) : ''),
 
   transcript(body) {
-    return (body.messages as JsonObject[]).flatMap(turnsOf).filter((turn) => turn.text.length > 0);
+    return (body.messages as JsonObject[]).flatMap(messageTurns).filter((turn) => turn.text.length > 0);
   },
   sessionHint(body) {
     const metadata = body.metadata;

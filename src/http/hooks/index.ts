@@ -1,0 +1,139 @@
+/**
+ * The hook endpoints (interface endpoints 6-8): what coding CLIs call from their session
+ * hooks with curl. An encapsulated plugin: bodies stay unread streams (a transcript is
+ * parsed as it arrives, never held whole), the token is checked before any byte of the
+ * body is read, and errors are HTTP statuses with a JSON message, since hooks run curl
+ * with fail-on-error and show its output.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { Deps } from '../../deps.js';
+import type { Agent } from '../../domain/types.js';
+import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
+import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
+import { PROTOCOLS } from '../../protocols/index.js';
+import type { ProtocolId } from '../../domain/types.js';
+import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
+import { authenticateAgent } from '../auth.js';
+import { readJsonBody } from './json-body.js';
+import { sessionStartAnswer, sessionStartFormat } from './session-start.js';
+
+interface Params {
+  org: string;
+  agent: string;
+  format?: string;
+}
+
+interface Query {
+  format?: string;
+  protocol?: string;
+  session?: string;
+}
+
+const PREFIX = '/v0/orgs/:org/agents/:agent';
+/** The hook's own input is a few kilobytes. */
+const SESSION_START_BODY_LIMIT = 1024 * 1024;
+const FORMAT_PATHS: Record<string, TranscriptFormat> = {
+  codex: TRANSCRIPT_FORMATS.codex,
+  claude: TRANSCRIPT_FORMATS['claude-code'],
+  'claude-code': TRANSCRIPT_FORMATS['claude-code'],
+  copilot: TRANSCRIPT_FORMATS.copilot,
+};
+
+export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const queue = createSessionQueue();
+  const agents = new WeakMap<FastifyRequest, Agent>();
+
+  app.setErrorHandler((error, request, reply) => {
+    const engramError = toEngramError(error);
+    if (engramError.status >= 500) request.log.error({ err: error }, 'hook request failed');
+    if (engramError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="engram"');
+    // A body left unread (refused early) cannot be answered on a connection that is reused.
+    if (!request.raw.complete) reply.header('connection', 'close');
+    return reply.code(engramError.status).send(openAiErrorBody(engramError));
+  });
+  // Every content type, and none, reaches the handler as the unread request stream.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.addHook('onRequest', async (request) => {
+    const { org, agent } = request.params as Params;
+    agents.set(request, (await authenticateAgent(deps.control, request.headers, org, agent)).agent);
+  });
+
+  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/session-start`, async (request, reply) => {
+    const format = sessionStartFormat(request.query.format);
+    // The hook's input says which session starts and why; the index is the same for all.
+    await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
+    return reply.send(await sessionStartAnswer(deps, agentOf(request), format, deps.config.mcp.serverNames[0] ?? 'engram'));
+  });
+
+  const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {
+    checkLength(request, deps.config.transcriptMaxBytes);
+    const result = await ingestTranscript(
+      deps,
+      {
+        agent: agentOf(request),
+        format,
+        body: body(request),
+        session: request.query.session ?? headerValue(request, 'x-engram-session'),
+        protocol: protocolParam(request.query.protocol),
+      },
+      queue,
+    );
+    request.log.info({ agentId: agentOf(request).id, format: format.id, status: result.status, turns: result.turns, queued: result.queuedTurns }, 'transcript uploaded');
+    return reply.code(result.status === 'queued' ? 202 : 200).send(answer(result));
+  };
+  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/stop`, (request, reply) => upload(request, reply, TRANSCRIPT_FORMATS.copilot));
+  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/transcripts/:format`, (request, reply) => {
+    const format = FORMAT_PATHS[request.params.format ?? ''];
+    if (!format) {
+      throw new EngramError('not_found', `No transcript format "${request.params.format}": use one of ${Object.keys(FORMAT_PATHS).join(', ')}`);
+    }
+    return upload(request, reply, format);
+  });
+
+  function agentOf(request: FastifyRequest): Agent {
+    const agent = agents.get(request);
+    if (!agent) throw new EngramError('unauthorized');
+    return agent;
+  }
+};
+
+/** The unread request body (an empty one when the request had none). */
+function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
+  return (request.body as Readable | undefined) ?? (async function* () {})();
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first?.trim() || undefined;
+}
+
+/** A declared length over the limit is refused before any byte is read. */
+function checkLength(request: FastifyRequest, limit: number): void {
+  const length = Number(request.headers['content-length']);
+  if (Number.isFinite(length) && length > limit) {
+    throw new EngramError('body_too_large', `The transcript is larger than the limit of ${limit} bytes`);
+  }
+}
+
+function protocolParam(value: string | undefined): ProtocolId | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value in PROTOCOLS) return value as ProtocolId;
+  throw new EngramError('invalid_request', `\`protocol\` must be one of ${Object.keys(PROTOCOLS).join(', ')}`, { param: 'protocol' });
+}
+
+function answer(result: IngestResult): object {
+  return {
+    status: result.status,
+    session: result.session,
+    turns: result.turns,
+    queued_turns: result.queuedTurns,
+    ...(result.reason ? { reason: result.reason } : {}),
+    records: result.read.records,
+    skipped_lines: result.read.skipped,
+    truncated_last_line: result.read.truncatedTail,
+    bytes: result.read.bytes,
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Endpoint 6, `POST .../copilot/session-start`: the root memory index for a session-start
+ * hook to hand its client as context. The hook prints the answer as it comes, so the
+ * answer is already in the client's own hook-output form: Copilot CLI's top-level
+ * `additionalContext` by default (with the index as data beside it), Claude Code's and
+ * Codex's `hookSpecificOutput` with `?format=claude` or `?format=codex`.
+ */
+import type { Agent } from '../../domain/types.js';
+import { EngramError } from '../../errors.js';
+import { renderIndexBlock } from '../../memory/engram-blocks.js';
+import { ENGRAM_TOOLS } from '../../memory/engram-tools.js';
+import type { ControlStore, ReflectionStore } from '../../memory/ports.js';
+import { currentRootIndex, listAllReflections } from '../../memory/root-index.js';
+
+export type SessionStartFormat = 'copilot' | 'claude' | 'codex';
+const FORMATS: readonly SessionStartFormat[] = ['copilot', 'claude', 'codex'];
+
+export function sessionStartFormat(value: unknown): SessionStartFormat {
+  if (value === undefined || value === '') return 'copilot';
+  if (typeof value === 'string' && (FORMATS as readonly string[]).includes(value)) return value as SessionStartFormat;
+  throw new EngramError('invalid_request', `\`format\` must be one of ${FORMATS.join(', ')}`, { param: 'format' });
+}
+
+/** How each client shows the model an MCP server's tools (`server` is the name Engram was registered under). */
+function toolNames(format: SessionStartFormat, server: string): Record<string, string> {
+  const name = (tool: string) => (format === 'copilot' ? `${server}-${tool}` : `mcp__${server}__${tool}`);
+  return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, name(tool)]));
+}
+
+export interface IndexSummary {
+  reflections: number;
+  procedural: number;
+  factual: number;
+  topics: Array<{ topic: string; count: number }>;
+  markdown: string;
+}
+
+export async function sessionStartAnswer(
+  deps: { control: ControlStore; reflections: ReflectionStore },
+  agent: Agent,
+  format: SessionStartFormat,
+  server: string,
+): Promise<object> {
+  const markdown = await currentRootIndex(deps, agent.id);
+  const context = renderIndexBlock(markdown, { names: toolNames(format, server), deferred: false });
+  if (format !== 'copilot') {
+    return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
+  }
+  return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown) };
+}
+
+async function summary(store: ReflectionStore, agentId: string, markdown: string): Promise<IndexSummary> {
+  const all = await listAllReflections(store, agentId);
+  const topics = new Map<string, number>();
+  for (const reflection of all) {
+    const topic = reflection.topic.trim().toLowerCase() || 'general';
+    topics.set(topic, (topics.get(topic) ?? 0) + 1);
+  }
+  const procedural = all.filter((reflection) => reflection.kind === 'procedural').length;
+  return {
+    reflections: all.length,
+    procedural,
+    factual: all.length - procedural,
+    topics: [...topics].map(([topic, count]) => ({ topic, count })).sort((a, b) => b.count - a.count || (a.topic < b.topic ? -1 : 1)),
+    markdown,
+  };
+}

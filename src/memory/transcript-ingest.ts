@@ -1,0 +1,161 @@
+/**
+ * Uploaded session transcripts into the extraction pipeline (issue 5). A hook re-sends
+ * the whole growing file every turn, so each upload is compared with the session's
+ * previous one: an identical body does nothing, and of a grown one only the turns past
+ * the watermark are queued. The queued job is the same as a proxied conversation's and
+ * the same consumer extracts it once the session has been quiet for the settle time; a
+ * newer upload of the session supersedes a job still waiting.
+ *
+ * The reply is given once the job is on the durable bus: a 2xx means queued, not learnt.
+ */
+import { createHash } from 'node:crypto';
+import type { Agent, ProtocolId } from '../domain/types.js';
+import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
+import { sessionConversationPrefix } from '../conversation/identity.js';
+import { collectTranscript } from '../transcripts/collect.js';
+import type { ReadSummary } from '../transcripts/json-records.js';
+import type { TranscriptFormat } from '../transcripts/types.js';
+import { EngramError } from '../errors.js';
+import { buildExtractionJob, publishExtractionJob } from './extraction-job.js';
+import type { ControlStore, EventBus } from './ports.js';
+
+export interface TranscriptIngestDeps {
+  control: ControlStore;
+  bus: EventBus;
+  config: {
+    settleMs: number;
+    transcriptMaxBytes: number;
+    extraction: { maxBytes: number; maxChunks: number };
+  };
+  now: () => number;
+}
+
+export interface TranscriptUpload {
+  agent: Agent;
+  format: TranscriptFormat;
+  body: AsyncIterable<Buffer | string>;
+  /** The session id from the hook's input, used when the transcript names none. */
+  session?: string;
+  /** Protocol to extract in, instead of the one the client speaks. */
+  protocol?: ProtocolId;
+}
+
+/**
+ * - `queued`: new turns are on the bus for extraction.
+ * - `unchanged`: the same bytes as the session's previous upload.
+ * - `up_to_date`: no turn past the watermark (only bookkeeping lines were appended).
+ * - `learnt_through_proxy`: the session's requests went through Engram, which learns from them already.
+ * - `not_extracted`: nothing will be learnt (`reason` says why); the upload is not remembered, so a
+ *   later upload of the same file is considered again.
+ */
+export type IngestStatus = 'queued' | 'unchanged' | 'up_to_date' | 'learnt_through_proxy' | 'not_extracted';
+
+export interface IngestResult {
+  status: IngestStatus;
+  session: string;
+  /** Turns in the whole transcript. */
+  turns: number;
+  /** Turns queued for extraction. */
+  queuedTurns: number;
+  read: ReadSummary;
+  reason?: string;
+}
+
+/** One session's uploads in this process run one at a time, so two hooks firing together do not race. */
+export type SessionQueue = <T>(key: string, task: () => Promise<T>) => Promise<T>;
+
+export function createSessionQueue(): SessionQueue {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (key, task) => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.catch(() => undefined);
+    tails.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
+
+export async function ingestTranscript(deps: TranscriptIngestDeps, upload: TranscriptUpload, queue: SessionQueue): Promise<IngestResult> {
+  const { agent, format } = upload;
+  const { extraction } = deps.config;
+  const collected = await collectTranscript(upload.body, format, {
+    maxBytes: deps.config.transcriptMaxBytes,
+    // What `buildExtractionJob` may keep of one turn, and of the newest turns (a margin for redaction and stripping).
+    turnChars: extraction.maxBytes,
+    windowChars: extraction.maxBytes * extraction.maxChunks * 2,
+  });
+  const { read, meta } = collected;
+  if (meta.recognised === 0) {
+    throw new EngramError(
+      'invalid_request',
+      `The body is not a ${format.label}: none of its ${read.records} JSON records is one. Upload the transcript file itself ` +
+        '(the path in the hook input), not the hook input.',
+    );
+  }
+  const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
+  if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
+  const conversationId = `t:${format.id}:${session.length <= 128 ? session : createHash('sha256').update(session).digest('base64url')}`;
+  const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
+    status,
+    session,
+    turns: collected.turnCount,
+    queuedTurns,
+    read,
+    ...(reason ? { reason } : {}),
+  });
+
+  return queue(`${agent.id}/${conversationId}`, async () => {
+    const now = deps.now();
+    const previous = await deps.control.getConversation(agent.id, conversationId);
+    if (previous?.upload?.sha256 === read.sha256) return result('unchanged');
+    const protocol = upload.protocol ?? previous?.protocol ?? format.protocol;
+    let state: ConversationState = previous ?? newConversationState(agent.id, conversationId, protocol, now);
+    const mark = { sha256: read.sha256, turns: collected.turnCount, fingerprint: collected.fingerprint(collected.turnCount), at: now };
+
+    if (await deps.control.hasConversation(agent.id, sessionConversationPrefix(session))) {
+      await deps.control.putConversation({ ...state, extractedTurns: collected.turnCount, lastActivityAt: now, upload: mark });
+      return result('learnt_through_proxy');
+    }
+    // A file that is not the previous one grown (rewritten, or shorter) is learnt from afresh:
+    // the writer drops near-duplicates of what was learnt before.
+    const before = state.upload;
+    if (before && (collected.turnCount < before.turns || collected.fingerprint(before.turns) !== before.fingerprint)) {
+      state = { ...state, extractedTurns: 0 };
+    }
+    if (!agent.memory.extract) return result('not_extracted', 0, 'extraction is off for this agent');
+    const model = agent.memory.extractionModel ?? meta.model;
+    if (!model) {
+      return result(
+        'not_extracted',
+        0,
+        `the ${format.label} names no model: set the agent's extraction model (memory.extraction_model) to learn from it`,
+      );
+    }
+    const job = buildExtractionJob({
+      agentId: agent.id,
+      orgId: agent.orgId,
+      conversationId,
+      protocol: state.protocol,
+      model,
+      turns: collected.window,
+      offset: collected.windowStart,
+      watermark: state.extractedTurns,
+      maxBytes: extraction.maxBytes,
+      maxChunks: extraction.maxChunks,
+      settledAt: now,
+      source: 'transcript',
+    });
+    if (!job) {
+      await deps.control.putConversation({ ...state, lastActivityAt: now, upload: mark });
+      return result('up_to_date');
+    }
+    // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
+    await publishExtractionJob(deps.bus, job, deps.config.settleMs);
+    await deps.control.putConversation({ ...state, protocol: state.protocol, lastActivityAt: now, lastFinalAt: now, upload: mark });
+    return result('queued', job.turnCount - job.firstTurn);
+  });
+}
