@@ -34,6 +34,9 @@ function createClaudeCodeReader(): TranscriptReader {
         meta.recognised++;
         return [];
       }
+      if (record.type === 'api-request' && isObject(record.params) && typeof record.params.model === 'string') {
+        meta.model ??= record.params.model;
+      }
       if ((record.type !== 'user' && record.type !== 'assistant') || !isObject(record.message)) return [];
       if (record.isSidechain === true || record.isMeta === true || record.isCompactSummary === true) return [];
       const message = record.message;

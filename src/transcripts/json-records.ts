@@ -78,6 +78,8 @@ export async function readJsonRecords(
     try {
       value = JSON.parse(text);
     } catch {
+      // A first line that opens an object or array but does not close it: perhaps one
+      // pretty-printed document. Its lines are only kept from here on, and read at the end.
       if (lines === 1 && (text[0] === '{' || text[0] === '[')) documentCandidate = true;
       else skipped++;
       return false;
@@ -86,7 +88,6 @@ export async function readJsonRecords(
     emit(value);
     return true;
   };
-
   for await (const piece of body) {
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     bytes += chunk.length;
@@ -95,8 +96,9 @@ export async function readJsonRecords(
     }
     hash.update(chunk);
     retained?.push(chunk);
+    if (documentCandidate) continue;
     let start = 0;
-    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+    for (let end = chunk.indexOf(NEWLINE); end !== -1 && !documentCandidate; end = chunk.indexOf(NEWLINE, start)) {
       if (!overlong) {
         pending.push(chunk.subarray(start, end));
         line(pending.length === 1 ? pending[0] : Buffer.concat(pending));
@@ -105,6 +107,10 @@ export async function readJsonRecords(
       pendingBytes = 0;
       overlong = false;
       start = end + 1;
+    }
+    if (documentCandidate) {
+      pending = [];
+      continue;
     }
     if (start < chunk.length && !overlong) {
       pendingBytes += chunk.length - start;
@@ -121,28 +127,44 @@ export async function readJsonRecords(
   }
 
   let truncatedTail = false;
-  if (!overlong && pending.length > 0) {
-    const tail = Buffer.concat(pending);
-    const isDocument = documentCandidate;
+  if (!overlong && !documentCandidate && pending.length > 0) {
     // No newline after it: unless it parses, it is a line cut short, not a bad line.
-    if (!line(tail) && !isDocument) {
-      if (documentCandidate) documentCandidate = false;
-      else skipped--;
+    if (!line(Buffer.concat(pending)) && !documentCandidate) {
+      skipped--;
+      truncatedTail = true;
+    } else if (documentCandidate) {
       truncatedTail = true;
     }
   }
   let document = false;
-  if (documentCandidate && records === 0 && retained) {
-    document = true;
-    truncatedTail = false;
+  if (documentCandidate && retained) {
+    const whole = Buffer.concat(retained);
     let value: unknown;
+    let parsed = false;
     try {
-      value = JSON.parse(Buffer.concat(retained).toString('utf8'));
-    } catch (error) {
-      throw new EngramError('invalid_request', `The body is neither JSON lines nor a JSON document: ${(error as Error).message}`);
+      value = JSON.parse(whole.toString('utf8'));
+      parsed = true;
+    } catch {
+      // Not one document either: JSON lines whose first line is damaged.
     }
-    const events = (value as { events?: unknown } | null)?.events;
-    emit(Array.isArray(events) ? events : value);
+    if (parsed) {
+      document = true;
+      truncatedTail = false;
+      const events = (value as { events?: unknown } | null)?.events;
+      emit(Array.isArray(events) ? events : value);
+    } else {
+      documentCandidate = false;
+      skipped++;
+      const rest = whole.subarray(whole.indexOf(NEWLINE) === -1 ? whole.length : whole.indexOf(NEWLINE) + 1);
+      truncatedTail = false;
+      const parts = rest.toString('utf8').split('\n');
+      const last = parts.pop() ?? '';
+      for (const part of parts) line(Buffer.from(part));
+      if (last.trim() !== '' && !line(Buffer.from(last))) {
+        skipped--;
+        truncatedTail = true;
+      }
+    }
   }
   if (bytes === 0) throw new EngramError('invalid_request', 'The transcript is empty');
   if (records === 0) {
