@@ -202,3 +202,23 @@ export function loadCliConfig(overrides: CliOverrides = {}, env: NodeJS.ProcessE
     dataDir: path.resolve(get('data-dir', 'ENGRAM_DATA_DIR') ?? '.engram'),
   };
 }
+
+/** What `engram connect` reads from the environment. */
+export interface ConnectConfig {
+  /** `$HOME`; the command falls back to the OS's idea of it. */
+  home: string | undefined;
+  /** `$XDG_CONFIG_HOME` (opencode, Crush and Engram's hook scripts live below it). */
+  configHome: string | undefined;
+  /** `$CODEX_HOME` (Codex's config dir, `~/.codex` by default). */
+  codexHome: string | undefined;
+  /** `$ENGRAM_TOKEN`: the agent token the connected clients and hooks read. */
+  token: string | undefined;
+}
+
+export function loadConnectConfig(env: NodeJS.ProcessEnv = process.env): ConnectConfig {
+  const get = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  return { home: get('HOME'), configHome: get('XDG_CONFIG_HOME'), codexHome: get('CODEX_HOME'), token: get('ENGRAM_TOKEN') };
+}

@@ -8,13 +8,14 @@ import { adminTokenPath, readAdminToken } from '../security/admin-token.js';
 import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
 import { agentCommands } from './commands/agents.js';
+import { connectCommand } from './commands/connect.js';
 import { orgCommands } from './commands/orgs.js';
 import { reflectionCommands } from './commands/reflections.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, connectCommand];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

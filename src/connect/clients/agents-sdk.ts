@@ -1,0 +1,72 @@
+/** The OpenAI Agents SDK: chat-completions base URL with the token as API key, and Engram's MCP server. */
+import type { ClientKind } from '../types.js';
+import { TOKEN_ENV } from './hooks.js';
+import { DEFAULT_COPILOT_MODEL } from './copilot.js';
+
+export const agentsSdk: ClientKind = {
+  name: 'agents-sdk',
+  title: 'OpenAI Agents SDK',
+  summary: 'OpenAI Agents SDK (TypeScript or Python): chat-completions model and MCP server',
+  plan(input) {
+    const { agent } = input;
+    const model = input.model ?? DEFAULT_COPILOT_MODEL;
+    const typescript = `import OpenAI from 'openai';
+import { Agent, MCPServerStreamableHttp, OpenAIChatCompletionsModel, run } from '@openai/agents';
+
+const token = process.env.${TOKEN_ENV}!;
+const engram = new MCPServerStreamableHttp({
+  name: 'engram',
+  url: '${agent.mcpUrl}',
+  requestInit: { headers: { Authorization: \`Bearer \${token}\` } },
+});
+await engram.connect();
+const client = new OpenAI({ baseURL: '${agent.baseUrl}/v1', apiKey: token });
+const helper = new Agent({
+  name: 'helper',
+  instructions: 'Use your memory tools when they help.',
+  model: new OpenAIChatCompletionsModel(client, '${model}'),
+  mcpServers: [engram],
+});
+console.log((await run(helper, 'Where is the release checklist?')).finalOutput);
+await engram.close();
+`;
+    const python = `import asyncio, os
+from openai import AsyncOpenAI
+from agents import Agent, OpenAIChatCompletionsModel, Runner
+from agents.mcp import MCPServerStreamableHttp
+
+token = os.environ["${TOKEN_ENV}"]
+client = AsyncOpenAI(base_url="${agent.baseUrl}/v1", api_key=token)
+
+async def main() -> None:
+    async with MCPServerStreamableHttp(
+        name="engram",
+        params={"url": "${agent.mcpUrl}", "headers": {"Authorization": f"Bearer {token}"}},
+    ) as engram:
+        helper = Agent(
+            name="helper",
+            instructions="Use your memory tools when they help.",
+            model=OpenAIChatCompletionsModel(model="${model}", openai_client=client),
+            mcp_servers=[engram],
+        )
+        result = await Runner.run(helper, "Where is the release checklist?")
+        print(result.final_output)
+
+asyncio.run(main())
+`;
+    return {
+      files: [],
+      env: { [TOKEN_ENV]: '' },
+      commands: [],
+      snippets: [
+        { title: 'TypeScript (@openai/agents)', language: 'ts', text: typescript },
+        { title: 'Python (openai-agents)', language: 'python', text: python },
+      ],
+      notes: [
+        `The model (${model}) must be one the agent's upstream serves; --model picks another.`,
+        'The SDK offers Engram\'s tools under their bare names (recall, …); Engram recognises them by the [engram-memory] marker in their descriptions.',
+        'Nothing to write: put the snippet in your program.',
+      ],
+    };
+  },
+};

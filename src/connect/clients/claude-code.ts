@@ -1,0 +1,68 @@
+/**
+ * Claude Code: messages-style base URL and the token in a custom header (environment),
+ * the MCP server in ~/.claude.json (user scope; Claude expands `${ENGRAM_TOKEN}` in its
+ * headers), SessionStart and Stop hooks in ~/.claude/settings.json.
+ */
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
+
+export const claudeCode: ClientKind = {
+  name: 'claude-code',
+  title: 'Claude Code',
+  summary: 'Claude Code: base URL and header, MCP server, SessionStart/Stop hooks',
+  plan(input) {
+    const { agent, locations } = input;
+    const hooks = hookScripts(input, {
+      prefix: 'claude-code',
+      clientTitle: 'Claude Code',
+      sessionStartPath: '/copilot/session-start?format=claude',
+      stopPath: '/transcripts/claude',
+      transcriptField: '.transcript_path',
+      sessionField: '.session_id',
+    });
+    const hookGroup = (command: string) => ({ hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }] });
+    const header = `Authorization: Bearer \${${TOKEN_ENV}}`;
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: path.join(locations.home, '.claude.json'),
+          format: 'json',
+          purpose: 'the MCP server, for every project (user scope)',
+          edits: [
+            {
+              kind: 'set',
+              path: ['mcpServers', 'engram'],
+              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `Bearer \${${TOKEN_ENV}}` } },
+            },
+          ],
+        },
+        {
+          type: 'structured',
+          path: path.join(locations.home, '.claude', 'settings.json'),
+          format: 'json',
+          purpose: 'SessionStart and Stop hooks',
+          edits: [
+            { kind: 'upsert', path: ['hooks', 'SessionStart'], value: hookGroup(hooks.sessionStartCommand), owns: hooks.owns },
+            { kind: 'upsert', path: ['hooks', 'Stop'], value: hookGroup(hooks.stopCommand), owns: hooks.owns },
+          ],
+        },
+        ...hooks.files,
+      ],
+      env: {
+        [TOKEN_ENV]: '',
+        ANTHROPIC_BASE_URL: agent.baseUrl,
+        ANTHROPIC_CUSTOM_HEADERS: `X-Engram-Api-Key: $${TOKEN_ENV}`,
+      },
+      commands: [`claude mcp add --scope user --transport http engram '${agent.mcpUrl}' --header '${header}'`],
+      snippets: [],
+      notes: [
+        'Claude Code keeps its own login or ANTHROPIC_API_KEY: Engram ignores the client\'s provider credentials and calls the agent\'s upstream with the agent\'s key.',
+        'The MCP header is stored as ${ENGRAM_TOKEN}; Claude Code expands it when it connects (`claude mcp list` shows engram ✔ Connected).',
+        'Claude Code rewrites ~/.claude.json while it runs: write with no Claude Code session open.',
+        ...HOOK_NOTES,
+      ],
+    };
+  },
+};

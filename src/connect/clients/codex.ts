@@ -1,0 +1,64 @@
+/**
+ * Codex CLI: the Responses provider and the MCP server in config.toml, SessionStart and
+ * Stop hooks in hooks.json. Codex 0.169 rejects a SessionStart answer with keys beyond its
+ * schema (Copilot's form fails), so the hook asks for `?format=codex`, Claude's shape.
+ */
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
+
+export const codex: ClientKind = {
+  name: 'codex',
+  title: 'Codex CLI',
+  summary: 'Codex CLI: Responses provider, MCP server, SessionStart/Stop hooks',
+  plan(input) {
+    const { agent, locations } = input;
+    const hooks = hookScripts(input, {
+      prefix: 'codex',
+      clientTitle: 'Codex',
+      sessionStartPath: '/copilot/session-start?format=codex',
+      stopPath: '/transcripts/codex',
+      transcriptField: '.transcript_path',
+      sessionField: '.session_id',
+    });
+    const hookGroup = (command: string) => ({ hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }] });
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: path.join(locations.codexHome, 'config.toml'),
+          format: 'toml',
+          purpose: 'Engram as the model provider, and its MCP server',
+          edits: [
+            { kind: 'set', path: ['model_provider'], value: 'engram' },
+            {
+              kind: 'set',
+              path: ['model_providers', 'engram'],
+              value: { name: 'Engram', base_url: `${agent.baseUrl}/v1`, env_key: TOKEN_ENV, wire_api: 'responses' },
+            },
+            { kind: 'set', path: ['mcp_servers', 'engram'], value: { url: agent.mcpUrl, bearer_token_env_var: TOKEN_ENV } },
+          ],
+        },
+        {
+          type: 'structured',
+          path: path.join(locations.codexHome, 'hooks.json'),
+          format: 'json',
+          purpose: 'SessionStart and Stop hooks',
+          edits: [
+            { kind: 'upsert', path: ['hooks', 'SessionStart'], value: hookGroup(hooks.sessionStartCommand), owns: hooks.owns },
+            { kind: 'upsert', path: ['hooks', 'Stop'], value: hookGroup(hooks.stopCommand), owns: hooks.owns },
+          ],
+        },
+        ...hooks.files,
+      ],
+      env: { [TOKEN_ENV]: '' },
+      commands: [`codex mcp add engram --url '${agent.mcpUrl}' --bearer-token-env-var ${TOKEN_ENV}`],
+      snippets: [],
+      notes: [
+        'Codex sends ENGRAM_TOKEN as the bearer token to the provider (env_key) and to the MCP server (bearer_token_env_var).',
+        'Codex asks you to review and trust new hooks when it starts (/hooks); `codex exec` runs them only with --dangerously-bypass-hook-trust. Hooks are experimental in Codex and not supported on every platform.',
+        ...HOOK_NOTES,
+      ],
+    };
+  },
+};

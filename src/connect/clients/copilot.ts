@@ -1,0 +1,70 @@
+/**
+ * GitHub Copilot CLI: its own hooks file (~/.copilot/hooks/engram.json, sessionStart and
+ * agentStop), the MCP server in mcp-config.json (Copilot expands `${ENGRAM_TOKEN}` in
+ * headers), and the bring-your-own-provider variables for the model traffic.
+ */
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
+
+export const DEFAULT_COPILOT_MODEL = 'gpt-4.1';
+
+export const copilot: ClientKind = {
+  name: 'copilot',
+  title: 'GitHub Copilot CLI',
+  summary: 'GitHub Copilot CLI: provider variables, MCP server, sessionStart/agentStop hooks',
+  plan(input) {
+    const { agent, locations } = input;
+    const hooks = hookScripts(input, {
+      prefix: 'copilot',
+      clientTitle: 'Copilot CLI',
+      sessionStartPath: '/copilot/session-start',
+      stopPath: '/copilot/stop',
+      transcriptField: '.transcriptPath',
+      sessionField: '.sessionId',
+    });
+    const hook = (command: string) => [{ type: 'command', bash: command, timeoutSec: HOOK_TIMEOUT_SECONDS }];
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: path.join(locations.home, '.copilot', 'hooks', 'engram.json'),
+          format: 'json',
+          purpose: 'sessionStart and agentStop hooks',
+          edits: [
+            { kind: 'set', path: ['version'], value: 1 },
+            { kind: 'set', path: ['hooks', 'sessionStart'], value: hook(hooks.sessionStartCommand) },
+            { kind: 'set', path: ['hooks', 'agentStop'], value: hook(hooks.stopCommand) },
+          ],
+        },
+        {
+          type: 'structured',
+          path: path.join(locations.home, '.copilot', 'mcp-config.json'),
+          format: 'json',
+          purpose: 'the MCP server',
+          edits: [
+            {
+              kind: 'set',
+              path: ['mcpServers', 'engram'],
+              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `Bearer \${${TOKEN_ENV}}` }, tools: ['*'] },
+            },
+          ],
+        },
+        ...hooks.files,
+      ],
+      env: {
+        [TOKEN_ENV]: '',
+        COPILOT_PROVIDER_BASE_URL: `${agent.baseUrl}/v1`,
+        COPILOT_PROVIDER_API_KEY: `$${TOKEN_ENV}`,
+        COPILOT_MODEL: input.model ?? DEFAULT_COPILOT_MODEL,
+      },
+      commands: [`copilot mcp add --transport http engram '${agent.mcpUrl}' --header 'Authorization: Bearer \${${TOKEN_ENV}}'`],
+      snippets: [],
+      notes: [
+        'The COPILOT_PROVIDER_* variables send Copilot CLI\'s model requests through Engram (chat completions); COPILOT_MODEL must be a model the agent\'s upstream serves.',
+        'With `copilot -p`, add --allow-all-tools (or allow the engram-* tools) so the model may call Engram\'s MCP tools.',
+        ...HOOK_NOTES,
+      ],
+    };
+  },
+};

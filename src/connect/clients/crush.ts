@@ -1,0 +1,61 @@
+/**
+ * Crush: Engram as an Anthropic-type provider (base_url is the agent base URL; the SDK
+ * appends /v1/messages) and the MCP server, in crush.json. Crush expands `$VAR` and
+ * `$(...)` in values, so the token stays out of the file. Not verified with a running
+ * Crush (it cannot be installed here); the shapes follow Crush's documentation.
+ */
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+import { TOKEN_ENV } from './hooks.js';
+import { DEFAULT_ANTHROPIC_MODEL } from './opencode.js';
+
+/** The interface's provider-config example: a maximum context size of 128000. */
+export const CRUSH_CONTEXT_WINDOW = 128_000;
+
+export const crush: ClientKind = {
+  name: 'crush',
+  title: 'Crush',
+  summary: 'Crush: messages-style provider and MCP server in crush.json',
+  plan(input) {
+    const { agent, locations } = input;
+    const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: path.join(locations.configHome, 'crush', 'crush.json'),
+          format: 'jsonc',
+          purpose: 'Engram as the provider and large model, and its MCP server',
+          edits: [
+            { kind: 'set', path: ['$schema'], value: 'https://charm.land/crush.json' },
+            {
+              kind: 'set',
+              path: ['providers', 'engram'],
+              value: {
+                name: 'Engram',
+                type: 'anthropic',
+                base_url: agent.baseUrl,
+                api_key: `$${TOKEN_ENV}`,
+                models: [{ id: model, name: model, context_window: CRUSH_CONTEXT_WINDOW, default_max_tokens: 8192 }],
+              },
+            },
+            { kind: 'set', path: ['models', 'large'], value: { provider: 'engram', model } },
+            {
+              kind: 'set',
+              path: ['mcp', 'engram'],
+              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `$(echo Bearer $${TOKEN_ENV})` } },
+            },
+          ],
+        },
+      ],
+      env: { [TOKEN_ENV]: '' },
+      commands: [],
+      snippets: [],
+      notes: [
+        `The model (${model}) must be one the agent's upstream serves; --model picks another.`,
+        'Crush expands $ENGRAM_TOKEN and $(echo Bearer $ENGRAM_TOKEN) when it loads the file. Crush names the tools mcp_engram_recall, …',
+        'Not verified with a running Crush: the entries follow its documented crush.json format.',
+      ],
+    };
+  },
+};

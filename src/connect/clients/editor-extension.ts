@@ -1,0 +1,21 @@
+/** An editor extension: reads two variables on first activation, then keeps them in secure storage. */
+import type { ClientKind } from '../types.js';
+import { TOKEN_ENV } from './hooks.js';
+
+export const editorExtension: ClientKind = {
+  name: 'editor-extension',
+  title: 'Editor extension',
+  summary: 'Editor extension: ENGRAM_AGENT_URL and ENGRAM_TOKEN, read on first activation',
+  plan(input) {
+    return {
+      files: [],
+      env: { ENGRAM_AGENT_URL: input.agent.baseUrl, [TOKEN_ENV]: '' },
+      commands: [],
+      snippets: [],
+      notes: [
+        'Start the editor from a shell where both variables are exported. The extension reads them on its first activation and seeds its secure storage; later changes of the variables are not picked up.',
+        'Nothing to write: the extension keeps no file of its own.',
+      ],
+    };
+  },
+};

@@ -1,0 +1,36 @@
+/** A code editor's local plugin: one JSON file with the server, org, agent and token. */
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+
+export const TOKEN_PLACEHOLDER = '<ENGRAM_TOKEN>';
+
+export const editorPlugin: ClientKind = {
+  name: 'editor-plugin',
+  title: 'Editor plugin',
+  summary: 'Code editor plugin: local JSON file with api_url, org_id, agent_id, token (mode 0600)',
+  needsToken: true,
+  plan(input) {
+    const { agent, locations } = input;
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: path.join(locations.configHome, 'engram', 'editor-plugin.json'),
+          format: 'json',
+          purpose: 'the plugin settings; it holds the token, so it is kept mode 0600',
+          secret: true,
+          edits: [
+            { kind: 'set', path: ['api_url'], value: agent.serverUrl },
+            { kind: 'set', path: ['org_id'], value: agent.orgId },
+            { kind: 'set', path: ['agent_id'], value: agent.id },
+            { kind: 'set', path: ['token'], value: input.token ?? TOKEN_PLACEHOLDER },
+          ],
+        },
+      ],
+      env: {},
+      commands: [],
+      snippets: [],
+      notes: ['The plugin cannot read an environment variable, so this file holds the token in clear: it is written mode 0600 (owner only).'],
+    };
+  },
+};

@@ -1,0 +1,61 @@
+/**
+ * opencode: Engram as an Anthropic-style provider (`@ai-sdk/anthropic`, whose baseURL
+ * includes `/v1`) and the MCP server, in opencode.json(c). opencode substitutes
+ * `{env:ENGRAM_TOKEN}`, so the token stays out of the file.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ClientKind } from '../types.js';
+import { TOKEN_ENV } from './hooks.js';
+
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
+
+export const opencode: ClientKind = {
+  name: 'opencode',
+  title: 'opencode',
+  summary: 'opencode: messages-style provider and MCP server in opencode.json',
+  plan(input) {
+    const { agent, locations } = input;
+    const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+    const dir = path.join(locations.configHome, 'opencode');
+    // opencode reads either name; edit the one the user already has.
+    const jsonc = path.join(dir, 'opencode.jsonc');
+    const file = fs.existsSync(jsonc) ? jsonc : path.join(dir, 'opencode.json');
+    return {
+      files: [
+        {
+          type: 'structured',
+          path: file,
+          format: 'jsonc',
+          purpose: 'Engram as the provider and default model, and its MCP server',
+          edits: [
+            { kind: 'set', path: ['$schema'], value: 'https://opencode.ai/config.json' },
+            {
+              kind: 'set',
+              path: ['provider', 'engram'],
+              value: {
+                npm: '@ai-sdk/anthropic',
+                name: 'Engram',
+                options: { baseURL: `${agent.baseUrl}/v1`, apiKey: `{env:${TOKEN_ENV}}` },
+                models: { [model]: { name: model } },
+              },
+            },
+            { kind: 'set', path: ['model'], value: `engram/${model}` },
+            {
+              kind: 'set',
+              path: ['mcp', 'engram'],
+              value: { type: 'remote', url: agent.mcpUrl, headers: { Authorization: `Bearer {env:${TOKEN_ENV}}` } },
+            },
+          ],
+        },
+      ],
+      env: { [TOKEN_ENV]: '' },
+      commands: [],
+      snippets: [],
+      notes: [
+        `The model (${model}) must be one the agent's upstream serves; --model picks another.`,
+        'opencode replaces {env:ENGRAM_TOKEN} with the variable when it loads the file, so the token is not written into it. `opencode mcp list` shows engram connected.',
+      ],
+    };
+  },
+};

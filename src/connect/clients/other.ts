@@ -1,0 +1,36 @@
+/** Any other tool: the agent's base URLs per protocol, its MCP URL and the token header forms. */
+import type { ClientKind } from '../types.js';
+import { TOKEN_ENV } from './hooks.js';
+
+export const other: ClientKind = {
+  name: 'other',
+  title: 'Any other tool',
+  summary: 'Any other tool: base URLs per protocol, MCP URL, token header forms',
+  plan(input) {
+    const { agent } = input;
+    const base = agent.baseUrl;
+    const text = `Messages (Anthropic-style) base URL     ${base}            (the client appends /v1/messages)
+Chat completions base URL               ${base}/v1         (the client appends /chat/completions)
+Responses base URL                      ${base}/v1         (the client appends /responses; WebSocket too)
+MCP server (Streamable HTTP)            ${agent.mcpUrl}
+Session-start hook (POST, JSON)         ${base}/copilot/session-start   (?format=claude, ?format=codex)
+Transcript upload (POST, raw file)      ${base}/transcripts/codex, ${base}/transcripts/claude, ${base}/copilot/stop
+
+Send the token as any one of:
+  Authorization: Bearer $${TOKEN_ENV}
+  X-Engram-Api-Key: $${TOKEN_ENV}
+  x-api-key: $${TOKEN_ENV}
+The MCP server and the hook endpoints take only Authorization: Bearer.
+`;
+    return {
+      files: [],
+      env: { [TOKEN_ENV]: '' },
+      commands: [],
+      snippets: [{ title: 'Endpoints and token headers', language: 'text', text }],
+      notes: [
+        'Where a tool has an API-key field, put the token there (or a reference to ENGRAM_TOKEN, if the tool expands variables).',
+        'Register the MCP server under the name engram: Engram detects its tools by that name and then adds the memory index and reminders.',
+      ],
+    };
+  },
+};
