@@ -5,6 +5,7 @@ import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } fr
 import type { McpRecallResult } from './mcp-recall.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
+import type { TranscriptBenchResult } from './transcripts.js';
 import { round } from './stats.js';
 
 export interface Results {
@@ -22,6 +23,8 @@ export interface Results {
   responses?: ResponsesResults;
   /** `recall` over the MCP server (Streamable HTTP), timed on the client. */
   mcp?: { recall_10k: McpRecallResult };
+  /** Transcript uploads to the hook endpoint. */
+  transcripts?: TranscriptBenchResult;
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
@@ -73,6 +76,26 @@ export function rows(r: Results): Row[] {
     ],
     ...(r.responses ? responsesRows(r.responses) : []),
     ...(r.mcp ? mcpRows(r.mcp.recall_10k) : []),
+    ...(r.transcripts ? transcriptRows(r.transcripts) : []),
+  ];
+}
+
+/** Transcript uploads: accepted (2xx) within a second, memory that does not follow the body. */
+function transcriptRows(t: TranscriptBenchResult): Row[] {
+  const ok = (status: number) => status >= 200 && status < 300;
+  const upload = (u: { status: number; ms: number }) => `${u.status} in ${ms(u.ms)}`;
+  return [
+    [
+      `20 MB Codex rollout accepted, p50 (n=${t.fresh_20mb.n}, ${t.fresh_20mb.turns} turns each)`,
+      '-',
+      ms(t.fresh_20mb.p50_ms),
+      `max ${ms(t.fresh_20mb.max_ms)}; statuses ${[...new Set(t.fresh_20mb.statuses)].join(',')}`,
+      '2xx within 1 s',
+      verdict(t.fresh_20mb.max_ms <= 1000 && t.fresh_20mb.statuses.every(ok)),
+    ],
+    ['20 MB re-upload: identical / grown by 3 turns', '-', upload(t.unchanged_20mb), `grown ${upload(t.grown_20mb)}`, '2xx within 1 s', verdict(ok(t.unchanged_20mb.status) && ok(t.grown_20mb.status) && Math.max(t.unchanged_20mb.ms, t.grown_20mb.ms) <= 1000)],
+    ['60 MB Codex rollout', '-', upload(t.upload_60mb), `${round(t.upload_60mb.body_bytes / 2 ** 20, 0)} MB body`, 'reported', '-'],
+    ['Engram RSS during uploads', '-', mb(t.rss_peak_20mb), `before ${mb(t.rss_before)}, peak with 20 MB bodies ${mb(t.rss_peak_20mb)}, with 60 MB ${mb(t.rss_peak_60mb)}`, 'bounded', '-'],
   ];
 }
 

@@ -21,6 +21,7 @@ import { client, closedLoop } from './load.js';
 import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from './phases.js';
 import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { mcpRecall } from './mcp-recall.js';
+import { transcriptUploads } from './transcripts.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -77,28 +78,30 @@ async function main(): Promise<void> {
       engramChild: engram,
     };
 
-    log('1/10 added latency, 4 KB, sequential');
+    log('1/11 added latency, 4 KB, sequential');
     const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
     await upstream.call('reset');
-    log('2/10 added latency, 400 KB, sequential');
+    log('2/11 added latency, 400 KB, sequential');
     const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
-    log('3/10 capacity, 50 concurrent');
+    log('3/11 capacity, 50 concurrent');
     const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
-    log('4/10 streaming, time to first byte');
+    log('4/11 streaming, time to first byte');
     const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
-    log('5/10 1,000 concurrent streams held');
+    log('5/11 1,000 concurrent streams held');
     const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
     await upstream.call('reset');
-    log('6/10 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
+    log('6/11 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
     const responsesOverHttp = await responsesHttp(bench, scale, 80_000_000);
-    log('7/10 Responses over WebSocket: time to the first event of each chained turn');
+    log('7/11 Responses over WebSocket: time to the first event of each chained turn');
     const firstEvent = await wsFirstEvent(bench, { chains: scale(200), warmup: scale(20), turns: 5, block: 10, firstN: 90_000_000 });
-    log('8/10 Responses over WebSocket: 500 connections at once, 3 turns each');
+    log('8/11 Responses over WebSocket: 500 connections at once, 3 turns each');
     const concurrent500 = await wsConcurrent(bench, { connections: 500, turns: 3, firstN: 95_000_000 });
-    log('9/10 retrieval over 10,000 reflections, in the Engram process');
+    log('9/11 retrieval over 10,000 reflections, in the Engram process');
     const found = await retrieval(bench, { reflections: 10_000, iterations: scale(1000), warmup: scale(100) });
-    log('10/10 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
+    log('10/11 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
     const recall10k = await mcpRecall(upstream.hello.url, { reflections: 10_000, calls: scale(500), warmup: scale(50) });
+    log('11/11 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
+    const transcripts = await transcriptUploads(engram, { uploads: quick ? 2 : 5 });
 
     const results: Results = {
       startedAt,
@@ -113,6 +116,7 @@ async function main(): Promise<void> {
       retrieval: found,
       responses: { http: responsesOverHttp, ws: { ...firstEvent, concurrent500 } },
       mcp: { recall_10k: recall10k },
+      transcripts,
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
     console.log(table(results));
