@@ -12,7 +12,7 @@ import { buildExtractionJob, publishExtractionJob } from '../memory/extraction.j
 import type { Retrieval } from '../memory/retrieval.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
-import { renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
+import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
 import { rebuildRootIndex } from '../memory/root-index.js';
 import type { Insertion } from '../domain/conversation-state.js';
 import { detectMemoryTools, reminderDue } from './memory-tools.js';
@@ -39,6 +39,9 @@ function parseBody(raw: Buffer): unknown {
     throw new EngramError('invalid_json', `Request body is not valid JSON: ${(error as Error).message}`);
   }
 }
+
+/** The index block's tag without its `<`, which JSON encoders may write as `\u003c`. */
+const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
@@ -92,7 +95,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     if (plan.carrier >= 0 && agent.memory.inject) {
-      const nudge = await memoryNudge(adapter, body, messages, plan.carrier, insertions, agent.id);
+      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id);
       if (nudge) insertions.push(nudge);
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
@@ -104,10 +107,13 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * When the client has Engram's MCP tools: the root memory index on the conversation's
    * first turn (re-given if the client dropped it, as a compaction does), later a
    * reminder to use the tools when `reminderDue` says so. Either joins the newest message.
+   * A client whose session-start hook already put the index in its context (Engram's hook
+   * endpoint) does not get it twice.
    */
   const memoryNudge = async (
     adapter: ProtocolAdapter,
     body: JsonObject,
+    raw: Buffer,
     messages: unknown[],
     carrier: number,
     insertions: Insertion[],
@@ -116,7 +122,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const servers = config.mcp.serverNames;
     const tools = detectMemoryTools(adapter.offeredTools(body), servers);
     if (!tools) return undefined;
-    if (!insertions.some((insertion) => insertion.kind === 'index')) {
+    if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
       const markdown = (await control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
       return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
     }

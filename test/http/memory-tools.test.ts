@@ -215,6 +215,21 @@ test('requests without Engram tools (or with another server’s) get neither ind
   }
 });
 
+test('a client whose session-start hook gave it the index does not get it twice', async (context) => {
+  const agent = await agentWithMemory(context);
+  const hook = await fetch(`${agent.baseUrl}/copilot/session-start?format=claude`, { method: 'POST', headers: { authorization: `Bearer ${agent.token}` } });
+  const context_ = ((await hook.json()) as any).hookSpecificOutput.additionalContext as string;
+  assert.match(context_, /deploy script/i);
+  // Claude Code puts a SessionStart hook's context in a system reminder of the first user message.
+  const opening = { role: 'user', content: [{ type: 'text', text: `<system-reminder>\nSessionStart hook additional context: ${context_}\n</system-reminder>` }, { type: 'text', text: 'Please tidy up the build scripts.' }] };
+  const body = messages.body([opening], [messages.tool('mcp__engram__recall')]);
+  context.upstream.enqueue({ type: 'text', text: 'ok' });
+  await send(agent, messages, body, `hooked-${agent.agentId}`);
+  const forwarded = context.upstream.conversationRequests().at(-1)!;
+  assert.is(blocks(forwarded.json, 'memory-index'), 1, 'only the hook’s copy');
+  assert.equal(forwarded.json.messages, body.messages);
+});
+
 test('injection turned off: no index either', async (context) => {
   const agent = await agentWithMemory(context);
   await context.engram.api('PATCH', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`, { memory: { inject: false } });
