@@ -36,8 +36,9 @@ async function resolveToken(context: CommandContext, kindName: string, fromEnv: 
 
 export const connectCommand: Command = {
   path: ['connect'],
-  synopsis: '<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [--token TOKEN | --new-token] [--model NAME] [--home DIR] [--json]',
-  summary: `Set up a client to use an agent: prints its configuration, or merges it into the client's files with --write\n\nClients:\n${KIND_LIST}`,
+  // The list of clients rides on the synopsis: `engram connect --help` and usage errors show it, `engram help` keeps one line.
+  synopsis: `<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [--token TOKEN | --new-token] [--model NAME] [--home DIR] [--json]\n\nClients:\n${KIND_LIST}`,
+  summary: "Set up a client to use an agent: prints its configuration, or merges it into the client's files with --write",
   positionals: 1,
   remote: true,
   options: {
