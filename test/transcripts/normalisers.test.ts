@@ -13,7 +13,7 @@ const test = suite('transcript normalisers');
 
 async function turns(format: TranscriptFormatId, records: unknown[] | Buffer) {
   const body = Buffer.isBuffer(records) ? records : Buffer.from(records.map((record) => JSON.stringify(record)).join('\n') + '\n');
-  const collected = await collectTranscript([body], TRANSCRIPT_FORMATS[format], { maxBytes: 1 << 26, turnChars: 1 << 20, windowChars: 1 << 24 });
+  const collected = await collectTranscript((async function* () { yield body; })(), TRANSCRIPT_FORMATS[format], { maxBytes: 1 << 26, turnChars: 1 << 20, windowChars: 1 << 24 });
   return { ...collected, list: collected.window.map((turn) => `${turn.role}: ${turn.text}`) };
 }
 
