@@ -47,12 +47,14 @@ fi
 
 work=$(mktemp -d "\${TMPDIR:-/tmp}/engram-hook.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
+# The token goes to curl in a file of this private dir, not on its command line (which \`ps\` shows).
+printf 'Authorization: Bearer %s\\n' "$ENGRAM_TOKEN" > "$work/auth"
 
 # post URL CONTENT-TYPE BODY-FILE [EXTRA-HEADER]: Engram's answer lands in $work/answer.
 post() {
   local code
   code=$(curl --silent --show-error --fail-with-body --max-time 20 -X POST \\
-    -H "Authorization: Bearer $ENGRAM_TOKEN" -H "content-type: $2" \${4:+-H "$4"} \\
+    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \\
     --data-binary @"$3" -o "$work/answer" -w '%{http_code}' "$1" 2>"$work/curl-error")
   local status=$?
   if [ "$status" -ne 0 ]; then
