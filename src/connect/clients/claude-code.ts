@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ClientKind } from '../types.js';
-import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
+import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
 
 export const claudeCode: ClientKind = {
   name: 'claude-code',
@@ -21,7 +21,6 @@ export const claudeCode: ClientKind = {
       transcriptField: '.transcript_path',
       sessionField: '.session_id',
     });
-    const hookGroup = (command: string) => ({ hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }] });
     const header = `Authorization: Bearer \${${TOKEN_ENV}}`;
     return {
       files: [
@@ -43,10 +42,7 @@ export const claudeCode: ClientKind = {
           path: path.join(locations.home, '.claude', 'settings.json'),
           format: 'json',
           purpose: 'SessionStart and Stop hooks',
-          edits: [
-            { kind: 'upsert', path: ['hooks', 'SessionStart'], value: hookGroup(hooks.sessionStartCommand), owns: hooks.owns },
-            { kind: 'upsert', path: ['hooks', 'Stop'], value: hookGroup(hooks.stopCommand), owns: hooks.owns },
-          ],
+          edits: commandHookEdits(hooks),
         },
         ...hooks.files,
       ],

@@ -56,6 +56,18 @@ export function hookScripts(input: ConnectInput, spec: HookSpec): HookScripts {
 /** Seconds a client waits for one of our hooks (the interface's 30 s; curl gives up after 20). */
 export const HOOK_TIMEOUT_SECONDS = 30;
 
+/**
+ * The SessionStart and Stop entries of Claude Code's settings.json and Codex's hooks.json,
+ * which share one shape: event → matcher groups → command hooks.
+ */
+export function commandHookEdits(hooks: HookScripts) {
+  const group = (command: string) => ({ hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }] });
+  return [
+    { kind: 'upsert' as const, path: ['hooks', 'SessionStart'], value: group(hooks.sessionStartCommand), owns: hooks.owns },
+    { kind: 'upsert' as const, path: ['hooks', 'Stop'], value: group(hooks.stopCommand), owns: hooks.owns },
+  ];
+}
+
 export const TOKEN_ENV = 'ENGRAM_TOKEN';
 
 /** The caveats every hook client shares, printed with its setup. */
