@@ -98,3 +98,15 @@ export const messageListBasics = {
   withMessages: (body: JsonObject, messages: unknown[]) => ({ ...body, messages }),
   appendText: (message: unknown, text: string) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
 } satisfies Partial<ProtocolAdapter>;
+
+/**
+ * Copilot CLI sends no session header, but its system prompt names the session's folder
+ * (`Session folder: ~/.copilot/session-state/<id>`), the id its `events.jsonl` carries:
+ * with it, an uploaded Copilot transcript is known as a session the proxy saw.
+ */
+const COPILOT_SESSION = /\.copilot\/session-state\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
+
+export function copilotSessionId(system: unknown): string | undefined {
+  const text = typeof system === 'string' ? system : Array.isArray(system) ? system.map((part) => (isObject(part) && typeof part.text === 'string' ? part.text : '')).join('\n') : '';
+  return COPILOT_SESSION.exec(text)?.[1];
+}

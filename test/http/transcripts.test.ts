@@ -193,28 +193,44 @@ test('a 2xx means queued durably: the extraction happens after a restart', async
 });
 
 test('a session that went through the proxy is not learnt twice from its transcript', async ({ engram, upstream }) => {
-  const agent = await engram.createAgent(upstream.url);
-  upstream.enqueue({ type: 'text', text: 'Noted: the release checklist lives in docs/RELEASE.md.' });
-  const proxied = await fetch(`${agent.baseUrl}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'x-engram-api-key': agent.token,
-      'anthropic-version': '2023-06-01',
-      'content-type': 'application/json',
-      'x-claude-code-session-id': '94c50248-2033-4209-a871-2b9d2b2c05f7',
+  const copilotRecorded = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/copilot-cli/turn-1.json'), 'utf8'));
+  const cases: Array<{ route: string; file: string; path: string; headers: Record<string, string>; body: unknown }> = [
+    {
+      // Claude Code names its session in a header.
+      route: 'transcripts/claude',
+      file: 'claude-code/session.jsonl',
+      path: '/v1/messages',
+      headers: { 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': '94c50248-2033-4209-a871-2b9d2b2c05f7' },
+      body: { model: 'claude-opus-5-5', max_tokens: 256, messages: [{ role: 'user', content: 'Remember: the release checklist lives in docs/RELEASE.md' }] },
     },
-    body: JSON.stringify({ model: 'claude-opus-5-5', max_tokens: 256, messages: [{ role: 'user', content: 'Remember: the release checklist lives in docs/RELEASE.md' }] }),
-  });
-  assert.is(proxied.status, 200);
-  await proxied.text();
-  await engram.waitForReflections(agent, 1);
-  const extractions = upstream.extractionRequests().length;
+    {
+      // Copilot CLI sends no session header: its recorded system prompt names the session folder.
+      route: 'copilot/stop',
+      file: 'copilot/events.jsonl',
+      path: '/v1/chat/completions',
+      headers: {},
+      body: JSON.parse(JSON.stringify(copilotRecorded.body).replaceAll('1e7528de-369d-4bbd-a05a-209fa76c3c8a', 'ee098856-596f-4693-83f4-48466e378ebb')),
+    },
+  ];
+  for (const c of cases) {
+    const agent = await engram.createAgent(upstream.url);
+    upstream.enqueue({ type: 'text', text: 'Noted: the release checklist lives in docs/RELEASE.md.' });
+    const proxied = await fetch(`${agent.baseUrl}${c.path}`, {
+      method: 'POST',
+      headers: { 'x-engram-api-key': agent.token, 'content-type': 'application/json', ...c.headers },
+      body: JSON.stringify(c.body),
+    });
+    assert.is(proxied.status, 200);
+    await proxied.text();
+    await sleep(200);
+    const extractions = upstream.extractionRequests().length;
 
-  const answer = await upload(agent, 'transcripts/claude', fixture('claude-code/session.jsonl'));
-  assert.is(answer.status, 200);
-  assert.is(answer.json.status, 'learnt_through_proxy');
-  await sleep(300);
-  assert.is(upstream.extractionRequests().length, extractions, 'no extraction of the uploaded copy');
+    const answer = await upload(agent, c.route, fixture(c.file));
+    assert.is(answer.status, 200, `${c.file}: ${JSON.stringify(answer.json)}`);
+    assert.is(answer.json.status, 'learnt_through_proxy');
+    await sleep(300);
+    assert.is(upstream.extractionRequests().length, extractions, 'no extraction of the uploaded copy');
+  }
 });
 
 test('a transcript naming no session is keyed by the hook-given session, else by its opening', async ({ engram, upstream }) => {

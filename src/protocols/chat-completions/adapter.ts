@@ -5,6 +5,7 @@
 import { EngramError, openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
+  copilotSessionId,
   checkMessage,
   isObject,
   looksLikeFailure,
@@ -103,7 +104,9 @@ export const chatCompletions: ProtocolAdapter = {
     return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
   },
   sessionHint(body) {
-    return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key ? body.prompt_cache_key : undefined;
+    if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;
+    const first = (body.messages as JsonObject[])[0];
+    return first && (first.role === 'system' || first.role === 'developer') ? copilotSessionId(first.content) : undefined;
   },
   conversationSeed(body) {
     const messages = body.messages as JsonObject[];

@@ -6,6 +6,7 @@
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
+  copilotSessionId,
   checkMessage,
   isClientContext,
   isObject,
@@ -148,7 +149,8 @@ export const messages: ProtocolAdapter = {
   },
   sessionHint(body) {
     const metadata = body.metadata;
-    return isObject(metadata) && typeof metadata.user_id === 'string' ? sessionFromUserId(metadata.user_id) : undefined;
+    const session = isObject(metadata) && typeof metadata.user_id === 'string' ? sessionFromUserId(metadata.user_id) : undefined;
+    return session ?? copilotSessionId(body.system);
   },
   conversationSeed(body) {
     const list = body.messages as JsonObject[];

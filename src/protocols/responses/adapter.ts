@@ -5,7 +5,7 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { copilotSessionId, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
   RECORD_REFLECTIONS_SCHEMA,
@@ -102,7 +102,8 @@ export const responses: ProtocolAdapter = {
 
   transcript: (body) => itemTurns(inputItems(body)),
   sessionHint(body) {
-    return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key ? body.prompt_cache_key : undefined;
+    if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;
+    return copilotSessionId(body.instructions);
   },
   conversationSeed(body) {
     const items = inputItems(body);
