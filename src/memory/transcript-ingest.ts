@@ -113,7 +113,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     const previous = await deps.control.getConversation(agent.id, conversationId);
     if (previous?.upload?.sha256 === read.sha256) return result('unchanged');
     const protocol = upload.protocol ?? previous?.protocol ?? format.protocol;
-    let state: ConversationState = previous ?? newConversationState(agent.id, conversationId, protocol, now);
+    let state: ConversationState = { ...(previous ?? newConversationState(agent.id, conversationId, protocol, now)), protocol };
     const mark = { sha256: read.sha256, turns: collected.turnCount, fingerprint: collected.fingerprint(collected.turnCount), at: now };
 
     if (await deps.control.hasConversation(agent.id, sessionConversationPrefix(session))) {
@@ -155,7 +155,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     }
     // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
     await publishExtractionJob(deps.bus, job, deps.config.settleMs);
-    await deps.control.putConversation({ ...state, protocol: state.protocol, lastActivityAt: now, lastFinalAt: now, upload: mark });
+    await deps.control.putConversation({ ...state, lastActivityAt: now, lastFinalAt: now, upload: mark });
     return result('queued', job.turnCount - job.firstTurn);
   });
 }

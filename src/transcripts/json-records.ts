@@ -127,14 +127,11 @@ export async function readJsonRecords(
   }
 
   let truncatedTail = false;
-  if (!overlong && !documentCandidate && pending.length > 0) {
-    // No newline after it: unless it parses, it is a line cut short, not a bad line.
-    if (!line(Buffer.concat(pending)) && !documentCandidate) {
-      skipped--;
-      truncatedTail = true;
-    } else if (documentCandidate) {
-      truncatedTail = true;
-    }
+  // No newline after the last line: unless it parses, it is a line cut short, not a bad
+  // line (a first line that opens a document is taken up as one below).
+  if (!overlong && !documentCandidate && pending.length > 0 && !line(Buffer.concat(pending)) && !documentCandidate) {
+    skipped--;
+    truncatedTail = true;
   }
   let document = false;
   if (documentCandidate && retained) {
@@ -149,7 +146,6 @@ export async function readJsonRecords(
     }
     if (parsed) {
       document = true;
-      truncatedTail = false;
       const events = (value as { events?: unknown } | null)?.events;
       emit(Array.isArray(events) ? events : value);
     } else {

@@ -8,11 +8,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../../deps.js';
-import type { Agent } from '../../domain/types.js';
+import type { Agent, ProtocolId } from '../../domain/types.js';
 import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
-import type { ProtocolId } from '../../domain/types.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
 import { authenticateAgent } from '../auth.js';
 import { readJsonBody } from './json-body.js';
