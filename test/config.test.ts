@@ -1,4 +1,4 @@
-/** Settings added with the Responses and MCP work: defaults, overrides, and refusal of bad values. */
+/** Settings added with the Responses, MCP and hook work: defaults, overrides, and refusal of bad values. */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -20,6 +20,18 @@ test('WebSocket limits: the body limit and 60 minutes by default', () => {
   assert.is(set.websocket.maxFrameBytes, 65536, 'follows the body limit');
   assert.is(set.websocket.maxConnectionMs, 1000);
   assert.throws(() => loadConfig({}, { ENGRAM_WS_MAX_FRAME_BYTES: '10' }), (error: unknown) => error instanceof ConfigError);
+});
+
+test('transcript uploads: 64 MiB and 8 extraction calls by default, both settable', () => {
+  const defaults = loadConfig({}, {});
+  assert.is(defaults.transcriptMaxBytes, 64 * 1024 * 1024);
+  assert.is(defaults.extraction.maxChunks, 8);
+  const set = loadConfig({ 'extraction-max-chunks': '2' }, { ENGRAM_TRANSCRIPT_MAX_BYTES: '1048576' });
+  assert.is(set.transcriptMaxBytes, 1048576);
+  assert.is(set.extraction.maxChunks, 2);
+  for (const env of [{ ENGRAM_TRANSCRIPT_MAX_BYTES: '12' }, { ENGRAM_EXTRACTION_MAX_CHUNKS: '0' }]) {
+    assert.throws(() => loadConfig({}, env), (error: unknown) => error instanceof ConfigError);
+  }
 });
 
 test.run();
