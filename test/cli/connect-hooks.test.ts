@@ -68,6 +68,8 @@ function runHook(script: string, input: unknown, env: Record<string, string | un
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A hook that fails before reading its input (no token) closes stdin early: not an error here.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(typeof input === 'string' ? input : JSON.stringify(input));
   });
 }
