@@ -159,7 +159,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
 });
 
 test('uploads arriving before the session settles are extracted once, together', async ({ upstream }) => {
-  const engram = await startEngram({ 'settle-ms': '400' });
+  const engram = await startEngram({ 'settle-ms': '1500' });
   try {
     const agent = await engram.createAgent(upstream.url);
     assert.is((await upload(agent, 'transcripts/codex', fixture('codex/rollout-current.turn1.jsonl'))).status, 202);
@@ -175,7 +175,7 @@ test('uploads arriving before the session settles are extracted once, together',
 });
 
 test('a 2xx means queued durably: the extraction happens after a restart', async ({ upstream }) => {
-  const first = await startEngram({ 'settle-ms': '300' });
+  const first = await startEngram({ 'settle-ms': '1500' });
   const dataDir = first.dataDir;
   let second: TestEngram | undefined;
   try {
@@ -183,7 +183,7 @@ test('a 2xx means queued durably: the extraction happens after a restart', async
     assert.is((await upload(agent, 'transcripts/claude', fixture('claude-code/session.jsonl'))).status, 202);
     await first.running.close();
     assert.is(upstream.extractionRequests().length, 0, 'not extracted before the settle time');
-    second = await startEngram({ 'settle-ms': '300' }, dataDir);
+    second = await startEngram({ 'settle-ms': '1500' }, dataDir);
     const stored = await second.waitForReflections(agent, 2);
     assert.is(stored.length, 2);
   } finally {
@@ -258,7 +258,7 @@ test('secrets in a transcript never reach extraction or the queue', async ({ eng
     timestamp: '2026-11-22T02:41:12.000Z',
     parentId: 'y',
   });
-  const settleSlow = await startEngram({ 'settle-ms': '300' });
+  const settleSlow = await startEngram({ 'settle-ms': '1500' });
   try {
     const agent = await settleSlow.createAgent(upstream.url);
     assert.is((await upload(agent, 'copilot/stop', lines + leak + '\n')).status, 202);
