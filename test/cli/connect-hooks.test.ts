@@ -3,13 +3,13 @@
  * them (hook input on stdin, recorded from the real clients in test/fixtures/hooks/),
  * against a live Engram: what they print on success, and how they fail.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, runCli } from '../support/cli.js';
+import { ROOT, runCli, runProcess, type CliRun } from '../support/cli.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
@@ -52,26 +52,10 @@ test.after(async ({ engram, upstream, home }) => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-interface HookRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a hook script as a client does: bash, the hook input on stdin, a small environment. */
-function runHook(script: string, input: unknown, env: Record<string, string | undefined>): Promise<HookRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [script], { env: Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)) as NodeJS.ProcessEnv });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    // A hook that fails before reading its input (no token) closes stdin early: not an error here.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(typeof input === 'string' ? input : JSON.stringify(input));
-  });
+function runHook(script: string, input: unknown, env: Record<string, string | undefined>): Promise<CliRun> {
+  const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)) as NodeJS.ProcessEnv;
+  return runProcess('bash', [script], { env: defined, stdin: typeof input === 'string' ? input : JSON.stringify(input) });
 }
 
 function hookInput(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {

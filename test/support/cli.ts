@@ -22,13 +22,21 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /** Runs `engram ARGS` to its end (through bin/engram.js with `bin`, else the TypeScript entry). */
 export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; bin?: boolean } = {}): Promise<CliRun> {
   const entry = options.bin ? [BIN] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+  return runProcess(process.execPath, [...entry, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? cleanEnv() });
+}
+
+/** Runs a program to its end, `stdin` written to it, its output captured. */
+export function runProcess(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entry, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? cleanEnv() });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A program may exit before reading its input (a hook without its token): not an error here.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.stdin ?? '');
   });
 }
