@@ -24,7 +24,7 @@ function agentInfo(agent: AgentJson): AgentInfo {
 }
 
 /** `--token`, else ENGRAM_TOKEN, else (with `--new-token`) a token minted for this client. */
-async function resolveToken(context: CommandContext, kindName: string, fromEnv: string | undefined): Promise<{ token: string | undefined; minted: boolean }> {
+export async function resolveToken(context: CommandContext, kindName: string, fromEnv: string | undefined): Promise<{ token: string | undefined; minted: boolean }> {
   const given = stringOption(context, 'token');
   if (given !== undefined && flag(context, 'new-token')) throw new UsageError('--token and --new-token contradict each other');
   if (flag(context, 'new-token')) {
