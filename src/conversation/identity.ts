@@ -6,29 +6,16 @@
  * several threads (sub-agents); then a Responses chain (the continued response's
  * conversation); else the opening alone (system prompt and first user message).
  */
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { idDigest as digest, sessionConversationPrefix } from '../domain/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
-
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 32);
-}
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   const first = Array.isArray(value) ? value[0] : value;
   return first && first.trim() ? first.trim() : undefined;
-}
-
-/**
- * The start of the id of every conversation that a client session signal `session` opened
- * (`ControlStore.hasConversation`): a transcript uploaded for that session was seen by
- * the proxy already.
- */
-export function sessionConversationPrefix(session: string): string {
-  return `s:${digest(session)}:`;
 }
 
 /** `chained`: the conversation of the response this request continues, if any. */

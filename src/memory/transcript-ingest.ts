@@ -8,10 +8,9 @@
  *
  * The reply is given once the job is on the durable bus: a 2xx means queued, not learnt.
  */
-import { createHash } from 'node:crypto';
 import type { Agent, ProtocolId } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
-import { sessionConversationPrefix } from '../conversation/identity.js';
+import { idDigest, sessionConversationPrefix } from '../domain/conversation-id.js';
 import { collectTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
@@ -98,7 +97,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   }
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
-  const conversationId = `t:${format.id}:${session.length <= 128 ? session : createHash('sha256').update(session).digest('base64url')}`;
+  const conversationId = `t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`;
   const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
     status,
     session,
