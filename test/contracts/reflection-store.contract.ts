@@ -5,6 +5,7 @@
 import * as assert from 'uvu/assert';
 import type { ReflectionKind } from '../../src/domain/types.js';
 import type { ReflectionStore, StoredReflection } from '../../src/memory/ports.js';
+import { reflection as baseReflection } from '../memory/fixtures.js';
 import { harnessSuite, unitVector } from './helpers.js';
 
 export interface ReflectionStoreHarness {
@@ -24,22 +25,7 @@ export function reflection(
   axis: number,
   extra: Partial<StoredReflection> = {},
 ): StoredReflection {
-  return {
-    id,
-    agentId,
-    kind: 'factual',
-    content,
-    topic: 'general',
-    tags: [],
-    source: 'conversation',
-    createdAt: 1_000,
-    updatedAt: 1_000,
-    lastUsedAt: null,
-    useCount: 0,
-    embedderId: 'test-embedder',
-    vector: unitVector(DIMS, { [axis]: 1 }),
-    ...extra,
-  };
+  return { ...baseReflection({ id, agentId, content, embedderId: 'test-embedder' }), vector: unitVector(DIMS, { [axis]: 1 }), ...extra };
 }
 
 const axis = (i: number): Float32Array => unitVector(DIMS, { [i]: 1 });
