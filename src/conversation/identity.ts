@@ -22,8 +22,8 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): string {
   const explicit = header(headers, 'x-engram-conversation');
   if (explicit) return `x:${explicit.length <= 128 ? explicit : digest(explicit)}`;
-  if (chained && !SESSION_HEADERS.some((name) => header(headers, name)) && !adapter.sessionHint(body)) return chained;
-  const opening = digest(adapter.conversationSeed(body));
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
+  if (chained && !session) return chained;
+  const opening = digest(adapter.conversationSeed(body));
   return session ? `${sessionConversationPrefix(session)}${opening}` : `h:${opening}`;
 }

@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
-import { openAiErrorBody, toEngramError } from '../errors.js';
+import { jsonErrorHandler } from './json-errors.js';
 import { authorize } from './management/access.js';
 import { agentRoutes } from './management/agents.js';
 import { orgRoutes } from './management/orgs.js';
@@ -17,12 +17,7 @@ import { tokenRoutes } from './management/tokens.js';
 const MANAGEMENT_BODY_LIMIT = 1024 * 1024;
 
 export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  app.setErrorHandler((error, request, reply) => {
-    const engramError = toEngramError(error);
-    if (engramError.status >= 500) request.log.error({ err: error }, 'management request failed');
-    if (engramError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="engram"');
-    return reply.code(engramError.status).send(openAiErrorBody(engramError));
-  });
+  app.setErrorHandler(jsonErrorHandler('management'));
   // onRequest runs before the body is parsed: a caller without a token learns nothing,
   // not even whether its body would have been valid.
   app.addHook('onRequest', authorize(deps));

@@ -126,6 +126,7 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
     const ends = chunkEnds(turns, deps.maxBytes ?? Number.POSITIVE_INFINITY);
     let start = 0;
     for (const end of ends) {
+      const chunkStart = start;
       const transcript = renderTranscript(turns.slice(start, end));
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
@@ -172,7 +173,7 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
         {
           ...fields,
           model,
-          turns: upTo - (from + (ends.indexOf(end) === 0 ? 0 : ends[ends.indexOf(end) - 1])),
+          turns: upTo - (from + chunkStart),
           transcriptChars: transcript.length,
           proposed: proposed.length,
           stored: result.stored.length,

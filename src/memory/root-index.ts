@@ -90,10 +90,15 @@ export function buildRootIndex(reflections: readonly Reflection[], options: Root
   return out.join('\n') + '\n';
 }
 
+/** The topic a reflection is filed under in the index: case and spacing ignored, `general` when none. */
+export function topicKey(topic: string): string {
+  return topic.trim().toLowerCase() || 'general';
+}
+
 function groupByTopic(reflections: readonly Reflection[]): Topic[] {
   const byName = new Map<string, Reflection[]>();
   for (const r of reflections) {
-    const name = r.topic.trim().toLowerCase() || 'general';
+    const name = topicKey(r.topic);
     const list = byName.get(name);
     if (list) list.push(r);
     else byName.set(name, [r]);

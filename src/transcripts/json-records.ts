@@ -84,7 +84,6 @@ export async function readJsonRecords(
       else skipped++;
       return false;
     }
-    if (lines === 1) retained = undefined;
     emit(value);
     return true;
   };

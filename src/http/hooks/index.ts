@@ -9,7 +9,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../../deps.js';
 import type { Agent, ProtocolId } from '../../domain/types.js';
-import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
+import { EngramError } from '../../errors.js';
+import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
@@ -43,14 +44,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
   const queue = createSessionQueue();
   const agents = new WeakMap<FastifyRequest, Agent>();
 
-  app.setErrorHandler((error, request, reply) => {
-    const engramError = toEngramError(error);
-    if (engramError.status >= 500) request.log.error({ err: error }, 'hook request failed');
-    if (engramError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="engram"');
-    // A body left unread (refused early) cannot be answered on a connection that is reused.
-    if (!request.raw.complete) reply.header('connection', 'close');
-    return reply.code(engramError.status).send(openAiErrorBody(engramError));
-  });
+  app.setErrorHandler(jsonErrorHandler('hook'));
   // Every content type, and none, reaches the handler as the unread request stream.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -74,7 +68,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         agent: agentOf(request),
         format,
         body: body(request),
-        session: request.query.session ?? headerValue(request, 'x-engram-session'),
+        session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
         protocol: protocolParam(request.query.protocol),
       },
       queue,
@@ -101,12 +95,6 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 /** The unread request body (an empty one when the request had none). */
 function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
   return (request.body as Readable | undefined) ?? (async function* () {})();
-}
-
-function headerValue(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first?.trim() || undefined;
 }
 
 /** A declared length over the limit is refused before any byte is read. */

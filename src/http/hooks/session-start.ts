@@ -10,7 +10,7 @@ import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
 import { ENGRAM_TOOLS } from '../../memory/engram-tools.js';
 import type { ControlStore, ReflectionStore } from '../../memory/ports.js';
-import { currentRootIndex, listAllReflections } from '../../memory/root-index.js';
+import { currentRootIndex, listAllReflections, topicKey } from '../../memory/root-index.js';
 
 export type SessionStartFormat = 'copilot' | 'claude' | 'codex';
 const FORMATS: readonly SessionStartFormat[] = ['copilot', 'claude', 'codex'];
@@ -53,7 +53,7 @@ async function summary(store: ReflectionStore, agentId: string, markdown: string
   const all = await listAllReflections(store, agentId);
   const topics = new Map<string, number>();
   for (const reflection of all) {
-    const topic = reflection.topic.trim().toLowerCase() || 'general';
+    const topic = topicKey(reflection.topic);
     topics.set(topic, (topics.get(topic) ?? 0) + 1);
   }
   const procedural = all.filter((reflection) => reflection.kind === 'procedural').length;

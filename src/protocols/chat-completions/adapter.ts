@@ -5,8 +5,8 @@
 import { EngramError, openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  copilotSessionId,
   checkMessage,
+  copilotSessionId,
   isObject,
   looksLikeFailure,
   messageListBasics,

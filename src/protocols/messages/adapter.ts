@@ -6,8 +6,8 @@
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  copilotSessionId,
   checkMessage,
+  copilotSessionId,
   isClientContext,
   isObject,
   looksLikeFailure,
