@@ -4,7 +4,7 @@
  * (ackWait ~100 ms) and assertions are lower bounds or eventual, never tight upper bounds.
  */
 import * as assert from 'uvu/assert';
-import type { BusMessage, EventBus } from '../../src/memory/ports.js';
+import type { BusMessage, ConsumerOptions, EventBus } from '../../src/memory/ports.js';
 import { harnessSuite, sleep, waitFor } from './helpers.js';
 
 export interface EventBusHarness {
@@ -26,6 +26,15 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
   // A fresh subject per test keeps tests independent even on a shared server.
   let counter = 0;
   const subject = (): string => `contract.${Date.now().toString(36)}.${++counter}`;
+  /** Consumes `s`, recording every delivery (payload, attempt, time) before `settle` handles it. */
+  const recording = (b: EventBus, s: string, settle: (message: BusMessage<string>) => Promise<void>, options?: Partial<ConsumerOptions>) => {
+    const seen: Seen[] = [];
+    const record = async (message: BusMessage<string>) => {
+      seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
+      await settle(message);
+    };
+    return { seen, sub: b.consume<string>(s, record, options) };
+  };
 
   test('publish, consume, ack: delivered once each, in order, then gone', async (context) => {
     const b = bus(context);
@@ -91,11 +100,10 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'x');
-    const seen: Seen[] = [];
-    const sub = b.consume<string>(
+    const { seen, sub } = recording(
+      b,
       s,
       async (message) => {
-        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
         if (message.attempt >= 2) await message.ack();
       },
       { ackWaitMs: 150 },
@@ -111,16 +119,7 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'x');
-    const seen: Seen[] = [];
-    const sub = b.consume<string>(
-      s,
-      async (message) => {
-        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
-        if (message.attempt === 1) await message.nak(200);
-        else await message.ack();
-      },
-      { ackWaitMs: 5000 },
-    );
+    const { seen, sub } = recording(b, s, (message) => (message.attempt === 1 ? message.nak(200) : message.ack()), { ackWaitMs: 5000 });
     await waitFor(() => seen.length === 2, 3000, 'redelivery after nak');
     await sub.stop();
     assert.ok(seen[1].at - seen[0].at >= 190, `redelivered after ${seen[1].at - seen[0].at} ms`);
@@ -131,12 +130,11 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'x');
-    const seen: Seen[] = [];
     const backoffCalls: number[] = [];
-    const sub = b.consume<string>(
+    const { seen, sub } = recording(
+      b,
       s,
       async (message) => {
-        seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
         if (message.attempt < 3) throw new Error('transient');
         await message.ack();
       },
@@ -229,11 +227,7 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const notBefore = Date.now() + 300;
     await b.publish(s, 'later', { notBefore });
     await b.publish(s, 'now');
-    const seen: Seen[] = [];
-    const sub = b.consume<string>(s, async (message) => {
-      seen.push({ payload: message.payload, attempt: message.attempt, at: Date.now() });
-      await message.ack();
-    });
+    const { seen, sub } = recording(b, s, (message) => message.ack());
     await waitFor(() => seen.length === 2, 3000, 'both messages');
     await sub.stop();
     assert.equal(seen.map((x) => x.payload), ['now', 'later']);
