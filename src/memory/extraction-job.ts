@@ -4,7 +4,7 @@
  * the bus never stores a secret or an unbounded transcript.
  */
 import type { Turn } from '../domain/transcript.js';
-import type { ProtocolId } from '../domain/types.js';
+import type { ProtocolId, ReflectionSource } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions, EventBus, PublishOptions } from './ports.js';
@@ -39,7 +39,8 @@ export interface ExtractionJob {
   source?: ExtractionSource;
 }
 
-export type ExtractionSource = 'conversation' | 'transcript';
+/** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */
+export type ExtractionSource = Exclude<ReflectionSource, 'mcp'>;
 
 export interface BuildExtractionJobInput {
   agentId: string;

@@ -26,7 +26,6 @@ export {
   renderTranscript,
   type BuildExtractionJobInput,
   type ExtractionJob,
-  type ExtractionSource,
 } from './extraction-job.js';
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */

@@ -27,7 +27,7 @@ function toolNames(format: SessionStartFormat, server: string): Record<string, s
   return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, name(tool)]));
 }
 
-export interface IndexSummary {
+interface IndexSummary {
   reflections: number;
   procedural: number;
   factual: number;
