@@ -1,10 +1,12 @@
 /**
  * The ReflectionStore contract: every adapter (SQLite, Weaviate) runs this same suite,
- * written only against the port in src/memory/ports.ts.
+ * written only against the port in src/ports/reflections.ts. Hybrid
+ * search is the fusion above the port (src/memory/hybrid-search.ts) over the adapter's two searches.
  */
 import * as assert from 'uvu/assert';
 import type { ReflectionKind } from '../../src/domain/types.js';
-import type { ReflectionStore, StoredReflection } from '../../src/memory/ports.js';
+import type { ReflectionStore, StoredReflection } from '../../src/ports/index.js';
+import { hybridSearch, type HybridQuery } from '../../src/memory/hybrid-search.js';
 import { reflection as baseReflection } from '../memory/fixtures.js';
 import { harnessSuite, unitVector } from './helpers.js';
 
@@ -29,6 +31,10 @@ export function reflection(
 }
 
 const axis = (i: number): Float32Array => unitVector(DIMS, { [i]: 1 });
+const search = (s: ReflectionStore, agentId: string, query: HybridQuery) => hybridSearch(s, agentId, query);
+/** Vector search with the scores the hybrid results carry, for assertions written against both. */
+const nearest = async (s: ReflectionStore, agentId: string, vector: Float32Array, limit: number) =>
+  (await s.nearest(agentId, { vector, limit })).map((m) => ({ reflection: m.reflection, vectorScore: m.cosine, keywordScore: 0, score: m.score }));
 
 export function reflectionStoreContract(name: string, open: () => Promise<ReflectionStoreHarness>): void {
   const { test, harness } = harnessSuite(`ReflectionStore contract: ${name}`, open);
@@ -61,10 +67,10 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.is(await s.get(B, 'a1'), undefined);
     assert.is(await s.count(B), 1);
     assert.equal((await s.list(B)).map((r) => r.id), ['b1']);
-    const found = await s.search(B, { text: 'secret alpha deployment', vector: axis(0), limit: 10 });
+    const found = await search(s, B, { text: 'secret alpha deployment', vector: axis(0), limit: 10 });
     assert.equal(found.map((r) => r.reflection.id), ['b1'], 'never returns another agent’s reflections');
     assert.ok(found.every((r) => r.reflection.agentId === B));
-    assert.equal((await s.nearest(B, axis(0), 10)).map((r) => r.reflection.id), ['b1']);
+    assert.equal((await nearest(s, B, axis(0), 10)).map((r) => r.reflection.id), ['b1']);
     assert.is(await s.delete(B, 'a1'), false);
     assert.is(await s.update(B, 'a1', { content: 'hijack' }), undefined);
     await s.markUsed(B, ['a1'], 5_000);
@@ -95,7 +101,7 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
       reflection(A, 'noise1', 'Lunch is at noon', 3),
       reflection(A, 'noise2', 'The office has plants', 4),
     ]);
-    const results = await s.search(A, { text: 'how do we handle kubernetes?', vector: axis(0), limit: 10 });
+    const results = await search(s, A, { text: 'how do we handle kubernetes?', vector: axis(0), limit: 10 });
     const ids = results.map((r) => r.reflection.id);
     assert.ok(ids.includes('kw'), 'keyword match found');
     assert.ok(ids.includes('vec'), 'vector match found');
@@ -122,13 +128,13 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
       reflection(A, 'neither', 'The coffee machine is broken', 7),
     ]);
     const query = { text: 'pnpm', vector: axis(0), limit: 4 };
-    const hybrid = await s.search(A, query);
+    const hybrid = await search(s, A, query);
     assert.is(hybrid[0].reflection.id, 'both');
     assert.is(hybrid[0].score, 1, 'best on both lists: fused score 1');
 
-    const vectorOnly = await s.search(A, { ...query, alpha: 1 });
+    const vectorOnly = await search(s, A, { ...query, alpha: 1 });
     assert.equal(vectorOnly.slice(0, 2).map((r) => r.reflection.id), ['both', 'vecOnly']);
-    const keywordOnly = await s.search(A, { ...query, alpha: 0 });
+    const keywordOnly = await search(s, A, { ...query, alpha: 0 });
     assert.is(keywordOnly[0].reflection.id, 'both');
     // alpha 0: the fused score is the normalised keyword score alone.
     assert.ok(keywordOnly.every((r) => Math.abs(r.score - r.keywordScore) < 1e-6));
@@ -136,14 +142,14 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
 
   test('search: limit, kind filter, empty store', async (context) => {
     const s = store(context);
-    assert.equal(await s.search(A, { text: 'anything', vector: axis(0), limit: 5 }), []);
+    assert.equal(await search(s, A, { text: 'anything', vector: axis(0), limit: 5 }), []);
     await s.upsert([
       reflection(A, 'f1', 'fact about testing', 0),
       reflection(A, 'p1', 'procedure for testing', 0, { kind: 'procedural' }),
       reflection(A, 'p2', 'another procedure for testing', 1, { kind: 'procedural' }),
     ]);
-    assert.is((await s.search(A, { text: 'testing', vector: axis(0), limit: 2 })).length, 2);
-    const procedural = await s.search(A, { text: 'testing fact', vector: axis(0), limit: 10, kind: 'procedural' });
+    assert.is((await search(s, A, { text: 'testing', vector: axis(0), limit: 2 })).length, 2);
+    const procedural = await search(s, A, { text: 'testing fact', vector: axis(0), limit: 10, kind: 'procedural' });
     assert.equal(procedural.map((r) => r.reflection.id).sort(), ['p1', 'p2']);
     const kinds = new Set<ReflectionKind>(procedural.map((r) => r.reflection.kind));
     assert.equal([...kinds], ['procedural']);
@@ -154,16 +160,16 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     await s.upsert([reflection(A, 'r1', 'Quotes "inside" content (and) NEAR stars*', 0)]);
     const nasty = ['"unbalanced', 'a AND OR NOT', 'NEAR(a b, 3)', 'col:value', '*', '^start', '-- ; DROP TABLE x', '"" \'\' ()'];
     for (const text of nasty) {
-      const results = await s.search(A, { text, vector: axis(0), limit: 5 });
+      const results = await search(s, A, { text, vector: axis(0), limit: 5 });
       assert.is(results.length, 1, `text ${JSON.stringify(text)}`);
     }
     for (const text of ['', '   ', '?!.,;']) {
-      const results = await s.search(A, { text, vector: axis(0), limit: 5 });
+      const results = await search(s, A, { text, vector: axis(0), limit: 5 });
       assert.is(results.length, 1);
       assert.is(results[0].keywordScore, 0, 'no words: vector only');
     }
     const long = Array.from({ length: 500 }, (_, i) => `word${i}`).join(' ') + ' inside';
-    assert.is((await s.search(A, { text: long, vector: axis(0), limit: 5 })).length, 1);
+    assert.is((await search(s, A, { text: long, vector: axis(0), limit: 5 })).length, 1);
   });
 
   test('updates and deletes are reflected in search at once', async (context) => {
@@ -173,28 +179,28 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
       reflection(A, 'r2', 'Logs ship to loki', 1),
     ]);
     // Warm whatever the adapter caches.
-    assert.is((await s.search(A, { text: 'redis', vector: axis(0), limit: 1 }))[0].reflection.id, 'r1');
+    assert.is((await search(s, A, { text: 'redis', vector: axis(0), limit: 1 }))[0].reflection.id, 'r1');
 
     const updated = await s.update(A, 'r1', { content: 'The cache lives in memcached', vector: axis(4), topic: 'infra' });
     assert.ok(updated);
     assert.is(updated.content, 'The cache lives in memcached');
     assert.is(updated.topic, 'infra');
     assert.ok(updated.updatedAt >= 1_000);
-    const byOldWord = await s.search(A, { text: 'redis', vector: axis(7), limit: 5 });
+    const byOldWord = await search(s, A, { text: 'redis', vector: axis(7), limit: 5 });
     assert.ok(byOldWord.every((r) => r.keywordScore === 0), 'old words are gone from the keyword index');
-    const byNewWord = await s.search(A, { text: 'memcached', vector: axis(7), limit: 1 });
+    const byNewWord = await search(s, A, { text: 'memcached', vector: axis(7), limit: 1 });
     assert.is(byNewWord[0].reflection.id, 'r1');
     assert.ok(byNewWord[0].keywordScore > 0);
-    const near = await s.nearest(A, axis(4), 1);
+    const near = await nearest(s, A, axis(4), 1);
     assert.is(near[0].reflection.id, 'r1', 'new vector is searched');
     assert.ok(Math.abs(near[0].vectorScore - 1) < 1e-5);
 
     await s.upsert([reflection(A, 'r3', 'Queues run on sqlite', 4, { updatedAt: 5_000 })]);
-    assert.equal((await s.nearest(A, axis(4), 2)).map((r) => r.reflection.id).sort(), ['r1', 'r3']);
+    assert.equal((await nearest(s, A, axis(4), 2)).map((r) => r.reflection.id).sort(), ['r1', 'r3']);
 
     assert.is(await s.delete(A, 'r1'), true);
     assert.is(await s.delete(A, 'r1'), false);
-    const after = await s.search(A, { text: 'memcached cache', vector: axis(4), limit: 5 });
+    const after = await search(s, A, { text: 'memcached cache', vector: axis(4), limit: 5 });
     assert.not.ok(after.some((r) => r.reflection.id === 'r1'));
     assert.is(await s.get(A, 'r1'), undefined);
     assert.is(await s.count(A), 2);
@@ -208,7 +214,7 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
       reflection(A, 'y', 'y', 1),
       reflection(A, 'negx', 'negx', 0, { vector: unitVector(DIMS, { 0: -1 }) }),
     ]);
-    const near = await s.nearest(A, axis(0), 3);
+    const near = await nearest(s, A, axis(0), 3);
     assert.equal(near.map((r) => r.reflection.id), ['x', 'xy', 'y']);
     assert.ok(Math.abs(near[1].vectorScore - Math.SQRT1_2) < 1e-5);
     assert.ok(near.every((r) => r.keywordScore === 0));
@@ -235,14 +241,94 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     const s = store(context);
     await s.upsert([reflection(A, 'a1', 'alpha', 0), reflection(A, 'a2', 'alpha two', 1)]);
     await s.upsert([reflection(B, 'b1', 'alpha bravo', 0)]);
-    await s.search(A, { text: 'alpha', vector: axis(0), limit: 5 });
+    await search(s, A, { text: 'alpha', vector: axis(0), limit: 5 });
     await s.deleteAgent(A);
     assert.is(await s.count(A), 0);
     assert.equal(await s.list(A), []);
-    assert.equal(await s.search(A, { text: 'alpha', vector: axis(0), limit: 5 }), []);
-    assert.equal(await s.nearest(A, axis(0), 5), []);
+    assert.equal(await search(s, A, { text: 'alpha', vector: axis(0), limit: 5 }), []);
+    assert.equal(await nearest(s, A, axis(0), 5), []);
     assert.is(await s.count(B), 1);
-    assert.is((await s.search(B, { text: 'alpha', vector: axis(0), limit: 5 })).length, 1);
+    assert.is((await search(s, B, { text: 'alpha', vector: axis(0), limit: 5 })).length, 1);
+  });
+
+  test('upsert merge rule: content replaced, earliest createdAt, larger useCount, later lastUsedAt kept', async (context) => {
+    const s = store(context);
+    const first = reflection(A, 'r1', 'Run the linter before pushing', 0, {
+      createdAt: 1_000,
+      updatedAt: 1_000,
+      useCount: 5,
+      lastUsedAt: 9_000,
+      topic: 'ci',
+      tags: ['lint'],
+    });
+    await s.upsert([first]);
+    await s.upsert([
+      reflection(A, 'r1', 'Run the linter and the type check before pushing', 3, {
+        kind: 'procedural',
+        createdAt: 4_000,
+        updatedAt: 4_000,
+        useCount: 0,
+        lastUsedAt: null,
+        topic: 'ci-checks',
+        tags: ['lint', 'tsc'],
+        source: 'transcript',
+        embedderId: 'other-embedder',
+      }),
+    ]);
+    const { vector: _firstVector, ...plainFirst } = first;
+    assert.equal(await s.get(A, 'r1'), {
+      ...plainFirst,
+      kind: 'procedural',
+      content: 'Run the linter and the type check before pushing',
+      topic: 'ci-checks',
+      tags: ['lint', 'tsc'],
+      source: 'transcript',
+      embedderId: 'other-embedder',
+      updatedAt: 4_000,
+      createdAt: 1_000,
+      useCount: 5,
+      lastUsedAt: 9_000,
+    });
+    assert.is((await nearest(s, A, axis(3), 1))[0].reflection.id, 'r1', 'the vector is replaced');
+    await s.upsert([reflection(A, 'r1', 'again', 3, { createdAt: 500, updatedAt: 5_000, useCount: 7, lastUsedAt: 2_000 })]);
+    const again = await s.get(A, 'r1');
+    assert.equal([again?.createdAt, again?.useCount, again?.lastUsedAt], [500, 7, 9_000]);
+  });
+
+  test('keywords: BM25 over content, topic and tags, with the cosine to a given vector', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'content', 'Redis must be started before the build', 0),
+      reflection(A, 'topic', 'Start it with docker compose', 1, { topic: 'redis' }),
+      reflection(A, 'tag', 'Caches are flushed nightly', 2, { tags: ['redis', 'ops'] }),
+      reflection(A, 'none', 'Lunch is at noon', 3),
+      reflection(A, 'proc', 'Restart redis after upgrades', 4, { kind: 'procedural' }),
+    ]);
+    const found = await s.keywords(A, { text: 'redis', limit: 10, vector: axis(0) });
+    assert.equal(found.map((m) => m.reflection.id).sort(), ['content', 'proc', 'tag', 'topic']);
+    for (let i = 1; i < found.length; i++) assert.ok(found[i - 1].score >= found[i].score, 'best first');
+    assert.ok(found.every((m) => m.score > 0));
+    assert.ok(Math.abs(found.find((m) => m.reflection.id === 'content')!.cosine - 1) < 1e-5, 'cosine to the given vector');
+    assert.ok(Math.abs(found.find((m) => m.reflection.id === 'tag')!.cosine) < 1e-5);
+    assert.equal((await s.keywords(A, { text: 'redis', limit: 10, kind: 'procedural' })).map((m) => m.reflection.id), ['proc']);
+    assert.is((await s.keywords(A, { text: 'redis', limit: 2 })).length, 2);
+    assert.equal(await s.keywords(A, { text: 'nothing matches this', limit: 10 }), []);
+    assert.equal(await s.keywords(A, { text: '', limit: 10 }), []);
+    assert.equal(await s.keywords(B, { text: 'redis', limit: 10 }), [], 'another agent');
+  });
+
+  test('nearest: kind filter, score is the cosine', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'f', 'fact', 0),
+      reflection(A, 'p', 'procedure', 0, { kind: 'procedural', vector: unitVector(DIMS, { 0: 1, 1: 1 }) }),
+    ]);
+    const all = await s.nearest(A, { vector: axis(0), limit: 5 });
+    assert.equal(all.map((m) => m.reflection.id), ['f', 'p']);
+    assert.ok(all.every((m) => Math.abs(m.score - m.cosine) < 1e-6));
+    const procedural = await s.nearest(A, { vector: axis(0), limit: 5, kind: 'procedural' });
+    assert.equal(procedural.map((m) => m.reflection.id), ['p']);
+    assert.ok(Math.abs(procedural[0].cosine - Math.SQRT1_2) < 1e-5);
   });
 
   test.run();

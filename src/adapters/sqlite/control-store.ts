@@ -11,7 +11,7 @@ import { EngramError } from '../../errors.js';
 import type { AgentPatch, ControlStore, NewAgent, TokenLookup } from '../../memory/ports.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import type { SqliteDatabase } from './database.js';
-import { newId } from './ids.js';
+import { newId } from '../../domain/ids.js';
 import { SqliteResponseRecords } from './response-records.js';
 
 interface OrgRow {

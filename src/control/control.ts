@@ -1,0 +1,129 @@
+/**
+ * The control plane over its ports: the directory, conversations, recorded responses and
+ * root indexes, with what belongs above any one engine: new records and their ids,
+ * sealing of secrets (`Vault`), revision-checked conversation updates, and deletes that
+ * reach every store an agent has data in. Plain reads go to the stores directly
+ * (`control.directory.getOrg(...)`).
+ */
+import type { ConversationState } from '../domain/conversation-state.js';
+import {
+  newAgent,
+  newOrg,
+  newToken,
+  patchAgent,
+  patchSecrets,
+  type AgentPatch,
+  type NewAgent,
+} from '../domain/directory-records.js';
+import type { ResponseRecord } from '../domain/response-record.js';
+import type { Agent, AgentSecrets, Org, TokenRecord } from '../domain/types.js';
+import type { ControlStores } from '../ports/index.js';
+import type { Vault } from '../security/vault.js';
+import { updateConversation, type ConversationChange } from './conversation-updates.js';
+
+export interface ControlOptions {
+  vault: Vault;
+  now: () => number;
+}
+
+export class Control {
+  readonly directory: ControlStores['directory'];
+  readonly conversations: ControlStores['conversations'];
+  readonly responses: ControlStores['responses'];
+  readonly indexes: ControlStores['indexes'];
+  readonly #vault: Vault;
+  readonly #now: () => number;
+
+  constructor(stores: ControlStores, options: ControlOptions) {
+    this.directory = stores.directory;
+    this.conversations = stores.conversations;
+    this.responses = stores.responses;
+    this.indexes = stores.indexes;
+    this.#vault = options.vault;
+    this.#now = options.now;
+  }
+
+  async createOrg(name: string): Promise<Org> {
+    const org = newOrg(name, this.#now());
+    await this.directory.createOrg(org);
+    return org;
+  }
+
+  /**
+   * Deletes the org and its agents with everything they keep in the control stores; returns
+   * the deleted agents' ids (their reflections are the caller's), or undefined.
+   */
+  async deleteOrg(id: string): Promise<string[] | undefined> {
+    const agentIds = await this.directory.deleteOrg(id);
+    for (const agentId of agentIds ?? []) await this.#forgetAgent(agentId);
+    return agentIds;
+  }
+
+  async createAgent(input: NewAgent): Promise<Agent> {
+    const agent = newAgent(input, this.#now());
+    await this.directory.createAgent({ agent, sealedSecrets: this.#vault.sealAgentSecrets(agent.id, input.secrets) });
+    return agent;
+  }
+
+  async updateAgent(orgId: string, agentId: string, patch: AgentPatch): Promise<Agent | undefined> {
+    const { secrets, ...fields } = patch;
+    return this.directory.updateAgent(orgId, agentId, (current) => ({
+      agent: patchAgent(current.agent, fields, this.#now()),
+      sealedSecrets: secrets
+        ? this.#vault.sealAgentSecrets(agentId, patchSecrets(this.#vault.openAgentSecrets(agentId, current.sealedSecrets), secrets))
+        : current.sealedSecrets,
+    }));
+  }
+
+  /** Deletes the agent with its tokens, conversations, responses and index (its reflections are the caller's). */
+  async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
+    if (!(await this.directory.deleteAgent(orgId, agentId))) return false;
+    await this.#forgetAgent(agentId);
+    return true;
+  }
+
+  /** Decrypted secrets, for the upstream call only. */
+  async agentSecrets(agentId: string): Promise<AgentSecrets | undefined> {
+    const entry = await this.directory.agentEntry(agentId);
+    return entry && this.#vault.openAgentSecrets(agentId, entry.sealedSecrets);
+  }
+
+  /** Stores the token's hash; returns the record (the clear token is never stored). */
+  async createToken(agent: Pick<Agent, 'id' | 'orgId'>, tokenHash: string, prefix: string, name: string): Promise<TokenRecord> {
+    const record = newToken(agent, prefix, name, this.#now());
+    await this.directory.createToken(record, tokenHash);
+    return record;
+  }
+
+  revokeToken(agentId: string, tokenId: string): Promise<boolean> {
+    return this.directory.revokeToken(agentId, tokenId, this.#now());
+  }
+
+  /** Applies `change` to the conversation's latest state, again if another writer came first. */
+  updateConversation(agentId: string, id: string, change: ConversationChange): Promise<ConversationState | undefined> {
+    return updateConversation(this.conversations, agentId, id, change);
+  }
+
+  async getConversation(agentId: string, id: string): Promise<ConversationState | undefined> {
+    return (await this.conversations.get(agentId, id))?.value;
+  }
+
+  putResponse(record: ResponseRecord): Promise<void> {
+    return this.responses.put(this.#vault.sealResponse(record));
+  }
+
+  async getResponse(agentId: string, id: string): Promise<ResponseRecord | undefined> {
+    const stored = await this.responses.get(agentId, id);
+    return stored && this.#vault.openResponse(stored);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.directory.close(), this.conversations.close(), this.responses.close(), this.indexes.close()]);
+  }
+
+  async #forgetAgent(agentId: string): Promise<void> {
+    await this.conversations.deleteAgent(agentId);
+    await this.responses.deleteAgent(agentId);
+    await this.indexes.delete(agentId);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The extraction pipeline's bus (DESIGN section 2), with JetStream's semantics so the
+ * embedded SQLite queue and a NATS JetStream work-queue stream both implement it:
+ * at-least-once delivery, explicit ack, redelivery after the ack wait, a bounded number
+ * of deliveries, then a dead letter. Every adapter passes `test/contracts/event-bus.contract.ts`.
+ */
+
+export interface PublishOptions {
+  /** Do not deliver before this epoch-ms instant (used to wait for a conversation to settle). */
+  notBefore?: number;
+  /**
+   * Deduplication id (JetStream's `Nats-Msg-Id`): a second publish with the same id on
+   * the same subject within the bus's dedup window is a no-op. The window is at least
+   * `DEDUP_WINDOW_MS` (and at least the settle time the deployment uses); after it, or
+   * once the first message was consumed, the same id may be stored again. Ids that must
+   * never be stored twice are the handler's job (handlers are idempotent).
+   */
+  msgId?: string;
+}
+
+/** Shortest deduplication window an adapter may offer (JetStream's default is 2 minutes). */
+export const DEDUP_WINDOW_MS = 2 * 60 * 1000;
+
+export interface BusMessage<T = unknown> {
+  /** Stable id of the stored message (its sequence number, as a string). */
+  readonly id: string;
+  readonly subject: string;
+  readonly payload: T;
+  /** 1 on first delivery, incremented on every redelivery. */
+  readonly attempt: number;
+  readonly publishedAt: number;
+  /** Done: the message is removed and never delivered again. */
+  ack(): Promise<void>;
+  /** Failed this time: redeliver after `delayMs` (default: the consumer's backoff). */
+  nak(delayMs?: number): Promise<void>;
+  /** Give up now: the message becomes a dead letter with this reason. */
+  term(reason: string): Promise<void>;
+  /**
+   * Still working on it: restarts the ack wait (JetStream's `+WPI`), so a short ack wait
+   * detects a crashed worker quickly without redelivering a long-running one.
+   */
+  working(): Promise<void>;
+}
+
+export interface ConsumerOptions {
+  /** Unacked messages are redelivered this long after delivery (or after the last `working()`). */
+  ackWaitMs: number;
+  /** After this many deliveries without ack the message becomes a dead letter. */
+  maxDeliver: number;
+  /** Messages handled at once by this consumer. */
+  concurrency: number;
+  /** Delay before redelivery after a `nak()` without a delay or a thrown handler, by attempt. */
+  backoffMs: (attempt: number) => number;
+}
+
+export interface DeadLetter {
+  id: string;
+  subject: string;
+  payload: unknown;
+  attempts: number;
+  reason: string;
+  publishedAt: number;
+  failedAt: number;
+}
+
+export interface Subscription {
+  /** Stops fetching; resolves once in-flight handlers have finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Durable work queue. Published messages survive a process crash (a publish resolves
+ * once the message is stored). All consumers of a subject, in this process or any
+ * other on the same storage, share its messages: each delivery goes to one of them. A
+ * handler that throws is treated as `nak()`. Handlers must be idempotent.
+ */
+export interface EventBus {
+  publish(subject: string, payload: unknown, options?: PublishOptions): Promise<void>;
+  consume<T>(
+    subject: string,
+    handler: (message: BusMessage<T>) => Promise<void>,
+    options?: Partial<ConsumerOptions>,
+  ): Subscription;
+  /** Messages stored and not yet acked or dead-lettered, for a subject (waiting ones included). */
+  pending(subject: string): Promise<number>;
+  /** Dead letters, oldest failure first. */
+  deadLetters(subject?: string): Promise<DeadLetter[]>;
+  /**
+   * Publishes a dead letter's payload again on its subject (a fresh message, attempt 1)
+   * and removes the dead letter. False when no dead letter has that id.
+   */
+  retryDeadLetter(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}
