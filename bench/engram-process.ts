@@ -14,7 +14,7 @@ import { reflectionId } from '../src/domain/reflection-id.js';
 import type { Agent } from '../src/domain/types.js';
 import { start } from '../src/main.js';
 import { createRetrieval } from '../src/memory/retrieval.js';
-import type { StoredReflection } from '../src/memory/ports.js';
+import type { StoredReflection } from '../src/ports/index.js';
 import { rssSampler, serveParent } from './ipc.js';
 import { summarise } from './stats.js';
 import { questions, reflectionSeeds } from './workload.js';
@@ -61,7 +61,7 @@ async function createAgent(name: string): Promise<{ agent: Agent; token: string;
     type: 'api_provider',
     upstream: { base_url: upstreamUrl, api_key: 'sk-bench-upstream-0000000000000000' },
   });
-  const agent = await deps.control.getAgent(org.id, created.id);
+  const agent = await deps.control.directory.getAgent(org.id, created.id);
   if (!agent) throw new Error('agent not found after creation');
   return { agent, token: created.token, baseUrl: created.base_url };
 }

@@ -1,9 +1,9 @@
 /**
  * Micro-benchmarks of the SQLite adapters' calls on the proxy's hot path, which runs on
- * every proxied request: `SqliteReflectionStore.search` (one agent, 256-dimension
+ * every proxied request: hybrid search over `SqliteReflectionStore` (`nearest` + `keywords`, fused) (one agent, 256-dimension
  * vectors, realistic free-text queries) at 1,000 and 10,000 reflections, `markUsed`,
  * `SqliteEventBus.publish` (small and 48 KB payloads, with and without a consumer
- * subscribed) and `get/putConversation`. Budgets: search p50 <= 0.15 ms at 1,000 and
+ * subscribed) and conversation `get`/`put`. Budgets: search p50 <= 0.15 ms at 1,000 and
  * p95 <= 5 ms at 10,000. Run: `node --import tsx bench/reflection-search.ts`
  * (`BENCH_ONLY=search` or `BENCH_ONLY=hot` runs one half).
  */
@@ -12,13 +12,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SqliteControlStore } from '../src/adapters/sqlite/control-store.js';
+import { SqliteConversationStore } from '../src/adapters/sqlite/conversations.js';
+import { hybridSearch } from '../src/memory/hybrid-search.js';
 import { openDatabase, type SqliteDatabase } from '../src/adapters/sqlite/database.js';
 import { SqliteEventBus } from '../src/adapters/sqlite/event-bus.js';
 import { SqliteReflectionStore } from '../src/adapters/sqlite/reflection-store.js';
 import type { ConversationState } from '../src/domain/conversation-state.js';
-import type { StoredReflection } from '../src/memory/ports.js';
-import { SecretBox } from '../src/security/secret-box.js';
+import type { StoredReflection } from '../src/ports/index.js';
 import { round, summarise, type Summary } from './stats.js';
 import { prng } from './workload.js';
 
@@ -125,16 +125,16 @@ export async function benchReflectionSearch(options: SearchBenchOptions = {}): P
     }
 
     let started = performance.now();
-    await store.search('agt_bench', query());
+    await hybridSearch(store, 'agt_bench', query());
     const coldMs = performance.now() - started;
-    for (let i = 0; i < 200; i++) await store.search('agt_bench', query());
+    for (let i = 0; i < 200; i++) await hybridSearch(store, 'agt_bench', query());
 
     const times: number[] = [];
     const prepared = Array.from({ length: queries }, query);
     const cpu = process.cpuUsage();
     for (const q of prepared) {
       started = performance.now();
-      await store.search('agt_bench', q);
+      await hybridSearch(store, 'agt_bench', q);
       times.push(performance.now() - started);
     }
     const { user, system } = process.cpuUsage(cpu);
@@ -143,7 +143,7 @@ export async function benchReflectionSearch(options: SearchBenchOptions = {}): P
       await store.upsert([reflection('agt_bench', count + i)]);
       const q = query();
       started = performance.now();
-      await store.search('agt_bench', q);
+      await hybridSearch(store, 'agt_bench', q);
       afterWrite.push(performance.now() - started);
     }
     await store.close();
@@ -235,7 +235,7 @@ export async function benchHotPath(): Promise<HotPathResult> {
   });
 
   const conversations = await withTempDb(async (db) => {
-    const store = new SqliteControlStore(db, new SecretBox(randomBytes(32)));
+    const store = new SqliteConversationStore(db);
     const state = (i: number): ConversationState => ({
       agentId: 'agt_bench',
       id: `conv_${i % 500}`,
@@ -252,17 +252,17 @@ export async function benchHotPath(): Promise<HotPathResult> {
       seenMessages: 2 * i,
       createdAt: 1,
     });
-    for (let i = 0; i < 500; i++) await store.putConversation(state(i));
+    for (let i = 0; i < 500; i++) await store.put(state(i), undefined);
     const gets: number[] = [];
     const puts: number[] = [];
     for (let i = 0; i < 10_000; i++) {
       let t = performance.now();
-      const found = await store.getConversation('agt_bench', `conv_${i % 500}`);
+      const found = await store.get('agt_bench', `conv_${i % 500}`);
       gets.push(performance.now() - t);
       if (!found) throw new Error('conversation missing');
       const next = state(i);
       t = performance.now();
-      await store.putConversation(next);
+      await store.put(next, found.revision);
       puts.push(performance.now() - t);
     }
     await store.close();

@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import type { ControlStore, Embedder, EventBus, ReflectionStore, UpstreamClient } from './memory/ports.js';
+import type { Control } from './control/control.js';
+import type { Embedder, EventBus, ReflectionStore, UpstreamClient } from './ports/index.js';
 
 /** Everything `buildApp` needs, connected by `main.ts` (or by a test). */
 export interface Deps {
   config: Config;
-  control: ControlStore;
+  /** The control plane: directory, conversations, responses, root indexes. */
+  control: Control;
   reflections: ReflectionStore;
   bus: EventBus;
   embedder: Embedder;

@@ -13,6 +13,8 @@ import type { Deps } from './deps.js';
 import { createEmbedder } from './adapters/embeddings/create-embedder.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
+import { Vault } from './security/vault.js';
+import { Control } from './control/control.js';
 
 export const DATABASE_FILE = 'engram.db';
 
@@ -31,10 +33,11 @@ export async function connect(config: Config): Promise<Connected> {
   }
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
-  const box = new SecretBox(loadOrCreateSecretKey(config.dataDir, config.secretKey));
-  const sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE), box);
-  const { control, reflections, bus } = sqlite;
+  const vault = new Vault(new SecretBox(loadOrCreateSecretKey(config.dataDir, config.secretKey)));
+  const sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE));
+  const { reflections, bus } = sqlite;
   const now = Date.now;
+  const control = new Control(sqlite.control, { vault, now });
   const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
   const embedder = createEmbedder(config, upstream);
   const deps: Deps = { config, control, reflections, bus, embedder, upstream, adminTokenHash: adminToken.hash, now };

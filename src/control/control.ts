@@ -17,7 +17,7 @@ import {
 } from '../domain/directory-records.js';
 import type { ResponseRecord } from '../domain/response-record.js';
 import type { Agent, AgentSecrets, Org, TokenRecord } from '../domain/types.js';
-import type { ControlStores } from '../ports/index.js';
+import type { ControlStores, Revisioned } from '../ports/index.js';
 import type { Vault } from '../security/vault.js';
 import { updateConversation, type ConversationChange } from './conversation-updates.js';
 
@@ -51,10 +51,13 @@ export class Control {
 
   /**
    * Deletes the org and its agents with everything they keep in the control stores; returns
-   * the deleted agents' ids (their reflections are the caller's), or undefined.
+   * the deleted agents' ids (their reflections are the caller's), or undefined. The
+   * directory entry goes last: a failure half-way leaves an org the call can be repeated on.
    */
   async deleteOrg(id: string): Promise<string[] | undefined> {
+    for (const agent of await this.directory.listAgents(id)) await this.#forgetAgent(agent.id);
     const agentIds = await this.directory.deleteOrg(id);
+    // Agents created while this ran are gone from the directory too: forget them as well.
     for (const agentId of agentIds ?? []) await this.#forgetAgent(agentId);
     return agentIds;
   }
@@ -77,9 +80,10 @@ export class Control {
 
   /** Deletes the agent with its tokens, conversations, responses and index (its reflections are the caller's). */
   async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
-    if (!(await this.directory.deleteAgent(orgId, agentId))) return false;
+    if ((await this.directory.getAgent(orgId, agentId))?.id !== agentId) return false;
+    // The directory entry last, so a failure half-way leaves an agent the call can be repeated on.
     await this.#forgetAgent(agentId);
-    return true;
+    return this.directory.deleteAgent(orgId, agentId);
   }
 
   /** Decrypted secrets, for the upstream call only. */
@@ -100,8 +104,13 @@ export class Control {
   }
 
   /** Applies `change` to the conversation's latest state, again if another writer came first. */
-  updateConversation(agentId: string, id: string, change: ConversationChange): Promise<ConversationState | undefined> {
-    return updateConversation(this.conversations, agentId, id, change);
+  updateConversation(
+    agentId: string,
+    id: string,
+    change: ConversationChange,
+    known?: Revisioned<ConversationState> | null,
+  ): Promise<ConversationState | undefined> {
+    return updateConversation(this.conversations, agentId, id, change, known);
   }
 
   async getConversation(agentId: string, id: string): Promise<ConversationState | undefined> {

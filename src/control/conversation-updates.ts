@@ -4,7 +4,7 @@
  * writer's change is lost and none is applied to a state it did not see.
  */
 import type { ConversationState } from '../domain/conversation-state.js';
-import type { ConversationStore } from '../ports/conversations.js';
+import type { ConversationStore, Revisioned } from '../ports/conversations.js';
 
 /** A change to apply: the new state, or undefined to leave the conversation as it is. */
 export type ConversationChange = (current: ConversationState | undefined) => ConversationState | undefined;
@@ -18,16 +18,19 @@ const MAX_ATTEMPTS = 50;
 
 /**
  * Applies `change` to the stored state until the write lands on the revision it read.
- * Returns the state written, or the current one when `change` left it alone.
+ * Returns the state written, or the current one when `change` left it alone. `known` is
+ * the state as the caller read it (null: read as absent), tried first to save a read in
+ * the common case where nobody wrote since.
  */
 export async function updateConversation(
   store: ConversationStore,
   agentId: string,
   id: string,
   change: ConversationChange,
+  known?: Revisioned<ConversationState> | null,
 ): Promise<ConversationState | undefined> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const current = await store.get(agentId, id);
+    const current = attempt === 1 && known !== undefined ? (known ?? undefined) : await store.get(agentId, id);
     const next = change(current?.value);
     if (next === undefined) return current?.value;
     if ((await store.put(next, current?.revision)) !== undefined) return next;

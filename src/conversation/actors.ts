@@ -4,10 +4,11 @@
  */
 import { fromPromise } from 'xstate';
 import { conversationMachine, type StepInput } from '../../machines/conversation.machine.js';
-import { newConversationState } from '../domain/conversation-state.js';
+import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
+import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError } from '../errors.js';
-import { authenticateAgent } from '../http/auth.js';
+import { authenticateAgent } from '../control/auth.js';
 import { buildExtractionJob, publishExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
@@ -72,8 +73,9 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     const id = conversationId(adapter, body, request.headers, chain?.conversationId);
-    const state = (await control.getConversation(request.agentId, id)) ?? newConversationState(request.agentId, id, request.adapter.id, now());
-    return { body, conversationId: id, state, forward, chain };
+    const stored = (await control.conversations.get(request.agentId, id)) ?? null;
+    const state = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
+    return { body, conversationId: id, state, stored, forward, chain };
   });
 
   const inject = step<Injected>(async ({ request, results }) => {
@@ -123,7 +125,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const tools = detectMemoryTools(adapter.offeredTools(body), servers);
     if (!tools) return undefined;
     if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
-      const markdown = (await control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+      const markdown = (await control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
       return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
     }
     const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
@@ -133,7 +135,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
 
   const forward = step<Forwarded>(async ({ request, results, signal }) => {
     const { agent } = results.authenticate!;
-    const secrets = await control.getAgentSecrets(agent.id);
+    const secrets = await control.agentSecrets(agent.id);
     if (!secrets) throw new EngramError('internal', 'The agent has no upstream credentials');
     const { adapter } = request;
     const response = await upstream.send({
@@ -171,7 +173,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    */
   const settle = step<void>(async ({ request, results }) => {
     const { agent } = results.authenticate!;
-    const { body, conversationId: id, chain } = results.resolveConversation!;
+    const { body, conversationId: id, chain, stored } = results.resolveConversation!;
     const relayed = results.relay!;
     const settledAt = now();
     const { adapter } = request;
@@ -191,12 +193,17 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         request.chainCache,
       );
     }
-    let state = { ...results.inject!.state, lastActivityAt: settledAt };
+    const turn = results.inject!.state;
+    let compacted = false;
+    let queued = false;
     if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
       const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
+      // The watermark as the request found it. A job that moved it since only makes this one
+      // cover turns already done, which the consumer skips (it reads the watermark again).
+      const watermark = turn.extractedTurns;
       // A history shorter than the watermark was compacted or rewound: learn from it afresh
       // (near-duplicates of what was learnt before are dropped by the writer).
-      if (turns.length < state.extractedTurns) state = { ...state, extractedTurns: 0 };
+      compacted = turns.length < watermark;
       const job = buildExtractionJob({
         agentId: agent.id,
         orgId: agent.orgId,
@@ -204,20 +211,53 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         protocol: request.adapter.id,
         model: request.adapter.model(body),
         turns,
-        watermark: state.extractedTurns,
+        watermark: compacted ? 0 : watermark,
         maxBytes: config.extraction.maxBytes,
         settledAt,
       });
       if (job) {
         // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
         await publishExtractionJob(bus, job, config.settleMs);
-        state = { ...state, lastFinalAt: settledAt };
+        queued = true;
       }
     }
-    await control.putConversation(state);
+    await control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), stored);
+    const session = sessionDigestOf(id);
+    // Marked when the conversation opens, and again after a day of silence so the mark
+    // outlives the pruning of idle sessions as long as the conversation itself does.
+    if (session && (!stored || settledAt - stored.value.lastActivityAt > SESSION_MARK_REFRESH_MS)) {
+      await control.conversations.markSession(agent.id, session, settledAt);
+    }
   });
 
   return conversationMachine.provide({
     actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, settle },
   });
+}
+
+const SESSION_MARK_REFRESH_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The conversation's state once this turn settled, applied to the latest stored state
+ * (another turn, an extraction job or an upload may have written since this request
+ * read it): this turn's blocks and what it saw, unless a later turn of the conversation
+ * settled first; every reflection ever injected; the watermark as stored (reset after a
+ * compaction); the latest activity and final answer.
+ */
+export function settledState(
+  current: ConversationState | undefined,
+  turn: ConversationState,
+  { settledAt, compacted, queued }: { settledAt: number; compacted: boolean; queued: boolean },
+): ConversationState {
+  const base = current ?? turn;
+  const later = current !== undefined && current.seenMessages > turn.seenMessages;
+  return {
+    ...base,
+    insertions: later ? base.insertions : turn.insertions,
+    seenMessages: later ? base.seenMessages : turn.seenMessages,
+    injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
+    extractedTurns: compacted ? 0 : base.extractedTurns,
+    lastActivityAt: Math.max(base.lastActivityAt, settledAt),
+    lastFinalAt: queued ? Math.max(base.lastFinalAt, settledAt) : base.lastFinalAt,
+  };
 }

@@ -7,7 +7,7 @@
  */
 import type { ResponseRecord } from '../domain/response-record.js';
 import { EngramError } from '../errors.js';
-import type { ControlStore } from '../memory/ports.js';
+import type { Control } from '../control/control.js';
 import type { ChainSupport, JsonObject } from '../protocols/types.js';
 
 /** A response a later request may continue. */
@@ -39,7 +39,7 @@ const MAX_LINKS = 100_000;
 
 /** The history a continuation of `previousId` stands on, or undefined when the id (or a link before it) is unknown. */
 export async function resolveChain(
-  control: ControlStore,
+  control: Control,
   agentId: string,
   previousId: string,
   cache: ChainCache | undefined,
@@ -68,7 +68,7 @@ export async function resolveChain(
  * `previous_response_not_found`.
  */
 export async function expandRequest(
-  control: ControlStore,
+  control: Control,
   support: ChainSupport,
   body: JsonObject,
   agentId: string,
@@ -84,7 +84,7 @@ export async function expandRequest(
 }
 
 /** Everything before and in `record`'s own input: what the model was given. */
-export async function recordContext(control: ControlStore, record: ResponseRecord): Promise<unknown[] | undefined> {
+export async function recordContext(control: Control, record: ResponseRecord): Promise<unknown[] | undefined> {
   if (record.previousResponseId === null) return record.input;
   const chain = await resolveChain(control, record.agentId, record.previousResponseId, undefined);
   return chain && [...chain.history, ...record.input];
@@ -109,7 +109,7 @@ export interface NewLink {
  * store (a `store: false` or warm-up response on a WebSocket) is stored with its whole
  * history as input, so it can be continued on its own later.
  */
-export async function keepResponse(control: ControlStore, link: NewLink, cache: ChainCache | undefined): Promise<void> {
+export async function keepResponse(control: Control, link: NewLink, cache: ChainCache | undefined): Promise<void> {
   const history = link.chain?.history ?? [];
   if (cache) {
     cache.latest = {

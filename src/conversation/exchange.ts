@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
-import type { TokenLookup } from '../memory/ports.js';
+import type { Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { ChainCache, ResolvedChain } from './chains.js';
@@ -42,7 +42,10 @@ export interface Resolved {
   /** The request with its whole history (a chain expanded): what injection and extraction read. */
   body: JsonObject;
   conversationId: string;
+  /** The conversation's state when the request arrived (a new one when it was not stored yet). */
   state: ConversationState;
+  /** The stored state and its revision (null: this request opens the conversation). */
+  stored: Revisioned<ConversationState> | null;
   forward: ForwardBase;
   /** The request continued an earlier response. */
   chain?: ResolvedChain & { previousId: string };

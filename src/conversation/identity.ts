@@ -7,7 +7,7 @@
  * conversation); else the opening alone (system prompt and first user message).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { idDigest as digest, sessionConversationPrefix } from '../domain/conversation-id.js';
+import { idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
@@ -25,5 +25,5 @@ export function conversationId(adapter: ProtocolAdapter, body: JsonObject, heade
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
   if (chained && !session) return chained;
   const opening = digest(adapter.conversationSeed(body));
-  return session ? `${sessionConversationPrefix(session)}${opening}` : `h:${opening}`;
+  return session ? sessionConversationId(session, opening) : `h:${opening}`;
 }

@@ -23,8 +23,8 @@ export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (
   const prune = async () => {
     try {
       const before = deps.now() - deps.config.conversationTtlMs;
-      const pruned = await deps.control.pruneConversations(before);
-      const responses = await deps.control.pruneResponses(before);
+      const pruned = await deps.control.conversations.prune(before);
+      const responses = await deps.control.responses.prune(before);
       if (pruned > 0 || responses > 0) app.log.info({ pruned, responses }, 'idle conversations and old responses pruned');
     } catch (error) {
       app.log.error({ err: error }, 'pruning idle conversations failed');

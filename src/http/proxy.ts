@@ -14,7 +14,7 @@ import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
 import { responses } from '../protocols/responses/adapter.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
-import { authenticateAgent } from './auth.js';
+import { authenticateAgent } from '../control/auth.js';
 import { httpSink } from './http-sink.js';
 import { storedResponseRoutes } from './stored-responses.js';
 import { responsesSocketRoute } from './websocket/responses-socket.js';
@@ -85,7 +85,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
   const passThrough = (adapterFor: (request: FastifyRequest) => ProtocolAdapter, path: string) =>
     async (request: FastifyRequest<{ Params: AgentParams }>, reply: FastifyReply) => {
       const { agent } = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
-      const secrets = await deps.control.getAgentSecrets(agent.id);
+      const secrets = await deps.control.agentSecrets(agent.id);
       const adapter = adapterFor(request);
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());

@@ -11,7 +11,7 @@ import { EngramError } from '../errors.js';
 import { isObject } from '../protocols/shared.js';
 import { responses } from '../protocols/responses/adapter.js';
 import type { JsonObject } from '../protocols/types.js';
-import { authenticateAgent } from './auth.js';
+import { authenticateAgent } from '../control/auth.js';
 
 interface Params {
   org: string;
@@ -67,7 +67,7 @@ export function storedResponseRoutes(app: FastifyInstance, deps: Deps, prefix: s
 
   app.delete<{ Params: Params }>(path, { config }, async (request) => {
     const { agent } = await authenticateAgent(control, request.headers, request.params.org, request.params.agent);
-    if (!(await control.deleteResponse(agent.id, request.params.id))) throw notFound(request.params.id);
+    if (!(await control.responses.delete(agent.id, request.params.id))) throw notFound(request.params.id);
     return { id: request.params.id, object: 'response', deleted: true };
   });
 

@@ -1,13 +1,14 @@
 import type { Agent } from '../domain/types.js';
 import type { IndexRefresher } from '../memory/index-refresh.js';
-import type { ControlStore, Embedder, ReflectionStore } from '../memory/ports.js';
+import type { Embedder, ReflectionStore } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from '../memory/reflection-writer.js';
 
 /** What every tool of one agent's MCP server works with. */
 export interface McpContext {
   /** The agent, read afresh per call (its settings may change during a session). */
   agent(): Promise<Agent>;
-  control: ControlStore;
+  control: Control;
   reflections: ReflectionStore;
   embedder: Embedder;
   writer: ReflectionWriter;

@@ -9,7 +9,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps.js';
 import { EngramError, toEngramError } from '../errors.js';
-import { authenticateAgent } from '../http/auth.js';
+import { authenticateAgent } from '../control/auth.js';
 import { createIndexRefresher } from '../memory/index-refresh.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import type { McpContext } from './context.js';
@@ -60,7 +60,7 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     writer,
     index,
     async agent() {
-      const agent = await deps.control.getAgent(orgId, agentId);
+      const agent = await deps.control.directory.getAgent(orgId, agentId);
       if (!agent) throw new EngramError('not_found', 'The agent was deleted');
       return agent;
     },

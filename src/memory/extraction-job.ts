@@ -7,7 +7,7 @@ import type { Turn } from '../domain/transcript.js';
 import type { ProtocolId, ReflectionSource } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
-import type { ConsumerOptions, EventBus, PublishOptions } from './ports.js';
+import type { ConsumerOptions, EventBus, PublishOptions } from '../ports/index.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';

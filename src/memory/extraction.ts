@@ -10,7 +10,8 @@ import type { ProtocolId } from '../domain/types.js';
 import { newConversationState } from '../domain/conversation-state.js';
 import { redactSecrets } from '../domain/redact.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
-import type { BusMessage, ControlStore, EventBus, Subscription, UpstreamClient } from './ports.js';
+import type { BusMessage, EventBus, Subscription, UpstreamClient } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
@@ -36,7 +37,7 @@ export interface ExtractionLog {
 }
 
 export interface ExtractionDeps {
-  control: ControlStore;
+  control: Control;
   writer: ReflectionWriter;
   upstream: UpstreamClient;
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
@@ -78,7 +79,7 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
       return;
     }
     const fields = { agentId: job.agentId, conversationId: job.conversationId, attempt: message.attempt };
-    const agent = await deps.control.getAgent(job.orgId, job.agentId);
+    const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
     const state = await deps.control.getConversation(job.agentId, job.conversationId);
     const skip =
       !agent || agent.id !== job.agentId
@@ -108,7 +109,7 @@ export function createExtractionHandler(deps: ExtractionDeps): (message: BusMess
       await message.term(`no protocol adapter for ${job.protocol}`);
       return;
     }
-    const secrets = await deps.control.getAgentSecrets(agent.id);
+    const secrets = await deps.control.agentSecrets(agent.id);
     if (!secrets) {
       log.info({ ...fields, reason: 'agent deleted' }, 'extraction skipped');
       await message.ack();
@@ -197,15 +198,15 @@ export function consumeExtractionJobs(
 }
 
 /**
- * Moves the watermark to `upTo` (the job's end, or a chunk's). The state is re-read just before the write, so
- * fields another request changed meanwhile (insertions, activity) are kept; the watermark
- * never moves back.
+ * Moves the watermark to `upTo` (the job's end, or a chunk's), by a revision-checked
+ * update: fields another request changes meanwhile (insertions, activity) are kept, and
+ * the watermark never moves back.
  */
 async function markExtracted(deps: ExtractionDeps, job: ExtractionJob, upTo: number): Promise<void> {
-  const current =
-    (await deps.control.getConversation(job.agentId, job.conversationId)) ??
-    newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
-  await deps.control.putConversation({ ...current, extractedTurns: Math.max(current.extractedTurns, upTo) });
+  await deps.control.updateConversation(job.agentId, job.conversationId, (current) => {
+    const state = current ?? newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
+    return state.extractedTurns >= upTo ? undefined : { ...state, extractedTurns: upTo };
+  });
 }
 
 /** The upstream's own error message, short and redacted, for the dead-letter reason. */

@@ -4,7 +4,8 @@
  * reflection of the agent, so it runs once per agent per `delayMs`, after the uses of
  * that moment have landed, not once per hit.
  */
-import type { ControlStore, ReflectionStore } from './ports.js';
+import type { ReflectionStore } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 import { rebuildRootIndex } from './root-index.js';
 
 export interface IndexRefresher {
@@ -15,7 +16,7 @@ export interface IndexRefresher {
 }
 
 export function createIndexRefresher(
-  deps: { reflections: ReflectionStore; control: ControlStore; onError?: (error: unknown) => void },
+  deps: { reflections: ReflectionStore; control: Control; onError?: (error: unknown) => void },
   delayMs = 2_000,
 ): IndexRefresher {
   const pending = new Map<string, NodeJS.Timeout>();

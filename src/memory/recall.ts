@@ -5,7 +5,8 @@
  */
 import type { Agent, ReflectionKind, ScoredReflection } from '../domain/types.js';
 import { keywordQuery } from '../domain/text.js';
-import type { Embedder, ReflectionStore } from './ports.js';
+import type { Embedder, ReflectionStore } from '../ports/index.js';
+import { hybridSearch } from './hybrid-search.js';
 import { isRelevant } from './retrieval.js';
 
 export interface RecallQuery {
@@ -25,6 +26,6 @@ export async function recall(
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   if (text === '') return [];
   const [vector] = await deps.embedder.embed([text]);
-  const results = await deps.reflections.search(agent.id, { text: keywordQuery(text), vector, limit: limit * 3, kind, alpha: ALPHA });
+  const results = await hybridSearch(deps.reflections, agent.id, { text: keywordQuery(text), vector, limit: limit * 3, kind, alpha: ALPHA });
   return results.filter((result) => isRelevant(result, agent.memory.minScore)).slice(0, limit);
 }

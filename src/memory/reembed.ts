@@ -5,10 +5,11 @@
  * counts) stay as they were. Until an agent is done its old vectors simply match nothing
  * of another size, so retrieval degrades to keywords instead of failing.
  */
-import type { ControlStore, Embedder, ReflectionStore, StoredReflection } from './ports.js';
+import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 
 export interface ReembedDeps {
-  control: ControlStore;
+  control: Control;
   reflections: ReflectionStore;
   embedder: Embedder;
 }
@@ -19,8 +20,8 @@ const BATCH = 64;
 /** Re-embeds every stale reflection of every agent; returns how many were re-embedded. */
 export async function reembedStale(deps: ReembedDeps, signal?: AbortSignal): Promise<number> {
   let done = 0;
-  for (const org of await deps.control.listOrgs()) {
-    for (const agent of await deps.control.listAgents(org.id)) {
+  for (const org of await deps.control.directory.listOrgs()) {
+    for (const agent of await deps.control.directory.listAgents(org.id)) {
       const stale = [];
       for (let offset = 0; ; offset += PAGE) {
         const page = await deps.reflections.list(agent.id, { limit: PAGE, offset });

@@ -7,7 +7,8 @@ import type { Reflection, ReflectionKind, ReflectionSource } from '../domain/typ
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
-import type { ControlStore, Embedder, ReflectionStore, StoredReflection } from './ports.js';
+import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 import { cosine } from './embedders/local-embedder.js';
 import { rebuildRootIndex } from './root-index.js';
 
@@ -47,7 +48,7 @@ export interface ReflectionWriter {
 export interface ReflectionWriterDeps {
   reflections: ReflectionStore;
   embedder: Embedder;
-  control: ControlStore;
+  control: Control;
   now: () => number;
   nearDuplicateThreshold?: number;
 }
@@ -106,9 +107,9 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           duplicates++;
           continue;
         }
-        const near = (await deps.reflections.nearest(agentId, vector, NEIGHBOURS)).find(
+        const near = (await deps.reflections.nearest(agentId, { vector, limit: NEIGHBOURS })).find(
           // Vectors of another embedder live in another space: their cosine means nothing.
-          (n) => n.reflection.embedderId === deps.embedder.id && n.vectorScore >= threshold,
+          (n) => n.reflection.embedderId === deps.embedder.id && n.cosine >= threshold,
         );
         if (near) {
           duplicates++;

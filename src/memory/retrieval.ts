@@ -5,7 +5,8 @@
  */
 import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
 import { headAndTail, keywordQuery } from '../domain/text.js';
-import type { Embedder, ReflectionStore } from './ports.js';
+import type { Embedder, ReflectionStore } from '../ports/index.js';
+import { hybridSearch } from './hybrid-search.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
 export { renderReflectionsBlock, stripEngramBlocks } from './engram-blocks.js';
@@ -55,7 +56,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
       const [vector] = await deps.embedder.embed([text]);
       const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
-      const results = await deps.reflections.search(agent.id, {
+      const results = await hybridSearch(deps.reflections, agent.id, {
         text: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
         vector,
         limit: Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) + exclude.size,

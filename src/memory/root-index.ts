@@ -5,7 +5,8 @@
  */
 import type { Reflection } from '../domain/types.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
-import type { ControlStore, ReflectionStore } from './ports.js';
+import type { ReflectionStore } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 
 /** About 1,500 tokens: small enough to sit in every first turn. */
 export const DEFAULT_INDEX_MAX_CHARS = 6000;
@@ -133,7 +134,7 @@ function count(n: number, noun: string): string {
 
 export interface RootIndexDeps {
   reflections: ReflectionStore;
-  control: ControlStore;
+  control: Control;
 }
 
 /** Every reflection of an agent, page by page (adapters may cap one listing). */
@@ -154,11 +155,11 @@ export async function rebuildRootIndex(
   options: RootIndexOptions = {},
 ): Promise<string> {
   const markdown = buildRootIndex(await listAllReflections(deps.reflections, agentId), options);
-  await deps.control.putIndex(agentId, markdown);
+  await deps.control.indexes.put(agentId, markdown);
   return markdown;
 }
 
 /** The stored index, built on first use for an agent that has never had one. */
 export async function currentRootIndex(deps: RootIndexDeps, agentId: string): Promise<string> {
-  return (await deps.control.getIndex(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+  return (await deps.control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
 }

@@ -10,16 +10,17 @@
  */
 import type { Agent, ProtocolId } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
-import { idDigest, sessionConversationPrefix } from '../domain/conversation-id.js';
+import { idDigest } from '../domain/conversation-id.js';
 import { collectTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
 import { buildExtractionJob, publishExtractionJob } from './extraction-job.js';
-import type { ControlStore, EventBus } from './ports.js';
+import type { EventBus } from '../ports/index.js';
+import type { Control } from '../control/control.js';
 
 export interface TranscriptIngestDeps {
-  control: ControlStore;
+  control: Control;
   bus: EventBus;
   config: {
     settleMs: number;
@@ -112,19 +113,22 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     const previous = await deps.control.getConversation(agent.id, conversationId);
     if (previous?.upload?.sha256 === read.sha256) return result('unchanged');
     const protocol = upload.protocol ?? previous?.protocol ?? format.protocol;
-    let state: ConversationState = { ...(previous ?? newConversationState(agent.id, conversationId, protocol, now)), protocol };
     const mark = { sha256: read.sha256, turns: collected.turnCount, fingerprint: collected.fingerprint(collected.turnCount), at: now };
+    /** Records this upload on the latest state (another replica or job may have written since it was read). */
+    const record = (change: (state: ConversationState) => ConversationState) =>
+      deps.control.updateConversation(agent.id, conversationId, (current) =>
+        change({ ...(current ?? newConversationState(agent.id, conversationId, protocol, now)), protocol, lastActivityAt: now, upload: mark }),
+      );
 
-    if (await deps.control.hasConversation(agent.id, sessionConversationPrefix(session))) {
-      await deps.control.putConversation({ ...state, extractedTurns: collected.turnCount, lastActivityAt: now, upload: mark });
+    if (await deps.control.conversations.hasSession(agent.id, idDigest(session))) {
+      await record((state) => ({ ...state, extractedTurns: collected.turnCount }));
       return result('learnt_through_proxy');
     }
     // A file that is not the previous one grown (rewritten, or shorter) is learnt from afresh:
     // the writer drops near-duplicates of what was learnt before.
-    const before = state.upload;
-    if (before && (collected.turnCount < before.turns || collected.fingerprint(before.turns) !== before.fingerprint)) {
-      state = { ...state, extractedTurns: 0 };
-    }
+    const before = previous?.upload;
+    const rewritten = before !== undefined && (collected.turnCount < before.turns || collected.fingerprint(before.turns) !== before.fingerprint);
+    const restart = (state: ConversationState): ConversationState => (rewritten ? { ...state, extractedTurns: 0 } : state);
     if (!agent.memory.extract) return result('not_extracted', 0, 'extraction is off for this agent');
     const model = agent.memory.extractionModel ?? meta.model;
     if (!model) {
@@ -138,23 +142,23 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       agentId: agent.id,
       orgId: agent.orgId,
       conversationId,
-      protocol: state.protocol,
+      protocol,
       model,
       turns: collected.window,
       offset: collected.windowStart,
-      watermark: state.extractedTurns,
+      watermark: rewritten ? 0 : (previous?.extractedTurns ?? 0),
       maxBytes: extraction.maxBytes,
       maxChunks: extraction.maxChunks,
       settledAt: now,
       source: 'transcript',
     });
     if (!job) {
-      await deps.control.putConversation({ ...state, lastActivityAt: now, upload: mark });
+      await record(restart);
       return result('up_to_date');
     }
     // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
     await publishExtractionJob(deps.bus, job, deps.config.settleMs);
-    await deps.control.putConversation({ ...state, lastActivityAt: now, lastFinalAt: now, upload: mark });
+    await record((state) => ({ ...restart(state), lastFinalAt: Math.max(state.lastFinalAt, now) }));
     return result('queued', job.turnCount - job.firstTurn);
   });
 }

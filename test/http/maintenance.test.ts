@@ -25,8 +25,8 @@ test('conversations idle longer than the TTL are pruned on schedule', async () =
     secrets: { upstreamApiKey: 'sk-x' },
   });
   const now = Date.now();
-  await control.putConversation(newConversationState(agent.id, 'stale', 'messages', now - 2 * 24 * 3600_000));
-  await control.putConversation(newConversationState(agent.id, 'fresh', 'messages', now - 3600_000));
+  await control.conversations.put(newConversationState(agent.id, 'stale', 'messages', now - 2 * 24 * 3600_000), undefined);
+  await control.conversations.put(newConversationState(agent.id, 'fresh', 'messages', now - 3600_000), undefined);
 
   const app = Fastify();
   await app.register(maintenancePlugin, { deps: connected.deps, firstAfterMs: 10, everyMs: 50 });

@@ -81,7 +81,7 @@ test('POST agents returns ids, a token and URLs; the upstream key is never echoe
   assert.equal(agent.memory, { inject: true, extract: true, top_k: 5, token_budget: 800, min_score: 0.2, extraction_model: null });
   assert.match(agent.created_at, ISO);
 
-  const secrets = await server.deps.control.getAgentSecrets(agent.id);
+  const secrets = await server.deps.control.agentSecrets(agent.id);
   assert.is(secrets?.upstreamApiKey, UPSTREAM_KEY);
 
   const views = [
@@ -176,7 +176,7 @@ test('PATCH changes name, upstream and memory; the new key is stored, not shown'
   assert.is(patched.json.memory.inject, false);
   assert.is(patched.json.memory.top_k, 5, 'untouched settings stay');
   assert.not.ok(JSON.stringify(patched.json).includes('sk-new-key'));
-  assert.is((await server.deps.control.getAgentSecrets(agent.id))?.upstreamApiKey, 'sk-new-key-abcdef');
+  assert.is((await server.deps.control.agentSecrets(agent.id))?.upstreamApiKey, 'sk-new-key-abcdef');
 
   const rename = await server.call('PATCH', path, { body: { name: 'coder' } });
   assert.is(rename.status, 409, 'another agent of the org has that name');

@@ -28,7 +28,7 @@ test.before(async (context) => {
 test.after(async ({ server }) => server.close());
 
 test('GET /v0/.../index builds the index before any write stored one', async ({ server, agent, base }) => {
-  assert.is(await server.deps.control.getIndex(agent.id), undefined);
+  assert.is(await server.deps.control.indexes.get(agent.id), undefined);
   const reply = await server.call('GET', `${base}/index`);
   assert.is(reply.status, 200);
   assert.is(reply.json.agent_id, agent.id);
@@ -102,7 +102,7 @@ test('PATCH re-embeds changed content and rebuilds the index', async ({ server, 
   assert.is(search.json.data[0].id, ids[2]);
   assert.ok(search.json.data[0].vector_score > 0.3, `vector score ${search.json.data[0].vector_score}`);
 
-  const stored = await server.deps.control.getIndex(agent.id);
+  const stored = await server.deps.control.indexes.get(agent.id);
   assert.ok(stored?.includes('web ui'), 'index rebuilt with the new topic');
   assert.not.ok(stored?.includes('## frontend'));
   const index = await server.call('GET', `${base}/index`);
@@ -135,7 +135,7 @@ test('DELETE removes a reflection and rebuilds the index', async ({ server, agen
   assert.equal(reply.json, { id: ids[3], deleted: true });
   assert.is((await server.call('GET', `${base}/reflections/${ids[3]}`)).status, 404);
   assert.is((await server.call('DELETE', `${base}/reflections/${ids[3]}`)).status, 404);
-  const index = await server.deps.control.getIndex(agent.id);
+  const index = await server.deps.control.indexes.get(agent.id);
   assert.not.ok(index?.includes('tooling'));
   assert.is(await server.deps.reflections.count(agent.id), 3);
 });

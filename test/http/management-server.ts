@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
-import { SqliteControlStore } from '../../src/adapters/sqlite/control-store.js';
+import { sqliteControlStores } from '../../src/adapters/sqlite/index.js';
+import { Control } from '../../src/control/control.js';
+import { Vault } from '../../src/security/vault.js';
 import { SqliteReflectionStore } from '../../src/adapters/sqlite/reflection-store.js';
 import { loadConfig } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
@@ -51,7 +53,7 @@ function unused<T extends object>(name: string): T {
 export async function startManagementServer(): Promise<ManagementServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-mgmt-'));
   const db = openDatabase(path.join(dataDir, 'engram.db'));
-  const control = new SqliteControlStore(db, new SecretBox(loadOrCreateSecretKey(dataDir)));
+  const control = new Control(sqliteControlStores(db), { vault: new Vault(new SecretBox(loadOrCreateSecretKey(dataDir))), now: Date.now });
   const reflections = new SqliteReflectionStore(db);
   const embedder = createLocalEmbedder();
   const deps: Deps = {

@@ -66,10 +66,10 @@ async function harness(memory: Partial<MemorySettings> = {}): Promise<Harness> {
     now: () => world.clock.now,
     log,
   });
-  await world.control.putConversation({
-    ...newConversationState(world.agent.id, 'cnv_1', 'chat-completions', SETTLED_AT - 60_000),
-    lastFinalAt: SETTLED_AT,
-  });
+  await world.control.conversations.put(
+    { ...newConversationState(world.agent.id, 'cnv_1', 'chat-completions', SETTLED_AT - 60_000), lastFinalAt: SETTLED_AT },
+    undefined,
+  );
   return {
     world,
     upstream,
@@ -137,7 +137,7 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
       ['procedural', 'Run tools/deploy.sh --dry-run before deploying to production.'],
     ]);
     assert.ok(stored.every((r) => r.source === 'conversation'));
-    assert.match((await h.world.control.getIndex(h.world.agent.id)) ?? '', /## notes \(2\)/);
+    assert.match((await h.world.control.indexes.get(h.world.agent.id)) ?? '', /## notes \(2\)/);
     const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
     assert.is(state?.extractedTurns, 5);
     assert.is(state?.lastFinalAt, SETTLED_AT, 'other fields kept');
@@ -170,7 +170,7 @@ test('sends only the turns after the watermark', async () => {
   try {
     const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
     assert.ok(state);
-    await h.world.control.putConversation({ ...state, extractedTurns: 3 });
+    await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state, extractedTurns: 3 }));
     await h.run([h.job()]);
     const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
     assert.ok(transcript.startsWith('<transcript>\nUser: AVOID:'), transcript);

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.js';
 import { connect } from '../../src/main.js';
 import { reembedStale } from '../../src/memory/reembed.js';
+import { hybridSearch } from '../../src/memory/hybrid-search.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../src/domain/types.js';
 
 test('reflections of another embedder are re-embedded, keeping their times and use counts', async () => {
@@ -25,14 +26,14 @@ test('reflections of another embedder are re-embedded, keeping their times and u
       })),
     );
     const [query] = await embedder.embed(['where is the deploy script?']);
-    assert.equal(await reflections.search(agent.id, { text: '', vector: query, limit: 5 }).then((r) => r.filter((x) => x.vectorScore > 0)), [], 'old vectors match nothing');
+    assert.equal(await hybridSearch(reflections, agent.id, { text: '', vector: query, limit: 5 }).then((r) => r.filter((x) => x.vectorScore > 0)), [], 'old vectors match nothing');
 
     assert.is(await reembedStale(connected.deps), 2);
     const after = await reflections.list(agent.id);
     assert.ok(after.every((r) => r.embedderId === embedder.id));
     const first = after.find((r) => r.id === 'ref_old_0')!;
     assert.equal([first.createdAt, first.updatedAt, first.useCount, first.lastUsedAt], [1_000, 2_000, 7, 3_000]);
-    const found = await reflections.search(agent.id, { text: '', vector: query, limit: 1 });
+    const found = await hybridSearch(reflections, agent.id, { text: '', vector: query, limit: 1 });
     assert.is(found[0].reflection.id, 'ref_old_0');
     assert.ok(found[0].vectorScore > 0.3);
     assert.is(await reembedStale(connected.deps), 0, 'nothing left to do');

@@ -25,7 +25,7 @@ test('stores valid reflections with content ids and rebuilds the root index', as
     assert.is(deploy.embedderId, 'local-hash-v1-256');
     assert.is(deploy.createdAt, world.clock.now);
     assert.is(await world.reflections.count(world.agent.id), 2);
-    const index = await world.control.getIndex(world.agent.id);
+    const index = await world.control.indexes.get(world.agent.id);
     assert.ok(index?.includes('## deployment (1)'), index);
     assert.ok(index?.includes('- [procedural] Run make migrate before npm test'), index);
   } finally {
@@ -132,7 +132,7 @@ test('an all-invalid batch writes nothing and leaves the index alone', async () 
   try {
     const result = await world.writer.write(world.agent.id, [{ kind: 'factual', content: '' }, null], 'mcp');
     assert.equal(result, { stored: [], duplicates: 0, rejected: 2 });
-    assert.is(await world.control.getIndex(world.agent.id), undefined);
+    assert.is(await world.control.indexes.get(world.agent.id), undefined);
   } finally {
     await world.dispose();
   }

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Embedder, UpstreamClient } from '../../memory/ports.js';
+import type { Embedder, UpstreamClient } from '../../ports/index.js';
 import { OpenAiEmbedder } from './openai-embedder.js';
 import { createLocalEmbedder } from '../../memory/embedders/local-embedder.js';
 

@@ -2,7 +2,7 @@
  * An embedder backed by any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Azure
  * behind a gateway, Ollama, vLLM, LiteLLM, ...), through the UpstreamClient port.
  */
-import type { Embedder, UpstreamClient } from '../../memory/ports.js';
+import type { Embedder, UpstreamClient } from '../../ports/index.js';
 import { readText } from '../../memory/http-body.js';
 
 export interface OpenAiEmbedderOptions {

@@ -7,7 +7,7 @@
  * sooner (most are published to wait, e.g. 30 s for a conversation to settle, and must
  * cost the loop nothing). The poll bound is only for writes by other connections.
  */
-import type { BusMessage, ConsumerOptions } from '../../memory/ports.js';
+import type { BusMessage, ConsumerOptions } from '../../ports/event-bus.js';
 import { MAX_DELIVERIES_REASON, type BusQueue, type LeasedRow } from './bus-queue.js';
 
 export interface ConsumerContext {
@@ -151,6 +151,10 @@ export class BusConsumer<T> {
       ack: () => settle(() => queue.ack(row.seq)),
       nak: (delayMs?: number) => settle(() => this.#retry(row, delayMs)),
       term: (reason: string) => settle(() => queue.term(row.seq, row.attempts, reason, now())),
+      // The lease runs for another ack wait from now (nothing to do once settled).
+      working: async () => {
+        if (!settled) queue.retry(row.seq, row.attempts, now() + this.#options.ackWaitMs);
+      },
     };
     const task = (async () => {
       try {

@@ -7,7 +7,7 @@
  * and moves `due_at` to the lease expiry, so a delivery that is never settled (handler
  * hung, process crashed) simply becomes due again: redelivery needs no extra state.
  */
-import type { DeadLetter } from '../../memory/ports.js';
+import type { DeadLetter } from '../../ports/event-bus.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface LeasedRow {
@@ -58,6 +58,8 @@ export class BusQueue {
         'SELECT MIN(due_at) AS next FROM bus_messages WHERE subject = ?',
       ),
       pending: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM bus_messages WHERE subject = ?'),
+      deadOne: db.prepare<[number], DeadLetterRow>('SELECT * FROM bus_dead_letters WHERE seq = ?'),
+      deleteDead: db.prepare('DELETE FROM bus_dead_letters WHERE seq = ?'),
       deadAll: db.prepare<[], DeadLetterRow>('SELECT * FROM bus_dead_letters ORDER BY failed_at, seq'),
       deadBySubject: db.prepare<[string], DeadLetterRow>(
         'SELECT * FROM bus_dead_letters WHERE subject = ? ORDER BY failed_at, seq',
@@ -117,6 +119,19 @@ export class BusQueue {
       .transaction(() => {
         const row = this.#sql.attempts.get(seq);
         if (row && row.attempts === attempt) this.#bury(seq, reason, now);
+      })
+      .immediate();
+  }
+
+  /** Publishes a dead letter's payload again as a fresh message and removes the dead letter. */
+  retryDead(seq: number, now: number): { subject: string } | undefined {
+    return this.#db
+      .transaction(() => {
+        const dead = this.#sql.deadOne.get(seq);
+        if (!dead) return undefined;
+        this.#sql.insert.run(dead.subject, null, dead.payload, now, now);
+        this.#sql.deleteDead.run(seq);
+        return { subject: dead.subject };
       })
       .immediate();
   }

@@ -10,7 +10,7 @@ import type {
   EventBus,
   PublishOptions,
   Subscription,
-} from '../../memory/ports.js';
+} from '../../ports/event-bus.js';
 import { BusConsumer } from './bus-consumer.js';
 import { BusQueue } from './bus-queue.js';
 import type { SqliteDatabase } from './database.js';
@@ -93,6 +93,17 @@ export class SqliteEventBus implements EventBus {
 
   async deadLetters(subject?: string): Promise<DeadLetter[]> {
     return this.#queue.deadLetters(subject);
+  }
+
+  async retryDeadLetter(id: string): Promise<boolean> {
+    if (this.#closed) throw new EventBusClosedError('The event bus is closed');
+    const seq = Number(id);
+    if (!Number.isSafeInteger(seq)) return false;
+    const now = this.#now();
+    const retried = this.#queue.retryDead(seq, now);
+    if (!retried) return false;
+    for (const consumer of this.#consumers) if (consumer.subject === retried.subject) consumer.published(now);
+    return true;
   }
 
   /** Stops every consumer (waiting for running handlers); the shared database stays open. */

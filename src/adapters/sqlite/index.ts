@@ -1,29 +1,38 @@
 /**
- * The embedded deployment in one call: one SQLite file holding the control store, the
+ * The embedded deployment in one call: one SQLite file holding the control stores, the
  * reflection store and the event bus (DESIGN section 2).
  */
-import type { SecretBox } from '../../security/secret-box.js';
+import type { ControlStores } from '../../ports/index.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
-import { SqliteControlStore } from './control-store.js';
+import { SqliteConversationStore } from './conversations.js';
+import { SqliteDirectory } from './directory.js';
 import { SqliteEventBus, type SqliteEventBusOptions } from './event-bus.js';
 import { SqliteReflectionStore } from './reflection-store.js';
+import { SqliteResponseStore } from './response-records.js';
+import { SqliteRootIndexStore } from './root-index.js';
 
 export interface SqliteAdapters {
   db: SqliteDatabase;
-  control: SqliteControlStore;
+  control: ControlStores;
   reflections: SqliteReflectionStore;
   bus: SqliteEventBus;
   /** Stops the bus consumers (waiting for running handlers), then closes the file. */
   close(): Promise<void>;
 }
 
-export function openSqliteAdapters(
-  file: string,
-  secretBox: SecretBox,
-  options: { bus?: SqliteEventBusOptions } = {},
-): SqliteAdapters {
+/** The control stores on an open database (closing them leaves the database open). */
+export function sqliteControlStores(db: SqliteDatabase): ControlStores {
+  return {
+    directory: new SqliteDirectory(db),
+    conversations: new SqliteConversationStore(db),
+    responses: new SqliteResponseStore(db),
+    indexes: new SqliteRootIndexStore(db),
+  };
+}
+
+export function openSqliteAdapters(file: string, options: { bus?: SqliteEventBusOptions } = {}): SqliteAdapters {
   const db = openDatabase(file);
-  const control = new SqliteControlStore(db, secretBox);
+  const control = sqliteControlStores(db);
   const reflections = new SqliteReflectionStore(db);
   const bus = new SqliteEventBus(db, options.bus);
   let closing: Promise<void> | undefined;
@@ -36,7 +45,6 @@ export function openSqliteAdapters(
       closing ??= (async () => {
         await bus.close();
         await reflections.close();
-        await control.close();
         db.close();
       })();
       return closing;
@@ -45,6 +53,5 @@ export function openSqliteAdapters(
 }
 
 export { openDatabase, type SqliteDatabase } from './database.js';
-export { SqliteControlStore } from './control-store.js';
 export { SqliteEventBus, DEFAULT_CONSUMER_OPTIONS } from './event-bus.js';
 export { SqliteReflectionStore } from './reflection-store.js';

@@ -9,7 +9,7 @@
  * (No closures in the query path: see top-candidates.ts.)
  */
 import { TopCandidates } from './top-candidates.js';
-import type { Candidate } from './fusion.js';
+import type { Candidate } from './candidates.js';
 import { words } from './keyword-query.js';
 
 export const BM25_K1 = 1.2;

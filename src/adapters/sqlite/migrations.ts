@@ -201,11 +201,11 @@ export const MIGRATIONS: readonly Migration[] = [
     `);
   },
 
-  // 4: conversations idle for long are pruned (ControlStore.pruneConversations); the
+  // 4: conversations idle for long are pruned (Control.pruneConversations); the
   // index keeps that a range delete instead of a scan.
   `CREATE INDEX conversations_by_activity ON conversations (updated_at);`,
 
-  // 5: Responses chains (ControlStore.putResponse); `sealed` is the encrypted content.
+  // 5: Responses chains (Control.putResponse); `sealed` is the encrypted content.
   `
     CREATE TABLE responses (
       agent_id        TEXT NOT NULL,
@@ -217,6 +217,22 @@ export const MIGRATIONS: readonly Migration[] = [
       PRIMARY KEY (agent_id, id)
     );
     CREATE INDEX responses_by_age ON responses (created_at);
+  `,
+  // 6: conversation writes are revision-checked (ConversationStore.put), and the client
+  // sessions the proxy saw get explicit rows instead of a prefix match on conversation ids.
+  `
+    ALTER TABLE conversations ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE conversation_sessions (
+      agent_id TEXT NOT NULL,
+      digest   TEXT NOT NULL,
+      at       INTEGER NOT NULL,
+      PRIMARY KEY (agent_id, digest)
+    );
+    CREATE INDEX conversation_sessions_by_age ON conversation_sessions (at);
+    -- Session conversations are named s:<digest>:<opening>.
+    INSERT OR REPLACE INTO conversation_sessions (agent_id, digest, at)
+      SELECT agent_id, substr(id, 3, instr(substr(id, 3), ':') - 1), MAX(updated_at)
+      FROM conversations WHERE id LIKE 's:%:%' GROUP BY agent_id, substr(id, 3, instr(substr(id, 3), ':') - 1);
   `,
 ];
 

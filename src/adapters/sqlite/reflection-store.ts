@@ -8,16 +8,18 @@
  * `markUsed` also runs on every request: uses are counted in memory and written in one
  * transaction at most every `usageFlushMs` (and before any other write, and on close).
  */
-import type { Reflection, ScoredReflection } from '../../domain/types.js';
+import type { Reflection } from '../../domain/types.js';
 import type {
-  HybridQuery,
+  KeywordQuery,
   ListQuery,
+  Match,
   ReflectionPatch,
   ReflectionStore,
   StoredReflection,
-} from '../../memory/ports.js';
+  VectorQuery,
+} from '../../ports/reflections.js';
 import type { SqliteDatabase } from './database.js';
-import { relativeScoreFusion } from './fusion.js';
+import type { Candidate } from './candidates.js';
 import { AgentSnapshot, type SnapshotChange } from './agent-snapshot.js';
 import { pruneTerms, queryTerms } from './keyword-query.js';
 import { PendingUsage, type Use } from './pending-usage.js';
@@ -35,12 +37,6 @@ import { KIND_CODES } from './vector-matrix.js';
 
 export interface SqliteReflectionStoreOptions {
   now?: () => number;
-  /**
-   * Candidates taken from each of the vector and keyword lists before fusion (at least
-   * the query's limit). Like Weaviate's hybrid sub-search limit, it sets the population
-   * the min-max normalisation is relative to.
-   */
-  fusionCandidates?: number;
   /** Agents whose snapshot stays in memory; the least recently searched is dropped. */
   cachedAgents?: number;
   /**
@@ -66,7 +62,6 @@ type WriteLog = Map<string, { version: number | undefined; changes: SnapshotChan
 export class SqliteReflectionStore implements ReflectionStore {
   readonly #db: SqliteDatabase;
   readonly #now: () => number;
-  readonly #fusionCandidates: number;
   readonly #cachedAgents: number;
   readonly #cachedReflections: number;
   readonly #keywordPostingBudget: number;
@@ -81,7 +76,6 @@ export class SqliteReflectionStore implements ReflectionStore {
   constructor(db: SqliteDatabase, options: SqliteReflectionStoreOptions = {}) {
     this.#db = db;
     this.#now = options.now ?? Date.now;
-    this.#fusionCandidates = options.fusionCandidates ?? 100;
     this.#cachedAgents = options.cachedAgents ?? 32;
     this.#cachedReflections = options.cachedReflections ?? 100_000;
     this.#keywordPostingBudget = options.keywordPostingBudget ?? 2_000;
@@ -223,40 +217,28 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#snapshots.delete(agentId);
   }
 
-  async search(agentId: string, query: HybridQuery): Promise<ScoredReflection[]> {
+  async nearest(agentId: string, query: VectorQuery): Promise<Match[]> {
     const limit = Math.max(0, Math.floor(query.limit));
     if (limit === 0) return [];
-    const candidates = Math.max(limit, this.#fusionCandidates);
     const snapshot = this.#snapshot(agentId);
-    const { matrix, keywords } = snapshot;
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    const vectorList = matrix.candidates(query.vector, candidates, kindCode);
-    const terms = pruneTerms(
-      queryTerms(query.text),
-      (term) => keywords.documentFrequency(term),
-      keywords.count,
-      this.#keywordPostingBudget,
-    );
-    const keywordList = keywords.search(terms, candidates, kindCode);
-
-    const fused = relativeScoreFusion(vectorList, keywordList, query.alpha ?? 0.5, limit);
-    return this.#scored(snapshot, fused, (seq) => {
-      for (const candidate of vectorList) if (candidate.key === seq) return candidate.score;
-      const row = matrix.rowOfSeq.get(seq);
-      return row === undefined ? 0 : matrix.cosineAt(row, query.vector);
-    });
+    return this.#matches(snapshot, snapshot.matrix.top(query.vector, limit, kindCode), (candidate) => candidate.score);
   }
 
-  /** Scores are raw cosine similarities (`score` = `vectorScore`), not fused ones. */
-  async nearest(agentId: string, vector: Float32Array, limit: number): Promise<ScoredReflection[]> {
+  async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
+    const limit = Math.max(0, Math.floor(query.limit));
+    const requested = queryTerms(query.text);
+    if (limit === 0 || requested.length === 0) return [];
     const snapshot = this.#snapshot(agentId);
-    const top = snapshot.matrix.top(vector, Math.max(0, Math.floor(limit)));
-    const cosine = new Map(top.map((c) => [c.key, c.score]));
-    return this.#scored(
-      snapshot,
-      top.map((c) => ({ key: c.key, score: c.score, keyword: 0 })),
-      (seq) => cosine.get(seq) ?? 0,
-    );
+    const { matrix, keywords } = snapshot;
+    const terms = pruneTerms(requested, (term) => keywords.documentFrequency(term), keywords.count, this.#keywordPostingBudget);
+    const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
+    const found = keywords.search(terms, limit, kindCode).sort((a, b) => b.score - a.score || a.key - b.key);
+    const vector = query.vector;
+    return this.#matches(snapshot, found, (candidate) => {
+      const row = vector && matrix.rowOfSeq.get(candidate.key);
+      return row === undefined || !vector ? 0 : matrix.cosineAt(row, vector);
+    });
   }
 
   /**
@@ -374,22 +356,12 @@ export class SqliteReflectionStore implements ReflectionStore {
     return snapshot;
   }
 
-  /** Attaches each candidate's reflection (from the snapshot) and scores, keeping the order. */
-  #scored(
-    snapshot: AgentSnapshot,
-    ranked: readonly { key: number; score: number; keyword: number }[],
-    vectorScore: (seq: number) => number,
-  ): ScoredReflection[] {
-    const out: ScoredReflection[] = [];
+  /** Each candidate's reflection (from the snapshot) with its scores, keeping the order. */
+  #matches(snapshot: AgentSnapshot, ranked: readonly Candidate[], cosine: (candidate: Candidate) => number): Match[] {
+    const out: Match[] = [];
     for (const candidate of ranked) {
       const reflection = snapshot.reflection(candidate.key);
-      if (!reflection) continue;
-      out.push({
-        reflection,
-        score: candidate.score,
-        vectorScore: vectorScore(candidate.key),
-        keywordScore: candidate.keyword,
-      });
+      if (reflection) out.push({ reflection, score: candidate.score, cosine: cosine(candidate) });
     }
     return out;
   }

@@ -12,7 +12,7 @@
  * No closures: tsx (keepNames) wraps every closure creation in a call, which costs more
  * than the selection itself on the hot path.
  */
-import type { Candidate } from './fusion.js';
+import type { Candidate } from './candidates.js';
 
 export class TopCandidates {
   readonly #limit: number;

@@ -5,7 +5,7 @@
  * takes about a millisecond, exact, with no approximate index to tune or rebuild.
  */
 import { TopCandidates } from './top-candidates.js';
-import type { Candidate } from './fusion.js';
+import type { Candidate } from './candidates.js';
 import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from './simd-dot.js';
 
 export const KIND_CODES = { factual: 0, procedural: 1 } as const;

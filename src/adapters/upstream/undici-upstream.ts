@@ -4,7 +4,7 @@
  */
 import { Agent, errors, request } from 'undici';
 import { EngramError } from '../../errors.js';
-import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../memory/ports.js';
+import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../ports/index.js';
 
 export interface UndiciUpstreamOptions {
   /** Longest wait for response headers, and for any gap between body chunks. */

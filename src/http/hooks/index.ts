@@ -14,7 +14,7 @@ import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
-import { authenticateAgent } from '../auth.js';
+import { authenticateAgent } from '../../control/auth.js';
 import { readJsonBody } from './json-body.js';
 import { sessionStartAnswer, sessionStartFormat } from './session-start.js';
 

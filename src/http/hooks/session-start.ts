@@ -9,7 +9,8 @@ import type { Agent } from '../../domain/types.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
 import { ENGRAM_TOOLS } from '../../memory/engram-tools.js';
-import type { ControlStore, ReflectionStore } from '../../memory/ports.js';
+import type { ReflectionStore } from '../../ports/index.js';
+import type { Control } from '../../control/control.js';
 import { currentRootIndex, listAllReflections, topicKey } from '../../memory/root-index.js';
 
 export type SessionStartFormat = 'copilot' | 'claude' | 'codex';
@@ -36,7 +37,7 @@ interface IndexSummary {
 }
 
 export async function sessionStartAnswer(
-  deps: { control: ControlStore; reflections: ReflectionStore },
+  deps: { control: Control; reflections: ReflectionStore },
   agent: Agent,
   format: SessionStartFormat,
   server: string,

@@ -9,8 +9,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Agent, Org } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import type { ControlStore } from '../../memory/ports.js';
-import { authenticateAgent, isAdmin } from '../auth.js';
+import type { Control } from '../../control/control.js';
+import { authenticateAgent, isAdmin } from '../../control/auth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,15 +30,15 @@ export interface AgentParams extends OrgParams {
   agent: string;
 }
 
-export async function findOrg(control: ControlStore, idOrName: string): Promise<Org> {
-  const org = await control.getOrg(idOrName);
+export async function findOrg(control: Control, idOrName: string): Promise<Org> {
+  const org = await control.directory.getOrg(idOrName);
   if (!org) throw new EngramError('not_found', `No organisation \`${idOrName}\``);
   return org;
 }
 
-export async function findAgent(control: ControlStore, params: AgentParams): Promise<{ org: Org; agent: Agent }> {
+export async function findAgent(control: Control, params: AgentParams): Promise<{ org: Org; agent: Agent }> {
   const org = await findOrg(control, params.org);
-  const agent = await control.getAgent(org.id, params.agent);
+  const agent = await control.directory.getAgent(org.id, params.agent);
   if (!agent) throw new EngramError('not_found', `No agent \`${params.agent}\` in organisation \`${org.name}\``);
   return { org, agent };
 }
@@ -50,8 +50,8 @@ export function authorize(deps: Deps): (request: FastifyRequest) => Promise<void
 
     const params = request.params as Partial<AgentParams>;
     if (params.org === undefined || params.agent === undefined) throw new EngramError('unauthorized');
-    const org = await deps.control.getOrg(params.org);
-    const agent = org && (await deps.control.getAgent(org.id, params.agent));
+    const org = await deps.control.directory.getOrg(params.org);
+    const agent = org && (await deps.control.directory.getAgent(org.id, params.agent));
     if (!org || !agent) throw new EngramError('unauthorized');
     await authenticateAgent(deps.control, request.headers, org.id, agent.id);
 

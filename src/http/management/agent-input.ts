@@ -3,7 +3,7 @@
  */
 import type { MemorySettings, ResponsesState } from '../../domain/types.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
-import type { AgentPatch, NewAgent } from '../../memory/ports.js';
+import type { AgentPatch, NewAgent } from '../../domain/directory-records.js';
 import {
   asObject,
   bodyObject,

@@ -12,10 +12,10 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   const { control } = deps;
 
   const apiKeySet = async (agent: Agent): Promise<boolean> =>
-    ((await control.getAgentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
+    ((await control.agentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
 
   const nameTaken = async (orgId: string, name: string, except?: string): Promise<void> => {
-    const existing = await control.getAgent(orgId, name);
+    const existing = await control.directory.getAgent(orgId, name);
     if (existing && existing.id !== except) {
       throw new EngramError('conflict', `An agent named \`${name}\` already exists in this organisation`, { param: 'name' });
     }
@@ -28,7 +28,7 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
     const agent = await control.createAgent(input);
     let issued;
     try {
-      issued = await issueToken(control, agent.id, 'default');
+      issued = await issueToken(control, agent, 'default');
     } catch (error) {
       // An agent nobody can reach would only be clutter: undo it.
       await control.deleteAgent(org.id, agent.id).catch(() => undefined);
@@ -41,7 +41,7 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   app.get<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request) => {
     const org = await findOrg(control, request.params.org);
     const base = publicBase(request);
-    const agents = await control.listAgents(org.id);
+    const agents = await control.directory.listAgents(org.id);
     return { data: await Promise.all(agents.map(async (agent) => agentWire(agent, { base, apiKeySet: await apiKeySet(agent) }))) };
   });
 

@@ -1,10 +1,10 @@
-import type { TokenRecord } from '../../domain/types.js';
-import type { ControlStore } from '../../memory/ports.js';
+import type { Agent, TokenRecord } from '../../domain/types.js';
+import type { Control } from '../../control/control.js';
 import { generateToken, hashToken, tokenDisplayPrefix } from '../../security/tokens.js';
 
 /** Creates an access token for an agent; the clear token is returned once and never stored. */
-export async function issueToken(control: ControlStore, agentId: string, name: string): Promise<{ token: string; record: TokenRecord }> {
+export async function issueToken(control: Control, agent: Pick<Agent, 'id' | 'orgId'>, name: string): Promise<{ token: string; record: TokenRecord }> {
   const token = generateToken();
-  const record = await control.createToken(agentId, hashToken(token), tokenDisplayPrefix(token), name);
+  const record = await control.createToken(agent, hashToken(token), tokenDisplayPrefix(token), name);
   return { token, record };
 }

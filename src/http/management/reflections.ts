@@ -2,7 +2,8 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { Reflection, ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import type { ReflectionPatch } from '../../memory/ports.js';
+import type { ReflectionPatch } from '../../ports/index.js';
+import { hybridSearch } from '../../memory/hybrid-search.js';
 import { buildRootIndex, listAllReflections, rebuildRootIndex } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import {
@@ -100,7 +101,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
 
       if (q !== '') {
         const [vector] = await embedder.embed([q]);
-        const found = await reflections.search(agent.id, { text: q, vector, limit: limit + offset, kind });
+        const found = await hybridSearch(reflections, agent.id, { text: q, vector, limit: limit + offset, kind });
         return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
       }
       // One extra row tells whether another page exists without a second count query.
@@ -141,7 +142,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
 
   app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/index', agentRead, async (request) => {
     const { agent } = await findAgent(control, request.params);
-    let markdown = await control.getIndex(agent.id);
+    let markdown = await control.indexes.get(agent.id);
     if (markdown === undefined) {
       // Nothing stored yet (no write since the agent was created, or an older data dir).
       markdown = buildRootIndex(await listAllReflections(reflections, agent.id));

@@ -19,13 +19,13 @@ export const tokenRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
     const body = bodyObject(request.body);
     onlyKeys(body, ['name']);
     const name = resourceName(body, 'name', false) ?? 'default';
-    const { token, record } = await issueToken(control, agent.id, name);
+    const { token, record } = await issueToken(control, agent, name);
     return reply.code(201).send({ id: record.id, name: record.name, prefix: record.prefix, token, created_at: isoTime(record.createdAt) });
   });
 
   app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/tokens', async (request) => {
     const { agent } = await findAgent(control, request.params);
-    return { data: (await control.listTokens(agent.id)).map(tokenWire) };
+    return { data: (await control.directory.listTokens(agent.id)).map(tokenWire) };
   });
 
   app.delete<{ Params: TokenParams }>('/v0/orgs/:org/agents/:agent/tokens/:tokenId', async (request) => {

@@ -16,7 +16,7 @@ import type { Deps } from '../../deps.js';
 import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
 import { isObject } from '../../protocols/shared.js';
 import { responses } from '../../protocols/responses/adapter.js';
-import { authenticateAgent } from '../auth.js';
+import { authenticateAgent } from '../../control/auth.js';
 import { errorFrame, wsSink } from './ws-sink.js';
 import { warmUp } from './warm-up.js';
 

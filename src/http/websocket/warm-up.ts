@@ -10,7 +10,7 @@ import { expandRequest, type ChainCache } from '../../conversation/chains.js';
 import { conversationId } from '../../conversation/identity.js';
 import type { Deps } from '../../deps.js';
 import { responses } from '../../protocols/responses/adapter.js';
-import { authenticateAgent } from '../auth.js';
+import { authenticateAgent } from '../../control/auth.js';
 
 export interface WarmUpRequest {
   orgId: string;

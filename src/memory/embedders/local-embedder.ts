@@ -13,7 +13,7 @@
  * typed-array tables reused across calls. Its output is bit for bit that of the first,
  * Map-based version: vectors stored under `LOCAL_EMBEDDER_ID` stay comparable.
  */
-import type { Embedder } from '../ports.js';
+import type { Embedder } from '../../ports/index.js';
 import { STOPWORDS, tail } from '../../domain/text.js';
 
 export const LOCAL_EMBEDDER_ID = 'local-hash-v1-256';

@@ -1,3 +1,4 @@
+import { hybridSearch } from '../../../src/memory/hybrid-search.js';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
@@ -67,11 +68,11 @@ test('migration 2 moves reflections written under schema 1 into per-agent keywor
     temp.db = db; // closed by remove()
     assert.is(db.pragma('user_version', { simple: true }), MIGRATIONS.length);
     const store = new SqliteReflectionStore(db);
-    const found = await store.search('agt_a', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 });
+    const found = await hybridSearch(store, 'agt_a', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 });
     assert.equal(found.filter((r) => r.keywordScore > 0).map((r) => r.reflection.id), ['r1']);
-    const byTag = await store.search('agt_a', { text: 'infra', vector: unitVector(8, { 7: 1 }), limit: 1 });
+    const byTag = await hybridSearch(store, 'agt_a', { text: 'infra', vector: unitVector(8, { 7: 1 }), limit: 1 });
     assert.is(byTag[0].reflection.id, 'r1');
-    const b = await store.search('agt_b', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 });
+    const b = await hybridSearch(store, 'agt_b', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 });
     assert.equal(b.map((r) => [r.reflection.agentId, r.reflection.id]), [['agt_b', 'r1']]);
     await store.upsert([
       {
@@ -80,7 +81,7 @@ test('migration 2 moves reflections written under schema 1 into per-agent keywor
         vector: unitVector(8, { 3: 1 }),
       },
     ]);
-    assert.is((await store.search('agt_a', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 })).length, 3);
+    assert.is((await hybridSearch(store, 'agt_a', { text: 'kubernetes', vector: unitVector(8, { 7: 1 }), limit: 5 })).length, 3);
   } finally {
     temp.remove();
   }

@@ -1,6 +1,5 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { normalise, relativeScoreFusion } from '../../../src/adapters/sqlite/fusion.js';
 import { pruneTerms, queryTerms, words } from '../../../src/adapters/sqlite/keyword-query.js';
 
 const keywords = suite('keyword query');
@@ -23,33 +22,3 @@ keywords('pruning keeps rare terms within the budget and drops near-universal on
 });
 
 keywords.run();
-
-const fusion = suite('relative score fusion');
-
-fusion('min-max normalisation like Weaviate: [1, 8, 6, 11] -> [0, 0.7, 0.5, 1]; all equal -> 1', () => {
-  const normalised = normalise([1, 8, 6, 11].map((score, key) => ({ key, score })));
-  assert.equal([...normalised.values()].map((v) => Math.round(v * 10) / 10), [0, 0.7, 0.5, 1]);
-  assert.equal([...normalise([{ key: 1, score: 3 }, { key: 2, score: 3 }]).values()], [1, 1]);
-});
-
-fusion('fused = alpha * vector + (1 - alpha) * keyword; missing from a list counts 0', () => {
-  const vector = [
-    { key: 1, score: 0.9 },
-    { key: 2, score: 0.5 },
-    { key: 3, score: 0.1 },
-  ];
-  const keyword = [
-    { key: 3, score: 12 },
-    { key: 4, score: 2 },
-  ];
-  const fused = relativeScoreFusion(vector, keyword, 0.75);
-  const byKey = new Map(fused.map((f) => [f.key, f]));
-  assert.ok(Math.abs((byKey.get(1)?.score ?? -1) - 0.75) < 1e-9);
-  assert.ok(Math.abs((byKey.get(2)?.score ?? -1) - 0.375) < 1e-9);
-  assert.ok(Math.abs((byKey.get(3)?.score ?? -1) - 0.25) < 1e-9);
-  assert.is(byKey.get(4)?.score, 0);
-  assert.equal(fused.map((f) => f.key), [1, 2, 3, 4]);
-  assert.equal(relativeScoreFusion([], [], 0.5), []);
-});
-
-fusion.run();

@@ -2,7 +2,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../../../src/adapters/sqlite/database.js';
 import { SqliteReflectionStore } from '../../../src/adapters/sqlite/reflection-store.js';
-import type { StoredReflection } from '../../../src/memory/ports.js';
+import type { ReflectionStore, StoredReflection } from '../../../src/ports/index.js';
+import { hybridSearch } from '../../../src/memory/hybrid-search.js';
 import { sleep, unitVector, waitFor } from '../../contracts/helpers.js';
 import { reflection, reflectionStoreContract } from '../../contracts/reflection-store.contract.js';
 import { tempDb } from './helpers.js';
@@ -19,20 +20,10 @@ reflectionStoreContract('sqlite (file)', async () => {
   };
 });
 
-reflectionStoreContract('sqlite (:memory:, tiny fusion window)', async () => {
-  const db = openDatabase(':memory:');
-  // A window smaller than the data exercises candidates missing from one list.
-  const store = new SqliteReflectionStore(db, { fusionCandidates: 2 });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      db.close();
-    },
-  };
-});
-
 const sqlite = suite('SqliteReflectionStore specifics');
+/** Vector search, scored the way hybrid results are (the cosine as `vectorScore`). */
+const near = async (store: ReflectionStore, agentId: string, vector: Float32Array, limit: number) =>
+  (await store.nearest(agentId, { vector, limit })).map((m) => ({ reflection: m.reflection, vectorScore: m.cosine }));
 const A = 'agt_a';
 
 sqlite('a second store on the same file sees writes at once (cache versioning)', async () => {
@@ -41,13 +32,13 @@ sqlite('a second store on the same file sees writes at once (cache versioning)',
     const writer = new SqliteReflectionStore(temp.db);
     const reader = new SqliteReflectionStore(temp.db);
     await writer.upsert([reflection(A, 'r1', 'first', 0)]);
-    assert.equal((await reader.nearest(A, unitVector(8, { 0: 1 }), 5)).map((r) => r.reflection.id), ['r1']);
+    assert.equal((await near(reader, A, unitVector(8, { 0: 1 }), 5)).map((r) => r.reflection.id), ['r1']);
     await writer.upsert([reflection(A, 'r2', 'second', 1)]);
-    assert.is((await reader.nearest(A, unitVector(8, { 1: 1 }), 1))[0].reflection.id, 'r2');
+    assert.is((await near(reader, A, unitVector(8, { 1: 1 }), 1))[0].reflection.id, 'r2');
     await writer.update(A, 'r2', { vector: unitVector(8, { 2: 1 }) });
-    assert.is((await reader.nearest(A, unitVector(8, { 2: 1 }), 1))[0].reflection.id, 'r2');
+    assert.is((await near(reader, A, unitVector(8, { 2: 1 }), 1))[0].reflection.id, 'r2');
     await writer.delete(A, 'r1');
-    assert.equal((await reader.nearest(A, unitVector(8, { 0: 1 }), 5)).map((r) => r.reflection.id), ['r2']);
+    assert.equal((await near(reader, A, unitVector(8, { 0: 1 }), 5)).map((r) => r.reflection.id), ['r2']);
   } finally {
     temp.remove();
   }
@@ -58,7 +49,7 @@ sqlite('keyword search follows upserts, updates and deletes, per agent; no FTS5 
   const store = new SqliteReflectionStore(db);
   const away = unitVector(8, { 7: 1 });
   const hits = async (agentId: string, word: string): Promise<string[]> =>
-    (await store.search(agentId, { text: word, vector: away, limit: 10 }))
+    (await hybridSearch(store, agentId, { text: word, vector: away, limit: 10 }))
       .filter((r) => r.keywordScore > 0)
       .map((r) => r.reflection.id)
       .sort();
@@ -94,7 +85,7 @@ sqlite('a rolled-back first write leaves the store usable', async () => {
   assert.ok(failed, 'a NOT NULL violation aborts the batch');
   assert.is(await store.count(A), 0);
   await store.upsert([reflection(A, 'r1', 'alpha', 0)]);
-  assert.is((await store.search(A, { text: 'alpha', vector: unitVector(8, { 3: 1 }), limit: 1 }))[0].keywordScore, 1);
+  assert.is((await hybridSearch(store, A, { text: 'alpha', vector: unitVector(8, { 3: 1 }), limit: 1 }))[0].keywordScore, 1);
   db.close();
 });
 
@@ -104,7 +95,7 @@ sqlite('large stores prune very common query words; small stores search every wo
   await store.upsert(
     Array.from({ length: 10 }, (_, i) => reflection(A, `r${i}`, i === 7 ? 'common rare' : 'common words', i % 8)),
   );
-  const results = await store.search(A, { text: 'common rare', vector: unitVector(8, { 0: 1 }), limit: 10 });
+  const results = await hybridSearch(store, A, { text: 'common rare', vector: unitVector(8, { 0: 1 }), limit: 10 });
   assert.equal(results.filter((r) => r.keywordScore > 0).map((r) => r.reflection.id), ['r7']);
   db.close();
 });
@@ -118,7 +109,7 @@ sqlite('tags and topic are searchable; diacritics and case do not matter', async
     reflection(A, 'accent', 'Le café est fermé', 3),
   ]);
   const top = async (text: string): Promise<string> =>
-    (await store.search(A, { text, vector: unitVector(8, { 7: 1 }), limit: 1 }))[0].reflection.id;
+    (await hybridSearch(store, A, { text, vector: unitVector(8, { 7: 1 }), limit: 1 }))[0].reflection.id;
   assert.is(await top('terraform'), 'tagged');
   assert.is(await top('billing'), 'topical');
   assert.is(await top('CAFE'), 'accent');
@@ -149,22 +140,22 @@ sqlite('snapshots patched by local writes search exactly like freshly built ones
     } else {
       await patched.delete(A, id);
     }
-    if (step % 10 === 0) await patched.search(A, query()); // builds, then keeps patching
+    if (step % 10 === 0) await hybridSearch(patched, A, query()); // builds, then keeps patching
     const fresh = new SqliteReflectionStore(db, { keywordPostingBudget: 3 });
     const q = query();
     assert.equal(
-      (await patched.nearest(A, q.vector, 5)).map((r) => [r.reflection.id, r.vectorScore.toFixed(5)]),
-      (await fresh.nearest(A, q.vector, 5)).map((r) => [r.reflection.id, r.vectorScore.toFixed(5)]),
+      (await near(patched, A, q.vector, 5)).map((r) => [r.reflection.id, r.vectorScore.toFixed(5)]),
+      (await near(fresh, A, q.vector, 5)).map((r) => [r.reflection.id, r.vectorScore.toFixed(5)]),
       `nearest at step ${step}`,
     );
     assert.equal(
-      (await patched.search(A, { ...q, kind: 'procedural' })).map((r) => r.reflection.id),
-      (await fresh.search(A, { ...q, kind: 'procedural' })).map((r) => r.reflection.id),
+      (await hybridSearch(patched, A, { ...q, kind: 'procedural' })).map((r) => r.reflection.id),
+      (await hybridSearch(fresh, A, { ...q, kind: 'procedural' })).map((r) => r.reflection.id),
       `kind-filtered search at step ${step}`,
     );
     assert.equal(
-      (await patched.search(A, q)).map((r) => [r.reflection.id, r.score.toFixed(5)]),
-      (await fresh.search(A, q)).map((r) => [r.reflection.id, r.score.toFixed(5)]),
+      (await hybridSearch(patched, A, q)).map((r) => [r.reflection.id, r.score.toFixed(5)]),
+      (await hybridSearch(fresh, A, q)).map((r) => [r.reflection.id, r.score.toFixed(5)]),
       `search at step ${step}`,
     );
   }
@@ -179,14 +170,14 @@ sqlite('markUsed: seen at once by this store, written in one transaction within 
     await store.upsert([reflection(A, 'r1', 'one', 0), reflection(A, 'r2', 'two', 1)]);
     const stored = (id: string) =>
       other.prepare('SELECT use_count AS n, last_used_at AS at FROM reflections WHERE agent_id = ? AND id = ?').get(A, id);
-    await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 2 }); // a cached snapshot
+    await hybridSearch(store, A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 2 }); // a cached snapshot
     await store.markUsed(A, ['r1', 'r1', 'r2'], 10_000);
     await store.markUsed(A, ['r1'], 9_000);
     assert.equal(stored('r1'), { n: 0, at: null }, 'not written yet');
     assert.is((await store.get(A, 'r1'))?.useCount, 2, 'a repeated id counts once per call');
     assert.is((await store.get(A, 'r1'))?.lastUsedAt, 10_000, 'the latest use wins');
     assert.equal((await store.list(A)).map((r) => [r.id, r.useCount]).sort(), [['r1', 2], ['r2', 1]]);
-    const found = await store.search(A, { text: 'one two', vector: unitVector(8, { 0: 1 }), limit: 2 });
+    const found = await hybridSearch(store, A, { text: 'one two', vector: unitVector(8, { 0: 1 }), limit: 2 });
     assert.equal(found.map((r) => [r.reflection.id, r.reflection.useCount]).sort(), [['r1', 2], ['r2', 1]]);
     assert.is((await new SqliteReflectionStore(temp.db).get(A, 'r1'))?.useCount, 0, 'another store reads the file');
 
@@ -194,7 +185,7 @@ sqlite('markUsed: seen at once by this store, written in one transaction within 
     assert.equal(stored('r1'), { n: 2, at: 10_000 });
     assert.equal(stored('r2'), { n: 1, at: 10_000 });
     assert.is((await store.get(A, 'r1'))?.useCount, 2, 'flushed uses are not counted twice');
-    const again = await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
+    const again = await hybridSearch(store, A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
     assert.is(again[0].reflection.useCount, 2);
 
     await store.markUsed(A, ['r2'], 11_000);
@@ -213,7 +204,7 @@ sqlite('markUsed: a snapshot built while uses are pending includes them; writes 
   const store = new SqliteReflectionStore(db, { usageFlushMs: 60_000 });
   await store.upsert([reflection(A, 'r1', 'one', 0)]);
   await store.markUsed(A, ['r1'], 5_000);
-  const first = await store.search(A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
+  const first = await hybridSearch(store, A, { text: 'one', vector: unitVector(8, { 0: 1 }), limit: 1 });
   assert.is(first[0].reflection.useCount, 1, 'built from the file, plus what is pending');
   // A caller that read the counters writes them back: the use must not count twice.
   const read = await store.get(A, 'r1');
@@ -221,7 +212,7 @@ sqlite('markUsed: a snapshot built while uses are pending includes them; writes 
   await store.upsert([{ ...reflection(A, 'r1', 'one, again', 0), useCount: read.useCount, lastUsedAt: read.lastUsedAt }]);
   assert.is((await store.get(A, 'r1'))?.useCount, 1);
   assert.is((db.prepare('SELECT use_count FROM reflections').pluck().get() as number), 1, 'written with the upsert');
-  assert.is((await store.search(A, { text: 'again', vector: unitVector(8, { 0: 1 }), limit: 1 }))[0].reflection.useCount, 1);
+  assert.is((await hybridSearch(store, A, { text: 'again', vector: unitVector(8, { 0: 1 }), limit: 1 }))[0].reflection.useCount, 1);
   // Deleted and re-created before a flush: the old uses do not carry over.
   await store.markUsed(A, ['r1'], 6_000);
   await store.delete(A, 'r1');
@@ -253,7 +244,7 @@ sqlite('the snapshot cache is bounded by agents and by reflections held; evicted
   }
   for (let round = 0; round < 2; round++) {
     for (const [i, agentId] of agents.entries()) {
-      const found = await store.search(agentId, { text: `word${i} text1`, vector: unitVector(8, { 1: 1 }), limit: 1 });
+      const found = await hybridSearch(store, agentId, { text: `word${i} text1`, vector: unitVector(8, { 1: 1 }), limit: 1 });
       assert.equal(found.map((r) => [r.reflection.agentId, r.reflection.id]), [[agentId, 'r1']]);
     }
   }
@@ -281,9 +272,9 @@ sqlite('vectors of another dimension never match (embedder change mid re-embed)'
     reflection(A, 'old', 'old embedder', 0, { vector: unitVector(4, { 0: 1 }) }),
     reflection(A, 'new', 'new embedder', 0),
   ]);
-  const near = await store.nearest(A, unitVector(8, { 0: 1 }), 5);
-  assert.equal(near.map((r) => r.reflection.id), ['new']);
-  const hybrid = await store.search(A, { text: 'embedder', vector: unitVector(8, { 0: 1 }), limit: 5 });
+  const nearby = await near(store, A, unitVector(8, { 0: 1 }), 5);
+  assert.equal(nearby.map((r) => r.reflection.id), ['new']);
+  const hybrid = await hybridSearch(store, A, { text: 'embedder', vector: unitVector(8, { 0: 1 }), limit: 5 });
   assert.equal(hybrid.map((r) => r.reflection.id).sort(), ['new', 'old']);
   assert.is(hybrid.find((r) => r.reflection.id === 'old')?.vectorScore, 0);
   db.close();
@@ -294,10 +285,10 @@ sqlite('vectors round-trip exactly through the BLOB column', async () => {
   const store = new SqliteReflectionStore(db);
   const vector = unitVector(256, { 3: 0.3, 17: -0.7, 255: 0.1 });
   await store.upsert([reflection(A, 'r1', 'x', 0, { vector: vector.subarray(0) })]);
-  const near = await store.nearest(A, vector, 1);
+  const nearby = await near(store, A, vector, 1);
   let dot = 0;
   for (const v of vector) dot += v * v;
-  assert.ok(Math.abs(near[0].vectorScore - dot) < 1e-6);
+  assert.ok(Math.abs(nearby[0].vectorScore - dot) < 1e-6);
   db.close();
 });
 

@@ -6,7 +6,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import type { ControlStore, TokenLookup } from '../memory/ports.js';
+import type { TokenLookup } from '../ports/index.js';
+import type { Control } from './control.js';
 import { hashToken, looksLikeToken, sameHash } from '../security/tokens.js';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -37,14 +38,14 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
  * answer never reveals whether an org or agent exists.
  */
 export async function authenticateAgent(
-  control: ControlStore,
+  control: Control,
   headers: IncomingHttpHeaders,
   orgId: string,
   agentId: string,
 ): Promise<TokenLookup> {
   const token = presentedToken(headers);
   if (!token) throw new EngramError('unauthorized');
-  const found = await control.findToken(hashToken(token));
+  const found = await control.directory.findToken(hashToken(token));
   if (!found || found.agent.id !== agentId || found.agent.orgId !== orgId) {
     throw new EngramError('unauthorized');
   }

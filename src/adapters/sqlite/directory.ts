@@ -1,0 +1,266 @@
+/**
+ * The directory (orgs, agents, tokens) in the embedded SQLite file. Agents' upstream
+ * secrets arrive sealed and are stored as given; tokens are stored as hashes only.
+ */
+import { withAgentDefaults } from '../../domain/directory-records.js';
+import type { Agent, Org, TokenRecord } from '../../domain/types.js';
+import { EngramError } from '../../errors.js';
+import type { AgentEntry, Directory, TokenLookup } from '../../ports/directory.js';
+import type { SqliteDatabase } from './database.js';
+import { conflictOr, isSqliteError } from './sqlite-errors.js';
+
+interface OrgRow {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+interface AgentRow {
+  id: string;
+  org_id: string;
+  name: string;
+  upstream: string;
+  memory: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface TokenRow {
+  id: string;
+  agent_id: string;
+  org_id: string;
+  name: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+
+type TokenAgentRow = TokenRow & { a_name: string; a_upstream: string; a_memory: string; a_created_at: number; a_updated_at: number };
+
+export interface SqliteDirectoryOptions {
+  now?: () => number;
+  /** `lastUsedAt` is written at most this often per token, so the lookup on every request stays a read. */
+  lastUsedResolutionMs?: number;
+}
+
+const AGENT_COLUMNS = 'id, org_id, name, upstream, memory, created_at, updated_at';
+const TOKEN_COLUMNS = 'id, agent_id, org_id, name, prefix, created_at, revoked_at, last_used_at';
+
+export class SqliteDirectory implements Directory {
+  readonly #db: SqliteDatabase;
+  readonly #now: () => number;
+  readonly #lastUsedResolutionMs: number;
+  readonly #sql;
+
+  constructor(db: SqliteDatabase, options: SqliteDirectoryOptions = {}) {
+    this.#db = db;
+    this.#now = options.now ?? Date.now;
+    this.#lastUsedResolutionMs = options.lastUsedResolutionMs ?? 60_000;
+    this.#sql = {
+      insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
+      orgByIdOrName: db.prepare<[string, string, string], OrgRow>(
+        'SELECT id, name, created_at FROM orgs WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1',
+      ),
+      listOrgs: db.prepare<[], OrgRow>('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
+      agentIdsOfOrg: db.prepare<[string], string>('SELECT id FROM agents WHERE org_id = ?').pluck(),
+      deleteOrgTokens: db.prepare('DELETE FROM tokens WHERE agent_id IN (SELECT id FROM agents WHERE org_id = ?)'),
+      deleteOrgAgents: db.prepare('DELETE FROM agents WHERE org_id = ?'),
+      deleteOrg: db.prepare('DELETE FROM orgs WHERE id = ?'),
+
+      insertAgent: db.prepare(
+        `INSERT INTO agents (id, org_id, name, type, upstream, memory, secrets, created_at, updated_at)
+         VALUES (?, ?, ?, 'api_provider', ?, ?, ?, ?, ?)`,
+      ),
+      agentByIdOrName: db.prepare<[string, string, string, string], AgentRow>(
+        `SELECT ${AGENT_COLUMNS} FROM agents WHERE org_id = ? AND (id = ? OR name = ?) ORDER BY id = ? DESC LIMIT 1`,
+      ),
+      agentEntry: db.prepare<[string], AgentRow & { secrets: string }>(`SELECT ${AGENT_COLUMNS}, secrets FROM agents WHERE id = ?`),
+      listAgents: db.prepare<[string], AgentRow>(`SELECT ${AGENT_COLUMNS} FROM agents WHERE org_id = ? ORDER BY created_at, id`),
+      updateAgent: db.prepare('UPDATE agents SET name = ?, upstream = ?, memory = ?, secrets = ?, updated_at = ? WHERE id = ?'),
+      deleteAgentTokens: db.prepare('DELETE FROM tokens WHERE agent_id = ?'),
+      deleteAgent: db.prepare('DELETE FROM agents WHERE org_id = ? AND id = ?'),
+
+      insertToken: db.prepare(
+        'INSERT INTO tokens (id, agent_id, org_id, name, prefix, hash, created_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      // The hot path: one lookup through the unique index on hash, agent joined in.
+      findToken: db.prepare<[string], TokenAgentRow>(
+        `SELECT t.id, t.agent_id, t.org_id, t.name, t.prefix, t.created_at, t.revoked_at, t.last_used_at,
+                a.name AS a_name, a.upstream AS a_upstream, a.memory AS a_memory,
+                a.created_at AS a_created_at, a.updated_at AS a_updated_at
+         FROM tokens t JOIN agents a ON a.id = t.agent_id
+         WHERE t.hash = ? AND t.revoked_at IS NULL`,
+      ),
+      touchToken: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
+      listTokens: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE agent_id = ? ORDER BY created_at, id`),
+      revokeToken: db.prepare('UPDATE tokens SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL'),
+    };
+  }
+
+  async createOrg(org: Org): Promise<void> {
+    try {
+      this.#sql.insertOrg.run(org.id, org.name, org.createdAt);
+    } catch (error) {
+      throw conflictOr(error, `An organisation named "${org.name}" already exists`);
+    }
+  }
+
+  async getOrg(idOrName: string): Promise<Org | undefined> {
+    const row = this.#sql.orgByIdOrName.get(idOrName, idOrName, idOrName);
+    return row && toOrg(row);
+  }
+
+  async listOrgs(): Promise<Org[]> {
+    return this.#sql.listOrgs.all().map(toOrg);
+  }
+
+  async deleteOrg(id: string): Promise<string[] | undefined> {
+    return this.#db.transaction(() => {
+      const agentIds = this.#sql.agentIdsOfOrg.all(id);
+      this.#sql.deleteOrgTokens.run(id);
+      this.#sql.deleteOrgAgents.run(id);
+      return this.#sql.deleteOrg.run(id).changes > 0 ? agentIds : undefined;
+    })();
+  }
+
+  async createAgent({ agent, sealedSecrets }: AgentEntry): Promise<void> {
+    try {
+      this.#sql.insertAgent.run(
+        agent.id,
+        agent.orgId,
+        agent.name,
+        JSON.stringify(agent.upstream),
+        JSON.stringify(agent.memory),
+        sealedSecrets,
+        agent.createdAt,
+        agent.updatedAt,
+      );
+    } catch (error) {
+      if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) {
+        throw new EngramError('not_found', `No organisation with id "${agent.orgId}"`);
+      }
+      throw conflictOr(error, `An agent named "${agent.name}" already exists in this organisation`);
+    }
+  }
+
+  async getAgent(orgId: string, idOrName: string): Promise<Agent | undefined> {
+    const row = this.#sql.agentByIdOrName.get(orgId, idOrName, idOrName, idOrName);
+    return row && toAgent(row);
+  }
+
+  async agentEntry(agentId: string): Promise<AgentEntry | undefined> {
+    const row = this.#sql.agentEntry.get(agentId);
+    return row && { agent: toAgent(row), sealedSecrets: row.secrets };
+  }
+
+  async listAgents(orgId: string): Promise<Agent[]> {
+    return this.#sql.listAgents.all(orgId).map(toAgent);
+  }
+
+  async updateAgent(orgId: string, agentId: string, change: (current: AgentEntry) => AgentEntry): Promise<Agent | undefined> {
+    // One transaction: no other writer comes between the read and the write.
+    return this.#db.transaction(() => {
+      const row = this.#sql.agentEntry.get(agentId);
+      if (!row || row.org_id !== orgId) return undefined;
+      const { agent, sealedSecrets } = change({ agent: toAgent(row), sealedSecrets: row.secrets });
+      try {
+        this.#sql.updateAgent.run(agent.name, JSON.stringify(agent.upstream), JSON.stringify(agent.memory), sealedSecrets, agent.updatedAt, agentId);
+      } catch (error) {
+        throw conflictOr(error, `An agent named "${agent.name}" already exists in this organisation`);
+      }
+      return agent;
+    }).immediate();
+  }
+
+  async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
+    return this.#db.transaction(() => {
+      const row = this.#sql.agentEntry.get(agentId);
+      if (!row || row.org_id !== orgId) return false;
+      this.#sql.deleteAgentTokens.run(agentId);
+      return this.#sql.deleteAgent.run(orgId, agentId).changes > 0;
+    })();
+  }
+
+  async createToken(token: TokenRecord, tokenHash: string): Promise<void> {
+    const agent = this.#sql.agentEntry.get(token.agentId);
+    if (!agent) throw new EngramError('not_found', `No agent with id "${token.agentId}"`);
+    try {
+      this.#sql.insertToken.run(
+        token.id,
+        token.agentId,
+        agent.org_id,
+        token.name,
+        token.prefix,
+        tokenHash,
+        token.createdAt,
+        token.revokedAt,
+        token.lastUsedAt,
+      );
+    } catch (error) {
+      throw conflictOr(error, 'A token with this hash already exists');
+    }
+  }
+
+  async findToken(tokenHash: string): Promise<TokenLookup | undefined> {
+    const row = this.#sql.findToken.get(tokenHash);
+    if (!row) return undefined;
+    const token = toToken(row);
+    const now = this.#now();
+    if (token.lastUsedAt === null || now - token.lastUsedAt >= this.#lastUsedResolutionMs) {
+      this.#sql.touchToken.run(now, token.id);
+      token.lastUsedAt = now;
+    }
+    const agent = toAgent({
+      id: row.agent_id,
+      org_id: row.org_id,
+      name: row.a_name,
+      upstream: row.a_upstream,
+      memory: row.a_memory,
+      created_at: row.a_created_at,
+      updated_at: row.a_updated_at,
+    });
+    return { token, agent };
+  }
+
+  async listTokens(agentId: string): Promise<TokenRecord[]> {
+    return this.#sql.listTokens.all(agentId).map(toToken);
+  }
+
+  async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {
+    return this.#sql.revokeToken.run(at, agentId, tokenId).changes > 0;
+  }
+
+  /** Does not close the shared database handle; its opener does (see database.ts). */
+  async close(): Promise<void> {}
+}
+
+function toOrg(row: OrgRow): Org {
+  return { id: row.id, name: row.name, createdAt: row.created_at };
+}
+
+function toAgent(row: AgentRow): Agent {
+  return withAgentDefaults({
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    type: 'api_provider',
+    upstream: JSON.parse(row.upstream) as Agent['upstream'],
+    memory: JSON.parse(row.memory) as Agent['memory'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  });
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    orgId: row.org_id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
