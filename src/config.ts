@@ -3,7 +3,8 @@
  * (`--port`, `--data-dir`, ...): flags win over the environment.
  */
 import path from 'node:path';
-import { DEFAULT_MCP_SERVER_NAMES } from './memory/engram-tools.js';
+import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
+import { ConfigError } from './errors.js';
 
 export interface Config {
   port: number;
@@ -80,9 +81,7 @@ const SETTINGS = [
 
 export const SETTING_NAMES: readonly string[] = SETTINGS;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './errors.js';
 
 /** `ENGRAM_DATA_DIR` for `data-dir`, and so on. */
 function envName(setting: SettingName): string {

@@ -77,3 +77,8 @@ export function openAiErrorBody(error: EngramError): unknown {
 export function anthropicErrorBody(error: EngramError): unknown {
   return { type: 'error', error: { type: ERRORS[error.code].anthropic, message: error.message } };
 }
+
+/** A setting that is missing, malformed or inconsistent: reported before anything starts. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

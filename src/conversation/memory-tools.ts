@@ -14,7 +14,7 @@
  *
  * Pure: the inject step asks, and places what it decides (DESIGN section 6).
  */
-import { ENGRAM_TOOL_MARKER, ENGRAM_TOOLS, RECALL_TOOL } from '../memory/engram-tools.js';
+import { ENGRAM_TOOL_MARKER, ENGRAM_TOOLS, RECALL_TOOL } from '../domain/engram-tools.js';
 import type { OfferedTool, ProtocolAdapter, ToolRef } from '../protocols/types.js';
 
 /** Engram's own name for a tool (`recall`, ...), when `tool` is one of Engram's under some client's form. */

@@ -1,5 +1,4 @@
 import { createActor, toPromise } from 'xstate';
-import type { FastifyBaseLogger } from 'fastify';
 import { toEngramError } from '../errors.js';
 import type { ExchangeRequest, ExchangeResults } from './exchange.js';
 import type { provideConversationMachine } from './actors.js';
@@ -9,7 +8,8 @@ type ProvidedMachine = ReturnType<typeof provideConversationMachine>;
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
   onClientGone(callback: () => void): void;
-  log: FastifyBaseLogger;
+  /** Pino-compatible (structured fields first), as Fastify's request logger is. */
+  log: { error(fields: object, message: string): void };
 }
 
 /**

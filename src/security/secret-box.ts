@@ -6,7 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../errors.js';
 
 const VERSION = 'v1';
 const KEY_BYTES = 32;

@@ -8,7 +8,7 @@
 import type { Agent } from '../../domain/types.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
-import { ENGRAM_TOOLS } from '../../memory/engram-tools.js';
+import { ENGRAM_TOOLS } from '../../domain/engram-tools.js';
 import type { ReflectionStore } from '../../ports/index.js';
 import type { Control } from '../../control/control.js';
 import { currentRootIndex, listAllReflections, topicKey } from '../../memory/root-index.js';

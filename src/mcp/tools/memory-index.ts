@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ENGRAM_TOOL_MARKER, MEMORY_INDEX_TOOL, MEMORY_INDEX_URI } from '../../memory/engram-tools.js';
+import { ENGRAM_TOOL_MARKER, MEMORY_INDEX_TOOL, MEMORY_INDEX_URI } from '../../domain/engram-tools.js';
 import { currentRootIndex } from '../../memory/root-index.js';
 import { textResult, type McpContext } from '../context.js';
 

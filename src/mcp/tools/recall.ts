@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ENGRAM_TOOL_MARKER, RECALL_TOOL } from '../../memory/engram-tools.js';
+import { ENGRAM_TOOL_MARKER, RECALL_TOOL } from '../../domain/engram-tools.js';
 import { recall } from '../../memory/recall.js';
 import { textResult, type McpContext } from '../context.js';
 

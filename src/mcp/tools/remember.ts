@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../memory/engram-tools.js';
+import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../domain/engram-tools.js';
 import { MAX_CONTENT_CHARS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { textResult, type McpContext } from '../context.js';
 

@@ -1,0 +1,90 @@
+/**
+ * Engram's layering (STYLE.md), checked on every `npm test`:
+ *   http, mcp, cli -> conversation -> memory, control -> ports <- adapters
+ * domain imports nothing of ours; protocols only domain; machines only xstate and domain.
+ * Run alone: `npm run lint:layers`.
+ */
+const ours = (...dirs) => `^src/(${dirs.join('|')})/`;
+const ENGINES = '^(better-sqlite3|@nats-io/|weaviate-client)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'src/domain holds pure types and functions: it imports nothing of ours outside itself.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'protocols-only-domain',
+      comment: 'Wire protocols parse, inject and render from domain types only.',
+      severity: 'error',
+      from: { path: '^src/protocols/' },
+      to: { path: '^src/', pathNot: ['^src/domain/', '^src/protocols/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'ports-only-domain',
+      comment: 'Ports are interfaces over domain types: any engine can implement them.',
+      severity: 'error',
+      from: { path: '^src/ports/' },
+      to: { path: '^src/', pathNot: ['^src/domain/', '^src/ports/'] },
+    },
+    {
+      name: 'machines-only-xstate-and-domain',
+      comment: 'Machines only describe: no I/O, no implementations.',
+      severity: 'error',
+      from: { path: '^machines/' },
+      to: { pathNot: ['^src/domain/', '^machines/', '(^|/)node_modules/xstate/'] },
+    },
+    {
+      name: 'core-never-reaches-up-or-into-engines',
+      comment: 'The core (conversation, memory, control, streaming, transcripts, security) never imports http, mcp, cli, fastify or an adapter.',
+      severity: 'error',
+      from: { path: ours('conversation', 'memory', 'control', 'streaming', 'transcripts', 'security') },
+      to: { path: [ours('http', 'mcp', 'cli', 'adapters'), '(^|/)node_modules/(fastify|@fastify/)', `(^|/)node_modules/${ENGINES.slice(1)}`] },
+    },
+    {
+      name: 'adapters-never-import-http-or-core',
+      comment: 'Adapters implement ports; they never import the HTTP layer or the flows that use them.',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { path: ours('http', 'mcp', 'cli', 'conversation', 'control') },
+    },
+    {
+      name: 'only-adapters-import-engines',
+      comment: 'better-sqlite3, the NATS client and weaviate-client are imported by their adapters only.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/adapters/' },
+      to: { path: `(^|/)node_modules/${ENGINES.slice(1)}` },
+    },
+    {
+      name: 'config-is-a-leaf',
+      comment: 'config.ts reads the environment; it depends on nothing of ours but errors and domain constants.',
+      severity: 'error',
+      from: { path: '^src/config\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/config\\.ts$', '^src/errors\\.ts$', '^src/domain/'] },
+    },
+    {
+      name: 'only-config-reads-env',
+      comment: 'Nothing imports config.ts below the composition root but for its types.',
+      severity: 'error',
+      from: { path: ours('domain', 'protocols', 'ports', 'adapters', 'security') },
+      to: { path: '^src/config\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^src/' },
+      // A type-only import back (a module naming the type of what imports it) is no cycle at run time.
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    exclude: { path: '^(test|bench)/' },
+  },
+};

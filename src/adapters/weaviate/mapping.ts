@@ -1,0 +1,108 @@
+/**
+ * Pure conversions between the port's reflections and Weaviate objects, and the two
+ * rules the adapter applies itself: the upsert merge rule (the embedded store does it in
+ * SQL; Weaviate has no conditional write, so it is read, merged here, then written) and
+ * the cosine of a keyword match to the query vector.
+ */
+import type { Reflection, ReflectionKind, ReflectionSource } from '../../domain/types.js';
+import type { ReflectionProperties } from './schema.js';
+
+const KINDS: ReadonlySet<string> = new Set<ReflectionKind>(['factual', 'procedural']);
+const SOURCES: ReadonlySet<string> = new Set<ReflectionSource>(['conversation', 'transcript', 'mcp']);
+
+/** A reflection as an object's properties (`lastUsedAt` left out while null). */
+export function toProperties(r: Reflection): ReflectionProperties {
+  const properties: ReflectionProperties = {
+    reflectionId: r.id,
+    agentId: r.agentId,
+    kind: r.kind,
+    content: r.content,
+    topic: r.topic,
+    tags: [...r.tags],
+    source: r.source,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    useCount: r.useCount,
+    embedderId: r.embedderId,
+  };
+  // Absent rather than null: the gRPC batch serialiser has no null for a number.
+  if (r.lastUsedAt !== null) properties.lastUsedAt = r.lastUsedAt;
+  return properties;
+}
+
+/**
+ * An object's properties as a reflection. Read defensively: an object written by an
+ * older release, or a property Weaviate returns empty (an empty `text[]`, an unset
+ * number), still yields a well-formed reflection of the agent whose tenant held it.
+ */
+export function fromProperties(properties: Readonly<Record<string, unknown>>, agentId: string): Reflection {
+  const p = properties;
+  return {
+    id: text(p.reflectionId),
+    agentId,
+    kind: KINDS.has(text(p.kind)) ? (text(p.kind) as ReflectionKind) : 'factual',
+    content: text(p.content),
+    topic: text(p.topic),
+    tags: Array.isArray(p.tags) ? p.tags.filter((t): t is string => typeof t === 'string') : [],
+    source: SOURCES.has(text(p.source)) ? (text(p.source) as ReflectionSource) : 'conversation',
+    createdAt: num(p.createdAt) ?? 0,
+    updatedAt: num(p.updatedAt) ?? 0,
+    lastUsedAt: num(p.lastUsedAt) ?? null,
+    useCount: num(p.useCount) ?? 0,
+    embedderId: text(p.embedderId),
+  };
+}
+
+/**
+ * The port's upsert rule: the incoming reflection replaces kind, content, topic, tags,
+ * source, updatedAt and embedderId (and the vector, written beside it), and the stored
+ * one keeps the earliest createdAt, the larger useCount and the later lastUsedAt, so
+ * re-learning a reflection never resets how it has been used.
+ */
+export function mergeUpsert(stored: Reflection | undefined, incoming: Reflection): Reflection {
+  const next: Reflection = { ...incoming, tags: [...incoming.tags] };
+  if (!stored) return next;
+  next.createdAt = Math.min(stored.createdAt, incoming.createdAt);
+  next.useCount = Math.max(stored.useCount, incoming.useCount);
+  next.lastUsedAt = laterOf(stored.lastUsedAt, incoming.lastUsedAt);
+  return next;
+}
+
+export function laterOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
+}
+
+/**
+ * Cosine similarity. Vectors are unit length by the embedder's contract, but dividing by
+ * the norms costs nothing here and keeps a stray unnormalised vector from scoring above 1.
+ * Different lengths (another embedder) or a zero vector: 0.
+ */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length || a.length === 0) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Weaviate's cosine distance is `1 - cosine`. */
+export function cosineFromDistance(distance: number): number {
+  return 1 - distance;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function num(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'bigint') return Number(value);
+  return undefined;
+}

@@ -1,0 +1,133 @@
+/**
+ * The Weaviate collection that holds every agent's reflections: one tenant per agent
+ * (multi-tenancy gives each agent its own shard, so searches cannot cross agents and
+ * BM25 statistics are per agent, like the embedded store's), self-provided vectors in one
+ * named HNSW vector with cosine distance, and the properties below.
+ */
+import weaviate, { type CollectionConfig, type CollectionConfigCreate, type WeaviateClient } from 'weaviate-client';
+
+export const DEFAULT_COLLECTION = 'EngramReflection';
+
+/** The one named vector. Named explicitly so queries never depend on a server default. */
+export const VECTOR_NAME = 'default';
+
+/**
+ * An object's properties. Timestamps are `number` (float64) epoch milliseconds, as in
+ * the port: exact for every integer below 2^53, sorted numerically, and no round-trip
+ * through RFC 3339 dates (whose precision and time zones would be one more thing to get
+ * right). `lastUsedAt` is absent while the reflection has never been used.
+ */
+export type ReflectionProperties = {
+  reflectionId: string;
+  agentId: string;
+  kind: string;
+  content: string;
+  topic: string;
+  tags: string[];
+  source: string;
+  createdAt: number;
+  updatedAt: number;
+  lastUsedAt?: number;
+  useCount: number;
+  embedderId: string;
+};
+
+/** The properties BM25 searches (`keywords`); each is tokenised as words. */
+export const KEYWORD_PROPERTIES = ['content', 'topic', 'tags'] as const;
+
+/**
+ * Text that is matched whole (ids, enums) uses `field` tokenisation and only a filterable
+ * index; text searched by keywords uses `word` tokenisation (lower case, split on anything
+ * but letters and digits) and only a searchable index.
+ */
+export function collectionConfig(name: string): CollectionConfigCreate<ReflectionProperties, string> {
+  const exact = { tokenization: 'field', indexFilterable: true, indexSearchable: false } as const;
+  const words = { tokenization: 'word', indexFilterable: false, indexSearchable: true } as const;
+  return {
+    name,
+    description: 'Engram reflections: one tenant per agent, self-provided vectors',
+    multiTenancy: weaviate.configure.multiTenancy({
+      enabled: true,
+      // The adapter creates each tenant before its first write; auto-creation covers the
+      // race where another replica removed the tenant (deleteAgent) in the meantime.
+      autoTenantCreation: true,
+      // An operator may deactivate idle tenants; reads and writes bring them back.
+      autoTenantActivation: true,
+    }),
+    properties: [
+      { name: 'reflectionId', dataType: 'text', ...exact },
+      { name: 'agentId', dataType: 'text', ...exact },
+      { name: 'kind', dataType: 'text', ...exact },
+      { name: 'content', dataType: 'text', ...words },
+      { name: 'topic', dataType: 'text', ...words },
+      { name: 'tags', dataType: 'text[]', ...words },
+      { name: 'source', dataType: 'text', ...exact },
+      { name: 'createdAt', dataType: 'number' },
+      { name: 'updatedAt', dataType: 'number' },
+      { name: 'lastUsedAt', dataType: 'number' },
+      { name: 'useCount', dataType: 'int' },
+      { name: 'embedderId', dataType: 'text', ...exact },
+    ],
+    vectorizers: weaviate.configure.vectors.selfProvided({
+      name: VECTOR_NAME,
+      // Explicitly HNSW: newer servers may default to another index type.
+      vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
+    }),
+  };
+}
+
+/** What `schemaProblems` reads of an existing collection's configuration. */
+export type ExistingSchema = Pick<CollectionConfig, 'multiTenancy' | 'properties' | 'vectorizers'>;
+
+/**
+ * Why an existing collection (made by another replica, an older release or an operator)
+ * cannot hold reflections; empty when it can. Checked at start-up so a mismatch fails
+ * there, with a reason, instead of as odd search results later.
+ */
+export function schemaProblems(existing: ExistingSchema): string[] {
+  const problems: string[] = [];
+  if (!existing.multiTenancy.enabled) problems.push('multi-tenancy is not enabled');
+  const vector = existing.vectorizers[VECTOR_NAME];
+  if (!vector) problems.push(`it has no vector named "${VECTOR_NAME}"`);
+  else if (vector.indexConfig.distance !== 'cosine') {
+    problems.push(`vector "${VECTOR_NAME}" uses ${vector.indexConfig.distance} distance, not cosine`);
+  }
+  const wanted = collectionConfig('Check').properties ?? [];
+  for (const property of wanted) {
+    const found = existing.properties.find((p) => p.name === property.name);
+    if (!found) problems.push(`property ${property.name} is missing`);
+    else if (found.dataType !== property.dataType) {
+      problems.push(`property ${property.name} is ${found.dataType}, not ${property.dataType}`);
+    } else if (property.indexSearchable && !found.indexSearchable) {
+      problems.push(`property ${property.name} is not searchable by keywords`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Creates the collection unless it exists, then checks it. Idempotent when several
+ * replicas start together: a creation that loses the race fails, and the winner's
+ * collection is then found (the schema may take a moment to reach this node).
+ */
+export async function ensureCollection(client: WeaviateClient, name: string): Promise<void> {
+  if (!(await client.collections.exists(name))) {
+    try {
+      await client.collections.create<ReflectionProperties, string>(collectionConfig(name));
+    } catch (error) {
+      if (!(await appears(client, name))) throw error;
+    }
+  }
+  const problems = schemaProblems(await client.collections.use(name).config.get());
+  if (problems.length > 0) {
+    throw new Error(`collection ${name} cannot hold reflections: ${problems.join('; ')}`);
+  }
+}
+
+async function appears(client: WeaviateClient, name: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    if (await client.collections.exists(name)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return false;
+}
