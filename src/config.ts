@@ -14,8 +14,16 @@ export interface Config {
   adminToken: string | undefined;
   /** Quiet time after a final answer before a conversation's new turns are extracted. */
   settleMs: number;
+  /** What this process runs (`engram serve --role`): the HTTP API, the extraction workers, or both. */
+  role: Role;
+  /** NATS with JetStream: the event bus and the control stores move there (DESIGN section 9). */
   natsUrl: string | undefined;
+  /** Prefix of the streams, consumers and buckets Engram creates, so deployments can share one NATS. */
+  natsPrefix: string;
+  /** Weaviate: the reflection store moves there (one tenant per agent). */
   weaviateUrl: string | undefined;
+  weaviateApiKey: string | undefined;
+  weaviateCollection: string;
   /** Largest request body accepted on the proxy endpoints, in bytes. */
   bodyLimit: number;
   /** Largest transcript a hook may upload (endpoints 7 and 8), in bytes. */
@@ -33,8 +41,10 @@ export interface Config {
      * new part keeps its most recent turns.
      */
     maxChunks: number;
+    /** A job not acked (and not heartbeating) this long after delivery is redelivered to another worker. */
     ackWaitMs: number;
     maxDeliver: number;
+    /** Jobs one worker process runs at once. */
     concurrency: number;
   };
   logLevel: string;
@@ -52,6 +62,9 @@ export interface Config {
   };
 }
 
+export type Role = 'all' | 'api' | 'worker';
+export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
+
 export type Overrides = Partial<Record<SettingName, string>>;
 
 type SettingName = (typeof SETTINGS)[number];
@@ -61,8 +74,12 @@ const SETTINGS = [
   'data-dir',
   'admin-token',
   'settle-ms',
+  'role',
   'nats-url',
+  'nats-prefix',
   'weaviate-url',
+  'weaviate-api-key',
+  'weaviate-collection',
   'body-limit',
   'upstream-timeout-ms',
   'secret-key',
@@ -71,6 +88,9 @@ const SETTINGS = [
   'embeddings-key',
   'extraction-max-bytes',
   'extraction-max-chunks',
+  'extraction-ack-wait-ms',
+  'extraction-concurrency',
+  'extraction-max-deliver',
   'transcript-max-bytes',
   'log-level',
   'conversation-ttl-days',
@@ -113,6 +133,15 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     return raw;
   };
 
+  /** A name NATS and Weaviate both accept in theirs: letters, digits, `_` and `-`, starting with a letter. */
+  const name = (setting: SettingName, fallback: string): string => {
+    const raw = get(setting) ?? fallback;
+    if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(raw)) {
+      throw new ConfigError(`${envName(setting)} must be a letter then up to 63 letters, digits, _ or -, got "${raw}"`);
+    }
+    return raw;
+  };
+
   const embeddingsUrl = url('embeddings-url');
   return {
     port: int('port', 8420),
@@ -120,8 +149,12 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     dataDir: path.resolve(get('data-dir') ?? '.engram'),
     adminToken: get('admin-token'),
     settleMs: int('settle-ms', 30_000),
+    role: role(get('role')),
     natsUrl: url('nats-url'),
+    natsPrefix: name('nats-prefix', 'engram'),
     weaviateUrl: url('weaviate-url'),
+    weaviateApiKey: get('weaviate-api-key'),
+    weaviateCollection: name('weaviate-collection', 'EngramReflection'),
     bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
     transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
@@ -132,9 +165,9 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     extraction: {
       maxBytes: int('extraction-max-bytes', 48 * 1024, 1024),
       maxChunks: int('extraction-max-chunks', 8, 1),
-      ackWaitMs: 120_000,
-      maxDeliver: 5,
-      concurrency: 2,
+      ackWaitMs: int('extraction-ack-wait-ms', 30_000, 1_000),
+      maxDeliver: int('extraction-max-deliver', 5, 1),
+      concurrency: int('extraction-concurrency', 2, 1),
     },
     logLevel: get('log-level') ?? 'info',
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
@@ -144,6 +177,12 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       maxConnectionMs: int('ws-max-connection-ms', 60 * 60 * 1000, 1),
     },
   };
+}
+
+function role(raw: string | undefined): Role {
+  if (raw === undefined) return 'all';
+  if (!(ROLES as readonly string[]).includes(raw)) throw new ConfigError(`ENGRAM_ROLE must be one of ${ROLES.join(', ')}, got "${raw}"`);
+  return raw as Role;
 }
 
 /** `engram,service` → `['engram', 'service']`; names are matched case-insensitively. */

@@ -50,6 +50,12 @@ export interface ExtractionDeps {
    * here instead of running on while the bus redelivers the message to another worker.
    */
   timeoutMs?: number;
+  /**
+   * While a job runs, the bus is told every this often that it is still being worked on
+   * (`BusMessage.working()`), so the ack wait can stay short: a crashed worker's job is
+   * redelivered soon, a slow upstream's is not redelivered at all. A third of the ack wait.
+   */
+  heartbeatMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 90_000;
@@ -72,6 +78,20 @@ const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<ExtractionJob>) => Promise<void> {
   const log = deps.log ?? SILENT;
+  const extract = extractOne(deps, log);
+  if (!deps.heartbeatMs) return extract;
+  const every = deps.heartbeatMs;
+  return async (message) => {
+    const heartbeat = setInterval(() => void message.working().catch(() => undefined), every);
+    try {
+      await extract(message);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+}
+
+function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<ExtractionJob>) => Promise<void> {
   return async (message) => {
     const job = message.payload;
     if (!isJob(job)) {

@@ -139,21 +139,25 @@ test('no token, a wrong token, or another agent’s token: refused with 401 and 
   assert.ok(refused, 'the SDK client cannot connect with another agent’s token');
 });
 
-test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad arguments get MCP errors', async ({ agent, other }) => {
+test('stateless: no session id, every request stands alone; bad JSON-RPC and bad arguments get MCP errors', async ({ agent, other }) => {
   const client = await connect(agent);
   const transport = (client as any)._transport as StreamableHTTPClientTransport;
-  const sessionId = transport.sessionId!;
-  assert.type(sessionId, 'string');
+  assert.is(transport.sessionId, undefined, 'no Mcp-Session-Id is issued');
   const headers = (token: string) => ({
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     authorization: `Bearer ${token}`,
-    'mcp-session-id': sessionId,
     'mcp-protocol-version': '2025-06-18',
   });
+  // Without any initialize on this connection: any replica answers any request.
   const list = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
-  const stolen = await fetch(mcpUrl(other), { method: 'POST', headers: headers(other.token), body: list });
-  assert.is(stolen.status, 404, "another agent cannot use this agent's session");
+  const listed = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: list });
+  assert.is(listed.status, 200);
+  assert.equal((await listed.json()).result.tools.map((tool: { name: string }) => tool.name).sort(), ['forget', 'memory_index', 'recall', 'remember']);
+  const stolen = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(other.token), body: list });
+  assert.is(stolen.status, 401, "another agent's token is refused");
+  const staleSession = await fetch(mcpUrl(agent), { method: 'POST', headers: { ...headers(agent.token), 'mcp-session-id': 'from-before-an-upgrade' }, body: list });
+  assert.is(staleSession.status, 200, 'a session id from a stateful server is ignored');
 
   const malformed = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: '{"jsonrpc":"2.0",' });
   assert.is(malformed.status, 400);
@@ -176,45 +180,21 @@ test('a session belongs to its agent; DELETE ends it; bad JSON-RPC and bad argum
   const huge = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: 'x'.repeat(5 * 1024 * 1024) });
   assert.is(huge.status, 413, 'a body over the MCP limit');
   assert.is((await huge.json()).error.code, -32600);
-
-  // The SDK client holds the session's one server-to-client stream already.
-  const second = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...headers(agent.token), accept: 'text/event-stream' } });
-  assert.is(second.status, 409, 'one GET stream per session');
-  await second.body?.cancel();
-  const orphan = await fetch(mcpUrl(agent), { method: 'GET', headers: { authorization: `Bearer ${agent.token}`, accept: 'text/event-stream' } });
-  assert.is(orphan.status, 400, 'GET without a session is refused');
-
-  const ended = await fetch(mcpUrl(agent), { method: 'DELETE', headers: headers(agent.token) });
-  assert.is(ended.status, 200);
-  const after = await fetch(mcpUrl(agent), { method: 'POST', headers: headers(agent.token), body: list });
-  assert.is(after.status, 404, 'the session is gone');
-
-  const fresh = await connect(agent);
-  assert.ok((await fresh.listTools()).tools.length === 4, 'the server goes on serving');
-  await fresh.close();
+  await client.close();
 });
 
-test('GET opens the stream of a session initialised over plain HTTP', async ({ agent }) => {
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.token}` };
-  const init = await fetch(mcpUrl(agent), {
-    method: 'POST',
-    headers: base,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } }),
-  });
-  assert.is(init.status, 200);
-  const sessionId = init.headers.get('mcp-session-id')!;
-  assert.ok(sessionId);
-  await init.text();
-  const session = { ...base, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
-  const initialized = await fetch(mcpUrl(agent), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-  assert.is(initialized.status, 202);
-  const controller = new AbortController();
-  const stream = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...session, accept: 'text/event-stream' }, signal: controller.signal });
-  assert.is(stream.status, 200);
-  assert.match(stream.headers.get('content-type') ?? '', 'text/event-stream');
-  controller.abort();
-  const ended = await fetch(mcpUrl(agent), { method: 'DELETE', headers: session });
-  assert.is(ended.status, 200);
+test('GET and DELETE answer 405 with Allow: POST (no stream, no session); 401 first without a token', async ({ agent }) => {
+  const auth = { authorization: `Bearer ${agent.token}` };
+  const stream = await fetch(mcpUrl(agent), { method: 'GET', headers: { ...auth, accept: 'text/event-stream' } });
+  assert.is(stream.status, 405);
+  assert.is(stream.headers.get('allow'), 'POST');
+  assert.is((await stream.json()).jsonrpc, '2.0');
+  const ended = await fetch(mcpUrl(agent), { method: 'DELETE', headers: auth });
+  assert.is(ended.status, 405);
+  await ended.body?.cancel();
+  const anonymous = await fetch(mcpUrl(agent), { method: 'GET', headers: { accept: 'text/event-stream' } });
+  assert.is(anonymous.status, 401);
+  await anonymous.body?.cancel();
 });
 
 test.run();
