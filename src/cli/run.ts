@@ -9,6 +9,7 @@ import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
 import { agentCommands } from './commands/agents.js';
 import { connectCommand } from './commands/connect.js';
+import { deadLetterCommands } from './commands/dead-letters.js';
 import { transcriptUploadCommand } from './commands/transcripts.js';
 import { orgCommands } from './commands/orgs.js';
 import { reflectionCommands } from './commands/reflections.js';
@@ -16,7 +17,7 @@ import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, connectCommand, transcriptUploadCommand];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, connectCommand, transcriptUploadCommand];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

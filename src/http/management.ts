@@ -1,6 +1,6 @@
 /**
- * The management API (DESIGN section 4): orgs, agents, tokens, reflections and the root
- * memory index under `/v0/orgs`, JSON in snake_case, errors in the chat-completions
+ * The management API (DESIGN section 4): orgs, agents, tokens, reflections, the root
+ * memory index and extraction dead letters under `/v0/orgs`, JSON in snake_case, errors in the chat-completions
  * envelope. An encapsulated plugin: its auth hook and error handler apply to these
  * routes only (STYLE habit 3), never to the proxy routes that share the `/v0/orgs` prefix.
  */
@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { jsonErrorHandler } from './json-errors.js';
 import { authorize } from './management/access.js';
 import { agentRoutes } from './management/agents.js';
+import { deadLetterRoutes } from './management/dead-letters.js';
 import { orgRoutes } from './management/orgs.js';
 import { reflectionRoutes } from './management/reflections.js';
 import { tokenRoutes } from './management/tokens.js';
@@ -29,4 +30,5 @@ export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
   await app.register(agentRoutes, { deps });
   await app.register(tokenRoutes, { deps });
   await app.register(reflectionRoutes, { deps });
+  await app.register(deadLetterRoutes, { deps });
 };
