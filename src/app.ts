@@ -3,6 +3,7 @@
  * itself, so tests use `inject()` or a port-0 listener (STYLE habit 1).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Role } from './config.js';
 import type { Deps } from './deps.js';
 import { EngramError, openAiErrorBody } from './errors.js';
 import { proxyRoutes } from './http/proxy.js';
@@ -15,8 +16,12 @@ import { pipelinePlugin } from './http/pipeline.js';
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
-  /** Run the extraction consumer and housekeeping in this process (default true). */
-  pipeline?: boolean;
+  /**
+   * What this process serves (`engram serve --role`, default `all`): `api` serves the
+   * HTTP surface and only publishes extraction jobs; `worker` runs the extraction
+   * consumer and housekeeping and serves no API route; `all` does both.
+   */
+  role?: Role;
 }
 
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -32,11 +37,14 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))),
   );
-  await app.register(proxyRoutes, { deps });
-  await app.register(managementRoutes, { deps });
-  await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION });
-  await app.register(hookRoutes, { deps });
-  if (options.pipeline !== false) {
+  const role = options.role ?? 'all';
+  if (role !== 'worker') {
+    await app.register(proxyRoutes, { deps });
+    await app.register(managementRoutes, { deps });
+    await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION });
+    await app.register(hookRoutes, { deps });
+  }
+  if (role !== 'api') {
     await app.register(pipelinePlugin, { deps });
     await app.register(maintenancePlugin, { deps });
   }

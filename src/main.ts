@@ -1,54 +1,122 @@
 /**
  * Reads nothing from the environment itself: it takes a Config, connects the adapters
  * it selects, builds the app and listens. `close()` shuts everything down in order.
+ *
+ * Adapters (DESIGN sections 2 and 9): with no settings, everything lives in one SQLite
+ * file under the data dir. `ENGRAM_NATS_URL` moves the event bus and the control stores
+ * to NATS JetStream and KV; `ENGRAM_WEAVIATE_URL` moves the reflection store to Weaviate.
+ * Either may be set alone: replicas on one host without Weaviate share the SQLite
+ * reflection file (WAL), each seeing the other's writes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
-import { openSqliteAdapters } from './adapters/sqlite/index.js';
+import { openSqliteAdapters, type SqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
-import { ConfigError, type Config } from './config.js';
+import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { Control } from './control/control.js';
 import { createEmbedder } from './adapters/embeddings/create-embedder.js';
+import type { ControlStores, EventBus, ReflectionStore } from './ports/index.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
 import { Vault } from './security/vault.js';
-import { Control } from './control/control.js';
+import { DeferredLog, type Log } from './log.js';
 
 export const DATABASE_FILE = 'engram.db';
 
 export interface Connected {
   deps: Deps;
   adminToken: AdminToken;
+  /** Which engine holds what, for the start-up line. */
+  engines: { bus: string; control: string; reflections: string };
   close(): Promise<void>;
 }
 
-/** Opens the adapters the config selects (today: the embedded SQLite default). */
-export async function connect(config: Config): Promise<Connected> {
-  if (config.natsUrl || config.weaviateUrl) {
-    throw new ConfigError(
-      'ENGRAM_NATS_URL / ENGRAM_WEAVIATE_URL select the distributed adapters, which this build does not include yet; unset them to run on the embedded store.',
-    );
-  }
+export interface ConnectOptions {
+  /** Where adapters report what they survive (a lost NATS connection); the app's logger once it exists. */
+  log?: Log;
+  /** Name shown in NATS's connection list. */
+  name?: string;
+}
+
+/** Opens the adapters the config selects. */
+export async function connect(config: Config, options: ConnectOptions = {}): Promise<Connected> {
+  const log = options.log ?? new DeferredLog();
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
   const vault = new Vault(new SecretBox(loadOrCreateSecretKey(config.dataDir, config.secretKey)));
-  const sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE));
-  const { reflections, bus } = sqlite;
-  const now = Date.now;
-  const control = new Control(sqlite.control, { vault, now });
-  const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
-  const embedder = createEmbedder(config, upstream);
-  const deps: Deps = { config, control, reflections, bus, embedder, upstream, adminTokenHash: adminToken.hash, now };
-  return {
-    deps,
-    adminToken,
-    async close() {
-      await upstream.close();
-      await sqlite.close();
-    },
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    // Last opened, first closed: consumers stop before the connection they use.
+    for (const closer of closers.reverse()) await closer().catch((error) => log.error({ err: error }, 'closing an adapter failed'));
   };
+  try {
+    let bus: EventBus | undefined;
+    let stores: ControlStores | undefined;
+    let reflections: ReflectionStore | undefined;
+    const engines = { bus: 'sqlite', control: 'sqlite', reflections: 'sqlite' };
+
+    if (config.natsUrl) {
+      // Loaded only when selected: the embedded default never loads the NATS client.
+      const nats = await import('./adapters/nats/index.js');
+      const opened = await nats.openNatsAdapters({
+        url: config.natsUrl,
+        prefix: config.natsPrefix,
+        name: options.name,
+        dedupWindowMs: Math.max(2 * config.settleMs, 2 * 60 * 1000),
+        log,
+      });
+      closers.push(opened.close);
+      ({ bus } = opened);
+      stores = opened.control;
+      engines.bus = engines.control = `nats ${opened.serverVersion}`;
+      if (!config.secretKey) {
+        log.warn(
+          { file: path.join(config.dataDir, 'secret-key') },
+          'ENGRAM_NATS_URL is set but the secret key comes from the data dir: every replica must use the same key; set ENGRAM_SECRET_KEY',
+        );
+      }
+    }
+    if (config.weaviateUrl) {
+      const weaviate = await import('./adapters/weaviate/index.js');
+      const store = await weaviate.openWeaviateReflectionStore({
+        url: config.weaviateUrl,
+        apiKey: config.weaviateApiKey,
+        collection: config.weaviateCollection,
+      });
+      closers.push(() => store.close());
+      reflections = store;
+      engines.reflections = 'weaviate';
+    }
+    let sqlite: SqliteAdapters | undefined;
+    if (!bus || !stores || !reflections) {
+      sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE), {
+        bus: { onError: (error) => log.error({ err: error }, 'event bus (sqlite) failed') },
+      });
+      closers.push(sqlite.close);
+    }
+    const now = Date.now;
+    const control = new Control(stores ?? sqlite!.control, { vault, now });
+    const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
+    closers.push(() => upstream.close());
+    const embedder = createEmbedder(config, upstream);
+    const deps: Deps = {
+      config,
+      control,
+      reflections: reflections ?? sqlite!.reflections,
+      bus: bus ?? sqlite!.bus,
+      embedder,
+      upstream,
+      adminTokenHash: adminToken.hash,
+      now,
+    };
+    return { deps, adminToken, engines, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
 export interface Running {
@@ -56,12 +124,22 @@ export interface Running {
   url: string;
   deps: Deps;
   adminToken: AdminToken;
+  engines: Connected['engines'];
   close(): Promise<void>;
 }
 
 export async function start(config: Config, options: BuildOptions = {}): Promise<Running> {
-  const connected = await connect(config);
-  const app = await buildApp(connected.deps, { logger: { level: config.logLevel }, ...options });
+  const log = new DeferredLog();
+  const role = options.role ?? config.role;
+  const connected = await connect(config, { log, name: `engram ${role} ${process.pid}` });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(connected.deps, { logger: { level: config.logLevel }, ...options, role });
+  } catch (error) {
+    await connected.close();
+    throw error;
+  }
+  log.attach(app.log);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -78,6 +156,7 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     url: `http://${host}:${port}`,
     deps: connected.deps,
     adminToken: connected.adminToken,
+    engines: connected.engines,
     close: () =>
       (closing ??= (async () => {
         await app.close();

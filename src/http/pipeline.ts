@@ -23,6 +23,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     protocols: PROTOCOLS,
     now: deps.now,
     maxBytes: deps.config.extraction.maxBytes,
+    heartbeatMs: Math.max(250, Math.floor(deps.config.extraction.ackWaitMs / 3)),
     log: app.log,
   });
   const subscription = consumeExtractionJobs(deps.bus, handler, deps.config.extraction);

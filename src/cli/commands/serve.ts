@@ -35,6 +35,8 @@ export const serveCommand: Command = {
     else if (admin.file) io.err(`Admin token: ${admin.file}`);
     else io.err('Admin token: from ENGRAM_ADMIN_TOKEN / --admin-token');
     // Last, so whoever waits for this line has everything above it.
+    const { bus, control, reflections } = server.engines;
+    io.err(`Stores: control ${control}, event bus ${bus}, reflections ${reflections}; role ${config.role}`);
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
