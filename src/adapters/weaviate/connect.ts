@@ -7,7 +7,7 @@
 import weaviate, { type ConnectToCustomOptions, type WeaviateClient } from 'weaviate-client';
 import { storeError } from './errors.js';
 
-/** Weaviate releases before this lack what the adapter relies on (see index.ts). */
+/** The oldest Weaviate Engram supports (see index.ts). */
 export const MINIMUM_VERSION = [1, 27, 0] as const;
 
 export interface WeaviateConnection {

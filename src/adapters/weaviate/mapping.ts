@@ -68,6 +68,28 @@ export function mergeUpsert(stored: Reflection | undefined, incoming: Reflection
   return next;
 }
 
+/**
+ * What an upsert must PATCH onto a stored object: the replaced fields always, and a
+ * counter only where the merge rule lets the incoming value win. Leaving the counters out
+ * otherwise (the usual case: re-extraction brings useCount 0, lastUsedAt null) means an
+ * upsert never overwrites uses another replica wrote between its read and its write.
+ */
+export function upsertChanges(stored: Reflection, merged: Reflection): Partial<ReflectionProperties> {
+  const changes: Partial<ReflectionProperties> = {
+    kind: merged.kind,
+    content: merged.content,
+    topic: merged.topic,
+    tags: [...merged.tags],
+    source: merged.source,
+    updatedAt: merged.updatedAt,
+    embedderId: merged.embedderId,
+  };
+  if (merged.createdAt !== stored.createdAt) changes.createdAt = merged.createdAt;
+  if (merged.useCount !== stored.useCount) changes.useCount = merged.useCount;
+  if (merged.lastUsedAt !== null && merged.lastUsedAt !== stored.lastUsedAt) changes.lastUsedAt = merged.lastUsedAt;
+  return changes;
+}
+
 export function laterOf(a: number | null, b: number | null): number | null {
   if (a === null) return b;
   if (b === null) return a;
@@ -105,4 +127,13 @@ function num(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'bigint') return Number(value);
   return undefined;
+}
+
+/**
+ * `list` order: most recently updated first, then by id, so pages never overlap or skip
+ * when timestamps tie. Weaviate sorts the same way server-side (`updatedAt` descending,
+ * `reflectionId` ascending); this is the same order for lists assembled here.
+ */
+export function compareForList(a: Reflection, b: Reflection): number {
+  return b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

@@ -18,6 +18,8 @@ export interface Use {
   at: number;
   /** The useCount being written, once the write has read the stored one. */
   target?: number;
+  /** Its agent was deleted while the use was in flight: never put back. */
+  dropped?: boolean;
 }
 
 export class PendingUses {
@@ -54,9 +56,10 @@ export class PendingUses {
     this.#inFlight.delete(use);
   }
 
-  /** The write failed: the use is pending again, for the next write. */
-  restore(use: Use): void {
+  /** The write failed: the use is pending again, for the next write (false: dropped instead). */
+  restore(use: Use): boolean {
     this.#inFlight.delete(use);
+    if (use.dropped) return false;
     const { agentId, id, count, at } = use;
     const k = key(agentId, id);
     const known = this.#pending.get(k);
@@ -64,12 +67,17 @@ export class PendingUses {
       known.count += count;
       known.at = Math.max(known.at, at);
     } else this.#pending.set(k, { agentId, id, count, at });
+    return true;
   }
 
   /** Forgets an agent's uses (its reflections were deleted). */
   dropAgent(agentId: string): void {
     for (const [k, use] of this.#pending) if (use.agentId === agentId) this.#pending.delete(k);
-    for (const use of this.#inFlight) if (use.agentId === agentId) this.#inFlight.delete(use);
+    for (const use of this.#inFlight) {
+      if (use.agentId !== agentId) continue;
+      use.dropped = true;
+      this.#inFlight.delete(use);
+    }
   }
 
   /**

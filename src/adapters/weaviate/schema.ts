@@ -4,7 +4,12 @@
  * BM25 statistics are per agent, like the embedded store's), self-provided vectors in one
  * named HNSW vector with cosine distance, and the properties below.
  */
-import weaviate, { type CollectionConfig, type CollectionConfigCreate, type WeaviateClient } from 'weaviate-client';
+import weaviate, {
+  type Collection,
+  type CollectionConfigCreate,
+  type WeaviateClass,
+  type WeaviateClient,
+} from 'weaviate-client';
 
 export const DEFAULT_COLLECTION = 'EngramReflection';
 
@@ -32,6 +37,9 @@ export type ReflectionProperties = {
   embedderId: string;
 };
 
+/** The collection, typed by its properties (per tenant: `.withTenant(name)`). */
+export type ReflectionObjects = Collection<ReflectionProperties, string>;
+
 /** The properties BM25 searches (`keywords`); each is tokenised as words. */
 export const KEYWORD_PROPERTIES = ['content', 'topic', 'tags'] as const;
 
@@ -40,9 +48,24 @@ export const KEYWORD_PROPERTIES = ['content', 'topic', 'tags'] as const;
  * index; text searched by keywords uses `word` tokenisation (lower case, split on anything
  * but letters and digits) and only a searchable index.
  */
+const exact = { tokenization: 'field', indexFilterable: true, indexSearchable: false } as const;
+const words = { tokenization: 'word', indexFilterable: false, indexSearchable: true } as const;
+const PROPERTIES: NonNullable<CollectionConfigCreate<ReflectionProperties, string>['properties']> = [
+  { name: 'reflectionId', dataType: 'text', ...exact },
+  { name: 'agentId', dataType: 'text', ...exact },
+  { name: 'kind', dataType: 'text', ...exact },
+  { name: 'content', dataType: 'text', ...words },
+  { name: 'topic', dataType: 'text', ...words },
+  { name: 'tags', dataType: 'text[]', ...words },
+  { name: 'source', dataType: 'text', ...exact },
+  { name: 'createdAt', dataType: 'number' },
+  { name: 'updatedAt', dataType: 'number' },
+  { name: 'lastUsedAt', dataType: 'number' },
+  { name: 'useCount', dataType: 'int' },
+  { name: 'embedderId', dataType: 'text', ...exact },
+];
+
 export function collectionConfig(name: string): CollectionConfigCreate<ReflectionProperties, string> {
-  const exact = { tokenization: 'field', indexFilterable: true, indexSearchable: false } as const;
-  const words = { tokenization: 'word', indexFilterable: false, indexSearchable: true } as const;
   return {
     name,
     description: 'Engram reflections: one tenant per agent, self-provided vectors',
@@ -54,20 +77,7 @@ export function collectionConfig(name: string): CollectionConfigCreate<Reflectio
       // An operator may deactivate idle tenants; reads and writes bring them back.
       autoTenantActivation: true,
     }),
-    properties: [
-      { name: 'reflectionId', dataType: 'text', ...exact },
-      { name: 'agentId', dataType: 'text', ...exact },
-      { name: 'kind', dataType: 'text', ...exact },
-      { name: 'content', dataType: 'text', ...words },
-      { name: 'topic', dataType: 'text', ...words },
-      { name: 'tags', dataType: 'text[]', ...words },
-      { name: 'source', dataType: 'text', ...exact },
-      { name: 'createdAt', dataType: 'number' },
-      { name: 'updatedAt', dataType: 'number' },
-      { name: 'lastUsedAt', dataType: 'number' },
-      { name: 'useCount', dataType: 'int' },
-      { name: 'embedderId', dataType: 'text', ...exact },
-    ],
+    properties: PROPERTIES,
     vectorizers: weaviate.configure.vectors.selfProvided({
       name: VECTOR_NAME,
       // Explicitly HNSW: newer servers may default to another index type.
@@ -76,30 +86,32 @@ export function collectionConfig(name: string): CollectionConfigCreate<Reflectio
   };
 }
 
-/** What `schemaProblems` reads of an existing collection's configuration. */
-export type ExistingSchema = Pick<CollectionConfig, 'multiTenancy' | 'properties' | 'vectorizers'>;
-
 /**
  * Why an existing collection (made by another replica, an older release or an operator)
  * cannot hold reflections; empty when it can. Checked at start-up so a mismatch fails
- * there, with a reason, instead of as odd search results later.
+ * there, with a reason, instead of as odd search results later. It reads the schema as
+ * Weaviate sends it (`exportToJson`), not the client's typed configuration, whose strict
+ * parser rejects whole schemas over fields this check does not need.
  */
-export function schemaProblems(existing: ExistingSchema): string[] {
+export function schemaProblems(existing: WeaviateClass): string[] {
   const problems: string[] = [];
-  if (!existing.multiTenancy.enabled) problems.push('multi-tenancy is not enabled');
-  const vector = existing.vectorizers[VECTOR_NAME];
+  if (!existing.multiTenancyConfig?.enabled) problems.push('multi-tenancy is not enabled');
+  const vector = existing.vectorConfig?.[VECTOR_NAME];
+  const distance = vector?.vectorIndexConfig?.distance;
   if (!vector) problems.push(`it has no vector named "${VECTOR_NAME}"`);
-  else if (vector.indexConfig.distance !== 'cosine') {
-    problems.push(`vector "${VECTOR_NAME}" uses ${vector.indexConfig.distance} distance, not cosine`);
-  }
-  const wanted = collectionConfig('Check').properties ?? [];
-  for (const property of wanted) {
-    const found = existing.properties.find((p) => p.name === property.name);
-    if (!found) problems.push(`property ${property.name} is missing`);
-    else if (found.dataType !== property.dataType) {
-      problems.push(`property ${property.name} is ${found.dataType}, not ${property.dataType}`);
-    } else if (property.indexSearchable && !found.indexSearchable) {
-      problems.push(`property ${property.name} is not searchable by keywords`);
+  else if (distance !== 'cosine') problems.push(`vector "${VECTOR_NAME}" uses ${String(distance)} distance, not cosine`);
+  for (const wanted of PROPERTIES) {
+    const found = existing.properties?.find((p) => p.name === wanted.name);
+    const dataType = found?.dataType?.[0];
+    if (!found) problems.push(`property ${wanted.name} is missing`);
+    else if (dataType !== wanted.dataType) {
+      problems.push(`property ${wanted.name} is ${String(dataType)}, not ${wanted.dataType}`);
+    }
+    else if (wanted.indexSearchable && found.indexSearchable === false) {
+      problems.push(`property ${wanted.name} is not searchable by keywords`);
+    } else if (wanted.indexSearchable && found.tokenization && found.tokenization !== wanted.tokenization) {
+      // `field` would only match the whole text; the others differ from the query's words.
+      problems.push(`property ${wanted.name} is tokenised as ${found.tokenization}, not ${wanted.tokenization}`);
     }
   }
   return problems;
@@ -118,7 +130,7 @@ export async function ensureCollection(client: WeaviateClient, name: string): Pr
       if (!(await appears(client, name))) throw error;
     }
   }
-  const problems = schemaProblems(await client.collections.use(name).config.get());
+  const problems = schemaProblems(await client.collections.exportToJson(name));
   if (problems.length > 0) {
     throw new Error(`collection ${name} cannot hold reflections: ${problems.join('; ')}`);
   }
