@@ -154,7 +154,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     natsPrefix: name('nats-prefix', 'engram'),
     weaviateUrl: url('weaviate-url'),
     weaviateApiKey: get('weaviate-api-key'),
-    weaviateCollection: name('weaviate-collection', 'EngramReflection'),
+    weaviateCollection: collection(get('weaviate-collection')),
     bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
     transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
@@ -177,6 +177,15 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       maxConnectionMs: int('ws-max-connection-ms', 60 * 60 * 1000, 1),
     },
   };
+}
+
+/** Weaviate capitalises a class name silently: only names it keeps as given are accepted. */
+function collection(raw: string | undefined): string {
+  const value = raw ?? 'EngramReflection';
+  if (!/^[A-Z][_0-9A-Za-z]{0,63}$/.test(value)) {
+    throw new ConfigError(`ENGRAM_WEAVIATE_COLLECTION must be a capital letter then letters, digits or _, got "${value}"`);
+  }
+  return value;
 }
 
 function role(raw: string | undefined): Role {

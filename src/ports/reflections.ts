@@ -59,6 +59,8 @@ export interface ReflectionStore {
   /** Most recently updated first. */
   list(agentId: string, query?: ListQuery): Promise<Reflection[]>;
   count(agentId: string): Promise<number>;
+  /** The stored vectors of these reflections (missing ids are left out): for an export. */
+  vectors(agentId: string, ids: string[]): Promise<Map<string, Float32Array>>;
   /** Applies the patch and stamps `updatedAt` (an empty patch only refreshes it). */
   update(agentId: string, id: string, patch: ReflectionPatch): Promise<Reflection | undefined>;
   delete(agentId: string, id: string): Promise<boolean>;

@@ -317,6 +317,18 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.equal(await s.keywords(B, { text: 'redis', limit: 10 }), [], 'another agent');
   });
 
+  test('vectors: the stored vectors, exactly, per agent', async (context) => {
+    const s = store(context);
+    const exact = unitVector(DIMS, { 0: 0.3, 3: -0.7, 7: 0.1 });
+    await s.upsert([reflection(A, 'r1', 'one', 0, { vector: exact }), reflection(A, 'r2', 'two', 1)]);
+    await s.upsert([reflection(B, 'b1', 'three', 2)]);
+    const vectors = await s.vectors(A, ['r1', 'r2', 'missing', 'b1']);
+    assert.equal([...vectors.keys()].sort(), ['r1', 'r2']);
+    assert.equal([...vectors.get('r1')!], [...exact]);
+    assert.equal([...vectors.get('r2')!], [...axis(1)]);
+    assert.equal(await s.vectors(A, []), new Map());
+  });
+
   test('nearest: kind filter, score is the cosine', async (context) => {
     const s = store(context);
     await s.upsert([

@@ -104,6 +104,7 @@ export class SqliteReflectionStore implements ReflectionStore {
          ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`,
       ),
       count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM reflections WHERE agent_id = ?'),
+      vector: db.prepare<[string, string], Buffer>('SELECT vector FROM reflections WHERE agent_id = ? AND id = ?').pluck(),
       update: db.prepare(
         `UPDATE reflections SET kind = @kind, content = @content, topic = @topic, tags = @tags,
            embedder_id = @embedderId, vector = COALESCE(@vector, vector), updated_at = @updatedAt
@@ -164,6 +165,16 @@ export class SqliteReflectionStore implements ReflectionStore {
 
   async count(agentId: string): Promise<number> {
     return this.#sql.count.get(agentId)?.n ?? 0;
+  }
+
+  async vectors(agentId: string, ids: string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    for (const id of ids) {
+      const blob = this.#sql.vector.get(agentId, id);
+      // Copied out of the row's buffer, which need not be 4-byte aligned.
+      if (blob) out.set(id, new Float32Array(new Uint8Array(blob).buffer));
+    }
+    return out;
   }
 
   async update(agentId: string, id: string, patch: ReflectionPatch): Promise<Reflection | undefined> {

@@ -229,6 +229,19 @@ export class WeaviateReflectionStore implements ReflectionStore {
    * query vector, each match's stored vector comes back with it and the cosine is computed
    * here (one round trip instead of a second search).
    */
+  async vectors(agentId: string, ids: string[]): Promise<Map<string, Float32Array>> {
+    this.#open('vectors');
+    return this.#read('vectors', agentId, new Map<string, Float32Array>(), async (objects) => {
+      const out = new Map<string, Float32Array>();
+      for (const id of ids) {
+        const found = await objects.query.fetchObjectById(reflectionUuid(agentId, id), { includeVector: [VECTOR_NAME] });
+        const stored = found?.vectors?.[VECTOR_NAME];
+        if (isFlat(stored)) out.set(id, Float32Array.from(stored));
+      }
+      return out;
+    });
+  }
+
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
     this.#open('keywords');
     const terms = keywordTerms(query.text);
