@@ -82,9 +82,8 @@ export const conversationKeys = {
 export const responseKeys = {
   response: (agentId: string, id: string) => `resp.${keyPart(agentId)}.${keyPart(id)}`,
   responses: (agentId?: string) => (agentId === undefined ? 'resp.>' : `resp.${keyPart(agentId)}.>`),
-  /** The Object Store name of a large record's sealed content; the prefix selects an agent's. */
+  /** The Object Store name of a large record's sealed content. */
   body: (agentId: string, id: string) => `${keyPart(agentId)}.${keyPart(id)}`,
-  bodiesOf: (agentId: string) => `${keyPart(agentId)}.`,
 };
 
 export const indexKeys = {

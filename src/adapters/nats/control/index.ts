@@ -1,0 +1,90 @@
+/**
+ * The control plane's stores on NATS KV (+ an Object Store for large response records),
+ * shared by every replica (DESIGN section 9). One bucket per port, named `<prefix>_...`:
+ *
+ * | bucket                      | holds                                             | port          |
+ * |-----------------------------|---------------------------------------------------|---------------|
+ * | `<prefix>_directory`        | orgs, agents, tokens, name claims                 | Directory     |
+ * | `<prefix>_conversations`    | conversation state, session marks                 | Conversations |
+ * | `<prefix>_responses`        | Responses-API records (or pointers to bodies)     | Responses     |
+ * | `<prefix>_response_bodies`  | Object Store: sealed content of large records     | Responses     |
+ * | `<prefix>_indexes`          | root memory index per agent                       | RootIndex     |
+ *
+ * Buckets keep one value per key, on file storage, and use nothing newer than
+ * nats-server 2.9. Every operation that reaches NATS fails with a `NatsStoreError` after
+ * the connection's timeout when NATS is unreachable; directory reads keep answering from
+ * the replica's mirror.
+ */
+import { Objm } from '@nats-io/obj';
+import { StorageType } from '@nats-io/jetstream';
+import type { ControlStores } from '../../../ports/index.js';
+import type { NatsContext } from '../connection.js';
+import { NatsConversationStore } from './conversations.js';
+import { NatsDirectory } from './directory.js';
+import { controlBuckets } from './keys.js';
+import { guarded, openBucket, type ErrorReporter } from './kv-support.js';
+import { ResponseBodies } from './response-bodies.js';
+import { NatsResponseStore } from './responses.js';
+import { NatsRootIndexStore } from './root-index.js';
+
+export { controlBuckets, controlStreams } from './keys.js';
+export { NatsStoreError } from './kv-support.js';
+
+export interface NatsControlOptions {
+  /** Bucket name prefix (default `engram`): letters, digits, `_` and `-`. */
+  prefix?: string;
+  /** Replicas of each bucket's stream in a clustered NATS (default 1). */
+  replicas?: number;
+  now?: () => number;
+  /** `lastUsedAt` of a token is written at most this often (default 60 s). */
+  lastUsedResolutionMs?: number;
+  /** A name claim whose record is missing is taken over once this old (default: twice the timeout). */
+  staleClaimMs?: number;
+  /** How often each replica checks that its directory watch still delivers (default 5 s). */
+  watchCheckMs?: number;
+  /** Failures with no caller to reject: background `lastUsedAt` writes, a lagging or restarting watch. */
+  onError?: ErrorReporter;
+}
+
+export type NatsControlStores = ControlStores & { close(): Promise<void> };
+
+/** Opens (creating when missing) the buckets and loads the directory; rejects with a `NatsStoreError` when NATS cannot. */
+export function openNatsControl(ctx: NatsContext, options: NatsControlOptions = {}): Promise<NatsControlStores> {
+  return guarded('NATS: opening the control stores', () => open(ctx, options));
+}
+
+async function open(ctx: NatsContext, options: NatsControlOptions): Promise<NatsControlStores> {
+  const buckets = controlBuckets(options.prefix ?? 'engram');
+  const replicas = options.replicas ?? 1;
+  const now = options.now ?? Date.now;
+  const onError = options.onError ?? ((error, context) => console.error(`engram: ${context}:`, error));
+  const [directoryKv, conversationsKv, responsesKv, indexesKv, bodies] = await Promise.all([
+    openBucket(ctx, buckets.directory, replicas),
+    openBucket(ctx, buckets.conversations, replicas),
+    openBucket(ctx, buckets.responses, replicas),
+    openBucket(ctx, buckets.indexes, replicas),
+    new Objm(ctx.js).create(buckets.responseBodies, { storage: StorageType.File, replicas }),
+  ]);
+  const directory = await NatsDirectory.open(ctx, directoryKv, {
+    bucket: buckets.directory,
+    timeoutMs: ctx.timeoutMs,
+    now,
+    lastUsedResolutionMs: options.lastUsedResolutionMs ?? 60_000,
+    staleClaimMs: options.staleClaimMs ?? 2 * ctx.timeoutMs,
+    watchCheckMs: options.watchCheckMs ?? 5_000,
+    onError,
+  });
+  const conversations = new NatsConversationStore(ctx, conversationsKv, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
+  const responseBodies = new ResponseBodies(bodies, ctx.jsm, { bucket: buckets.responseBodies, idleMs: ctx.timeoutMs });
+  const responses = new NatsResponseStore(ctx, responsesKv, responseBodies, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs, now, onError });
+  const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
+  return {
+    directory,
+    conversations,
+    responses,
+    indexes,
+    async close() {
+      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close()]);
+    },
+  };
+}

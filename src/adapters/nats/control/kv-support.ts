@@ -1,0 +1,174 @@
+/**
+ * Small helpers over NATS KV shared by the control stores, limited to what nats-server
+ * 2.9 offers: revision-checked publishes (`Nats-Expected-Last-Subject-Sequence`),
+ * stream purges by subject and sequence, ordered push consumers. Nothing here needs
+ * per-key TTLs, limit markers or batch gets (2.10+).
+ */
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Empty, headers } from '@nats-io/transport-node';
+import { EngramError } from '../../../errors.js';
+import type { NatsContext } from '../connection.js';
+import { kvSubject } from './keys.js';
+
+/** Reports a failure that has no caller to reject (a background write, a lagging watch). */
+export type ErrorReporter = (error: unknown, context: string) => void;
+
+/** A value as stored, with the KV revision it was read at. */
+export interface Stored<T> {
+  value: T;
+  revision: number;
+}
+
+/**
+ * A call to NATS failed: unreachable (the client's timeout), or JetStream refused it.
+ * The message names the bucket and the operation; `cause` holds the client's error.
+ */
+export class NatsStoreError extends Error {
+  override name = 'NatsStoreError';
+}
+
+/** Carries an error thrown by the caller's own code (a `change` callback) through `guarded` untouched. */
+export class CallerError {
+  constructor(readonly error: unknown) {}
+}
+
+/** Runs `run`, turning anything but Engram's own errors into a `NatsStoreError` naming `where`. */
+export async function guarded<T>(where: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof CallerError) throw error.error;
+    if (error instanceof EngramError || error instanceof NatsStoreError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new NatsStoreError(`${where} failed: ${message}`, { cause: error });
+  }
+}
+
+/** Opens (creating when missing) a KV bucket with one value per key, on file storage. */
+export function openBucket(ctx: NatsContext, bucket: string, replicas: number): Promise<KV> {
+  // Only options 2.9 knows: no compression, metadata or markerTTL (those make the client
+  // send stream settings a 2.9 server rejects).
+  return new Kvm(ctx.js).create(bucket, { history: 1, storage: StorageType.File, replicas });
+}
+
+/** The publish was refused because the key is no longer at the expected revision. */
+export function isWrongLastSequence(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+/**
+ * Creates `key`, refused by the server when it holds a live value (a delete marker may be
+ * replaced). `kv.create` does the same, but after any failure, a timeout included, it
+ * asks the server again, doubling the wait when NATS is unreachable.
+ */
+export async function createKey(kv: KV, key: string, value: string): Promise<number> {
+  try {
+    return await kv.put(key, value, { previousSeq: 0 });
+  } catch (error) {
+    if (!isWrongLastSequence(error)) throw error;
+    const entry = await kv.get(key);
+    if (entry && entry.operation !== 'PUT') return kv.put(key, value, { previousSeq: entry.revision });
+    throw error;
+  }
+}
+
+/** The live value of `key` parsed as JSON, or undefined when it is absent or deleted. */
+export async function readJson<T>(kv: KV, key: string): Promise<Stored<T> | undefined> {
+  const entry = await kv.get(key);
+  return entry && entry.operation === 'PUT' ? { value: entry.json<T>(), revision: entry.revision } : undefined;
+}
+
+/**
+ * Writes a delete marker for `key` (the KV `delete` of ADR-8), only if the key is still at
+ * `expected` when given, and returns the marker's revision. `kv.delete` returns nothing,
+ * and the directory needs the revision to wait until its own watch has seen the delete.
+ */
+export async function writeDeleteMarker(js: JetStreamClient, bucket: string, key: string, expected?: number): Promise<number> {
+  const marker = headers();
+  marker.set('KV-Operation', 'DEL');
+  const ack = await js.publish(kvSubject(bucket, key), Empty, {
+    headers: marker,
+    ...(expected === undefined ? {} : { expect: { lastSubjectSequence: expected } }),
+  });
+  return ack.seq;
+}
+
+/**
+ * Removes the value of `key` stored at `revision`, leaving no delete marker behind (the
+ * buckets pruned hourly would otherwise keep one marker per pruned key forever). A
+ * newer value of the key survives: the purge only takes messages below `revision + 1`.
+ * True when it removed that revision. Exact because the buckets keep one value per key.
+ * (`revision + 1` is at least 2: 2.9 purges a subject whole when asked for `seq: 1`.)
+ */
+export async function purgeRevision(jsm: JetStreamManager, stream: string, subject: string, revision: number): Promise<boolean> {
+  const response = await jsm.streams.purge(stream, { filter: subject, seq: revision + 1 });
+  return response.purged > 0;
+}
+
+/** Removes every value under a subject filter (`$KV.<bucket>.conv.<agent>.>`) in one request. */
+export async function purgeSubjects(jsm: JetStreamManager, stream: string, filter: string): Promise<number> {
+  return (await jsm.streams.purge(stream, { filter })).purged;
+}
+
+/** What a scan kept of one key: its revision and what `select` made of its value. */
+export interface Scanned<T> {
+  key: string;
+  revision: number;
+  item: T;
+}
+
+/**
+ * Goes through the live values under a key filter with one ordered consumer (not a
+ * request per key), keeping only what `select` returns for each (undefined: skip it), so a
+ * scan of large values holds little. The newest revision of each key counts. Fails after
+ * `idleMs` without progress (NATS gone mid-scan) rather than waiting for the consumer's
+ * 30 s heartbeats.
+ */
+export async function scanLatest<T>(kv: KV, filter: string, idleMs: number, select: (entry: KvEntry) => T | undefined): Promise<Scanned<T>[]> {
+  const latest = new Map<string, { revision: number; item: T | undefined }>();
+  const entries = await kv.history({ key: filter });
+  let watchdog: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => entries.stop(new Error(`no progress reading ${filter} for ${idleMs} ms`)), idleMs);
+  };
+  try {
+    arm();
+    for await (const entry of entries) {
+      arm();
+      const seen = latest.get(entry.key);
+      if (seen && seen.revision > entry.revision) continue;
+      latest.set(entry.key, { revision: entry.revision, item: entry.operation === 'PUT' ? select(entry) : undefined });
+    }
+  } finally {
+    clearTimeout(watchdog);
+  }
+  return [...latest].flatMap(([key, { revision, item }]) => (item === undefined ? [] : [{ key, revision, item }]));
+}
+
+/** Runs `task` over `items` with at most `limit` in flight; resolves when all are done. */
+export async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** A promise that settles after `ms`, or at once when `signal` aborts. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}

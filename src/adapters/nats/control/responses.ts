@@ -1,0 +1,235 @@
+/**
+ * Responses-API records in a NATS KV bucket, `resp.<agent>.<id>`. A record whose JSON fits
+ * in one message (the server's max_payload, read from the connection, less room for the
+ * subject and headers) is stored whole. A larger one's sealed content goes to the Object
+ * Store under a name derived from agent and id, and the KV value is a pointer: the record
+ * without `sealed`, plus the object's name.
+ *
+ * Order of writes: the object before its pointer, the pointer's removal before its
+ * object. A reader holding a pointer whose object is gone (replaced or deleted meanwhile)
+ * reads the key again. Objects left without a pointer by a crash or a failed write are
+ * swept by `prune` once they are an hour old.
+ */
+import type { KV } from '@nats-io/kv';
+import type { ResponseStore, StoredResponse } from '../../../ports/responses.js';
+import type { NatsContext } from '../connection.js';
+import { kvSubject, responseKeys } from './keys.js';
+import {
+  createKey,
+  forEachLimited,
+  guarded,
+  isWrongLastSequence,
+  purgeRevision,
+  purgeSubjects,
+  readJson,
+  scanLatest,
+  type ErrorReporter,
+  type Stored,
+} from './kv-support.js';
+import type { ResponseBodies } from './response-bodies.js';
+
+/** A large record in the KV bucket: everything but `sealed`, which is in the named object. */
+interface BodyPointer extends Omit<StoredResponse, 'sealed'> {
+  sealedObject: string;
+}
+
+type StoredValue = StoredResponse | BodyPointer;
+
+const isPointer = (value: StoredValue): value is BodyPointer => 'sealedObject' in value;
+const bodyOf = (value: StoredValue): string | undefined => (isPointer(value) ? value.sealedObject : undefined);
+
+export interface NatsResponseStoreOptions {
+  bucket: string;
+  timeoutMs: number;
+  now: () => number;
+  onError: ErrorReporter;
+}
+
+/** Room left in a message for the subject, headers and protocol line. */
+const MESSAGE_OVERHEAD = 4 * 1024;
+/** An object without a pointer is only swept once this old: its pointer may still be on its way. */
+const ORPHAN_AGE_MS = 60 * 60 * 1000;
+/** Reads and deletes that lose a race with a replacement retry this often. */
+const ATTEMPTS = 5;
+const PRUNE_CONCURRENCY = 16;
+
+export class NatsResponseStore implements ResponseStore {
+  readonly #ctx: NatsContext;
+  readonly #kv: KV;
+  readonly #bodies: ResponseBodies;
+  readonly #options: NatsResponseStoreOptions;
+  readonly #stream: string;
+
+  constructor(ctx: NatsContext, kv: KV, bodies: ResponseBodies, options: NatsResponseStoreOptions) {
+    this.#ctx = ctx;
+    this.#kv = kv;
+    this.#bodies = bodies;
+    this.#options = options;
+    this.#stream = `KV_${options.bucket}`;
+  }
+
+  async put(record: StoredResponse): Promise<void> {
+    await this.#guard('put', async () => {
+      const key = responseKeys.response(record.agentId, record.id);
+      const whole = JSON.stringify(record);
+      if (Buffer.byteLength(whole, 'utf8') <= this.#maxValueBytes()) {
+        const previous = await this.#write(key, whole);
+        if (previous && isPointer(previous)) await this.#removeBody(previous.sealedObject);
+        return;
+      }
+      const { sealed, ...rest } = record;
+      const name = responseKeys.body(record.agentId, record.id);
+      // Same name as the record it replaces: the client swaps the content and drops the old chunks.
+      await this.#bodies.put(name, sealed);
+      const pointer: BodyPointer = { ...rest, sealedObject: name };
+      await this.#write(key, JSON.stringify(pointer));
+    });
+  }
+
+  async get(agentId: string, id: string): Promise<StoredResponse | undefined> {
+    return this.#guard('get', async () => {
+      const key = responseKeys.response(agentId, id);
+      for (let attempt = 1; ; attempt++) {
+        const stored = await this.#read(key, agentId, id);
+        if (!stored) return undefined;
+        const value = stored.value;
+        if (!isPointer(value)) return value;
+        try {
+          const sealed = await this.#bodies.get(value.sealedObject);
+          if (sealed !== undefined) return toRecord(value, sealed);
+        } catch (error) {
+          // A replacement purging the chunks being read shows as a stall or a digest mismatch.
+          if (attempt >= ATTEMPTS) throw error;
+          continue;
+        }
+        if (attempt >= ATTEMPTS) throw new Error(`the content of response ${id} is missing from the object store`);
+      }
+    });
+  }
+
+  async delete(agentId: string, id: string): Promise<boolean> {
+    return this.#guard('delete', async () => {
+      const key = responseKeys.response(agentId, id);
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        const stored = await this.#read(key, agentId, id);
+        if (!stored) return false;
+        if (await this.#purge(key, stored.revision)) {
+          if (isPointer(stored.value)) await this.#removeBody(stored.value.sealedObject);
+          return true;
+        }
+        // Replaced between the read and the purge: delete the newer record.
+      }
+      throw new Error(`response ${id} kept changing under ${ATTEMPTS} attempts to delete it`);
+    });
+  }
+
+  async deleteAgent(agentId: string): Promise<void> {
+    await this.#guard('deleteAgent', async () => {
+      const filter = responseKeys.responses(agentId);
+      const objects = (await scanLatest(this.#kv, filter, this.#options.timeoutMs, (entry) => bodyOf(entry.json<StoredValue>()))).map(
+        ({ item }) => item,
+      );
+      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, filter));
+      await forEachLimited(objects, PRUNE_CONCURRENCY, (name) => this.#removeBody(name));
+    });
+  }
+
+  async prune(createdBefore: number): Promise<number> {
+    return this.#guard('prune', async () => {
+      // Only the age and the body's name of each record are kept: inline records can be large.
+      const records = await scanLatest(this.#kv, responseKeys.responses(), this.#options.timeoutMs, (entry) => {
+        const value = entry.json<StoredValue>();
+        return { createdAt: value.createdAt, body: bodyOf(value) };
+      });
+      const referenced = new Set<string>();
+      const old: typeof records = [];
+      for (const record of records) {
+        if (record.item.createdAt < createdBefore) old.push(record);
+        else if (record.item.body !== undefined) referenced.add(record.item.body);
+      }
+      let pruned = 0;
+      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision, item }) => {
+        if (!(await this.#purge(key, revision))) {
+          if (item.body !== undefined) referenced.add(item.body); // replaced since the scan: kept
+          return;
+        }
+        pruned++;
+        if (item.body !== undefined) await this.#removeBody(item.body);
+      });
+      await this.#sweepOrphans(referenced);
+      return pruned;
+    });
+  }
+
+  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
+  async close(): Promise<void> {}
+
+  /** Objects no pointer names, an hour old or more (a pointer written after the scan names a newer object). */
+  async #sweepOrphans(referenced: Set<string>): Promise<void> {
+    const cutoff = this.#options.now() - ORPHAN_AGE_MS;
+    const orphans = (await this.#bodies.list()).filter((info) => !referenced.has(info.name) && Date.parse(info.mtime) < cutoff);
+    await forEachLimited(orphans, PRUNE_CONCURRENCY, (info) => this.#removeBody(info.name));
+  }
+
+  /**
+   * Writes `value` under `key`: created when new (one request in the common case), else
+   * replacing whatever is there. Returns the value it replaced.
+   */
+  async #write(key: string, value: string): Promise<StoredValue | undefined> {
+    try {
+      await createKey(this.#kv, key, value);
+      return undefined;
+    } catch (error) {
+      if (!isWrongLastSequence(error)) throw error;
+    }
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const previous = await readJson<StoredValue>(this.#kv, key);
+      try {
+        if (!previous) {
+          await createKey(this.#kv, key, value);
+          return undefined;
+        }
+        await this.#kv.update(key, value, previous.revision);
+        return previous.value;
+      } catch (error) {
+        if (!isWrongLastSequence(error)) throw error; // else another writer came first: look again
+      }
+    }
+    throw new Error(`${key} kept changing under ${ATTEMPTS} attempts to write it`);
+  }
+
+  /** The stored value, unless it belongs to another (agent, id) whose key digest collides. */
+  async #read(key: string, agentId: string, id: string): Promise<Stored<StoredValue> | undefined> {
+    const stored = await readJson<StoredValue>(this.#kv, key);
+    return stored && stored.value.agentId === agentId && stored.value.id === id ? stored : undefined;
+  }
+
+  #purge(key: string, revision: number): Promise<boolean> {
+    return purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision);
+  }
+
+  /** The record is already gone or replaced: failing to drop its object only leaves work for the sweep. */
+  async #removeBody(name: string): Promise<void> {
+    await this.#bodies.remove(name).catch((error: unknown) => this.#options.onError(error, `removing response body ${name}`));
+  }
+
+  /** The server's limit, read per write: the connection may have moved to a server with another. */
+  #maxValueBytes(): number {
+    return (this.#ctx.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_OVERHEAD;
+  }
+
+  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+  }
+}
+
+function toRecord(pointer: BodyPointer, sealed: string): StoredResponse {
+  return {
+    id: pointer.id,
+    agentId: pointer.agentId,
+    conversationId: pointer.conversationId,
+    previousResponseId: pointer.previousResponseId,
+    createdAt: pointer.createdAt,
+    sealed,
+  };
+}
