@@ -1,0 +1,251 @@
+/**
+ * One `consume()` of the NATS event bus: `concurrency` slots, each a loop that pulls one
+ * message from the subject's durable consumer, runs the handler, and pulls again. A slot
+ * asks for a message only when it is free, so nothing waits in this process's buffer
+ * with its ack wait running while another replica is idle; every replica's slots pull
+ * from the same durable consumer, so each delivery goes to one of them.
+ *
+ * The adapter, not the server, bounds deliveries (the consumer's max_deliver is
+ * unlimited): a delivery past `maxDeliver` (a handler that never settled, a crashed
+ * worker) is dead-lettered without reaching the handler, and a nak on the last allowed
+ * delivery dead-letters at once, as the SQLite bus does.
+ */
+import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import type { BusMessage, ConsumerOptions } from '../../ports/index.js';
+import type { NatsContext } from './connection.js';
+import type { DeadLetters } from './bus-dead-letters.js';
+import { confirmSent, Fetches, Pause, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { objectOf, type BusPayloads, type ReadPayload } from './bus-payloads.js';
+import { ensureDurableConsumer } from './bus-streams.js';
+import { BUS_HEADERS, decodeTime, type BusNames } from './bus-subjects.js';
+
+export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
+
+/** How long one pull request waits on the server; an idle slot renews it this often. */
+const FETCH_EXPIRES_MS = 10_000;
+/** Deliveries unacked at once across all replicas; concurrency is bounded per consume() instead. */
+const MAX_ACK_PENDING = 10_000;
+
+export interface ConsumerContext {
+  nats: NatsContext;
+  gate: ConnectionGate;
+  names: BusNames;
+  payloads: BusPayloads;
+  deadLetters: DeadLetters;
+  now: () => number;
+  onError: (error: unknown) => void;
+}
+
+export class NatsBusConsumer<T> {
+  readonly subject: string;
+  readonly #context: ConsumerContext;
+  readonly #handler: (message: BusMessage<T>) => Promise<void>;
+  readonly #options: ConsumerOptions;
+  readonly #fetches = new Fetches();
+  readonly #pause = new Pause();
+  readonly #slots: Promise<void>[] = [];
+  #running = false;
+  /** The durable consumer, created (or updated) once and again after any fetch error. */
+  #consumer: Promise<Consumer> | undefined;
+
+  constructor(
+    context: ConsumerContext,
+    subject: string,
+    handler: (message: BusMessage<T>) => Promise<void>,
+    options: ConsumerOptions,
+  ) {
+    this.#context = context;
+    this.subject = subject;
+    this.#handler = handler;
+    this.#options = options;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    for (let i = 0; i < this.#options.concurrency; i++) this.#slots.push(this.#slot());
+  }
+
+  /** Cancels the pull requests and waits for the handlers already running. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#fetches.stopAll();
+    this.#pause.wake();
+    await Promise.all(this.#slots);
+  }
+
+  async #slot(): Promise<void> {
+    let failures = 0;
+    while (this.#running) {
+      const started = Date.now();
+      let message: JsMsg | undefined;
+      try {
+        message = await this.#fetchOne();
+      } catch (error) {
+        if (!this.#running) break;
+        // The consumer may be gone (an operator deleted it, the server lost its state):
+        // the next attempt creates it again.
+        this.#consumer = undefined;
+        this.#context.onError(new Error(`NATS event bus: fetching ${JSON.stringify(this.subject)} failed`, { cause: error }));
+        await recover(this.#pause, this.#context.gate, ++failures, error);
+        continue;
+      }
+      if (message) {
+        failures = 0;
+        if (this.#running) await this.#deliver(message);
+        // Arrived as we stopped: hand it straight back rather than start new work.
+        else message.nak();
+      } else if (this.#running && Date.now() - started < SUSPICIOUSLY_FAST_MS) {
+        await recover(this.#pause, this.#context.gate, ++failures, undefined);
+      } else {
+        failures = 0;
+      }
+    }
+  }
+
+  /** One message, or undefined when the pull request expired (or was cancelled by stop). */
+  async #fetchOne(): Promise<JsMsg | undefined> {
+    const consumer = await this.#ready();
+    if (!this.#running) return undefined;
+    const batch = await consumer.fetch({ max_messages: 1, expires: FETCH_EXPIRES_MS });
+    if (!this.#running) {
+      batch.stop();
+      return undefined;
+    }
+    for await (const message of this.#fetches.drain(batch)) return message;
+    return undefined;
+  }
+
+  #ready(): Promise<Consumer> {
+    const { nats, names } = this.#context;
+    this.#consumer ??= ensureDurableConsumer(nats.jsm, {
+      stream: names.stream,
+      name: names.consumer(this.subject),
+      filterSubject: names.work(this.subject),
+      ackWaitMs: this.#options.ackWaitMs,
+      maxAckPending: MAX_ACK_PENDING,
+    }).then(
+      (info) => nats.js.consumers.getConsumerFromInfo(info),
+      (error: unknown) => {
+        this.#consumer = undefined;
+        throw error;
+      },
+    );
+    return this.#consumer;
+  }
+
+  /** Runs the handler on one delivery; never throws (failures are reported). */
+  async #deliver(delivery: JsMsg): Promise<void> {
+    const { payloads, onError } = this.#context;
+    const attempt = delivery.info.deliveryCount;
+    const publishedAt =
+      decodeTime(delivery.headers?.get(BUS_HEADERS.publishedAt)) ?? Math.round(delivery.info.timestampNanos / 1e6);
+    if (attempt > this.#options.maxDeliver) {
+      // The previous delivery was never settled (handler hung, worker crashed).
+      await this.#bury(delivery, MAX_DELIVERIES_REASON, attempt - 1, publishedAt).catch(onError);
+      return;
+    }
+    let read: ReadPayload;
+    try {
+      read = await payloads.read(delivery.headers, delivery.data);
+    } catch (error) {
+      // The Object Store is unreachable: not the message's fault, try again later.
+      onError(error);
+      delivery.nak(this.#backoff(attempt));
+      return;
+    }
+    if (!read.ok) {
+      await this.#unreadable(delivery, read.reason, attempt, publishedAt).catch(onError);
+      return;
+    }
+    let settled = false;
+    const once = async (settle: () => Promise<void>): Promise<void> => {
+      // The first settle counts, as in the SQLite bus (a nak after an ack is ignored).
+      if (settled) return;
+      settled = true;
+      await settle();
+    };
+    const object = objectOf(delivery.headers);
+    const message: BusMessage<T> = {
+      id: String(delivery.seq),
+      subject: this.subject,
+      payload: read.payload as T,
+      attempt,
+      publishedAt,
+      ack: () =>
+        once(async () => {
+          await this.#connected();
+          // Acknowledged by the server before the object goes: a failed ack leaves both.
+          await delivery.ackAck();
+          if (object) await payloads.remove(object).catch(onError);
+        }),
+      nak: (delayMs?: number) => once(() => this.#retry(delivery, attempt, delayMs, publishedAt)),
+      term: (reason: string) => once(() => this.#bury(delivery, reason, attempt, publishedAt)),
+      working: async () => {
+        if (settled) return;
+        await this.#connected();
+        delivery.working();
+        await confirmSent(this.#context.nats);
+      },
+    };
+    try {
+      await this.#handler(message);
+    } catch {
+      // A throwing handler is a nak (the port's rule); the error itself is the handler's
+      // to report.
+      await message.nak().catch(onError);
+    }
+  }
+
+  async #retry(delivery: JsMsg, attempt: number, delayMs: number | undefined, publishedAt: number): Promise<void> {
+    // The last allowed delivery failed: dead-letter now instead of after a pointless wait.
+    if (attempt >= this.#options.maxDeliver) return this.#bury(delivery, MAX_DELIVERIES_REASON, attempt, publishedAt);
+    await this.#connected();
+    delivery.nak(delayMs === undefined ? this.#backoff(attempt) : clampDelay(delayMs));
+    await confirmSent(this.#context.nats);
+  }
+
+  #backoff(attempt: number): number | undefined {
+    return clampDelay(this.#options.backoffMs(attempt));
+  }
+
+  /** Dead letter first, then terminate: a crash in between redelivers, never loses. */
+  async #bury(delivery: JsMsg, reason: string, attempts: number, publishedAt: number): Promise<void> {
+    await this.#context.deadLetters.bury({
+      seq: delivery.seq,
+      subject: this.subject,
+      headers: delivery.headers,
+      data: delivery.data,
+      attempts,
+      reason,
+      publishedAt,
+    });
+    await this.#connected();
+    delivery.term();
+    await confirmSent(this.#context.nats);
+  }
+
+  /**
+   * Settles are sent only on a live connection: one written while the client
+   * re-establishes it can be dropped, and then the message waits out its ack wait.
+   */
+  #connected(): Promise<void> {
+    return this.#context.gate.upWithin(this.#context.nats.timeoutMs);
+  }
+
+  async #unreadable(delivery: JsMsg, reason: string, attempt: number, publishedAt: number): Promise<void> {
+    if (objectOf(delivery.headers)) {
+      // A missing object usually means another replica acked this message (and deleted
+      // the object) after its ack wait ran out and it was redelivered here: gone from the
+      // stream means done, not dead.
+      const stored = await this.#context.nats.jsm.streams.getMessage(this.#context.names.stream, { seq: delivery.seq });
+      if (!stored) return;
+    }
+    await this.#bury(delivery, reason, attempt, publishedAt);
+  }
+}
+
+/** A nak delay in whole ms; zero or nonsense means "redeliver now" (a plain nak). */
+function clampDelay(delayMs: number): number | undefined {
+  return Number.isFinite(delayMs) && delayMs >= 1 ? Math.round(delayMs) : undefined;
+}

@@ -1,0 +1,181 @@
+/**
+ * Delayed delivery (`notBefore`) for the NATS event bus. JetStream 2.9 has no scheduled
+ * messages, so a message that is not yet due is published to the delay stream instead,
+ * and every bus that consumes runs this scheduler: a loop on one durable pull consumer
+ * of the delay stream, shared by all replicas.
+ *
+ * A message due later than `HOLD_MS` is nak'ed with a delay that brings it back a little
+ * before it is due (the server keeps it; nothing is held in memory for minutes). One due
+ * within `HOLD_MS` is held here on a timer and, at its due time, published to the work
+ * queue under its msg id, then acked: a crash between the two republishes it under the
+ * same id, which the work queue's dedup window discards. Its first real delivery is
+ * attempt 1, because it is a new message in the work queue.
+ */
+import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import type { NatsContext } from './connection.js';
+import { confirmSent, Fetches, Pause, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { ensureDurableConsumer, storeMessage } from './bus-streams.js';
+import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
+
+/**
+ * Messages due within this are held in memory until due. The server's redelivery after a
+ * nak delay is accurate to a few ms on 2.9, but coming back half of this early absorbs a
+ * busy server, and the local timer then releases the message on the dot.
+ */
+const HOLD_MS = 1_000;
+/** Longer than any hold plus a republish: a held message is not redelivered meanwhile. */
+const ACK_WAIT_MS = 10_000;
+const FETCH_EXPIRES_MS = 10_000;
+const BATCH = 100;
+/** After a failed republish (the server away), try again this much later. */
+const RETRY_MS = 1_000;
+
+export interface SchedulerContext {
+  nats: NatsContext;
+  gate: ConnectionGate;
+  names: BusNames;
+  now: () => number;
+  onError: (error: unknown) => void;
+}
+
+export class DelayScheduler {
+  readonly #context: SchedulerContext;
+  readonly #fetches = new Fetches();
+  readonly #pause = new Pause();
+  /** Messages due soon, with the timer that releases each. */
+  readonly #held = new Map<JsMsg, { due: number; timer: NodeJS.Timeout }>();
+  readonly #releasing = new Set<Promise<void>>();
+  #running = false;
+  #loop: Promise<void> = Promise.resolve();
+  #consumer: Promise<Consumer> | undefined;
+
+  constructor(context: SchedulerContext) {
+    this.#context = context;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Stops pulling; held messages go back to the server at once, for another replica. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#fetches.stopAll();
+    this.#pause.wake();
+    await this.#loop;
+    for (const [message, { due, timer }] of this.#held) {
+      clearTimeout(timer);
+      message.nak(Math.max(0, Math.round(due - this.#context.now())) || undefined);
+    }
+    this.#held.clear();
+    await Promise.allSettled([...this.#releasing]);
+    await confirmSent(this.#context.nats).catch(this.#context.onError);
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    while (this.#running) {
+      const started = Date.now();
+      let received = 0;
+      try {
+        const consumer = await this.#ready();
+        if (!this.#running) break;
+        const batch = await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS });
+        if (!this.#running) {
+          batch.stop();
+          break;
+        }
+        for await (const message of this.#fetches.drain(batch)) {
+          received++;
+          this.#schedule(message);
+        }
+      } catch (error) {
+        if (!this.#running) break;
+        this.#consumer = undefined;
+        this.#context.onError(new Error('NATS event bus: the delay scheduler failed to fetch', { cause: error }));
+        await recover(this.#pause, this.#context.gate, ++failures, error);
+        continue;
+      }
+      if (received === 0 && this.#running && Date.now() - started < SUSPICIOUSLY_FAST_MS) {
+        await recover(this.#pause, this.#context.gate, ++failures, undefined);
+      } else {
+        failures = 0;
+      }
+    }
+  }
+
+  #ready(): Promise<Consumer> {
+    const { nats, names } = this.#context;
+    this.#consumer ??= ensureDurableConsumer(nats.jsm, {
+      stream: names.delayStream,
+      name: names.scheduler,
+      filterSubject: names.delayAll,
+      ackWaitMs: ACK_WAIT_MS,
+      // Every waiting message is "ack pending" here (nak'ed with a delay): no cap, or a
+      // backlog of far-off messages would block one that is due now.
+      maxAckPending: -1,
+    }).then(
+      (info) => nats.js.consumers.getConsumerFromInfo(info),
+      (error: unknown) => {
+        this.#consumer = undefined;
+        throw error;
+      },
+    );
+    return this.#consumer;
+  }
+
+  #schedule(message: JsMsg): void {
+    if (!this.#running) {
+      message.nak();
+      return;
+    }
+    // A message without a due time (damaged) is simply due now.
+    const due = decodeTime(message.headers?.get(BUS_HEADERS.notBefore)) ?? 0;
+    const wait = due - this.#context.now();
+    if (wait > HOLD_MS) message.nak(Math.round(wait - HOLD_MS / 2));
+    else this.#hold(message, due);
+  }
+
+  #hold(message: JsMsg, due: number): void {
+    const timer = setTimeout(
+      () => {
+        this.#held.delete(message);
+        // Timers may fire a millisecond early against the wall clock: never deliver early.
+        if (this.#context.now() < due) {
+          this.#hold(message, due);
+          return;
+        }
+        const release = this.#release(message).finally(() => this.#releasing.delete(release));
+        this.#releasing.add(release);
+      },
+      Math.max(0, due - this.#context.now()),
+    );
+    this.#held.set(message, { due, timer });
+  }
+
+  async #release(message: JsMsg): Promise<void> {
+    const { nats, gate, names, onError } = this.#context;
+    try {
+      // Only the bus's own headers move: the stored ones include the publish's stream
+      // expectation, which names the delay stream.
+      const headers = natsHeaders();
+      for (const key of message.headers?.keys() ?? []) {
+        if (key.startsWith('Engram-') && key !== BUS_HEADERS.notBefore) headers.set(key, message.headers?.get(key) ?? '');
+      }
+      await storeMessage(nats, gate, {
+        stream: names.stream,
+        subject: names.workForDelayed(message.subject),
+        data: message.data,
+        headers,
+        msgId: message.headers?.get(MSG_ID_HEADER) || `delayed:${names.delayStream}:${message.seq}`,
+      });
+      await message.ackAck();
+    } catch (error) {
+      onError(new Error('NATS event bus: moving a due message to the work queue failed', { cause: error }));
+      message.nak(RETRY_MS);
+    }
+  }
+}

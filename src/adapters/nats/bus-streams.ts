@@ -1,0 +1,183 @@
+/**
+ * The server side of the NATS event bus: its streams and durable consumers, created
+ * idempotently (several replicas start at once, and a restart must not fail on what
+ * the previous run created), plus the few stream-level calls the bus makes.
+ *
+ * Nothing here needs a server newer than 2.9: no per-message TTL, no scheduled delivery,
+ * no priority groups, no multi-filter consumers, no pull consumers without acks.
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type ConsumerInfo,
+  type JetStreamManager,
+  type PubAck,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { errors, nanos, type MsgHdrs } from '@nats-io/transport-node';
+import type { NatsContext } from './connection.js';
+import { retryDelayMs, type ConnectionGate } from './bus-loop.js';
+import type { BusNames } from './bus-subjects.js';
+
+/**
+ * Oldest server the bus runs on: 2.9 has direct get and the consumer-create API with a
+ * filter subject; the client's pull-consumer API (`js.consumers`) needs 2.9.4.
+ */
+export const MIN_SERVER_VERSION = [2, 9, 4] as const;
+
+const STREAM_NAME_IN_USE = 10058;
+const CONSUMER_NAME_IN_USE = 10013;
+const CONSUMER_ALREADY_EXISTS = 10148;
+const NO_MESSAGE_FOUND = 10037;
+const STREAM_STORE_EOF = 10057;
+
+export function assertServerVersion(version: string): void {
+  const parts = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  const [major, minor, patch] = parts ? parts.slice(1).map(Number) : [0, 0, 0];
+  const [minMajor, minMinor, minPatch] = MIN_SERVER_VERSION;
+  const tooOld =
+    !parts || major < minMajor || (major === minMajor && (minor < minMinor || (minor === minMinor && patch < minPatch)));
+  if (tooOld) {
+    throw new Error(
+      `NATS event bus: nats-server ${version} is too old; Engram needs ${MIN_SERVER_VERSION.join('.')} or newer with JetStream enabled`,
+    );
+  }
+}
+
+/** Creates the bus's streams, or brings existing ones to this configuration. */
+export async function ensureBusStreams(jsm: JetStreamManager, names: BusNames, dedupWindowMs: number): Promise<void> {
+  const queue = (name: string, subject: string): Partial<StreamConfig> & { name: string } => ({
+    name,
+    subjects: [subject],
+    // Work queue: an acked (or terminated) message is removed, so the stream holds
+    // exactly what is pending, and each message goes to one consumer.
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: nanos(dedupWindowMs),
+  });
+  await Promise.all([
+    ensureStream(jsm, queue(names.stream, names.workAll)),
+    ensureStream(jsm, queue(names.delayStream, names.delayAll)),
+    ensureStream(jsm, {
+      name: names.deadStream,
+      subjects: [names.deadAll],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      // A message buried twice (its term lost, redelivered, buried again) is stored once.
+      duplicate_window: nanos(dedupWindowMs),
+      // Listing reads with direct get, which skips the API layer and needs this flag.
+      allow_direct: true,
+    }),
+  ]);
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    // Adding an existing stream with the same configuration succeeds: two replicas
+    // starting together both get here without an error.
+    await jsm.streams.add(config);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error;
+    // It exists with another configuration (say a new dedup window): update it. A change
+    // the server refuses (retention, storage) surfaces as its error.
+    const { name, ...changes } = config;
+    await jsm.streams.update(name, changes);
+  }
+}
+
+export interface DurableConsumer {
+  stream: string;
+  name: string;
+  filterSubject: string;
+  ackWaitMs: number;
+  maxAckPending: number;
+}
+
+/**
+ * Creates a durable pull consumer, or updates its ack wait: every replica shares it (the
+ * last replica to start sets the ack wait when they differ).
+ */
+export async function ensureDurableConsumer(jsm: JetStreamManager, consumer: DurableConsumer): Promise<ConsumerInfo> {
+  const config: Partial<ConsumerConfig> = {
+    durable_name: consumer.name,
+    filter_subject: consumer.filterSubject,
+    deliver_policy: DeliverPolicy.All,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(consumer.ackWaitMs),
+    // Unlimited on the server: the adapter enforces the bound and dead-letters, because
+    // in a work-queue stream a message past the server's max_deliver stays stored forever.
+    max_deliver: -1,
+    max_ack_pending: consumer.maxAckPending,
+  };
+  try {
+    // 2.9 treats a create of an existing durable as an update; newer servers refuse a
+    // differing configuration, then it is updated explicitly.
+    return await jsm.consumers.add(consumer.stream, config);
+  } catch (error) {
+    const exists = error instanceof JetStreamApiError && [CONSUMER_NAME_IN_USE, CONSUMER_ALREADY_EXISTS].includes(error.code);
+    if (!exists) throw error;
+    return jsm.consumers.update(consumer.stream, consumer.name, {
+      ack_wait: config.ack_wait,
+      max_deliver: config.max_deliver,
+      max_ack_pending: config.max_ack_pending,
+    });
+  }
+}
+
+export interface StoreRequest {
+  stream: string;
+  subject: string;
+  data: Uint8Array;
+  headers: MsgHdrs;
+  msgId: string;
+}
+
+/** Attempts of a publish that timed out or found JetStream not (yet) answering. */
+const PUBLISH_ATTEMPTS = 3;
+
+/**
+ * Publishes into one of the bus's streams and resolves with the PubAck (the message is
+ * stored). A request sent just as the connection drops can go unanswered, so a timed-out
+ * publish is tried again; every bus message carries a msg id,
+ * so a retry of a publish that was in fact stored is deduplicated. `retried` tells the
+ * caller that a duplicate may be its own earlier attempt.
+ */
+export async function storeMessage(
+  nats: NatsContext,
+  gate: ConnectionGate,
+  request: StoreRequest,
+): Promise<{ ack: PubAck; retried: boolean }> {
+  for (let attempt = 1; ; attempt++) {
+    // Sent while the client re-establishes the connection, a request may be dropped and
+    // cost a whole timeout: wait for the connection first (as long as a request would).
+    await gate.upWithin(nats.timeoutMs);
+    try {
+      const ack = await nats.js.publish(request.subject, request.data, {
+        msgID: request.msgId,
+        headers: request.headers,
+        // A stray stream listening on the same subjects must not take the message.
+        expect: { streamName: request.stream },
+      });
+      return { ack, retried: attempt > 1 };
+    } catch (error) {
+      const transient = error instanceof errors.TimeoutError || (error instanceof Error && error.name === 'JetStreamNotEnabled');
+      if (!transient || attempt >= PUBLISH_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
+    }
+  }
+}
+
+/** Stored messages on one exact subject of a stream. */
+export async function countOnSubject(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  const info = await jsm.streams.info(stream, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+/** True for the API errors that mean "no message with that sequence". */
+export function isNoMessage(error: unknown): boolean {
+  return error instanceof JetStreamApiError && (error.code === NO_MESSAGE_FOUND || error.code === STREAM_STORE_EOF);
+}

@@ -1,0 +1,215 @@
+/**
+ * The distributed event bus (DESIGN sections 2 and 9): the `EventBus` port on NATS
+ * JetStream 2.9, shared by every replica on the same server.
+ *
+ * - `<stream>` (work queue, `<prefix>.q.<subject>`): messages ready for delivery, one
+ *   durable pull consumer per port subject shared by all replicas (`bus-consumer.ts`).
+ * - `<stream>_DELAY` (work queue, `<prefix>.d.<subject>`): messages waiting for their
+ *   `notBefore`, moved to the work queue when due by a scheduler (`bus-scheduler.ts`).
+ * - `<stream>_DEAD` (limits, `<prefix>.dead.<subject>`): dead letters (`bus-dead-letters.ts`).
+ * - Object Store bucket: payloads bigger than one message (`bus-payloads.ts`).
+ *
+ * Port subjects are encoded into one NATS token each (`bus-subjects.ts`).
+ */
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { headers as natsHeaders, nuid } from '@nats-io/transport-node';
+import {
+  DEDUP_WINDOW_MS,
+  type BusMessage,
+  type ConsumerOptions,
+  type DeadLetter,
+  type EventBus,
+  type PublishOptions,
+  type Subscription,
+} from '../../ports/index.js';
+import type { NatsContext } from './connection.js';
+import { NatsBusConsumer } from './bus-consumer.js';
+import { DeadLetters } from './bus-dead-letters.js';
+import { ConnectionGate } from './bus-loop.js';
+import { BusPayloads } from './bus-payloads.js';
+import { DelayScheduler } from './bus-scheduler.js';
+import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
+import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
+
+/** The same defaults as the SQLite bus: the pipeline behaves alike on either. */
+export const DEFAULT_CONSUMER_OPTIONS: Readonly<ConsumerOptions> = {
+  ackWaitMs: 30_000,
+  maxDeliver: 5,
+  concurrency: 1,
+  backoffMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000),
+};
+
+export interface NatsEventBusOptions {
+  /** Work-queue stream name; the delay and dead-letter streams add `_DELAY` and `_DEAD`. */
+  stream?: string;
+  /** Subjects of the bus's streams (dot-separated tokens). */
+  subjectPrefix?: string;
+  /** JetStream dedup window for msgIds; never below the port's `DEDUP_WINDOW_MS`. */
+  dedupWindowMs?: number;
+  /** Object Store bucket for big payloads (default: the stream name, lower case, + `_payloads`). */
+  payloadBucket?: string;
+  /** Failures the bus survives (a fetch during a server restart, a failed settle). */
+  onError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+export class EventBusClosedError extends Error {
+  override name = 'EventBusClosedError';
+}
+
+export class NatsEventBus implements EventBus {
+  readonly #nats: NatsContext;
+  readonly #names: BusNames;
+  readonly #now: () => number;
+  readonly #onError: (error: unknown) => void;
+  readonly #payloads: BusPayloads;
+  readonly #deadLetters: DeadLetters;
+  readonly #scheduler: DelayScheduler;
+  readonly #gate: ConnectionGate;
+  readonly #consumers = new Set<NatsBusConsumer<unknown>>();
+  #closed = false;
+
+  /**
+   * Checks the server and creates (or updates) the bus's streams. Safe to run from
+   * several replicas at once. The connection stays the caller's.
+   */
+  static async open(nats: NatsContext, options: NatsEventBusOptions = {}): Promise<NatsEventBus> {
+    assertServerVersion(nats.serverVersion);
+    const names = busNames(options.stream ?? 'ENGRAM_BUS', options.subjectPrefix ?? 'engram.bus', options.payloadBucket);
+    const dedupWindowMs = Math.max(DEDUP_WINDOW_MS, options.dedupWindowMs ?? DEDUP_WINDOW_MS);
+    await ensureBusStreams(nats.jsm, names, dedupWindowMs);
+    return new NatsEventBus(nats, names, options);
+  }
+
+  private constructor(nats: NatsContext, names: BusNames, options: NatsEventBusOptions) {
+    this.#nats = nats;
+    this.#names = names;
+    this.#now = options.now ?? Date.now;
+    this.#onError = options.onError ?? ((error) => console.error('engram event bus (nats):', error));
+    this.#payloads = new BusPayloads(nats, names.payloadBucket);
+    this.#gate = new ConnectionGate(nats.nc);
+    const context = { nats, gate: this.#gate, names, now: this.#now, onError: this.#onError };
+    this.#deadLetters = new DeadLetters({ ...context, payloads: this.#payloads });
+    this.#scheduler = new DelayScheduler(context);
+  }
+
+  /** Resolves once the server has stored the message (its PubAck). */
+  async publish(subject: string, payload: unknown, options: PublishOptions = {}): Promise<void> {
+    if (this.#closed) throw new EventBusClosedError('The event bus is closed');
+    const names = this.#names;
+    const now = this.#now();
+    const delayed = options.notBefore !== undefined && options.notBefore > now;
+    const headers = natsHeaders();
+    headers.set(BUS_HEADERS.subject, encodeText(subject));
+    headers.set(BUS_HEADERS.publishedAt, String(now));
+    if (delayed) headers.set(BUS_HEADERS.notBefore, String(options.notBefore));
+    const { data, object } = await this.#payloads.encode(payload, headers);
+    const stream = delayed ? names.delayStream : names.stream;
+    let stored: Awaited<ReturnType<typeof storeMessage>>;
+    try {
+      stored = await storeMessage(this.#nats, this.#gate, {
+        stream,
+        subject: delayed ? names.delayed(subject) : names.work(subject),
+        data,
+        headers,
+        // Without a caller's id, a fresh one still makes the client's own retries safe.
+        msgId: options.msgId === undefined ? nuid.next() : names.msgId(subject, options.msgId),
+      });
+    } catch (error) {
+      // The server refused the message: its object is nobody's. (After a timeout the
+      // message may be stored, so the object stays.)
+      if (object && error instanceof JetStreamApiError) await this.#payloads.remove(object).catch(this.#onError);
+      throw error;
+    }
+    const { ack, retried } = stored;
+    if (ack.duplicate && object) await this.#dropUnreferenced(stream, ack.seq, object, retried);
+  }
+
+  consume<T>(
+    subject: string,
+    handler: (message: BusMessage<T>) => Promise<void>,
+    options: Partial<ConsumerOptions> = {},
+  ): Subscription {
+    if (this.#closed) throw new EventBusClosedError('The event bus is closed');
+    const settings: ConsumerOptions = {
+      // JetStream counts ack waits in whole ms at best; keep them at least that.
+      ackWaitMs: Math.max(1, Math.round(options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs)),
+      maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
+      concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
+      backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,
+    };
+    const consumer = new NatsBusConsumer<T>(
+      {
+        nats: this.#nats,
+        gate: this.#gate,
+        names: this.#names,
+        payloads: this.#payloads,
+        deadLetters: this.#deadLetters,
+        now: this.#now,
+        onError: this.#onError,
+      },
+      subject,
+      handler,
+      settings,
+    );
+    this.#consumers.add(consumer as NatsBusConsumer<unknown>);
+    // A bus that consumes also moves due messages; a publish-only replica need not.
+    this.#scheduler.start();
+    consumer.start();
+    return {
+      stop: async () => {
+        await consumer.stop();
+        this.#consumers.delete(consumer as NatsBusConsumer<unknown>);
+      },
+    };
+  }
+
+  /**
+   * Stored and unsettled on the subject, in both streams. A message being moved from the
+   * delay stream to the work queue may count twice for an instant.
+   */
+  async pending(subject: string): Promise<number> {
+    const { jsm } = this.#nats;
+    const [ready, waiting] = await Promise.all([
+      countOnSubject(jsm, this.#names.stream, this.#names.work(subject)),
+      countOnSubject(jsm, this.#names.delayStream, this.#names.delayed(subject)),
+    ]);
+    return ready + waiting;
+  }
+
+  deadLetters(subject?: string): Promise<DeadLetter[]> {
+    return this.#deadLetters.list(subject);
+  }
+
+  retryDeadLetter(id: string): Promise<boolean> {
+    if (this.#closed) return Promise.reject(new EventBusClosedError('The event bus is closed'));
+    return this.#deadLetters.retry(id);
+  }
+
+  /** Stops every consumer (waiting for running handlers) and the scheduler; the shared connection stays open. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const consumers = [...this.#consumers];
+    this.#consumers.clear();
+    await Promise.all([...consumers.map((consumer) => consumer.stop()), this.#scheduler.stop()]);
+    this.#gate.close();
+  }
+
+  /**
+   * A duplicate publish stored nothing, so its object is unreferenced, unless the
+   * "original" is this publish's own earlier attempt (its ack was lost and the client
+   * tried again). Then the object stays if that message still exists and carries it, or
+   * when in doubt: a leaked object is better than a message without its payload.
+   */
+  async #dropUnreferenced(stream: string, seq: number, object: string, retried: boolean): Promise<void> {
+    try {
+      if (retried) {
+        const original = await this.#nats.jsm.streams.getMessage(stream, { seq });
+        if (!original || original.header?.get(BUS_HEADERS.payloadObject) === object) return;
+      }
+      await this.#payloads.remove(object);
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+}

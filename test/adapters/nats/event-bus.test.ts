@@ -1,0 +1,373 @@
+/**
+ * The NATS JetStream event bus on a real nats-server (Debian's 2.9 in CI): the shared
+ * EventBus contract (with restarts and a second replica), then what only this adapter
+ * has: the subject encoding on the wire, the streams it creates, the delay scheduler,
+ * the Object Store for big payloads, and surviving a nats-server restart.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Objm } from '@nats-io/obj';
+import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
+import { NatsEventBus, type NatsEventBusOptions } from '../../../src/adapters/nats/event-bus.js';
+import { BUS_HEADERS, subjectToken } from '../../../src/adapters/nats/bus-subjects.js';
+import { DEDUP_WINDOW_MS, type BusMessage } from '../../../src/ports/index.js';
+import { startNatsServer } from '../../support/nats-server.js';
+import { eventBusContract } from '../../contracts/event-bus.contract.js';
+import { rejects, sleep, waitFor } from '../../contracts/helpers.js';
+
+// One server for the file; every harness and test gets its own streams and subjects.
+const server = await startNatsServer();
+const admin = await connectNats({ url: server.url, name: 'engram test admin' });
+let namespaces = 0;
+
+/** Fresh stream names and subject prefix, so tests never see each other's messages. */
+function namespace(label: string): Required<Pick<NatsEventBusOptions, 'stream' | 'subjectPrefix'>> {
+  const n = ++namespaces;
+  return { stream: `${label.toUpperCase()}_${n}`, subjectPrefix: `${label.toLowerCase()}${n}.bus` };
+}
+
+/** Keeps the shared server small: a test's streams (and payload bucket) go with it. */
+async function dropStreams(stream: string): Promise<void> {
+  for (const name of [stream, `${stream}_DELAY`, `${stream}_DEAD`, `OBJ_${stream.toLowerCase()}_payloads`]) {
+    await admin.jsm.streams.delete(name).catch(() => false);
+  }
+}
+
+/** Buses and connections opened by one test (each bus on its own connection, as a replica has). */
+function replicas(options: NatsEventBusOptions & { stream: string }) {
+  const opened: { bus: NatsEventBus; nats: NatsContext }[] = [];
+  const errors: unknown[] = [];
+  return {
+    errors,
+    async open(extra: Partial<NatsEventBusOptions> = {}): Promise<NatsEventBus> {
+      const nats = await connectNats({ url: server.url, timeoutMs: 2_000 });
+      const bus = await NatsEventBus.open(nats, { onError: (error) => errors.push(error), ...options, ...extra });
+      opened.push({ bus, nats });
+      return bus;
+    },
+    /** Closes the bus and its connection, as a process exit does. */
+    async crash(bus: NatsEventBus): Promise<void> {
+      const index = opened.findIndex((entry) => entry.bus === bus);
+      const [entry] = opened.splice(index, 1);
+      await entry.bus.close();
+      await entry.nats.close();
+    },
+    async cleanup(): Promise<void> {
+      for (const { bus, nats } of opened.splice(0)) {
+        await bus.close();
+        await nats.close();
+      }
+      await dropStreams(options.stream);
+    },
+  };
+}
+
+eventBusContract('nats jetstream 2.9', async () => {
+  const group = replicas(namespace('contract'));
+  let bus = await group.open();
+  return {
+    bus,
+    reopen: async () => {
+      await group.crash(bus);
+      bus = await group.open();
+      return bus;
+    },
+    peer: () => group.open(),
+    cleanup: async () => {
+      // The contract never interrupts the server: anything the bus had to survive is a
+      // finding worth seeing (a hook that throws would make uvu run it twice).
+      for (const error of group.errors) console.error('event bus error during the contract:', error);
+      await group.cleanup();
+    },
+  };
+});
+
+const nats = suite('NatsEventBus specifics');
+
+/** Consumes `subject`, recording each delivery with its arrival time, and acks it. */
+function collect<T>(bus: NatsEventBus, subject: string, options: Parameters<NatsEventBus['consume']>[2] = {}) {
+  const seen: { message: BusMessage<T>; at: number }[] = [];
+  const sub = bus.consume<T>(
+    subject,
+    async (message) => {
+      seen.push({ message, at: Date.now() });
+      await message.ack();
+    },
+    options,
+  );
+  return { seen, sub };
+}
+
+nats('open refuses a server older than 2.9.4, naming its version', async () => {
+  await rejects(() => NatsEventBus.open({ ...admin, serverVersion: '2.8.4' }), /nats-server 2\.8\.4 is too old/);
+  await rejects(() => NatsEventBus.open({ ...admin, serverVersion: '2.9.1' }), /2\.9\.1 is too old.*2\.9\.4/);
+});
+
+nats('two replicas starting together both open; the streams are as designed', async () => {
+  const names = namespace('startup');
+  const group = replicas({ ...names, dedupWindowMs: 1_000 });
+  try {
+    await Promise.all([group.open(), group.open(), group.open()]);
+    const work = await admin.jsm.streams.info(names.stream);
+    assert.is(work.config.retention, 'workqueue');
+    assert.is(work.config.storage, 'file');
+    assert.equal(work.config.subjects, [`${names.subjectPrefix}.q.>`]);
+    assert.is(work.config.duplicate_window, DEDUP_WINDOW_MS * 1e6, 'a shorter dedup window is raised to the port minimum');
+    const delay = await admin.jsm.streams.info(`${names.stream}_DELAY`);
+    assert.is(delay.config.retention, 'workqueue');
+    assert.equal(delay.config.subjects, [`${names.subjectPrefix}.d.>`]);
+    const dead = await admin.jsm.streams.info(`${names.stream}_DEAD`);
+    assert.is(dead.config.retention, 'limits');
+    assert.is(dead.config.allow_direct, true);
+    // A later start with a longer window updates the existing streams in place.
+    await group.open({ dedupWindowMs: 5 * 60_000 });
+    assert.is((await admin.jsm.streams.info(names.stream)).config.duplicate_window, 5 * 60_000 * 1e6);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('port subjects with dots, wildcards and spaces stay separate on the wire', async () => {
+  const subjects = ['a', 'a.b', 'a.*', 'a.>', 'a b', 'a_2Eb', 'a__b', 'ünï', '', 'x'.repeat(300), 'x'.repeat(301)];
+  assert.is(new Set(subjects.map(subjectToken)).size, subjects.length, 'one token per subject');
+  assert.ok(subjects.every((s) => /^[A-Za-z0-9_-]+$/.test(subjectToken(s))), 'tokens are safe NATS tokens and file names');
+  const group = replicas(namespace('subjects'));
+  try {
+    const bus = await group.open();
+    for (const s of subjects) await bus.publish(s, s);
+    for (const s of subjects) assert.is(await bus.pending(s), 1, `pending(${JSON.stringify(s.slice(0, 10))})`);
+    const consumers = subjects.map((s) => ({ s, ...collect<string>(bus, s) }));
+    await waitFor(() => consumers.every((c) => c.seen.length === 1), 5000, 'one delivery per subject');
+    await sleep(150);
+    await Promise.all(consumers.map((c) => c.sub.stop()));
+    for (const c of consumers) {
+      assert.equal(c.seen.map((x) => x.message.payload), [c.s]);
+      assert.is(c.seen[0].message.subject, c.s);
+    }
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a msgId is deduplicated per subject, delayed messages included', async () => {
+  const group = replicas(namespace('dedup'));
+  try {
+    const bus = await group.open();
+    const later = Date.now() + 60_000;
+    await bus.publish('one', 'first', { msgId: 'same', notBefore: later });
+    await bus.publish('one', 'second', { msgId: 'same', notBefore: later });
+    await bus.publish('two', 'other subject', { msgId: 'same' });
+    await bus.publish('two', 'line\nbreak id', { msgId: 'id\r\nwith breaks' });
+    await bus.publish('two', 'again', { msgId: 'id\r\nwith breaks' });
+    assert.is(await bus.pending('one'), 1);
+    assert.is(await bus.pending('two'), 2);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('notBefore: the scheduler releases messages within tens of ms of their due time', async () => {
+  const group = replicas(namespace('punctual'));
+  try {
+    const bus = await group.open();
+    const { seen, sub } = collect<number>(bus, 'later');
+    await sleep(50); // the scheduler is pulling
+    const start = Date.now();
+    // 300 ms is held in memory at once; 1.6 s and 2.5 s first wait on the server (nak delay).
+    const dues = [start + 300, start + 1_600, start + 2_500];
+    for (const due of dues) await bus.publish('later', due, { notBefore: due });
+    await waitFor(() => seen.length === 3, 6000, 'three delayed messages');
+    await sub.stop();
+    for (const { message, at } of seen) {
+      const due = message.payload;
+      assert.ok(at >= due, `delivered ${due - at} ms early`);
+      assert.ok(at - due < 80, `delivered ${at - due} ms late`);
+      assert.is(message.attempt, 1, 'the first real delivery is attempt 1');
+      assert.ok(message.publishedAt >= start && message.publishedAt < due, 'publishedAt is the publish, not the move');
+    }
+    assert.is(await bus.pending('later'), 0);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a closing scheduler hands its held messages back to another replica on time', async () => {
+  const group = replicas(namespace('handover'));
+  try {
+    const first = await group.open();
+    const idle = first.consume('unrelated', async () => {}); // starts first's scheduler
+    await sleep(50);
+    const due = Date.now() + 600;
+    await first.publish('job', 'held', { notBefore: due });
+    await sleep(150); // first's scheduler now holds it in memory
+    await idle.stop();
+    await group.crash(first);
+    const second = await group.open();
+    const { seen, sub } = collect<string>(second, 'job');
+    await waitFor(() => seen.length === 1, 3000, 'delivery by the second replica');
+    await sub.stop();
+    assert.ok(seen[0].at >= due);
+    assert.ok(seen[0].at - due < 200, `${seen[0].at - due} ms late (not after the scheduler's 10 s ack wait)`);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a 3 MB payload travels through the Object Store, which is emptied after the ack', async () => {
+  const names = namespace('big');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const big = { text: 'x'.repeat(3 * 1024 * 1024), tail: 'end' };
+    await bus.publish('big', big);
+    const stored = await admin.jsm.streams.getMessage(names.stream, { seq: 1 });
+    const object = stored?.header?.get(BUS_HEADERS.payloadObject);
+    assert.ok(object, 'the message references an object');
+    assert.is(stored?.data.length, 0, 'the message itself carries no body');
+    const objects = await new Objm(admin.js).open(`${names.stream.toLowerCase()}_payloads`);
+    assert.ok(((await objects.info(object))?.size ?? 0) > 3 * 1024 * 1024, 'the object holds the whole JSON');
+    const { seen, sub } = collect<typeof big>(bus, 'big');
+    await waitFor(() => seen.length === 1, 5000, 'the big message');
+    await sub.stop();
+    assert.is(seen[0].message.payload.text.length, big.text.length);
+    assert.is(seen[0].message.payload.tail, 'end');
+    await waitFor(async () => (await objects.getBlob(object)) === null, 3000, 'the object deleted after the ack');
+    assert.is(await bus.pending('big'), 0);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a big dead letter keeps its object until retried and acked', async () => {
+  const names = namespace('bigdead');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const big = 'y'.repeat(2 * 1024 * 1024);
+    await bus.publish('big', big);
+    let refuse = true;
+    const seen: number[] = [];
+    const sub = bus.consume<string>('big', async (message) => {
+      seen.push(message.payload.length);
+      if (refuse) await message.term('refused');
+      else await message.ack();
+    });
+    await waitFor(async () => (await bus.deadLetters('big')).length === 1, 5000, 'dead letter');
+    const [dead] = await bus.deadLetters('big');
+    assert.is(dead.payload, big, 'the dead letter shows the whole payload');
+    const objects = await new Objm(admin.js).open(`${names.stream.toLowerCase()}_payloads`);
+    assert.is((await objects.list()).length, 1, 'the object outlives the original message');
+    refuse = false;
+    assert.ok(await bus.retryDeadLetter(dead.id));
+    await waitFor(() => seen.length === 2, 5000, 'the retried message');
+    await waitFor(async () => (await objects.list()).length === 0, 3000, 'the object deleted after the retry was acked');
+    await sub.stop();
+    assert.equal(seen, [big.length, big.length]);
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a delivery past maxDeliver is dead-lettered without reaching the handler', async () => {
+  const group = replicas(namespace('unsettled'));
+  try {
+    const bus = await group.open();
+    await bus.publish('stuck', { n: 1 });
+    const attempts: number[] = [];
+    const sub = bus.consume<unknown>('stuck', async (message) => void attempts.push(message.attempt), {
+      maxDeliver: 3,
+      ackWaitMs: 100,
+    });
+    await waitFor(async () => (await bus.deadLetters('stuck')).length === 1, 3000, 'dead letter');
+    await sleep(200);
+    await sub.stop();
+    assert.equal(attempts, [1, 2, 3]);
+    const [dead] = await bus.deadLetters('stuck');
+    assert.is(dead.attempts, 3, 'the deliveries the handler saw');
+    assert.is(dead.reason, 'max deliveries exceeded');
+    assert.equal(dead.payload, { n: 1 });
+    assert.is(await bus.pending('stuck'), 0, 'terminated in the work queue, not stored forever');
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a consumer deleted by an operator is created again', async () => {
+  const names = namespace('recreate');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const { seen, sub } = collect<number>(bus, 'jobs');
+    await bus.publish('jobs', 1);
+    await waitFor(() => seen.length === 1);
+    await admin.jsm.consumers.delete(names.stream, `q_${subjectToken('jobs')}`);
+    await bus.publish('jobs', 2);
+    await waitFor(() => seen.length === 2, 15_000, 'delivery after the consumer was recreated');
+    await sub.stop();
+    assert.equal(seen.map((x) => x.message.payload), [1, 2]);
+    assert.ok(group.errors.length > 0, 'the loss was reported through onError');
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a running consumer receives messages published before and after a nats-server restart', async () => {
+  const group = replicas(namespace('restart'));
+  try {
+    const bus = await group.open();
+    const { seen, sub } = collect<string>(bus, 'jobs');
+    await bus.publish('jobs', 'before');
+    await waitFor(() => seen.length === 1, 3000, 'the first message');
+    // Cleanup talks to the server through the admin connection: it must be back first.
+    const adminBack = (async () => {
+      for await (const status of admin.nc.status()) if (status.type === 'reconnect') return;
+    })();
+    await server.restart({ downMs: 300 });
+    const restarted = Date.now();
+    await bus.publish('jobs', 'after');
+    await waitFor(() => seen.length === 2, 20_000, 'the message published after the restart');
+    // Not after a lost request's timeout: the bus waits for the reconnection instead.
+    assert.ok(seen[1].at - restarted < 1_500, `delivered ${seen[1].at - restarted} ms after the restart`);
+    await adminBack;
+    await sub.stop();
+    assert.equal(seen.map((x) => x.message.payload), ['before', 'after']);
+    assert.ok(group.errors.length > 0, 'the interruption was reported through onError');
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('close stops consumers and the scheduler, and leaves the connection open', async () => {
+  const names = namespace('close');
+  const connection = await connectNats({ url: server.url });
+  try {
+    const bus = await NatsEventBus.open(connection, names);
+    let finished = false;
+    await bus.publish('s', 'x');
+    bus.consume('s', async (message) => {
+      await sleep(200);
+      finished = true;
+      await message.ack();
+    });
+    await bus.publish('s', 'later', { notBefore: Date.now() + 60_000 });
+    await sleep(50);
+    await bus.close();
+    assert.ok(finished, 'close waited for the running handler');
+    assert.not.ok(connection.nc.isClosed(), 'the shared connection stays open');
+    await rejects(() => bus.publish('s', 'y'), /closed/);
+    assert.throws(() => bus.consume('s', async () => {}), /closed/);
+    const reopened = await NatsEventBus.open(connection, names);
+    assert.is(await reopened.pending('s'), 1, 'only the delayed message is left');
+    await reopened.close();
+  } finally {
+    await connection.close();
+    await dropStreams(names.stream);
+  }
+});
+
+nats.after(async () => {
+  await admin.close();
+  await server.cleanup();
+});
+
+nats.run();
