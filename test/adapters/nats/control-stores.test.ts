@@ -275,7 +275,8 @@ nats('NATS down: reads answer from the mirror, writes fail clearly; after a rest
       ['put', () => a.stores.indexes.put('agt_a', '# index')],
     ];
     const began = Date.now();
-    await Promise.all(writes.map(([operation, write]) => rejects(write, new RegExp(`NATS KV \\w+: ${operation} failed`))));
+    const failures = await Promise.all(writes.map(([operation, write]) => rejects(write, new RegExp(`NATS KV \\w+: ${operation} failed: NATS is unreachable`))));
+    for (const failure of failures) assert.ok(failure instanceof EngramError && failure.code === 'unavailable', 'a 503, not an internal error');
     assert.ok(Date.now() - began < TIMEOUT_MS + 1_500, 'each failed within the timeout');
     await waitFor(() => a.errors.some((e) => e.startsWith('recording a use of token')), TIMEOUT_MS + 2_000, 'the lastUsedAt failure reported');
 

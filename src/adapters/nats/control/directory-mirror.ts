@@ -24,7 +24,7 @@ import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator, Status } from '@nats-io/transport-node';
 import type { Agent, Org, TokenRecord } from '../../../domain/types.js';
 import type { AgentEntry } from '../../../ports/directory.js';
-import { pause, type ErrorReporter, type Stored } from './kv-support.js';
+import { NatsStalledError, pause, type ErrorReporter, type Stored } from './kv-support.js';
 
 /** A token's record with its hash (the key holds only an encoding of the hash). */
 export interface StoredToken {
@@ -113,7 +113,7 @@ export class DirectoryMirror {
     // delivered by the watch; an empty stream has nothing to wait for.
     if (state.messages > 0 && !(await mirror.waitFor(state.last_seq, options.timeoutMs))) {
       await mirror.close();
-      throw new Error(`the directory did not load within ${options.timeoutMs} ms`);
+      throw new NatsStalledError(`the directory did not load within ${options.timeoutMs} ms`);
     }
     return mirror;
   }
@@ -141,7 +141,7 @@ export class DirectoryMirror {
     const last = (await this.#kv.status()).streamInfo.state.last_seq;
     if (!(await this.waitFor(last, timeoutMs))) {
       this.kick();
-      throw new Error(`the directory watch has not caught up with revision ${last} within ${timeoutMs} ms`);
+      throw new NatsStalledError(`the directory watch has not caught up with revision ${last} within ${timeoutMs} ms`);
     }
   }
 

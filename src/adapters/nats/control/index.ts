@@ -11,9 +11,10 @@
  * | `<prefix>_indexes`          | root memory index per agent                       | RootIndex     |
  *
  * Buckets keep one value per key, on file storage, and use nothing newer than
- * nats-server 2.9. Every operation that reaches NATS fails with a `NatsStoreError` after
- * the connection's timeout when NATS is unreachable; directory reads keep answering from
- * the replica's mirror.
+ * nats-server 2.9. Every operation that reaches NATS fails after the connection's
+ * timeout when NATS is unreachable, with `EngramError('unavailable')` naming the bucket and
+ * operation (other failures: `NatsStoreError`); directory reads keep answering from the
+ * replica's mirror.
  */
 import { Objm } from '@nats-io/obj';
 import { StorageType } from '@nats-io/jetstream';
@@ -48,7 +49,7 @@ export interface NatsControlOptions {
 
 export type NatsControlStores = ControlStores & { close(): Promise<void> };
 
-/** Opens (creating when missing) the buckets and loads the directory; rejects with a `NatsStoreError` when NATS cannot. */
+/** Opens (creating when missing) the buckets and loads the directory; rejects when NATS cannot (see `guarded`). */
 export function openNatsControl(ctx: NatsContext, options: NatsControlOptions = {}): Promise<NatsControlStores> {
   return guarded('NATS: opening the control stores', () => open(ctx, options));
 }

@@ -6,7 +6,7 @@
  */
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Empty, headers } from '@nats-io/transport-node';
+import { Empty, errors, headers } from '@nats-io/transport-node';
 import { EngramError } from '../../../errors.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject } from './keys.js';
@@ -21,11 +21,31 @@ export interface Stored<T> {
 }
 
 /**
- * A call to NATS failed: unreachable (the client's timeout), or JetStream refused it.
- * The message names the bucket and the operation; `cause` holds the client's error.
+ * A call to NATS failed for another reason than NATS being unreachable (JetStream refused
+ * it, a value was unreadable). The message names the bucket and the operation; `cause`
+ * holds the client's error. Unreachable NATS is `EngramError('unavailable')` (see `guarded`).
  */
 export class NatsStoreError extends Error {
   override name = 'NatsStoreError';
+}
+
+/** A read through a consumer made no progress: NATS went away in the middle of it. */
+export class NatsStalledError extends Error {
+  override name = 'NatsStalledError';
+}
+
+/** NATS did not answer: down, restarting, unreachable, or JetStream not (yet) available. */
+function isUnreachable(error: unknown): boolean {
+  return (
+    error instanceof errors.TimeoutError ||
+    error instanceof errors.ClosedConnectionError ||
+    error instanceof errors.DrainingConnectionError ||
+    error instanceof errors.ConnectionError ||
+    error instanceof errors.NoRespondersError ||
+    (error instanceof errors.RequestError && error.isNoResponders()) ||
+    error instanceof NatsStalledError ||
+    (error instanceof Error && error.name === 'JetStreamNotEnabled')
+  );
 }
 
 /** Carries an error thrown by the caller's own code (a `change` callback) through `guarded` untouched. */
@@ -33,7 +53,11 @@ export class CallerError {
   constructor(readonly error: unknown) {}
 }
 
-/** Runs `run`, turning anything but Engram's own errors into a `NatsStoreError` naming `where`. */
+/**
+ * Runs `run`, naming `where` in what it throws: NATS unreachable becomes
+ * `EngramError('unavailable')` (503: the client may retry; requests fail in their
+ * protocol's envelope instead of hanging), any other failure a `NatsStoreError`.
+ */
 export async function guarded<T>(where: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -41,6 +65,7 @@ export async function guarded<T>(where: string, run: () => Promise<T>): Promise<
     if (error instanceof CallerError) throw error.error;
     if (error instanceof EngramError || error instanceof NatsStoreError) throw error;
     const message = error instanceof Error ? error.message : String(error);
+    if (isUnreachable(error)) throw new EngramError('unavailable', `${where} failed: NATS is unreachable (${message})`, { cause: error });
     throw new NatsStoreError(`${where} failed: ${message}`, { cause: error });
   }
 }
@@ -134,7 +159,7 @@ export async function scanLatest<T>(kv: KV, filter: string, idleMs: number, sele
   let watchdog: NodeJS.Timeout | undefined;
   const arm = () => {
     clearTimeout(watchdog);
-    watchdog = setTimeout(() => entries.stop(new Error(`no progress reading ${filter} for ${idleMs} ms`)), idleMs);
+    watchdog = setTimeout(() => entries.stop(new NatsStalledError(`no progress reading ${filter} for ${idleMs} ms`)), idleMs);
   };
   try {
     arm();

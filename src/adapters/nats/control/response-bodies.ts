@@ -8,7 +8,7 @@
  */
 import type { ObjectInfo, ObjectStore } from '@nats-io/obj';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { purgeRevision } from './kv-support.js';
+import { NatsStalledError, purgeRevision } from './kv-support.js';
 
 /** Listing metadata is one small message per object: this many idle timeouts is ample. */
 const LIST_DEADLINE_FACTOR = 6;
@@ -44,7 +44,7 @@ export class ResponseBodies {
     const stalled = new Promise<never>((_, reject) => {
       watchdog = setTimeout(() => {
         void reader.cancel();
-        reject(new Error(`no progress reading object ${name} for ${this.#options.idleMs} ms`));
+        reject(new NatsStalledError(`no progress reading object ${name} for ${this.#options.idleMs} ms`));
       }, this.#options.idleMs);
     });
     stalled.catch(() => undefined); // observed through the race below
@@ -79,7 +79,7 @@ export class ResponseBodies {
     const deadlineMs = this.#options.idleMs * LIST_DEADLINE_FACTOR;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`listing ${this.#options.bucket} took over ${deadlineMs} ms`)), deadlineMs);
+      timer = setTimeout(() => reject(new NatsStalledError(`listing ${this.#options.bucket} took over ${deadlineMs} ms`)), deadlineMs);
     });
     try {
       return await Promise.race([this.#os.list(), deadline]);
