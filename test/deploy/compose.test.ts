@@ -1,0 +1,122 @@
+/**
+ * docker-compose.yml, nats.conf, deploy/nginx.conf and the Dockerfile cannot run here (no
+ * Docker engine): this checks what can be checked without one. Every Engram setting the
+ * compose file uses exists and parses, the services reference each other by the names
+ * and ports they really have, the load balancer reaches every replica, nats.conf is valid
+ * for a real nats-server, and the image runs the installed `engram` command.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parse } from 'yaml';
+import { loadConfig, SETTING_NAMES } from '../../src/config.js';
+import { natsServerBinary } from '../support/nats-server.js';
+import { ROOT } from '../support/cli.js';
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  depends_on?: string[] | Record<string, unknown>;
+  volumes?: string[];
+  ports?: string[];
+}
+
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const services = compose.services;
+const engrams = Object.entries(services).filter(([name]) => name.startsWith('engram'));
+const SETTING_VARIABLES = new Set(SETTING_NAMES.map((name) => 'ENGRAM_' + name.toUpperCase().replaceAll('-', '_')));
+
+/** `${VAR:?message}` as docker compose would substitute it from a filled-in .env. */
+function substitute(value: string): string {
+  return value.replace(/\$\{(\w+)(:\?[^}]*)?\}/g, (_match, name: string) =>
+    name === 'ENGRAM_SECRET_KEY' ? 'ab'.repeat(32) : `value-of-${name.toLowerCase()}`,
+  );
+}
+
+test('two Engram replicas, each with every setting known to Engram and valid', () => {
+  assert.ok(engrams.length >= 2, 'at least two replicas');
+  for (const [name, service] of engrams) {
+    assert.is(service.build, '.', `${name} is built from the Dockerfile`);
+    const env = service.environment ?? {};
+    for (const variable of Object.keys(env)) {
+      assert.ok(SETTING_VARIABLES.has(variable), `${name}: ${variable} is not an Engram setting`);
+    }
+    const overrides = Object.fromEntries(
+      Object.entries(env).map(([variable, value]) => [variable.slice('ENGRAM_'.length).toLowerCase().replaceAll('_', '-'), substitute(String(value))]),
+    );
+    const config = loadConfig(overrides, {});
+    assert.ok(config.natsUrl && config.weaviateUrl, `${name} runs on NATS and Weaviate`);
+    assert.ok(config.secretKey && config.adminToken, `${name} shares the secret key and admin token with the others`);
+    assert.is(config.host, '0.0.0.0', `${name} listens beyond its container`);
+  }
+});
+
+test('services reference each other by real names and ports; named volumes exist', () => {
+  for (const [name, service] of Object.entries(services)) {
+    const dependsOn = Array.isArray(service.depends_on) ? service.depends_on : Object.keys(service.depends_on ?? {});
+    for (const dependency of dependsOn) assert.ok(services[dependency], `${name} depends on a missing service ${dependency}`);
+    for (const volume of service.volumes ?? []) {
+      const source = volume.split(':')[0];
+      if (!source.startsWith('.')) assert.ok(source in compose.volumes, `${name}: volume ${source} is not declared`);
+      else assert.ok(read(source), `${name}: ${source} exists`);
+    }
+  }
+  for (const [name, service] of engrams) {
+    const nats = new URL(substitute(service.environment!.ENGRAM_NATS_URL));
+    assert.ok(services[nats.hostname]?.image?.startsWith('nats:'), `${name}: ENGRAM_NATS_URL names the nats service`);
+    assert.is(nats.port, '4222');
+    assert.is(nats.username, 'engram', 'the user nats.conf defines');
+    const weaviate = new URL(service.environment!.ENGRAM_WEAVIATE_URL);
+    const weaviateService = services[weaviate.hostname];
+    assert.ok(weaviateService?.image?.includes('weaviate'), `${name}: ENGRAM_WEAVIATE_URL names the weaviate service`);
+    assert.is(weaviateService.command?.[weaviateService.command.indexOf('--port') + 1], weaviate.port, 'Weaviate listens where Engram looks');
+    assert.is(weaviateService.environment?.DEFAULT_VECTORIZER_MODULE, 'none', 'Engram brings its own vectors');
+    assert.is(weaviateService.environment?.AUTHENTICATION_APIKEY_ALLOWED_KEYS, service.environment!.ENGRAM_WEAVIATE_API_KEY, 'the same API key');
+    const natsService = services[nats.hostname];
+    assert.is(nats.password, substitute(String(natsService.environment?.ENGRAM_NATS_PASSWORD)), 'the password nats.conf reads');
+  }
+});
+
+test('the load balancer reaches every replica on its port and publishes Engram’s', () => {
+  const nginx = read('deploy/nginx.conf');
+  const servers = [...nginx.matchAll(/^\s*server\s+([\w-]+):(\d+)/gm)].map((match) => `${match[1]}:${match[2]}`);
+  assert.equal(servers.sort(), engrams.map(([name, service]) => `${name}:${service.environment!.ENGRAM_PORT}`).sort());
+  assert.match(nginx, /listen 8420;/);
+  assert.match(nginx, /proxy_buffering off;/, 'streams are not buffered');
+  assert.match(nginx, /proxy_set_header Upgrade/, 'WebSockets pass');
+  assert.ok(services.lb.ports?.includes('8420:8420'));
+  assert.ok(services.lb.volumes?.some((volume) => volume.startsWith('./deploy/nginx.conf:')));
+});
+
+test('nats.conf is valid for a real nats-server, with JetStream and client auth', () => {
+  const conf = read('nats.conf');
+  assert.match(conf, /jetstream \{/);
+  assert.match(conf, /user: engram, password: \$ENGRAM_NATS_PASSWORD/);
+  assert.match(conf, /^http: /m, 'monitoring port');
+  assert.match(conf, /^# cluster \{/m, 'a commented cluster block');
+  const binary = natsServerBinary();
+  if (!binary) throw new Error('nats-server is not installed; .ci/run installs it');
+  const checked = spawnSync(binary, ['-c', path.join(ROOT, 'nats.conf'), '-t'], {
+    env: { ...process.env, ENGRAM_NATS_PASSWORD: 'secret', NATS_SERVER_NAME: 'check' },
+    encoding: 'utf8',
+  });
+  assert.is(checked.status, 0, checked.stderr + checked.stdout);
+});
+
+test('the image installs from the lock file and runs the engram command', () => {
+  const dockerfile = read('Dockerfile');
+  assert.match(dockerfile, /^FROM node:20/m);
+  assert.match(dockerfile, /npm ci --omit=dev/);
+  for (const dir of ['bin', 'src', 'machines']) assert.match(dockerfile, new RegExp(`^COPY ${dir} `, 'm'), `copies ${dir}`);
+  assert.match(dockerfile, /CMD \["node", "bin\/engram.js", "serve"\]/);
+  assert.match(dockerfile, /^USER node$/m, 'not root');
+  const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+  assert.ok(pkg.dependencies.tsx, 'tsx, which bin/engram.js loads, is a runtime dependency');
+});
+
+test.run();
