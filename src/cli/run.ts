@@ -8,6 +8,7 @@ import { adminTokenPath, readAdminToken } from '../security/admin-token.js';
 import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
 import { agentCommands } from './commands/agents.js';
+import { archiveCommands } from './commands/archive.js';
 import { connectCommand } from './commands/connect.js';
 import { deadLetterCommands } from './commands/dead-letters.js';
 import { transcriptUploadCommand } from './commands/transcripts.js';
@@ -17,7 +18,7 @@ import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, connectCommand, transcriptUploadCommand];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, connectCommand, transcriptUploadCommand, ...archiveCommands];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

@@ -92,6 +92,11 @@ export class Control {
     return entry && this.#vault.openAgentSecrets(agentId, entry.sealedSecrets);
   }
 
+  /** Throws `SecretBoxError` when this deployment's key cannot open secrets sealed for the agent (an import from elsewhere). */
+  openSealed(agentId: string, sealedSecrets: string): void {
+    this.#vault.openAgentSecrets(agentId, sealedSecrets);
+  }
+
   /** Stores the token's hash; returns the record (the clear token is never stored). */
   async createToken(agent: Pick<Agent, 'id' | 'orgId'>, tokenHash: string, prefix: string, name: string): Promise<TokenRecord> {
     const record = newToken(agent, prefix, name, this.#now());

@@ -61,6 +61,8 @@ export interface Directory {
   findToken(tokenHash: string): Promise<TokenLookup | undefined>;
   /** Oldest first, revoked ones included. */
   listTokens(agentId: string): Promise<TokenRecord[]>;
+  /** Token id -> stored hash, revoked ones included: for an export (hashes only, never a token). */
+  tokenHashes(agentId: string): Promise<Map<string, string>>;
   /** False when the agent has no such live token. */
   revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean>;
 

@@ -125,6 +125,8 @@ export function directoryContract(name: string, open: () => Promise<ControlHarne
     await d.createToken(second, 'hash-2');
     assert.equal((await d.listTokens(agent.id)).map((t) => t.id), [record.id, second.id]);
     assert.ok(conflict(await rejects(() => d.createToken(token(agent), 'hash-1'))), 'a hash is unique');
+    assert.equal(await d.tokenHashes(agent.id), new Map([[record.id, 'hash-1'], [second.id, 'hash-2']]));
+    assert.equal(await d.tokenHashes('agt_other'), new Map());
 
     assert.is(await d.revokeToken(agent.id, 'tok_missing', tick()), false);
     assert.is(await d.revokeToken('agt_other', record.id, tick()), false, 'only the owning agent revokes');
@@ -134,6 +136,7 @@ export function directoryContract(name: string, open: () => Promise<ControlHarne
     assert.is(await d.findToken('hash-1'), undefined, 'a revoked token is not found');
     assert.is((await d.listTokens(agent.id)).find((t) => t.id === record.id)?.revokedAt, at);
     assert.ok(await d.findToken('hash-2'));
+    assert.is((await d.tokenHashes(agent.id)).get(record.id), 'hash-1', 'a revoked token keeps its hash');
 
     const noAgent = await rejects(() => d.createToken({ ...token(agent), agentId: 'agt_missing' }, 'hash-3'));
     assert.ok(noAgent instanceof EngramError && noAgent.code === 'not_found');

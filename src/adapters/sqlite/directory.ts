@@ -92,6 +92,7 @@ export class SqliteDirectory implements Directory {
          FROM tokens t JOIN agents a ON a.id = t.agent_id
          WHERE t.hash = ? AND t.revoked_at IS NULL`,
       ),
+      tokenHashes: db.prepare<[string], { id: string; hash: string }>('SELECT id, hash FROM tokens WHERE agent_id = ?'),
       touchToken: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
       listTokens: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE agent_id = ? ORDER BY created_at, id`),
       revokeToken: db.prepare('UPDATE tokens SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL'),
@@ -225,6 +226,10 @@ export class SqliteDirectory implements Directory {
 
   async listTokens(agentId: string): Promise<TokenRecord[]> {
     return this.#sql.listTokens.all(agentId).map(toToken);
+  }
+
+  async tokenHashes(agentId: string): Promise<Map<string, string>> {
+    return new Map(this.#sql.tokenHashes.all(agentId).map((row) => [row.id, row.hash]));
   }
 
   async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {

@@ -267,6 +267,10 @@ export class NatsDirectory implements Directory {
       .sort(byCreation);
   }
 
+  async tokenHashes(agentId: string): Promise<Map<string, string>> {
+    return new Map(this.#mirror.tokensOf(agentId).map((stored) => [stored.value.token.id, stored.value.hash]));
+  }
+
   async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {
     return this.#guard('revokeToken', async () => {
       // A token another replica issued a moment ago must be found too.

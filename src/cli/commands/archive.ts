@@ -1,0 +1,90 @@
+/**
+ * `engram export` and `engram import`: the archive of a deployment (src/archive/), read
+ * from and written to the stores the settings select, the same settings as `engram serve`
+ * (so `ENGRAM_NATS_URL=... ENGRAM_WEAVIATE_URL=... engram import FILE` fills a distributed
+ * deployment from an embedded one's export). They open the stores directly: a running
+ * server may keep serving meanwhile.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import { ConfigError, loadConfig, SETTING_NAMES, type Config, type Overrides } from '../../config.js';
+import { flag, positional, stringOption, type Command, type CommandContext, type OptionsConfig } from '../command.js';
+import { CliError } from '../errors.js';
+import { printJson } from '../output.js';
+
+const SETTINGS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name) => [name, { type: 'string' }]));
+
+function configOf(context: CommandContext): Config {
+  const overrides: Overrides = {};
+  for (const name of SETTING_NAMES) {
+    const value = context.values[name];
+    if (typeof value === 'string') overrides[name as keyof Overrides] = value;
+  }
+  try {
+    return loadConfig(overrides);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, 2);
+    throw error;
+  }
+}
+
+export const archiveCommands: Command[] = [
+  {
+    path: ['export'],
+    synopsis: '[--out FILE] [--json] [serve settings: --data-dir, --nats-url, --weaviate-url, ...]',
+    summary: 'Write orgs, agents (keys sealed), token hashes and reflections with vectors to a JSONL archive',
+    options: { ...SETTINGS, out: { type: 'string' }, json: { type: 'boolean' } },
+    async run(context) {
+      const config = configOf(context);
+      const out = stringOption(context, 'out');
+      const { connect } = await import('../../main.js');
+      const { exportArchive } = await import('../../archive/export-archive.js');
+      const connected = await connect(config);
+      const file = out === undefined ? undefined : fs.createWriteStream(out, { mode: 0o600 });
+      try {
+        const write = (line: string) =>
+          file ? new Promise<void>((resolve, reject) => file.write(line + '\n', (error) => (error ? reject(error) : resolve()))) : context.io.out(line);
+        const counts = await exportArchive({ control: connected.deps.control, reflections: connected.deps.reflections, engines: connected.engines }, write);
+        if (file) await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
+        const summary = `Exported ${counts.orgs} organisations, ${counts.agents} agents, ${counts.tokens} tokens, ${counts.reflections} reflections`;
+        if (flag(context, 'json')) context.io.err(JSON.stringify(counts));
+        else context.io.err(out ? `${summary} to ${out} (mode 0600). Upstream keys stay sealed: an import needs this deployment's secret key.` : summary);
+      } finally {
+        file?.destroy();
+        await connected.close();
+      }
+    },
+  },
+  {
+    path: ['import'],
+    synopsis: 'FILE [--json] [serve settings: --data-dir, --nats-url, --weaviate-url, --secret-key, ...]',
+    summary: 'Read an archive from `engram export` into the stores the settings select (idempotent)',
+    positionals: 1,
+    options: { ...SETTINGS, json: { type: 'boolean' } },
+    async run(context) {
+      const file = positional(context, 0, 'FILE');
+      const config = configOf(context);
+      if (!fs.existsSync(file)) throw new CliError(`No such file: ${file}`);
+      const { connect } = await import('../../main.js');
+      const { importArchive, ArchiveError } = await import('../../archive/import-archive.js');
+      const connected = await connect(config);
+      try {
+        const lines = () => readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
+        const result = await importArchive({ control: connected.deps.control, reflections: connected.deps.reflections }, lines).catch((error) => {
+          if (error instanceof ArchiveError) throw new CliError(`${file}: ${error.message}`);
+          throw error;
+        });
+        if (flag(context, 'json')) printJson(context.io, result);
+        else {
+          const { imported: i, skipped: s } = result;
+          context.io.out(
+            `Imported ${i.orgs} organisations, ${i.agents} agents, ${i.tokens} tokens, ${i.reflections} reflections ` +
+              `(already present: ${s.orgs} organisations, ${s.agents} agents, ${s.tokens} tokens) into control ${connected.engines.control}, reflections ${connected.engines.reflections}.`,
+          );
+        }
+      } finally {
+        await connected.close();
+      }
+    },
+  },
+];
