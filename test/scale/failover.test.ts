@@ -117,7 +117,11 @@ test('nats-server restarts while requests flow: Engram reconnects, no request ha
     let i = 0;
     const traffic = (async () => {
       const until = Date.now() + 4_000;
-      while (Date.now() < until) await ask(i++);
+      // Paced, as a few busy clients are: the outage must fall between requests and inside some.
+      while (Date.now() < until) {
+        await ask(i++);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
     })();
     await new Promise((resolve) => setTimeout(resolve, 500));
     await nats.restart({ downMs: 1_000 });
@@ -136,7 +140,8 @@ test('nats-server restarts while requests flow: Engram reconnects, no request ha
     const answered = results.filter((result) => result.status === 200).map((result) => result.fact);
     assert.ok(answered.length > 3);
     const learnt = await eventually(async () => {
-      const listed = (await engram.reflections(agent)).map((r: { content: string }) => r.content);
+      const page = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections?limit=200`);
+      const listed = (page.json.data as Array<{ content: string }>).map((r) => r.content);
       return answered.every((fact) => listed.includes(fact)) ? listed : undefined;
     }, 30_000, 'every answered fact learnt');
     assert.ok(learnt.length >= answered.length);
