@@ -32,11 +32,14 @@ const ADMIN = 'egm_admin_bench_0123456789abcdef0123456789';
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is required');
 const reflectionCount = Number(process.env.BENCH_REFLECTIONS ?? 1000);
+/** With it, the event bus and the control stores run on NATS (JetStream, KV): the NATS-mode rows. */
+const natsUrl = process.env.BENCH_NATS_URL;
+const natsSettings = natsUrl ? { 'nats-url': natsUrl, 'nats-prefix': 'bench', 'secret-key': 'be'.repeat(32) } : {};
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-bench-'));
 process.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
 const running = await start(
-  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': '600000', 'log-level': 'warn' }, {}),
+  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': '600000', 'log-level': 'warn', ...natsSettings }, {}),
   { logger: false },
 );
 const { deps } = running;

@@ -25,6 +25,8 @@ export interface Results {
   mcp?: { recall_10k: McpRecallResult };
   /** Transcript uploads to the hook endpoint. */
   transcripts?: TranscriptBenchResult;
+  /** The same 4 KB and capacity phases with the bus and control stores on NATS. */
+  nats?: { server: string; latency4k: LatencyResult; capacity: CapacityResult };
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
@@ -77,6 +79,25 @@ export function rows(r: Results): Row[] {
     ...(r.responses ? responsesRows(r.responses) : []),
     ...(r.mcp ? mcpRows(r.mcp.recall_10k) : []),
     ...(r.transcripts ? transcriptRows(r.transcripts) : []),
+    ...(r.nats ? natsRows(r.nats, a, c) : []),
+  ];
+}
+
+/** NATS mode beside the embedded rows above: what the bus and control stores on NATS add. */
+function natsRows(n: NonNullable<Results['nats']>, embedded: LatencyResult, embeddedCapacity: CapacityResult): Row[] {
+  const { latency4k: a, capacity: c } = n;
+  const overEmbedded = a.addedP50 - embedded.addedP50;
+  return [
+    [`NATS mode: 4 KB ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}; over embedded +${ms(overEmbedded)}`, '<= embedded + 0.3 ms', verdict(overEmbedded <= 0.3 && a.errors === 0)],
+    [`NATS mode: 4 KB ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)} (embedded +${ms(embedded.addedP99)})`, '-', '-'],
+    [
+      `NATS mode: req/s at ${c.concurrency} concurrent`,
+      `${round(c.direct.rps, 0)}`,
+      `${round(c.engram.rps, 0)}`,
+      `embedded ${round(embeddedCapacity.engram.rps, 0)}; errors ${c.engram.errors}`,
+      'reported',
+      '-',
+    ],
   ];
 }
 

@@ -26,6 +26,7 @@ import { formatProfile, summariseProfile, type ProfileSummary } from './profile.
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
 import type { UpstreamHello } from './upstream-process.js';
+import { natsServerBinary, startNatsServer } from '../test/support/nats-server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS = path.join(HERE, 'results');
@@ -55,6 +56,40 @@ function revision(): { commit: string; dirty: boolean } | undefined {
     return { commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--', '../src', '../machines') !== '' };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The same workload with the event bus and the control stores on NATS (a nats-server
+ * started here, on loopback, as a deployment would run it beside Engram): a second Engram
+ * child, the same 4 KB sequential and 50-concurrent phases.
+ */
+async function natsMode(upstream: Child<UpstreamHello>, children: Array<Child<unknown>>): Promise<Results['nats']> {
+  if (!natsServerBinary()) {
+    log('12/12 NATS mode: skipped, no nats-server installed (apt-get install nats-server)');
+    return undefined;
+  }
+  log('12/12 NATS mode: bus on JetStream, control stores on KV; 4 KB sequential, then 50 concurrent');
+  const server = await startNatsServer();
+  try {
+    const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
+      env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS), BENCH_NATS_URL: server.url },
+    });
+    children.push(engram);
+    const bench: Bench = {
+      direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
+      upstream,
+      engramChild: engram,
+    };
+    const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 110_000_000 });
+    await upstream.call('reset');
+    const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 120_000_000 });
+    await engram.stop();
+    children.splice(children.indexOf(engram), 1);
+    return { server: '2.9 (Debian nats-server, loopback)', latency4k, capacity: cap };
+  } finally {
+    await server.cleanup();
   }
 }
 
@@ -102,6 +137,7 @@ async function main(): Promise<void> {
     const recall10k = await mcpRecall(upstream.hello.url, { reflections: 10_000, calls: scale(500), warmup: scale(50) });
     log('11/11 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
     const transcripts = await transcriptUploads(engram, { uploads: quick ? 2 : 5 });
+    const nats = await natsMode(upstream, children);
 
     const results: Results = {
       startedAt,
@@ -117,6 +153,7 @@ async function main(): Promise<void> {
       responses: { http: responsesOverHttp, ws: { ...firstEvent, concurrent500 } },
       mcp: { recall_10k: recall10k },
       transcripts,
+      ...(nats ? { nats } : {}),
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
     console.log(table(results));
