@@ -60,22 +60,40 @@ export function relativeScoreFusion(
   const weight = Math.min(1, Math.max(0, Number.isFinite(alpha) ? alpha : 0.5));
   const fused = new Map<string, Fused>();
   const normalise = normaliser(byVector);
-  for (const match of byVector) fused.set(match.reflection.id, { match, vector: normalise(match.score), keyword: 0, score: 0 });
+  for (const match of byVector) fused.set(match.id, { match, vector: normalise(match.score), keyword: 0, score: 0 });
   const normaliseKeyword = normaliser(byKeyword);
   for (const match of byKeyword) {
-    const entry = fused.get(match.reflection.id);
+    const entry = fused.get(match.id);
     if (entry) entry.keyword = normaliseKeyword(match.score);
-    else fused.set(match.reflection.id, { match, vector: 0, keyword: normaliseKeyword(match.score), score: 0 });
+    else fused.set(match.id, { match, vector: 0, keyword: normaliseKeyword(match.score), score: 0 });
   }
-  const ranked = [...fused.values()];
-  for (const entry of ranked) entry.score = weight * entry.vector + (1 - weight) * entry.keyword;
-  ranked.sort(compare);
-  return ranked.slice(0, Math.min(limit, ranked.length)).map(({ match, score, keyword }) => ({
+  for (const entry of fused.values()) entry.score = weight * entry.vector + (1 - weight) * entry.keyword;
+  return best(fused.values(), Math.min(limit, fused.size)).map(({ match, score, keyword }) => ({
     reflection: match.reflection,
     score,
     vectorScore: match.cosine,
     keywordScore: keyword,
   }));
+}
+
+/**
+ * The `count` best entries, best first. This runs on every proxied request over up to
+ * two hundred candidates to keep a handful: an insertion into a short ranked list, not a
+ * sort of them all.
+ */
+function best(entries: Iterable<Fused>, count: number): Fused[] {
+  const ranked: Fused[] = [];
+  if (count <= 0) return ranked;
+  for (const entry of entries) {
+    if (ranked.length === count && compare(entry, ranked[count - 1]) >= 0) continue;
+    let at = ranked.length < count ? ranked.length : count - 1;
+    ranked[at] = entry;
+    while (at > 0 && compare(ranked[at], ranked[at - 1]) < 0) {
+      [ranked[at], ranked[at - 1]] = [ranked[at - 1], ranked[at]];
+      at--;
+    }
+  }
+  return ranked;
 }
 
 /** Min-max normalisation over the list's scores (all equal: 1). */
@@ -90,11 +108,12 @@ function normaliser(list: readonly Match[]): (score: number) => number {
   return (score) => (range > 0 ? (score - min) / range : 1);
 }
 
+/** Fused score, then cosine, then age, then id; the cosine and age are read only on a tie. */
 function compare(a: Fused, b: Fused): number {
   return (
     b.score - a.score ||
     b.match.cosine - a.match.cosine ||
     a.match.reflection.createdAt - b.match.reflection.createdAt ||
-    (a.match.reflection.id < b.match.reflection.id ? -1 : a.match.reflection.id > b.match.reflection.id ? 1 : 0)
+    (a.match.id < b.match.id ? -1 : a.match.id > b.match.id ? 1 : 0)
   );
 }

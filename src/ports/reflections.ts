@@ -40,11 +40,13 @@ export interface KeywordQuery {
 }
 
 export interface Match {
-  reflection: Reflection;
+  /** The reflection's id (`reflection.id`), readable without materialising the reflection. */
+  readonly id: string;
+  readonly reflection: Reflection;
   /** The search's own score: cosine similarity (vector search) or BM25 (keyword search). */
-  score: number;
+  readonly score: number;
   /** Cosine similarity to the query vector (0 for a keyword search without one). */
-  cosine: number;
+  readonly cosine: number;
 }
 
 export interface ReflectionStore {
@@ -65,11 +67,14 @@ export interface ReflectionStore {
   update(agentId: string, id: string, patch: ReflectionPatch): Promise<Reflection | undefined>;
   delete(agentId: string, id: string): Promise<boolean>;
   deleteAgent(agentId: string): Promise<void>;
-  /** Nearest neighbours by cosine similarity (`score` = `cosine`), best first. */
+  /**
+   * The `limit` nearest neighbours by cosine similarity (`score` = `cosine`), in any order:
+   * rank by `score` (fusion does; sorting here would be work thrown away on every request).
+   */
   nearest(agentId: string, query: VectorQuery): Promise<Match[]>;
   /**
-   * Reflections whose content, topic or tags contain a term of the query, by BM25
-   * relevance, best first. No terms: no matches.
+   * The `limit` reflections most relevant by BM25 (`score`) among those whose content,
+   * topic or tags contain a term of the query, in any order. No terms: no matches.
    */
   keywords(agentId: string, query: KeywordQuery): Promise<Match[]>;
   /**

@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import type { ReflectionKind } from '../../src/domain/types.js';
-import type { ReflectionStore, StoredReflection } from '../../src/ports/index.js';
+import type { Match, ReflectionStore, StoredReflection } from '../../src/ports/index.js';
 import { hybridSearch, type HybridQuery } from '../../src/memory/hybrid-search.js';
 import { reflection as baseReflection } from '../memory/fixtures.js';
 import { harnessSuite, unitVector } from './helpers.js';
@@ -34,7 +34,9 @@ const axis = (i: number): Float32Array => unitVector(DIMS, { [i]: 1 });
 const search = (s: ReflectionStore, agentId: string, query: HybridQuery) => hybridSearch(s, agentId, query);
 /** Vector search with the scores the hybrid results carry, for assertions written against both. */
 const nearest = async (s: ReflectionStore, agentId: string, vector: Float32Array, limit: number) =>
-  (await s.nearest(agentId, { vector, limit })).map((m) => ({ reflection: m.reflection, vectorScore: m.cosine, keywordScore: 0, score: m.score }));
+  byScore(await s.nearest(agentId, { vector, limit })).map((m) => ({ reflection: m.reflection, vectorScore: m.cosine, keywordScore: 0, score: m.score }));
+/** The port returns matches in any order: best first, ties by id, for assertions. */
+const byScore = (matches: Match[]): Match[] => [...matches].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 
 export function reflectionStoreContract(name: string, open: () => Promise<ReflectionStoreHarness>): void {
   const { test, harness } = harnessSuite(`ReflectionStore contract: ${name}`, open);
@@ -306,8 +308,9 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     ]);
     const found = await s.keywords(A, { text: 'redis', limit: 10, vector: axis(0) });
     assert.equal(found.map((m) => m.reflection.id).sort(), ['content', 'proc', 'tag', 'topic']);
-    for (let i = 1; i < found.length; i++) assert.ok(found[i - 1].score >= found[i].score, 'best first');
-    assert.ok(found.every((m) => m.score > 0));
+    assert.ok(found.every((m) => m.score > 0 && m.id === m.reflection.id));
+    const top = byScore(await s.keywords(A, { text: 'redis nightly flushed caches', limit: 1 }));
+    assert.equal(top.map((m) => m.id), ['tag'], 'limit keeps the most relevant');
     assert.ok(Math.abs(found.find((m) => m.reflection.id === 'content')!.cosine - 1) < 1e-5, 'cosine to the given vector');
     assert.ok(Math.abs(found.find((m) => m.reflection.id === 'tag')!.cosine) < 1e-5);
     assert.equal((await s.keywords(A, { text: 'redis', limit: 10, kind: 'procedural' })).map((m) => m.reflection.id), ['proc']);
@@ -335,8 +338,9 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
       reflection(A, 'f', 'fact', 0),
       reflection(A, 'p', 'procedure', 0, { kind: 'procedural', vector: unitVector(DIMS, { 0: 1, 1: 1 }) }),
     ]);
-    const all = await s.nearest(A, { vector: axis(0), limit: 5 });
+    const all = byScore(await s.nearest(A, { vector: axis(0), limit: 5 }));
     assert.equal(all.map((m) => m.reflection.id), ['f', 'p']);
+    assert.equal((await s.nearest(A, { vector: axis(0), limit: 1 })).map((m) => m.id), ['f'], 'limit keeps the nearest');
     assert.ok(all.every((m) => Math.abs(m.score - m.cosine) < 1e-6));
     const procedural = await s.nearest(A, { vector: axis(0), limit: 5, kind: 'procedural' });
     assert.equal(procedural.map((m) => m.reflection.id), ['p']);

@@ -7,6 +7,7 @@ import { reflection } from './fixtures.js';
 const fusion = suite('relative score fusion (above the reflection store port)');
 
 const match = (id: string, score: number, cosine = score, createdAt = 1_000): Match => ({
+  id,
   reflection: reflection({ id, createdAt }),
   score,
   cosine,

@@ -53,6 +53,11 @@ export class AgentSnapshot {
     return this.matrix.count;
   }
 
+  /** The stored reflection's id. */
+  idOf(seq: number): string | undefined {
+    return this.#rows.get(seq)?.id;
+  }
+
   /** A copy of the stored reflection, safe to hand out. */
   reflection(seq: number): Reflection | undefined {
     const stored = this.#rows.get(seq);

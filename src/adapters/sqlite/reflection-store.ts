@@ -233,7 +233,7 @@ export class SqliteReflectionStore implements ReflectionStore {
     if (limit === 0) return [];
     const snapshot = this.#snapshot(agentId);
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    return this.#matches(snapshot, snapshot.matrix.top(query.vector, limit, kindCode), (candidate) => candidate.score);
+    return this.#matches(snapshot, snapshot.matrix.candidates(query.vector, limit, kindCode), (candidate) => candidate.score);
   }
 
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
@@ -244,7 +244,7 @@ export class SqliteReflectionStore implements ReflectionStore {
     const { matrix, keywords } = snapshot;
     const terms = pruneTerms(requested, (term) => keywords.documentFrequency(term), keywords.count, this.#keywordPostingBudget);
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    const found = keywords.search(terms, limit, kindCode).sort((a, b) => b.score - a.score || a.key - b.key);
+    const found = keywords.search(terms, limit, kindCode);
     const vector = query.vector;
     return this.#matches(snapshot, found, (candidate) => {
       const row = vector && matrix.rowOfSeq.get(candidate.key);
@@ -367,13 +367,43 @@ export class SqliteReflectionStore implements ReflectionStore {
     return snapshot;
   }
 
-  /** Each candidate's reflection (from the snapshot) with its scores, keeping the order. */
+  /**
+   * The candidates as matches, in order. Built on every proxied request over up to a
+   * hundred candidates a list, of which fusion keeps a handful: the copy of a reflection
+   * and a keyword match's cosine are worked out only when read.
+   */
   #matches(snapshot: AgentSnapshot, ranked: readonly Candidate[], cosine: (candidate: Candidate) => number): Match[] {
     const out: Match[] = [];
     for (const candidate of ranked) {
-      const reflection = snapshot.reflection(candidate.key);
-      if (reflection) out.push({ reflection, score: candidate.score, cosine: cosine(candidate) });
+      const id = snapshot.idOf(candidate.key);
+      if (id !== undefined) out.push(new SnapshotMatch(snapshot, candidate, id, cosine));
     }
     return out;
+  }
+}
+
+class SnapshotMatch implements Match {
+  readonly id: string;
+  readonly score: number;
+  readonly #snapshot: AgentSnapshot;
+  readonly #candidate: Candidate;
+  readonly #cosineOf: (candidate: Candidate) => number;
+  #reflection: Reflection | undefined;
+  #cosine: number | undefined;
+
+  constructor(snapshot: AgentSnapshot, candidate: Candidate, id: string, cosine: (candidate: Candidate) => number) {
+    this.id = id;
+    this.score = candidate.score;
+    this.#snapshot = snapshot;
+    this.#candidate = candidate;
+    this.#cosineOf = cosine;
+  }
+
+  get reflection(): Reflection {
+    return (this.#reflection ??= this.#snapshot.reflection(this.#candidate.key)!);
+  }
+
+  get cosine(): number {
+    return (this.#cosine ??= this.#cosineOf(this.#candidate));
   }
 }

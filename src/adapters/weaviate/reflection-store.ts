@@ -219,7 +219,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
         if (distance === undefined) throw new Error('Weaviate returned a match without its distance');
         const similarity = cosineFromDistance(distance);
         const reflection = this.#uses.withUses(fromProperties(o.properties, agentId));
-        return { reflection, score: similarity, cosine: similarity };
+        return { id: reflection.id, reflection, score: similarity, cosine: similarity };
       });
     });
   }
@@ -262,7 +262,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
         const stored = o.vectors?.[VECTOR_NAME];
         const similarity = vector && isFlat(stored) ? cosine(vector, stored) : 0;
         const reflection = this.#uses.withUses(fromProperties(o.properties, agentId));
-        return { reflection, score, cosine: similarity };
+        return { id: reflection.id, reflection, score, cosine: similarity };
       });
     });
   }

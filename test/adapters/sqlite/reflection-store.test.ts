@@ -23,7 +23,9 @@ reflectionStoreContract('sqlite (file)', async () => {
 const sqlite = suite('SqliteReflectionStore specifics');
 /** Vector search, scored the way hybrid results are (the cosine as `vectorScore`). */
 const near = async (store: ReflectionStore, agentId: string, vector: Float32Array, limit: number) =>
-  (await store.nearest(agentId, { vector, limit })).map((m) => ({ reflection: m.reflection, vectorScore: m.cosine }));
+  (await store.nearest(agentId, { vector, limit }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+    .map((m) => ({ reflection: m.reflection, vectorScore: m.cosine }));
 const A = 'agt_a';
 
 sqlite('a second store on the same file sees writes at once (cache versioning)', async () => {
