@@ -9,7 +9,7 @@ import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
-import { buildExtractionJob, publishExtractionJob } from '../memory/extraction.js';
+import { buildExtractionJob, publishExtractionJob, type ExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
@@ -195,7 +195,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
     const turn = results.inject!.state;
     let compacted = false;
-    let queued = false;
+    let job: ExtractionJob | undefined;
     if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
       const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
@@ -204,7 +204,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       // A history shorter than the watermark was compacted or rewound: learn from it afresh
       // (near-duplicates of what was learnt before are dropped by the writer).
       compacted = turns.length < watermark;
-      const job = buildExtractionJob({
+      job = buildExtractionJob({
         agentId: agent.id,
         orgId: agent.orgId,
         conversationId: id,
@@ -215,18 +215,28 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         maxBytes: config.extraction.maxBytes,
         settledAt,
       });
-      if (job) {
-        // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
-        await publishExtractionJob(bus, job, config.settleMs);
-        queued = true;
-      }
     }
-    await control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), stored);
+    const queued = job !== undefined;
+    const publish = () => (job ? publishExtractionJob(bus, job, config.settleMs) : Promise.resolve());
+    const record = () =>
+      control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), stored);
     const session = sessionDigestOf(id);
     // Marked when the conversation opens, and again after a day of silence so the mark
     // outlives the pruning of idle sessions as long as the conversation itself does.
-    if (session && (!stored || settledAt - stored.value.lastActivityAt > SESSION_MARK_REFRESH_MS)) {
-      await control.conversations.markSession(agent.id, session, settledAt);
+    const mark = () =>
+      session && (!stored || settledAt - stored.value.lastActivityAt > SESSION_MARK_REFRESH_MS)
+        ? control.conversations.markSession(agent.id, session, settledAt)
+        : Promise.resolve();
+    if (stored && stored.value.lastFinalAt > 0) {
+      // An older job of this conversation may still wait: publish before the state that
+      // supersedes it, so a crash in between leaves a job that still runs.
+      await publish();
+      await Promise.all([record(), mark()]);
+    } else {
+      // Nothing to supersede: the writes go out together (one round trip on a networked
+      // store, not three). Should the publish fail, the turns stay past the watermark and
+      // the conversation's next final answer queues them again.
+      await Promise.all([publish(), record(), mark()]);
     }
   });
 
