@@ -53,6 +53,29 @@ export interface ConsumerOptions {
   backoffMs: (attempt: number) => number;
 }
 
+/** What a consumer gets for options it leaves out; the same on every engine. */
+export const DEFAULT_CONSUMER_OPTIONS: Readonly<ConsumerOptions> = {
+  ackWaitMs: 30_000,
+  maxDeliver: 5,
+  concurrency: 1,
+  backoffMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000),
+};
+
+/** `options` completed with the defaults and brought into range (ack waits in whole ms, counts of at least 1). */
+export function consumerOptions(options: Partial<ConsumerOptions>): ConsumerOptions {
+  return {
+    ackWaitMs: Math.max(1, Math.round(options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs)),
+    maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
+    concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
+    backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,
+  };
+}
+
+/** What `publish`, `consume` and `retryDeadLetter` reject with once the bus is closed. */
+export class EventBusClosedError extends Error {
+  override name = 'EventBusClosedError';
+}
+
 export interface DeadLetter {
   id: string;
   subject: string;

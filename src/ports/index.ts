@@ -6,7 +6,7 @@
  * All methods are async so network-backed adapters fit; embedded adapters resolve at once.
  */
 export type * from './event-bus.js';
-export { DEDUP_WINDOW_MS } from './event-bus.js';
+export { DEDUP_WINDOW_MS, DEFAULT_CONSUMER_OPTIONS, EventBusClosedError, consumerOptions } from './event-bus.js';
 export type * from './directory.js';
 export type * from './conversations.js';
 export type * from './responses.js';

@@ -14,7 +14,9 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { headers as natsHeaders, nuid } from '@nats-io/transport-node';
 import {
+  consumerOptions,
   DEDUP_WINDOW_MS,
+  EventBusClosedError,
   type BusMessage,
   type ConsumerOptions,
   type DeadLetter,
@@ -31,14 +33,6 @@ import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
 import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
 
-/** The same defaults as the SQLite bus: the pipeline behaves alike on either. */
-export const DEFAULT_CONSUMER_OPTIONS: Readonly<ConsumerOptions> = {
-  ackWaitMs: 30_000,
-  maxDeliver: 5,
-  concurrency: 1,
-  backoffMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000),
-};
-
 export interface NatsEventBusOptions {
   /** Work-queue stream name; the delay and dead-letter streams add `_DELAY` and `_DEAD`. */
   stream?: string;
@@ -51,10 +45,6 @@ export interface NatsEventBusOptions {
   /** Failures the bus survives (a fetch during a server restart, a failed settle). */
   onError?: (error: unknown) => void;
   now?: () => number;
-}
-
-export class EventBusClosedError extends Error {
-  override name = 'EventBusClosedError';
 }
 
 export class NatsEventBus implements EventBus {
@@ -131,13 +121,7 @@ export class NatsEventBus implements EventBus {
     options: Partial<ConsumerOptions> = {},
   ): Subscription {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
-    const settings: ConsumerOptions = {
-      // JetStream counts ack waits in whole ms at best; keep them at least that.
-      ackWaitMs: Math.max(1, Math.round(options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs)),
-      maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
-      concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
-      backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,
-    };
+    const settings = consumerOptions(options);
     const consumer = new NatsBusConsumer<T>(
       {
         nats: this.#nats,

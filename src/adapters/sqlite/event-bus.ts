@@ -1,26 +1,21 @@
 /**
  * The embedded event bus: a durable work queue in the SQLite file with JetStream's
- * semantics (see `EventBus` in memory/ports.ts). Storage is `BusQueue`, the fetch loop
+ * semantics (see `EventBus` in ports/event-bus.ts). Storage is `BusQueue`, the fetch loop
  * is `BusConsumer`.
  */
-import type {
-  BusMessage,
-  ConsumerOptions,
-  DeadLetter,
-  EventBus,
-  PublishOptions,
-  Subscription,
+import {
+  consumerOptions,
+  EventBusClosedError,
+  type BusMessage,
+  type ConsumerOptions,
+  type DeadLetter,
+  type EventBus,
+  type PublishOptions,
+  type Subscription,
 } from '../../ports/event-bus.js';
 import { BusConsumer } from './bus-consumer.js';
 import { BusQueue } from './bus-queue.js';
 import type { SqliteDatabase } from './database.js';
-
-export const DEFAULT_CONSUMER_OPTIONS: Readonly<ConsumerOptions> = {
-  ackWaitMs: 30_000,
-  maxDeliver: 5,
-  concurrency: 1,
-  backoffMs: (attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000),
-};
 
 export interface SqliteEventBusOptions {
   now?: () => number;
@@ -28,10 +23,6 @@ export interface SqliteEventBusOptions {
   maxPollMs?: number;
   /** Failures consumers survive (e.g. a database locked for longer than busy_timeout). */
   onError?: (error: unknown) => void;
-}
-
-export class EventBusClosedError extends Error {
-  override name = 'EventBusClosedError';
 }
 
 export class SqliteEventBus implements EventBus {
@@ -64,13 +55,7 @@ export class SqliteEventBus implements EventBus {
     options: Partial<ConsumerOptions> = {},
   ): Subscription {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
-    const settings: ConsumerOptions = {
-      // At least 1 ms: a lease must end after the instant it was taken.
-      ackWaitMs: Math.max(1, options.ackWaitMs ?? DEFAULT_CONSUMER_OPTIONS.ackWaitMs),
-      maxDeliver: Math.max(1, options.maxDeliver ?? DEFAULT_CONSUMER_OPTIONS.maxDeliver),
-      concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONSUMER_OPTIONS.concurrency),
-      backoffMs: options.backoffMs ?? DEFAULT_CONSUMER_OPTIONS.backoffMs,
-    };
+    const settings = consumerOptions(options);
     const consumer = new BusConsumer<T>(
       { queue: this.#queue, now: this.#now, maxPollMs: this.#maxPollMs, onError: this.#onError },
       subject,

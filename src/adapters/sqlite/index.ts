@@ -53,5 +53,5 @@ export function openSqliteAdapters(file: string, options: { bus?: SqliteEventBus
 }
 
 export { openDatabase, type SqliteDatabase } from './database.js';
-export { SqliteEventBus, DEFAULT_CONSUMER_OPTIONS } from './event-bus.js';
+export { SqliteEventBus } from './event-bus.js';
 export { SqliteReflectionStore } from './reflection-store.js';
