@@ -82,3 +82,8 @@ export function anthropicErrorBody(error: EngramError): unknown {
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+/** A store the settings select (NATS, Weaviate) cannot be reached or used at start-up. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}

@@ -15,6 +15,7 @@ import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
 import { openSqliteAdapters, type SqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
 import type { Config } from './config.js';
+import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
 import { Control } from './control/control.js';
 import { createEmbedder } from './adapters/embeddings/create-embedder.js';
@@ -81,11 +82,11 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     }
     if (config.weaviateUrl) {
       const weaviate = await import('./adapters/weaviate/index.js');
-      const store = await weaviate.openWeaviateReflectionStore({
-        url: config.weaviateUrl,
-        apiKey: config.weaviateApiKey,
-        collection: config.weaviateCollection,
-      });
+      const store = await weaviate
+        .openWeaviateReflectionStore({ url: config.weaviateUrl, apiKey: config.weaviateApiKey, collection: config.weaviateCollection })
+        .catch((error: unknown) => {
+          throw new StartupError(`Cannot use Weaviate (ENGRAM_WEAVIATE_URL): ${(error as Error).message}`, { cause: error });
+        });
       closers.push(() => store.close());
       reflections = store;
       engines.reflections = 'weaviate';

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadCliConfig, type CliOverrides } from '../config.js';
+import { StartupError } from '../errors.js';
 import { adminTokenPath, readAdminToken } from '../security/admin-token.js';
 import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
@@ -127,6 +128,10 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     if (error instanceof ConfigError) {
       io.err(`engram: ${error.message}`);
       return 2;
+    }
+    if (error instanceof StartupError) {
+      io.err(`engram: ${error.message}`);
+      return 1;
     }
     io.err(`engram: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return 1;

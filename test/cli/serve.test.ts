@@ -56,4 +56,17 @@ test('engram serve generates the admin token; the CLI finds it; SIGTERM stops it
   }
 });
 
+test('a NATS that cannot be reached stops serve at once with a message naming it, never the password', async () => {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-serve-nats-'));
+  try {
+    const started = await runCli(['serve', '--port', '0', '--nats-url', 'nats://engram:hunter2-secret@127.0.0.1:9'], { cwd, bin: true });
+    assert.is(started.code, 1);
+    assert.match(started.stderr, 'Cannot connect to NATS at 127.0.0.1:9 (ENGRAM_NATS_URL)');
+    assert.not.match(started.stderr, 'hunter2', 'the password in the URL is never printed');
+    assert.not.match(started.stderr, '    at ', 'no stack trace');
+  } finally {
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -6,6 +6,7 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { StartupError } from '../../errors.js';
 
 export interface NatsLog {
   info(fields: object, message: string): void;
@@ -38,6 +39,7 @@ export async function connectNats(options: NatsOptions): Promise<NatsContext> {
   const log = options.log ?? SILENT;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const url = new URL(options.url);
+  const where = `${url.hostname}:${url.port || 4222}`;
   const nc = await connect({
     servers: `${url.hostname}:${url.port || 4222}`,
     ...(url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : {}),
@@ -46,6 +48,9 @@ export async function connectNats(options: NatsOptions): Promise<NatsContext> {
     reconnectTimeWait: 250,
     timeout: timeoutMs,
     pingInterval: 10_000,
+  }).catch((error: unknown) => {
+    // The address without credentials: the URL may carry a password.
+    throw new StartupError(`Cannot connect to NATS at ${where} (ENGRAM_NATS_URL): ${(error as Error).message}`, { cause: error });
   });
   // Connection events, for the log (never with credentials: only the server's address).
   void (async () => {
