@@ -76,6 +76,38 @@ export function conversationsContract(name: string, open: () => Promise<ControlH
     assert.is(final?.lastActivityAt, 107);
   });
 
+  test('a state of several megabytes round-trips; revisions still guard it', async (context) => {
+    const s = store(context);
+    // A long conversation keeps every block it was given: ~3 MB of them, past NATS's default max_payload.
+    // Multi-byte text: the size that matters is in bytes.
+    const insertions = Array.from({ length: 750 }, (_, index) => ({
+      index,
+      messageHash: `m${index}`,
+      block: `\n<engram-reflections>${index} ${'é'.repeat(2_000)}</engram-reflections>`,
+      kind: 'reflections' as const,
+    }));
+    const large: ConversationState = { ...newConversationState('agt_a', 's:long', 'messages', 1), insertions };
+    assert.ok(Buffer.byteLength(JSON.stringify(large)) > 3_000_000);
+    const created = await s.put(large, undefined);
+    assert.ok(created !== undefined);
+    const stored = await s.get('agt_a', 's:long');
+    assert.equal(stored?.value, large);
+    assert.is(stored?.revision, created);
+    assert.is(await s.put({ ...large, extractedTurns: 1 }, undefined), undefined, 'create over an existing large state fails');
+    const grown = withBlock(large, 750);
+    const second = await s.put(grown, created);
+    assert.ok(second !== undefined && second !== created);
+    assert.is(await s.put({ ...large, extractedTurns: 2 }, created), undefined, 'a stale write over a large state changes nothing');
+    assert.equal((await s.get('agt_a', 's:long'))?.value, grown);
+    const small = { ...newConversationState('agt_a', 's:long', 'messages', 1), extractedTurns: 3 };
+    const third = await s.put(small, second);
+    assert.ok(third !== undefined && third !== second);
+    assert.is(await s.put(grown, second), undefined, 'nor after it shrank');
+    const final = await s.get('agt_a', 's:long');
+    assert.equal(final?.value, small);
+    assert.is(final?.revision, third);
+  });
+
   test('session marks: explicit keys, per agent', async (context) => {
     const s = store(context);
     assert.is(await s.hasSession('agt_a', 'digestA'), false);

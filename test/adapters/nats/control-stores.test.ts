@@ -1,7 +1,7 @@
 /**
  * The NATS KV control stores against a real nats-server (Debian's 2.9): the four
  * contract suites, then what only this adapter family has (mirrors across replicas, NATS
- * going away, key encoding, the Object Store for large records, name claims).
+ * going away, key encoding, the Object Store for large records and states, name claims).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,8 +9,11 @@ import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { controlBuckets, controlStreams, openNatsControl, type NatsControlOptions, type NatsControlStores } from '../../../src/adapters/nats/control/index.js';
+import { NatsConversationStore } from '../../../src/adapters/nats/control/conversations.js';
 import { directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
-import { newConversationState } from '../../../src/domain/conversation-state.js';
+import { LargeValues } from '../../../src/adapters/nats/control/large-values.js';
+import { updateConversation } from '../../../src/control/conversation-updates.js';
+import { newConversationState, type ConversationState } from '../../../src/domain/conversation-state.js';
 import { EngramError } from '../../../src/errors.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
 import { directoryContract } from '../../contracts/directory.contract.js';
@@ -370,6 +373,200 @@ nats('prune sweeps objects no record points to, once they are an hour old', asyn
   } finally {
     await closeReplica(r);
     for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);
+  }
+});
+
+/** A state whose JSON is about `kb` KB: a conversation that kept `blocks` blocks. */
+function conversationOf(agentId: string, id: string, blocks: number, kb: number, lastActivityAt = 1): ConversationState {
+  const insertions = Array.from({ length: blocks }, (_, index) => ({
+    index,
+    messageHash: `m${index}`,
+    block: `<engram-reflections>${index}:${'r'.repeat(Math.ceil((kb * 1024) / Math.max(blocks, 1)))}</engram-reflections>`,
+    kind: 'reflections' as const,
+  }));
+  return { ...newConversationState(agentId, id, 'messages', lastActivityAt), insertions };
+}
+
+/** The live objects of the shared Object Store, by name. */
+async function objectNames(ctx: NatsContext, prefix: string): Promise<string[]> {
+  const os = await new Objm(ctx.js).open(controlBuckets(prefix).responseBodies);
+  return (await os.list()).map((info) => info.name).sort();
+}
+
+nats('large conversation states go to the Object Store under fresh names; growing, replacing and shrinking leave no object behind', async () => {
+  const small = await startNatsServer({ jetstreamMaxPayload: 64 * 1024 });
+  const r = await replica(small, 'p');
+  try {
+    const c = r.stores.conversations;
+    const buckets = controlBuckets('p');
+    const kv = await new Kvm(r.ctx.js).open(buckets.conversations);
+    const key = 'conv.agt_a.c1';
+    const objects = `OBJ_${buckets.responseBodies}`;
+
+    const first = conversationOf('agt_a', 'c1', 3, 1);
+    let revision = await c.put(first, undefined);
+    assert.ok(revision !== undefined);
+    assert.equal((await kv.get(key))?.json(), first, 'a small state is the KV value itself');
+
+    const large = conversationOf('agt_a', 'c1', 40, 200);
+    revision = await c.put(large, revision);
+    assert.ok(revision !== undefined);
+    const pointer = (await kv.get(key))?.json<{ object: string; lastActivityAt: number }>();
+    assert.ok(pointer && (await kv.get(key))!.length < 1024, 'the KV value is a pointer');
+    assert.equal(await objectNames(r.ctx, 'p'), [pointer.object]);
+    assert.ok(pointer.object.startsWith('conv/agt_a.c1.'), pointer.object);
+    assert.ok((await streamMessages(r.ctx, objects)) > 2, 'chunked to the small max_payload');
+    assert.equal(await c.get('agt_a', 'c1'), { value: large, revision });
+
+    const larger = { ...conversationOf('agt_a', 'c1', 60, 300), lastActivityAt: 5 };
+    const stale = revision;
+    revision = await c.put(larger, revision);
+    assert.ok(revision !== undefined);
+    const replaced = (await kv.get(key))?.json<{ object: string; lastActivityAt: number }>();
+    assert.ok(replaced && replaced.object !== pointer.object, 'a fresh name per write');
+    assert.is(replaced.lastActivityAt, 5);
+    assert.equal(await objectNames(r.ctx, 'p'), [replaced.object], 'the replaced object is gone');
+    assert.is(await c.put(large, stale), undefined, 'a stale large write is refused');
+    assert.equal(await objectNames(r.ctx, 'p'), [replaced.object], 'and leaves no object');
+    assert.equal((await c.get('agt_a', 'c1'))?.value, larger);
+
+    const shrunk = conversationOf('agt_a', 'c1', 1, 1);
+    revision = await c.put(shrunk, revision);
+    assert.ok(revision !== undefined);
+    assert.equal(await c.get('agt_a', 'c1'), { value: shrunk, revision });
+    assert.is(await streamMessages(r.ctx, objects), 0, 'back to small: the object and its metadata are gone');
+  } finally {
+    await closeReplica(r);
+    await small.cleanup();
+  }
+});
+
+nats('a small state costs one request per get and per put', async () => {
+  const prefix = `cost${++prefixes}`;
+  const r = await replica(server, prefix);
+  // A connection of its own with no watch on it, so its counters see only the store.
+  const ctx = await connectNats({ url: server.url, timeoutMs: TIMEOUT_MS, name: 'engram test cost' });
+  try {
+    const buckets = controlBuckets(prefix);
+    const kv = await new Kvm(ctx.js).open(buckets.conversations);
+    const os = await new Objm(ctx.js).open(buckets.responseBodies);
+    const values = new LargeValues(os, ctx.jsm, { bucket: buckets.responseBodies, idleMs: TIMEOUT_MS, now: Date.now, onError: (error) => assert.unreachable(String(error)) });
+    const c = new NatsConversationStore(ctx, kv, values, { bucket: buckets.conversations, timeoutMs: TIMEOUT_MS });
+    const requests = async (run: () => Promise<unknown>) => {
+      const before = ctx.nc.stats().outMsgs;
+      await run();
+      return ctx.nc.stats().outMsgs - before;
+    };
+    const state = conversationOf('agt_a', 'c1', 3, 1);
+    let revision: number | undefined;
+    assert.is(await requests(async () => (revision = await c.put(state, undefined))), 1, 'create');
+    assert.is(await requests(() => c.get('agt_a', 'c1')), 1, 'get');
+    assert.is(await requests(async () => (revision = await c.put({ ...state, extractedTurns: 1 }, revision))), 1, 'update');
+    assert.is(await requests(async () => c.put({ ...state, extractedTurns: 2 }, 2)), 1, 'a refused update');
+    assert.equal(await r.stores.conversations.get('agt_a', 'c1'), { value: { ...state, extractedTurns: 1 }, revision }, 'the same revisions as every replica');
+  } finally {
+    await ctx.close();
+    await closeReplica(r);
+    for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);
+  }
+});
+
+nats('concurrent writers on a large state lose nothing and leave one object', async () => {
+  const small = await startNatsServer({ jetstreamMaxPayload: 64 * 1024 });
+  const a = await replica(small, 'p');
+  const b = await replica(small, 'p');
+  try {
+    const writers = [a.stores.conversations, b.stores.conversations];
+    const agentId = 'agt_a';
+    const id = 's:session:long';
+    const opening = conversationOf(agentId, id, 30, 100);
+    await writers[0].put(opening, undefined);
+    const marks = [3, 7, 5, 12, 9, 1, 11, 4];
+    const blocks = [100, 101, 102, 103, 104, 105, 106, 107];
+    const block = (index: number) => ({ index, messageHash: `m${index}`, block: `<engram-reflections>${'b'.repeat(4_000)}</engram-reflections>`, kind: 'reflections' as const });
+    await Promise.all([
+      ...marks.map((upTo, i) =>
+        updateConversation(writers[i % 2], agentId, id, (current) => current && { ...current, extractedTurns: Math.max(current.extractedTurns, upTo) }),
+      ),
+      ...blocks.map((index, i) =>
+        updateConversation(writers[(i + 1) % 2], agentId, id, (current) => current && { ...current, insertions: [...current.insertions, block(index)], lastActivityAt: Math.max(current.lastActivityAt, index) }),
+      ),
+    ]);
+    const final = (await writers[1].get(agentId, id))?.value;
+    assert.is(final?.extractedTurns, 12, 'the highest watermark stands');
+    assert.equal(final?.insertions.map((i) => i.index).sort((x, y) => x - y), [...opening.insertions.map((i) => i.index), ...blocks], 'every insertion kept');
+    assert.is(final?.lastActivityAt, 107);
+    assert.is((await objectNames(a.ctx, 'p')).length, 1, "losers' and replaced objects are gone");
+  } finally {
+    await closeReplica(a);
+    await closeReplica(b);
+    await small.cleanup();
+  }
+});
+
+nats('a read racing the deletion of its object returns all of it or nothing, never a part', async () => {
+  const small = await startNatsServer({ jetstreamMaxPayload: 64 * 1024 });
+  const ctx = await connectNats({ url: small.url, timeoutMs: TIMEOUT_MS, name: 'engram test race' });
+  try {
+    const bucket = controlBuckets('p').responseBodies;
+    const os = await new Objm(ctx.js).create(bucket);
+    const values = new LargeValues(os, ctx.jsm, { bucket, idleMs: TIMEOUT_MS, now: Date.now, onError: (error) => assert.unreachable(String(error)) });
+    const text = 'ü'.repeat(1024 * 1024);
+    // Deletions start before, during or after the reads: a few land mid-read on every run.
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const name = `conv/race.${i}`;
+        await values.put(name, text);
+        const [read] = await Promise.all([values.get(name), sleep(i % 3).then(() => values.remove(name))]);
+        assert.ok(read === undefined || read === text, `read ${read?.length} characters`);
+      }),
+    );
+  } finally {
+    await ctx.close();
+    await small.cleanup();
+  }
+});
+
+nats('prune and deleteAgent remove the objects of large states; prune sweeps only its own orphans', async () => {
+  const small = await startNatsServer({ jetstreamMaxPayload: 64 * 1024 });
+  let clock = Date.now();
+  const r = await replica(small, 'p', { now: () => clock });
+  try {
+    const { conversations: c, responses } = r.stores;
+    const buckets = controlBuckets('p');
+    const os = await new Objm(r.ctx.js).open(buckets.responseBodies);
+    await c.put(conversationOf('agt_a', 'idle', 20, 100, 1_000), undefined);
+    await c.put(conversationOf('agt_a', 'recent', 20, 100, 5_000), undefined);
+    await c.put(conversationOf('agt_b', 'other', 20, 100, 5_000), undefined);
+    const record = { id: 'resp_1', agentId: 'agt_a', conversationId: 'c', previousResponseId: null, createdAt: 5_000, sealed: 's'.repeat(100 * 1024) };
+    await responses.put(record);
+    // What a crash between an object's write and its pointer's leaves behind.
+    await os.putBlob({ name: 'conv/agt_a.lost.x' }, new Uint8Array(10));
+    assert.is((await objectNames(r.ctx, 'p')).length, 5);
+
+    assert.is(await c.prune(2_000), 1);
+    assert.is(await c.get('agt_a', 'idle'), undefined);
+    assert.ok(await os.info('conv/agt_a.lost.x'), 'a young orphan may still get its pointer');
+    assert.is((await objectNames(r.ctx, 'p')).length, 4, "the idle state's object went with it");
+
+    await c.deleteAgent('agt_b');
+    assert.is(await c.get('agt_b', 'other'), undefined);
+    assert.is((await objectNames(r.ctx, 'p')).length, 3, "the agent's objects went with it");
+
+    clock += 61 * 60 * 1000;
+    assert.is(await c.prune(2_000), 0);
+    assert.is(await os.info('conv/agt_a.lost.x'), null, 'an old orphan is swept');
+    assert.is(await responses.prune(2_000), 0);
+    assert.is((await c.get('agt_a', 'recent'))?.value.insertions.length, 20, "the responses' sweep leaves conversation objects alone");
+    assert.is((await responses.get('agt_a', 'resp_1'))?.sealed, record.sealed, "and the conversations' sweep leaves response bodies alone");
+
+    assert.is(await c.prune(10_000), 1);
+    assert.is(await responses.prune(10_000), 1);
+    assert.is(await streamMessages(r.ctx, `OBJ_${buckets.responseBodies}`), 0, 'nothing left, metadata included');
+    assert.is(await streamMessages(r.ctx, `KV_${buckets.conversations}`), 0);
+  } finally {
+    await closeReplica(r);
+    await small.cleanup();
   }
 });
 

@@ -1,5 +1,5 @@
 /**
- * The control plane's stores on NATS KV (+ an Object Store for large response records),
+ * The control plane's stores on NATS KV (+ an Object Store for values too large for KV),
  * shared by every replica (DESIGN section 9). One bucket per port, named `<prefix>_...`:
  *
  * | bucket                      | holds                                             | port          |
@@ -7,7 +7,8 @@
  * | `<prefix>_directory`        | orgs, agents, tokens, name claims                 | Directory     |
  * | `<prefix>_conversations`    | conversation state, session marks                 | Conversations |
  * | `<prefix>_responses`        | Responses-API records (or pointers to bodies)     | Responses     |
- * | `<prefix>_response_bodies`  | Object Store: sealed content of large records     | Responses     |
+ * | `<prefix>_response_bodies`  | Object Store: large records and states (pointed   | Responses,    |
+ * |                             | to from the KV buckets, `large-values.ts`)        | Conversations |
  * | `<prefix>_indexes`          | root memory index per agent                       | RootIndex     |
  *
  * Buckets keep one value per key, on file storage, and use nothing newer than
@@ -24,7 +25,7 @@ import { NatsConversationStore } from './conversations.js';
 import { NatsDirectory } from './directory.js';
 import { controlBuckets } from './keys.js';
 import { guarded, openBucket, type ErrorReporter } from './kv-support.js';
-import { ResponseBodies } from './response-bodies.js';
+import { LargeValues } from './large-values.js';
 import { NatsResponseStore } from './responses.js';
 import { NatsRootIndexStore } from './root-index.js';
 
@@ -75,9 +76,9 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
     watchCheckMs: options.watchCheckMs ?? 5_000,
     onError,
   });
-  const conversations = new NatsConversationStore(ctx, conversationsKv, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
-  const responseBodies = new ResponseBodies(bodies, ctx.jsm, { bucket: buckets.responseBodies, idleMs: ctx.timeoutMs });
-  const responses = new NatsResponseStore(ctx, responsesKv, responseBodies, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs, now, onError });
+  const largeValues = new LargeValues(bodies, ctx.jsm, { bucket: buckets.responseBodies, idleMs: ctx.timeoutMs, now, onError });
+  const conversations = new NatsConversationStore(ctx, conversationsKv, largeValues, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
+  const responses = new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs });
   const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
   return {
     directory,

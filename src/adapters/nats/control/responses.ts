@@ -8,25 +8,15 @@
  * Order of writes: the object before its pointer, the pointer's removal before its
  * object. A reader holding a pointer whose object is gone (replaced or deleted meanwhile)
  * reads the key again. Objects left without a pointer by a crash or a failed write are
- * swept by `prune` once they are an hour old.
+ * swept by `prune` once they are an hour old (`large-values.ts`, which the conversation
+ * store shares).
  */
 import type { KV } from '@nats-io/kv';
 import type { ResponseStore, StoredResponse } from '../../../ports/responses.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject, responseKeys } from './keys.js';
-import {
-  createKey,
-  forEachLimited,
-  guarded,
-  isWrongLastSequence,
-  purgeRevision,
-  purgeSubjects,
-  readJson,
-  scanLatest,
-  type ErrorReporter,
-  type Stored,
-} from './kv-support.js';
-import type { ResponseBodies } from './response-bodies.js';
+import { createKey, forEachLimited, guarded, isWrongLastSequence, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
+import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A large record in the KV bucket: everything but `sealed`, which is in the named object. */
 interface BodyPointer extends Omit<StoredResponse, 'sealed'> {
@@ -37,30 +27,26 @@ type StoredValue = StoredResponse | BodyPointer;
 
 const isPointer = (value: StoredValue): value is BodyPointer => 'sealedObject' in value;
 const bodyOf = (value: StoredValue): string | undefined => (isPointer(value) ? value.sealedObject : undefined);
+/** Body names never hold a `/` (`responseKeys.body`); other stores' names in the shared bucket do. */
+const ownsObject = (name: string): boolean => !name.includes('/');
 
 export interface NatsResponseStoreOptions {
   bucket: string;
   timeoutMs: number;
-  now: () => number;
-  onError: ErrorReporter;
 }
 
-/** Room left in a message for the subject, headers and protocol line. */
-const MESSAGE_OVERHEAD = 4 * 1024;
-/** An object without a pointer is only swept once this old: its pointer may still be on its way. */
-const ORPHAN_AGE_MS = 60 * 60 * 1000;
-/** Reads and deletes that lose a race with a replacement retry this often. */
+/** Writes and deletes that lose a race with a replacement retry this often. */
 const ATTEMPTS = 5;
 const PRUNE_CONCURRENCY = 16;
 
 export class NatsResponseStore implements ResponseStore {
   readonly #ctx: NatsContext;
   readonly #kv: KV;
-  readonly #bodies: ResponseBodies;
+  readonly #bodies: LargeValues;
   readonly #options: NatsResponseStoreOptions;
   readonly #stream: string;
 
-  constructor(ctx: NatsContext, kv: KV, bodies: ResponseBodies, options: NatsResponseStoreOptions) {
+  constructor(ctx: NatsContext, kv: KV, bodies: LargeValues, options: NatsResponseStoreOptions) {
     this.#ctx = ctx;
     this.#kv = kv;
     this.#bodies = bodies;
@@ -72,9 +58,9 @@ export class NatsResponseStore implements ResponseStore {
     await this.#guard('put', async () => {
       const key = responseKeys.response(record.agentId, record.id);
       const whole = JSON.stringify(record);
-      if (Buffer.byteLength(whole, 'utf8') <= this.#maxValueBytes()) {
+      if (Buffer.byteLength(whole, 'utf8') <= maxValueBytes(this.#ctx)) {
         const previous = await this.#write(key, whole);
-        if (previous && isPointer(previous)) await this.#removeBody(previous.sealedObject);
+        if (previous && isPointer(previous)) await this.#bodies.discard(previous.sealedObject);
         return;
       }
       const { sealed, ...rest } = record;
@@ -89,21 +75,11 @@ export class NatsResponseStore implements ResponseStore {
   async get(agentId: string, id: string): Promise<StoredResponse | undefined> {
     return this.#guard('get', async () => {
       const key = responseKeys.response(agentId, id);
-      for (let attempt = 1; ; attempt++) {
-        const stored = await this.#read(key, agentId, id);
-        if (!stored) return undefined;
-        const value = stored.value;
-        if (!isPointer(value)) return value;
-        try {
-          const sealed = await this.#bodies.get(value.sealedObject);
-          if (sealed !== undefined) return toRecord(value, sealed);
-        } catch (error) {
-          // A replacement purging the chunks being read shows as a stall or a digest mismatch.
-          if (attempt >= ATTEMPTS) throw error;
-          continue;
-        }
-        if (attempt >= ATTEMPTS) throw new Error(`the content of response ${id} is missing from the object store`);
-      }
+      return this.#bodies.readThrough(
+        () => this.#read(key, agentId, id),
+        async ({ value }, load) => (isPointer(value) ? toRecord(value, await load(value.sealedObject)) : value),
+        `response ${id}`,
+      );
     });
   }
 
@@ -114,7 +90,7 @@ export class NatsResponseStore implements ResponseStore {
         const stored = await this.#read(key, agentId, id);
         if (!stored) return false;
         if (await this.#purge(key, stored.revision)) {
-          if (isPointer(stored.value)) await this.#removeBody(stored.value.sealedObject);
+          if (isPointer(stored.value)) await this.#bodies.discard(stored.value.sealedObject);
           return true;
         }
         // Replaced between the read and the purge: delete the newer record.
@@ -130,7 +106,7 @@ export class NatsResponseStore implements ResponseStore {
         ({ item }) => item,
       );
       await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, filter));
-      await forEachLimited(objects, PRUNE_CONCURRENCY, (name) => this.#removeBody(name));
+      await this.#bodies.discardAll(objects);
     });
   }
 
@@ -154,22 +130,15 @@ export class NatsResponseStore implements ResponseStore {
           return;
         }
         pruned++;
-        if (item.body !== undefined) await this.#removeBody(item.body);
+        if (item.body !== undefined) await this.#bodies.discard(item.body);
       });
-      await this.#sweepOrphans(referenced);
+      await this.#bodies.sweepOrphans(ownsObject, referenced);
       return pruned;
     });
   }
 
   /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
   async close(): Promise<void> {}
-
-  /** Objects no pointer names, an hour old or more (a pointer written after the scan names a newer object). */
-  async #sweepOrphans(referenced: Set<string>): Promise<void> {
-    const cutoff = this.#options.now() - ORPHAN_AGE_MS;
-    const orphans = (await this.#bodies.list()).filter((info) => !referenced.has(info.name) && Date.parse(info.mtime) < cutoff);
-    await forEachLimited(orphans, PRUNE_CONCURRENCY, (info) => this.#removeBody(info.name));
-  }
 
   /**
    * Writes `value` under `key`: created when new (one request in the common case), else
@@ -206,16 +175,6 @@ export class NatsResponseStore implements ResponseStore {
 
   #purge(key: string, revision: number): Promise<boolean> {
     return purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision);
-  }
-
-  /** The record is already gone or replaced: failing to drop its object only leaves work for the sweep. */
-  async #removeBody(name: string): Promise<void> {
-    await this.#bodies.remove(name).catch((error: unknown) => this.#options.onError(error, `removing response body ${name}`));
-  }
-
-  /** The server's limit, read per write: the connection may have moved to a server with another. */
-  #maxValueBytes(): number {
-    return (this.#ctx.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_OVERHEAD;
   }
 
   #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
