@@ -33,7 +33,7 @@ export interface ControlBuckets {
   directory: string;
   conversations: string;
   responses: string;
-  /** An Object Store, for response records larger than one KV value. */
+  /** An Object Store for values larger than one KV value: response records, and conversation states (`conv/...`). */
   responseBodies: string;
   indexes: string;
 }
