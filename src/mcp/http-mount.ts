@@ -16,6 +16,7 @@ import { EngramError, toEngramError } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
 import { createIndexRefresher } from '../memory/index-refresh.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
+import { memorySearchDeps } from '../http/memory-search-deps.js';
 import type { McpContext } from './context.js';
 import { createMcpServer } from './create-mcp-server.js';
 
@@ -49,9 +50,11 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     await index.close();
   });
 
+  const search = memorySearchDeps(deps, app.log);
   const contextFor = (orgId: string, agentId: string): McpContext => ({
     ...deps,
     writer,
+    search,
     index,
     async agent() {
       const agent = await deps.control.directory.getAgent(orgId, agentId);

@@ -12,8 +12,11 @@ import type { Match, ReflectionStore } from '../ports/reflections.js';
 export interface HybridQuery {
   /** Keyword query (free text; the store tokenises it). May be empty: vector only. */
   text: string;
-  /** Query vector from the same embedder as the stored vectors. */
-  vector: Float32Array;
+  /**
+   * Query vector from the same embedder as the stored vectors. Absent when the embedder
+   * failed: the search is then keyword only (degraded, not failed).
+   */
+  vector: Float32Array | undefined;
   limit: number;
   kind?: ReflectionKind;
   /** Weight of the vector score in the fusion, 0..1 (Weaviate's `alpha`); default 0.5. */
@@ -33,7 +36,7 @@ export async function hybridSearch(store: ReflectionStore, agentId: string, quer
   if (limit === 0) return [];
   const candidates = Math.max(limit, query.candidates ?? FUSION_CANDIDATES);
   const [byVector, byKeyword] = await Promise.all([
-    store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind }),
+    query.vector ? store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind }) : [],
     store.keywords(agentId, { text: query.text, limit: candidates, kind: query.kind, vector: query.vector }),
   ]);
   return relativeScoreFusion(byVector, byKeyword, query.alpha ?? 0.5, limit);

@@ -5,8 +5,7 @@
  */
 import type { Agent, ReflectionKind, ScoredReflection } from '../domain/types.js';
 import { keywordQuery } from '../domain/text.js';
-import type { Embedder, ReflectionStore } from '../ports/index.js';
-import { hybridSearch } from './hybrid-search.js';
+import { searchMemory, type MemorySearchDeps } from './memory-search.js';
 import { isRelevant } from './retrieval.js';
 
 export interface RecallQuery {
@@ -19,13 +18,12 @@ const MAX_QUERY_CHARS = 2000;
 const ALPHA = 0.5;
 
 export async function recall(
-  deps: { reflections: ReflectionStore; embedder: Embedder },
+  deps: MemorySearchDeps,
   agent: Agent,
   { query, kind, limit }: RecallQuery,
 ): Promise<ScoredReflection[]> {
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   if (text === '') return [];
-  const [vector] = await deps.embedder.embed([text]);
-  const results = await hybridSearch(deps.reflections, agent.id, { text: keywordQuery(text), vector, limit: limit * 3, kind, alpha: ALPHA });
+  const results = await searchMemory(deps, agent.id, { text, keywords: keywordQuery(text), limit: limit * 3, kind, alpha: ALPHA });
   return results.filter((result) => isRelevant(result, agent.memory.minScore)).slice(0, limit);
 }

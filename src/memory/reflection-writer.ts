@@ -9,15 +9,17 @@ import { reflectionId } from '../domain/reflection-id.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Control } from '../control/control.js';
-import { cosine } from './embedders/local-embedder.js';
+import { cosine, embedText } from './embedders/local-embedder.js';
 import { rebuildRootIndex } from './root-index.js';
 
 /**
- * Cosine at or above which a new reflection restates an existing one. Calibrated on the
- * local embedder: case, punctuation and small-word changes score 0.93-1.0, looser
- * rewordings 0.90-0.92, while distinct facts that differ in one name, version or tool
- * ("owned by Alice" / "by Bob", "/v2" / "/v3", "uvu" / "vitest") reach 0.89. Erring
- * towards keeping: a near-duplicate costs a line, a lost fact costs the fact.
+ * Cosine of the hashed word features (`embedText`) at or above which a new reflection
+ * restates an existing one: case, punctuation and small-word changes score 0.93-1.0,
+ * looser rewordings 0.90-0.92, while distinct facts that differ in one name, version or
+ * tool ("owned by Alice" / "by Bob", "/v2" / "/v3", "uvu" / "vitest") reach 0.89. Judged
+ * on the words, whatever the configured embedder: meaning-based vectors put "owned by
+ * Alice" next to "owned by Bob", which are two facts. Erring towards keeping: a
+ * near-duplicate costs a line, a lost fact costs the fact.
  */
 export const NEAR_DUPLICATE_THRESHOLD = 0.92;
 export const MAX_CONTENT_CHARS = 1000;
@@ -92,24 +94,26 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
 
       const candidates = [...unique];
       const vectors = await deps.embedder.embed(candidates.map(([, r]) => r.content));
+      const words = candidates.map(([, r]) => embedText(r.content));
+      const fresh: Array<StoredReflection & { words: Float32Array }> = [];
       const now = deps.now();
-      const fresh: StoredReflection[] = [];
       const touched = new Set<string>();
       for (const [index, [id, valid]] of candidates.entries()) {
         const vector = vectors[index];
+        const said = words[index];
         const existing = await deps.reflections.get(agentId, id);
         if (existing) {
           duplicates++;
           touched.add(id);
           continue;
         }
-        if (fresh.some((other) => cosine(other.vector, vector) >= threshold)) {
+        if (fresh.some((other) => cosine(other.words, said) >= threshold)) {
           duplicates++;
           continue;
         }
+        // The nearest by meaning are the candidates; whether one says the same is judged on the words.
         const near = (await deps.reflections.nearest(agentId, { vector, limit: NEIGHBOURS })).find(
-          // Vectors of another embedder live in another space: their cosine means nothing.
-          (n) => n.reflection.embedderId === deps.embedder.id && n.cosine >= threshold,
+          (n) => cosine(embedText(n.reflection.content), said) >= threshold,
         );
         if (near) {
           duplicates++;
@@ -128,16 +132,17 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           useCount: 0,
           embedderId: deps.embedder.id,
           vector,
+          words: said,
         });
       }
 
-      await deps.reflections.upsert(fresh);
+      await deps.reflections.upsert(fresh.map(({ words: _words, ...stored }) => stored));
       // An empty patch only bumps `updatedAt`: a restated memory counts as fresh again.
       for (const id of touched) await deps.reflections.update(agentId, id, {});
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(withoutVector), duplicates, rejected };
+      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected };
     },
   };
 }

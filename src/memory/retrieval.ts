@@ -5,8 +5,7 @@
  */
 import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
 import { headAndTail, keywordQuery } from '../domain/text.js';
-import type { Embedder, ReflectionStore } from '../ports/index.js';
-import { hybridSearch } from './hybrid-search.js';
+import { searchMemory, type MemorySearchDeps } from './memory-search.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
 export { renderReflectionsBlock, stripEngramBlocks } from './engram-blocks.js';
@@ -42,10 +41,7 @@ export interface Retrieval {
   retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Reflection[]>;
 }
 
-export interface RetrievalDeps {
-  reflections: ReflectionStore;
-  embedder: Embedder;
-}
+export type RetrievalDeps = MemorySearchDeps;
 
 export function createRetrieval(deps: RetrievalDeps): Retrieval {
   return {
@@ -54,11 +50,10 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       const text = `${head}\n${tail}`.trim();
       const { topK, tokenBudget, minScore } = agent.memory;
       if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
-      const [vector] = await deps.embedder.embed([text]);
       const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
-      const results = await hybridSearch(deps.reflections, agent.id, {
-        text: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
-        vector,
+      const results = await searchMemory(deps, agent.id, {
+        text,
+        keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
         limit: Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) + exclude.size,
         alpha: ALPHA,
       });

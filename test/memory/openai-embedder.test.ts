@@ -3,6 +3,7 @@
  * port (the provider is external, so it is the one stand-in), through the real upstream
  * client.
  */
+import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -124,13 +125,15 @@ test('embeddingsUrl accepts a base with or without /v1', () => {
   assert.is(embeddingsUrl('http://localhost:11434/v1/'), 'http://localhost:11434/v1/embeddings');
 });
 
-test('createEmbedder picks the local embedder by default and the endpoint when configured', async () => {
+test('createEmbedder picks the local semantic embedder by default, hashing alone without word vectors, the endpoint when configured', async () => {
   const upstream = new UndiciUpstream({ timeoutMs: 5_000 });
   try {
-    assert.is(createEmbedder(loadConfig({}, {}), upstream).id, 'local-hash-v1-256');
+    assert.is(createEmbedder(loadConfig({}, {}), upstream, loadWordVectors()).id, 'local-semantic-v1-356');
+    assert.is(createEmbedder(loadConfig({}, {}), upstream, undefined).id, 'local-hash-v1-256');
     const configured = createEmbedder(
       loadConfig({ 'embeddings-url': 'http://127.0.0.1:1', 'embeddings-model': 'nomic-embed-text' }, {}),
       upstream,
+      loadWordVectors(),
     );
     assert.is(configured.id, 'openai:nomic-embed-text');
   } finally {

@@ -3,14 +3,15 @@
  * word's frequency in each) plus every document's length, scored with BM25 using
  * Weaviate's defaults (k1 = 1.2, b = 0.75, IDF = ln(1 + (N - n + 0.5) / (n + 0.5))).
  * A document is a reflection's content, topic and tags as one field, tokenised by
- * `words()`. It lives in the agent's snapshot (agent-snapshot.ts) and is patched by this
- * process's own writes, so a query touches no SQL: the cost is one pass over the
+ * `keywordTerms()` (stems of content words, as queries are). It lives in the agent's
+ * snapshot (agent-snapshot.ts) and is patched by this process's own writes, so a query
+ * touches no SQL: the cost is one pass over the
  * postings of its terms (bounded by `pruneTerms`) and a selection of the best `limit`.
  * (No closures in the query path: see top-candidates.ts.)
  */
 import { TopCandidates } from './top-candidates.js';
 import type { Candidate } from './candidates.js';
-import { words } from './keyword-query.js';
+import { keywordTerms } from '../../domain/keywords.js';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -60,7 +61,7 @@ export class KeywordIndex {
     return this.#count;
   }
 
-  /** Documents containing `term` (a word as `words()` returns it). */
+  /** Documents containing `term` (as `keywordTerms()` returns it). */
   documentFrequency(term: string): number {
     const id = this.#ids.get(term);
     return id === undefined ? 0 : this.#postings[id].length;
@@ -84,7 +85,7 @@ export class KeywordIndex {
     let gained = new Int32Array(this.#postings.length + 64);
     for (const { seq, kind, text } of documents) {
       this.remove(seq);
-      const tokens = words(text);
+      const tokens = keywordTerms(text);
       if (this.#distinct.length < tokens.length) this.#distinct = new Int32Array(tokens.length * 2);
       const distinct = this.#distinct;
       let size = 0;

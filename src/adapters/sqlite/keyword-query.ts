@@ -1,37 +1,18 @@
 /**
  * Free user text to keyword query terms: words only (so `AND`, `NEAR(`, `*`, `"`, `col:`
- * in user text are inert), matched as OR, so any shared word counts and BM25 ranks the
- * overlap. Documents and queries are tokenised by the same `words()`.
+ * in user text are inert), matched as OR, so any shared term counts and BM25 ranks the
+ * overlap. Documents and queries are tokenised by the same `keywordTerms()`.
  */
+import { keywordTerms } from '../../domain/keywords.js';
 
 /** More terms make BM25 slower without improving which reflections come back. */
 export const MAX_KEYWORD_TERMS = 32;
 
-/** Weaviate's `en` stopword preset (Lucene's English set): never worth a lookup. */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  ('a an and are as at be but by for if in into is it no not of on or such that the their then there ' +
-    'these they this to was will with').split(' '),
-);
-
-/**
- * The words of a text as the keyword index sees them: lower case, diacritics removed,
- * split on anything but letters and digits (SQLite FTS5's `unicode61 remove_diacritics 2`
- * tokenizer, which the index used before it moved into memory), in order, with repeats.
- */
-export function words(text: string): string[] {
-  const lower = text.toLowerCase();
-  // Most text is ASCII: skip Unicode normalisation (the costly part) when it is.
-  if (!/[^\x00-\x7f]/.test(lower)) return lower.match(/[a-z0-9]+/g) ?? [];
-  const plain = lower.normalize('NFKD').replace(/\p{M}+/gu, '');
-  return plain.match(/[\p{L}\p{N}]+/gu) ?? [];
-}
-
-/** Distinct non-stopword words of the query, at most `maxTerms`. */
+/** Distinct keyword terms of the query (`domain/keywords.ts`), at most `maxTerms`. */
 export function queryTerms(text: string, maxTerms = MAX_KEYWORD_TERMS): string[] {
   const terms = new Set<string>();
-  for (const word of words(text)) {
-    if (STOPWORDS.has(word)) continue;
-    terms.add(word);
+  for (const term of keywordTerms(text)) {
+    terms.add(term);
     if (terms.size >= maxTerms) break;
   }
   return [...terms];

@@ -6,6 +6,7 @@
  */
 import type { Reflection, ReflectionKind, ReflectionSource } from '../../domain/types.js';
 import type { ReflectionProperties } from './schema.js';
+import { keywordTerms } from '../../domain/keywords.js';
 
 const KINDS: ReadonlySet<string> = new Set<ReflectionKind>(['factual', 'procedural']);
 const SOURCES: ReadonlySet<string> = new Set<ReflectionSource>(['conversation', 'transcript', 'mcp']);
@@ -19,6 +20,7 @@ export function toProperties(r: Reflection): ReflectionProperties {
     content: r.content,
     topic: r.topic,
     tags: [...r.tags],
+    terms: termsOf(r),
     source: r.source,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -28,6 +30,11 @@ export function toProperties(r: Reflection): ReflectionProperties {
   // Absent rather than null: the gRPC batch serialiser has no null for a number.
   if (r.lastUsedAt !== null) properties.lastUsedAt = r.lastUsedAt;
   return properties;
+}
+
+/** What BM25 searches: the keyword terms of content, topic and tags, as the embedded store indexes them. */
+export function termsOf(r: Pick<Reflection, 'content' | 'topic' | 'tags'>): string {
+  return keywordTerms(`${r.content} ${r.topic} ${r.tags.join(' ')}`).join(' ');
 }
 
 /**
@@ -80,6 +87,7 @@ export function upsertChanges(stored: Reflection, merged: Reflection): Partial<R
     content: merged.content,
     topic: merged.topic,
     tags: [...merged.tags],
+    terms: termsOf(merged),
     source: merged.source,
     updatedAt: merged.updatedAt,
     embedderId: merged.embedderId,

@@ -28,6 +28,7 @@ import {
   cosineFromDistance,
   fromProperties,
   mergeUpsert,
+  termsOf,
   toProperties,
   upsertChanges,
 } from './mapping.js';
@@ -174,7 +175,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
         updatedAt: Math.max(this.#now(), current.updatedAt),
       };
       const { kind, content, topic, tags, embedderId, updatedAt } = next;
-      const changes = { kind, content, topic, tags, embedderId, updatedAt };
+      const changes = { kind, content, topic, tags, terms: termsOf(next), embedderId, updatedAt };
       // Deleted between the read and the PATCH: as if it had never been there.
       if (!(await this.#patch(objects, next, changes, patch.vector))) return undefined;
       return this.#uses.withUses(next);

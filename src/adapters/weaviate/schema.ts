@@ -29,6 +29,8 @@ export type ReflectionProperties = {
   content: string;
   topic: string;
   tags: string[];
+  /** The keyword terms of content, topic and tags (`domain/keywords.ts`), space-separated: what BM25 searches. */
+  terms: string;
   source: string;
   createdAt: number;
   updatedAt: number;
@@ -40,23 +42,28 @@ export type ReflectionProperties = {
 /** The collection, typed by its properties (per tenant: `.withTenant(name)`). */
 export type ReflectionObjects = Collection<ReflectionProperties, string>;
 
-/** The properties BM25 searches (`keywords`); each is tokenised as words. */
-export const KEYWORD_PROPERTIES = ['content', 'topic', 'tags'] as const;
+/**
+ * The property BM25 searches (`keywords`): the stems Engram computes itself, so Weaviate
+ * and the embedded store match on the same terms (Weaviate's own tokenisers do not stem).
+ */
+export const KEYWORD_PROPERTIES = ['terms'] as const;
 
 /**
  * Text that is matched whole (ids, enums) uses `field` tokenisation and only a filterable
- * index; text searched by keywords uses `word` tokenisation (lower case, split on anything
- * but letters and digits) and only a searchable index.
+ * index; the keyword terms are already stems, one per space: `whitespace` tokenisation
+ * and only a searchable index. The text itself is stored, not indexed.
  */
 const exact = { tokenization: 'field', indexFilterable: true, indexSearchable: false } as const;
-const words = { tokenization: 'word', indexFilterable: false, indexSearchable: true } as const;
+const stored = { tokenization: 'word', indexFilterable: false, indexSearchable: false } as const;
+const terms = { tokenization: 'whitespace', indexFilterable: false, indexSearchable: true } as const;
 const PROPERTIES: NonNullable<CollectionConfigCreate<ReflectionProperties, string>['properties']> = [
   { name: 'reflectionId', dataType: 'text', ...exact },
   { name: 'agentId', dataType: 'text', ...exact },
   { name: 'kind', dataType: 'text', ...exact },
-  { name: 'content', dataType: 'text', ...words },
-  { name: 'topic', dataType: 'text', ...words },
-  { name: 'tags', dataType: 'text[]', ...words },
+  { name: 'content', dataType: 'text', ...stored },
+  { name: 'topic', dataType: 'text', ...stored },
+  { name: 'tags', dataType: 'text[]', ...stored },
+  { name: 'terms', dataType: 'text', ...terms },
   { name: 'source', dataType: 'text', ...exact },
   { name: 'createdAt', dataType: 'number' },
   { name: 'updatedAt', dataType: 'number' },

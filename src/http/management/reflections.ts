@@ -3,7 +3,8 @@ import type { Reflection, ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import type { ReflectionPatch } from '../../ports/index.js';
-import { hybridSearch } from '../../memory/hybrid-search.js';
+import { searchMemory } from '../../memory/memory-search.js';
+import { memorySearchDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections, rebuildRootIndex } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import {
@@ -70,6 +71,7 @@ function parsePatch(rawBody: unknown): Omit<ReflectionPatch, 'vector' | 'embedde
  */
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections, embedder } = deps;
+  const search = memorySearchDeps(deps, app.log);
 
   // The change is already stored; a failed rebuild only delays the index until the next
   // write, so it is logged rather than turned into an error for a change that succeeded.
@@ -100,8 +102,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       const offset = queryInteger(query.offset, 'offset', { min: 0, max: 100_000, fallback: 0 });
 
       if (q !== '') {
-        const [vector] = await embedder.embed([q]);
-        const found = await hybridSearch(reflections, agent.id, { text: q, vector, limit: limit + offset, kind });
+        const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5 });
         return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
       }
       // One extra row tells whether another page exists without a second count query.

@@ -12,14 +12,15 @@ test('scores are BM25 with k1 1.2, b 0.75 and IDF ln(1 + (N - n + 0.5) / (n + 0.
   index.put(1, 0, 'deploy deploy staging');
   index.put(2, 0, 'deploy to production with the pipeline');
   index.put(3, 0, 'lunch at noon');
-  const average = (3 + 6 + 3) / 3;
+  // Lengths count keyword terms: stems of content words ("to", "with", "the", "at" are not terms).
+  const average = (3 + 3 + 2) / 3;
   const idf = (n: number): number => Math.log(1 + (3 - n + 0.5) / (n + 0.5));
   const term = (tf: number, length: number, n: number): number =>
     (idf(n) * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
-  const results = byKey(index.search(['deploy', 'staging'], 10));
+  const results = byKey(index.search(['deploy', 'stage'], 10));
   assert.equal(results.map((r) => r.key), [1, 2]);
   assert.ok(Math.abs(results[0].score - (term(2, 3, 2) + term(1, 3, 1))) < 1e-12);
-  assert.ok(Math.abs(results[1].score - term(1, 6, 2)) < 1e-12);
+  assert.ok(Math.abs(results[1].score - term(1, 3, 2)) < 1e-12);
   assert.equal(index.search(['absent'], 10), []);
   assert.equal(index.search([], 10), []);
   assert.is(index.documentFrequency('deploy'), 2);

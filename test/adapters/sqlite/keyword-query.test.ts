@@ -1,15 +1,17 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pruneTerms, queryTerms, words } from '../../../src/adapters/sqlite/keyword-query.js';
+import { pruneTerms, queryTerms } from '../../../src/adapters/sqlite/keyword-query.js';
+import { keywordTerms, words } from '../../../src/domain/keywords.js';
 
 const keywords = suite('keyword query');
 
-keywords('free text becomes distinct words without stopwords, capped', () => {
-  assert.equal(queryTerms('How do I run the "tests" AND NEAR(x, 2)?'), ['how', 'do', 'i', 'run', 'tests', 'near', 'x', '2']);
+keywords('free text becomes distinct stems without function words and one-character words, capped', () => {
+  assert.equal(queryTerms('How do I run the "tests" AND NEAR(x, 2)?'), ['run', 'test', 'near']);
   assert.equal(queryTerms('Café CAFÉ cafe'), ['cafe']);
   assert.equal(queryTerms('the of and'), []);
   assert.is(queryTerms(Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ')).length, 32);
   assert.equal(words('Déjà-vu, naïve_CODE 42'), ['deja', 'vu', 'naive', 'code', '42']);
+  assert.equal(keywordTerms('camped camping camps; deployment deploys deploy.sh v2 utf8'), ['camp', 'camp', 'camp', 'deploy', 'deploy', 'deploy', 'sh', 'v2', 'utf8']);
 });
 
 keywords('pruning keeps rare terms within the budget and drops near-universal ones', () => {

@@ -141,6 +141,7 @@ helpers('an upsert PATCHes the replaced fields, and a counter only where the inc
     content: 'new',
     topic: 'general',
     tags: [],
+    terms: 'new general',
     source: 'conversation',
     updatedAt: 4_000,
     embedderId: 'local-hash-v1-256',
@@ -173,17 +174,17 @@ helpers('list order: most recently updated first, then by id', () => {
   assert.equal(rs.sort(compareForList).map((r) => r.id), ['c', 'a', 'b']);
 });
 
-helpers('keyword terms: words only, no stopwords, distinct, capped; operators and quotes inert', () => {
-  assert.equal(keywordTerms('How do we handle kubernetes?'), ['how', 'do', 'we', 'handle', 'kubernetes']);
-  assert.equal(keywordTerms('"unbalanced'), ['unbalanced']);
-  assert.equal(keywordTerms('NEAR(a b, 3)'), ['near', 'b', '3']);
-  assert.equal(keywordTerms('col:value'), ['col', 'value']);
-  assert.equal(keywordTerms('-- ; DROP TABLE x'), ['drop', 'table', 'x']);
+helpers('keyword terms: the stems the embedded store uses, distinct, capped; operators and quotes inert', () => {
+  assert.equal(keywordTerms('How do we handle kubernetes?'), ['handl', 'kubernet']);
+  assert.equal(keywordTerms('"unbalanced'), ['unbalanc']);
+  assert.equal(keywordTerms('NEAR(a b, 3)'), ['near']);
+  assert.equal(keywordTerms('col:value'), ['col', 'valu']);
+  assert.equal(keywordTerms('-- ; DROP TABLE x'), ['drop', 'tabl']);
   for (const none of ['', '   ', '?!.,;', '*', '"" \'\' ()', 'a AND OR NOT', 'the of and']) {
     assert.equal(keywordTerms(none), [], none);
   }
-  assert.equal(keywordTerms('Redis redis REDIS'), ['redis']);
-  assert.equal(keywordTerms('Café déjà-vu'), ['café', 'déjà', 'vu'], 'diacritics kept, as Weaviate keeps them');
+  assert.equal(keywordTerms('Redis redis REDIS'), ['redi']);
+  assert.equal(keywordTerms('Café déjà-vu'), ['cafe', 'deja', 'vu'], 'diacritics removed, as the embedded store removes them');
   assert.is(keywordTerms(Array.from({ length: 500 }, (_, i) => `word${i}`).join(' ')).length, 32);
 });
 
@@ -244,15 +245,16 @@ helpers('schema check: the created schema fits; a collection that cannot hold re
   assert.equal(schemaProblems(dot), ['vector "default" uses dot distance, not cosine']);
   const old = reportedSchema();
   old.properties = old.properties!.filter((p) => p.name !== 'embedderId');
-  old.properties.find((p) => p.name === 'tags')!.indexSearchable = false;
   old.properties.find((p) => p.name === 'useCount')!.dataType = ['number'];
-  old.properties.find((p) => p.name === 'content')!.tokenization = 'field';
+  old.properties.find((p) => p.name === 'terms')!.tokenization = 'word';
   assert.equal(schemaProblems(old), [
-    'property content is tokenised as field, not word',
-    'property tags is not searchable by keywords',
+    'property terms is tokenised as word, not whitespace',
     'property useCount is number, not int',
     'property embedderId is missing',
   ]);
+  const unsearchable = reportedSchema();
+  unsearchable.properties!.find((p) => p.name === 'terms')!.indexSearchable = false;
+  assert.equal(schemaProblems(unsearchable), ['property terms is not searchable by keywords']);
 });
 
 helpers('connection options from a URL: ports, TLS, path, gRPC, API key', () => {

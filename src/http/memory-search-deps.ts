@@ -1,0 +1,32 @@
+/**
+ * What every route that searches memory (the proxy's injection, MCP `recall`, the
+ * management search) needs: the stores, the embedder, the reranker, and where a degraded
+ * search is reported. A failing embedder would otherwise log once per request: it is
+ * reported once a minute, with how many searches ran on keywords only meanwhile.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Deps } from '../deps.js';
+import type { MemorySearchDeps } from '../memory/memory-search.js';
+
+const REPORT_EVERY_MS = 60_000;
+
+export function memorySearchDeps(deps: Deps, log: FastifyBaseLogger): MemorySearchDeps {
+  let lastReport = -Infinity;
+  let since = 0;
+  return {
+    reflections: deps.reflections,
+    embedder: deps.embedder,
+    reranker: deps.reranker,
+    onDegraded(error) {
+      since++;
+      const now = deps.now();
+      if (now - lastReport < REPORT_EVERY_MS) return;
+      log.warn(
+        { err: error, embedder: deps.embedder.id, degradedSearches: since },
+        'the embedder failed: memory searches run on keywords only until it answers again',
+      );
+      lastReport = now;
+      since = 0;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * Second-stage ranking of hybrid search candidates by soft term matching: how well each
+ * of the query's words is matched by some word of the reflection, exactly (same stem) or
+ * by meaning (word-vector cosine), weighted by how rare the query word is. It finds
+ * "my build dies because the cache server is down" in "Start Redis with docker compose
+ * before npm run build" where one averaged vector per text blurs the words together.
+ * It runs on the handful of candidates a search returns, not on the whole store.
+ */
+import type { ScoredReflection } from '../domain/types.js';
+import { STOPWORDS } from '../domain/text.js';
+import { stem, words } from '../domain/keywords.js';
+import type { WordVectors } from './embedders/word-vectors.js';
+
+export interface Reranker {
+  /** The results reordered, best first; each keeps its scores, `score` becomes the blend. */
+  rerank(query: string, results: readonly ScoredReflection[]): ScoredReflection[];
+}
+
+/** Below this cosine two words are not taken as meaning the same. */
+const MATCH_FLOOR = 0.4;
+/** Share of the final score from soft matching; the rest from the fused hybrid score. */
+const SOFT_SHARE = 0.5;
+/** Query words considered: the rarest ones carry the question. */
+const MAX_QUERY_WORDS = 24;
+
+interface Term {
+  word: string;
+  stem: string;
+  row: number | undefined;
+  weight: number;
+}
+
+export function createSoftMatchReranker(vectors: WordVectors): Reranker {
+  const terms = (text: string): Term[] => {
+    const seen = new Map<string, Term>();
+    for (const word of words(text)) {
+      if (word.length < 2 || STOPWORDS.has(word) || seen.has(word)) continue;
+      const row = vectors.row(word);
+      // A word outside the vocabulary (a name, an identifier) is as rare as words get.
+      seen.set(word, { word, stem: stem(word), row, weight: row === undefined ? 1 : vectors.weight(row) });
+    }
+    return [...seen.values()];
+  };
+  return {
+    rerank(query, results) {
+      if (results.length < 2) return [...results];
+      const asked = terms(query)
+        .sort((a, b) => b.weight - a.weight)
+        .slice(0, MAX_QUERY_WORDS);
+      const total = asked.reduce((sum, term) => sum + term.weight, 0);
+      if (total === 0) return [...results];
+      return results
+        .map((result) => {
+          const held = terms(`${result.reflection.content} ${result.reflection.topic}`);
+          let matched = 0;
+          for (const term of asked) {
+            let best = 0;
+            for (const word of held) {
+              const similarity = word.stem === term.stem ? 1 : term.row !== undefined && word.row !== undefined ? vectors.similarity(term.row, word.row) : 0;
+              if (similarity > best) best = similarity;
+              if (best === 1) break;
+            }
+            if (best >= MATCH_FLOOR) matched += term.weight * best;
+          }
+          return { ...result, score: (1 - SOFT_SHARE) * result.score + SOFT_SHARE * (matched / total) };
+        })
+        .sort((a, b) => b.score - a.score);
+    },
+  };
+}
