@@ -4,7 +4,8 @@
  * each request sent to `createRetrieval(...).retrieve` as the first user turn of a fresh
  * conversation, with the agent's default memory settings. Reports whether the reflection a
  * request needs is injected (and first), whether unrelated requests get anything, and, per
- * request, the raw hybrid-search candidates before `isRelevant`, to calibrate that rule.
+ * request, the raw search candidates before `isRelevant` (hybrid search, then the reranker
+ * when one is given, as the proxy runs it), to calibrate that rule.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,10 +15,12 @@ import { openSqliteAdapters } from '../../src/adapters/sqlite/index.js';
 import { Control } from '../../src/control/control.js';
 import { headAndTail, keywordQuery, oneLine, truncateEnd } from '../../src/domain/text.js';
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type ScoredReflection } from '../../src/domain/types.js';
-import { FUSION_CANDIDATES, hybridSearch } from '../../src/memory/hybrid-search.js';
+import { FUSION_CANDIDATES } from '../../src/memory/hybrid-search.js';
+import { searchMemory, type MemorySearchDeps } from '../../src/memory/memory-search.js';
 import { createReflectionWriter } from '../../src/memory/reflection-writer.js';
 import { createRetrieval, isRelevant, stripEngramBlocks } from '../../src/memory/retrieval.js';
-import type { Embedder, ReflectionStore } from '../../src/ports/index.js';
+import type { Reranker } from '../../src/memory/rerank.js';
+import type { Embedder } from '../../src/ports/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { Vault } from '../../src/security/vault.js';
 import { NEEDING, REFLECTIONS, UNRELATED, type NeedingRequest, type UnrelatedKind } from './injection-set.js';
@@ -44,7 +47,7 @@ export interface RequestCandidates {
   group: NeedingRequest['phrasing'] | UnrelatedKind;
   /** What `retrieve` injected, best first. */
   injected: string[];
-  /** The hybrid search `retrieve` runs, before `isRelevant`, best first, over every stored reflection. */
+  /** The search `retrieve` runs, before `isRelevant`, best first, extended to every stored reflection. */
   results: Candidate[];
 }
 
@@ -62,8 +65,14 @@ export interface FalsePositive {
   injected: string[];
 }
 
+export interface InjectionOptions {
+  /** The second-stage ranking the proxy runs when word vectors are loaded; absent: fused order. */
+  reranker?: Reranker;
+}
+
 export interface InjectionResult {
   embedder: string;
+  reranked: boolean;
   /** Reflections in the set, and how many the writer stored (the rest it took for restatements). */
   reflections: number;
   stored: number;
@@ -95,7 +104,7 @@ export interface InjectionResult {
 /** Request text in the lists of misses and false positives. */
 const SHOWN_CHARS = 120;
 
-export async function evalInjection(embedder: Embedder): Promise<InjectionResult> {
+export async function evalInjection(embedder: Embedder, options: InjectionOptions = {}): Promise<InjectionResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'engram-injection-'));
   const adapters = openSqliteAdapters(path.join(dir, 'engram.db'));
   try {
@@ -129,19 +138,21 @@ export async function evalInjection(embedder: Embedder): Promise<InjectionResult
       merged.push({ id: reflection.id, into: setIdOf.get(nearest.id) ?? nearest.id });
     }
 
-    const retrieval = createRetrieval({ reflections: adapters.reflections, embedder });
+    const deps: MemorySearchDeps = { reflections: adapters.reflections, embedder, reranker: options.reranker };
+    const retrieval = createRetrieval(deps);
     const name = (storeId: string) => setIdOf.get(storeId) ?? storeId;
     const run = async (request: string) => {
       const injected = (await retrieval.retrieve(agent, request, new Set())).map((r) => name(r.id));
-      const { results: found, window } = await rawCandidates({ reflections: adapters.reflections, embedder }, agent, request);
-      const results = found.map((r, rank) => ({
+      const { considered, rest } = await rawCandidates(deps, agent, request);
+      const candidate = (considered: boolean) => (r: ScoredReflection) => ({
         id: name(r.reflection.id),
         score: round(r.score),
         vectorScore: round(r.vectorScore),
         keywordScore: round(r.keywordScore),
         relevant: isRelevant(r, agent.memory.minScore),
-        considered: rank < window,
-      }));
+        considered,
+      });
+      const results = [...considered.map(candidate(true)), ...rest.map(candidate(false))];
       const relevant = new Set(results.filter((r) => r.relevant && r.considered).map((r) => r.id));
       return { injected, results, drifted: injected.some((id) => !relevant.has(id)) };
     };
@@ -201,6 +212,7 @@ export async function evalInjection(embedder: Embedder): Promise<InjectionResult
     for (const group of Object.values(byUnrelatedKind)) group.any = share(group.any, group.n);
     return {
       embedder: embedder.id,
+      reranked: options.reranker !== undefined,
       reflections: REFLECTIONS.length,
       stored: REFLECTIONS.length - merged.length,
       merged,
@@ -238,29 +250,26 @@ const MIN_CANDIDATES = 10;
 const ALPHA = 0.5;
 
 /**
- * The hybrid search `retrieve` filters with `isRelevant`, for a first turn (nothing
- * excluded), extended to every reflection in the set; `window` is how many of them
- * `retrieve` asks for. Asking for more does not change the scores: the fusion normalises
- * over `FUSION_CANDIDATES` from each list whatever the limit below it.
+ * The search whose results `retrieve` filters with `isRelevant`, for a first turn
+ * (nothing excluded): `considered` is exactly what it gets back; `rest` the other
+ * reflections, scored by the same search asked for all of them, for calibration. Their
+ * scores are comparable: the fusion normalises over `FUSION_CANDIDATES` from each list
+ * whatever the limit, and the reranker scores each result on its own.
  */
 async function rawCandidates(
-  deps: { reflections: ReflectionStore; embedder: Embedder },
+  deps: MemorySearchDeps,
   agent: Agent,
   request: string,
-): Promise<{ results: ScoredReflection[]; window: number }> {
-  const window = Math.max(agent.memory.topK * CANDIDATE_FACTOR, MIN_CANDIDATES);
+): Promise<{ considered: ScoredReflection[]; rest: ScoredReflection[] }> {
   const { head, tail } = headAndTail(stripEngramBlocks(request), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
   const text = `${head}\n${tail}`.trim();
-  if (text === '') return { results: [], window };
-  const [vector] = await deps.embedder.embed([text]);
+  if (text === '') return { considered: [], rest: [] };
   const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
-  const results = await hybridSearch(deps.reflections, agent.id, {
-    text: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
-    vector,
-    limit: Math.max(window, Math.min(REFLECTIONS.length, FUSION_CANDIDATES)),
-    alpha: ALPHA,
-  });
-  return { results, window };
+  const query = { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
+  const considered = await searchMemory(deps, agent.id, { ...query, limit: Math.max(agent.memory.topK * CANDIDATE_FACTOR, MIN_CANDIDATES) });
+  const seen = new Set(considered.map((r) => r.reflection.id));
+  const all = await searchMemory(deps, agent.id, { ...query, limit: Math.min(REFLECTIONS.length, FUSION_CANDIDATES) });
+  return { considered, rest: all.filter((r) => !seen.has(r.reflection.id)) };
 }
 
 const terms = (query: string): string[] => (query === '' ? [] : query.split(' '));

@@ -5,9 +5,12 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { evalInjection } from '../../bench/eval/injection.js';
+import { evalInjection, type InjectionResult } from '../../bench/eval/injection.js';
 import { NEEDING, REFLECTIONS, UNRELATED } from '../../bench/eval/injection-set.js';
+import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
+import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
+import { createSoftMatchReranker } from '../../src/memory/rerank.js';
 
 const count = <T>(items: readonly T[], key: (item: T) => string) => {
   const counts: Record<string, number> = {};
@@ -32,8 +35,7 @@ test('the set has its documented sizes, unique ids, and every reflection is need
   assert.is(new Set(texts).size, texts.length, 'no request appears twice');
 });
 
-test('runs with the local embedder and returns a well-formed result', async () => {
-  const result = await evalInjection(createLocalEmbedder());
+function assertWellFormed(result: InjectionResult): void {
   assert.is(result.reflections, REFLECTIONS.length);
   assert.is(result.stored + result.merged.length, REFLECTIONS.length);
   assert.is(result.needing, NEEDING.length);
@@ -57,6 +59,19 @@ test('runs with the local embedder and returns a well-formed result', async () =
     }
   }
   assert.is(result.candidates.filter((entry) => entry.needs !== undefined).length, NEEDING.length);
+}
+
+test('runs with the hashing embedder and returns a well-formed result', async () => {
+  const result = await evalInjection(createLocalEmbedder());
+  assert.not.ok(result.reranked);
+  assertWellFormed(result);
+});
+
+test('runs as serve does without an embeddings endpoint: semantic embedder and reranker', async () => {
+  const words = loadWordVectors();
+  const result = await evalInjection(createSemanticEmbedder(words), { reranker: createSoftMatchReranker(words) });
+  assert.ok(result.reranked);
+  assertWellFormed(result);
 });
 
 test.run();

@@ -1,0 +1,59 @@
+/**
+ * `npm run eval`: memory quality, offline, for each local embedder Engram can run with:
+ *   - `local-hash`: the hashing embedder alone (what runs when the word vectors are missing);
+ *   - `local-default`: what `serve` runs without an embeddings endpoint, the semantic
+ *     embedder with the soft-match reranker over the same word vectors.
+ * For each: LoCoMo retrieval (R@5, R@10 through `recall`; the embedder only, as
+ * `evalLocomo` takes it) when the dev set is found, and injection (`injection.ts`).
+ * `npm run eval -- --candidates <file>` also writes the injection's per-request raw
+ * candidates (score, vectorScore, keywordScore) for each embedder to `<file>`, to
+ * calibrate `isRelevant`.
+ */
+import { writeFileSync } from 'node:fs';
+import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
+import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
+import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
+import { createSoftMatchReranker, type Reranker } from '../../src/memory/rerank.js';
+import type { Embedder } from '../../src/ports/index.js';
+import { evalInjection, type RequestCandidates } from './injection.js';
+import { evalLocomo, locomoFile } from './locomo.js';
+
+const flag = process.argv.indexOf('--candidates');
+const candidatesFile = flag >= 0 ? process.argv[flag + 1] : undefined;
+if (flag >= 0 && !candidatesFile) {
+  console.error('usage: npm run eval -- [--candidates <file>]');
+  process.exit(2);
+}
+
+interface Setup {
+  name: string;
+  embedder: Embedder;
+  reranker?: Reranker;
+}
+
+const setups: Setup[] = [{ name: 'local-hash', embedder: createLocalEmbedder() }];
+const skipped: string[] = [];
+try {
+  const words = loadWordVectors();
+  setups.push({ name: 'local-default', embedder: createSemanticEmbedder(words), reranker: createSoftMatchReranker(words) });
+} catch (error) {
+  skipped.push(`local-default: word vectors could not be loaded (${error instanceof Error ? error.message : String(error)})`);
+}
+const file = locomoFile();
+// The injection set is in the repository: it still runs without the LoCoMo download.
+if (!file) skipped.push('LoCoMo: dev set not found, set ENGRAM_EVAL_LOCOMO to locomo-dev.json');
+
+const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
+const runs: object[] = [];
+const candidates: Record<string, RequestCandidates[]> = {};
+for (const { name, embedder, reranker } of setups) {
+  let started = performance.now();
+  const locomo = file ? { ...(await evalLocomo(embedder, file)), seconds: seconds(started) } : undefined;
+  started = performance.now();
+  const { candidates: raw, ...injection } = await evalInjection(embedder, { reranker });
+  candidates[name] = raw;
+  runs.push({ name, embedder: embedder.id, reranker: reranker !== undefined, locomo, injection: { ...injection, seconds: seconds(started) } });
+}
+if (candidatesFile) writeFileSync(candidatesFile, `${JSON.stringify(candidates, null, 2)}\n`);
+
+console.log(JSON.stringify({ runs, ...(skipped.length > 0 && { skipped }) }, null, 2));
