@@ -13,12 +13,12 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openSqliteAdapters } from '../../src/adapters/sqlite/index.js';
 import { Control } from '../../src/control/control.js';
-import { headAndTail, keywordQuery, oneLine, truncateEnd } from '../../src/domain/text.js';
+import { oneLine, truncateEnd } from '../../src/domain/text.js';
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type ScoredReflection } from '../../src/domain/types.js';
 import { FUSION_CANDIDATES } from '../../src/memory/hybrid-search.js';
 import { searchMemory, type MemorySearchDeps } from '../../src/memory/memory-search.js';
 import { createReflectionWriter } from '../../src/memory/reflection-writer.js';
-import { createRetrieval, isRelevant, stripEngramBlocks } from '../../src/memory/retrieval.js';
+import { createRetrieval, injectionQuery, injectionSearchLimit, isRelevant, relevanceRule } from '../../src/memory/retrieval.js';
 import type { Reranker } from '../../src/memory/rerank.js';
 import type { Embedder } from '../../src/ports/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
@@ -149,7 +149,7 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
         score: round(r.score),
         vectorScore: round(r.vectorScore),
         keywordScore: round(r.keywordScore),
-        relevant: isRelevant(r, agent.memory.minScore),
+        relevant: isRelevant(r, relevanceRule(embedder, agent.memory.minScore)),
         considered,
       });
       const results = [...considered.map(candidate(true)), ...rest.map(candidate(false))];
@@ -236,19 +236,6 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
   }
 }
 
-/*
- * The search `retrieve` runs, reproduced: retrieval.ts exports its decision but not its
- * query, so its constants are copied here. `queryDrift` in the result catches the copy
- * going stale (an injected reflection that these candidates do not hold as relevant).
- */
-const QUERY_HEAD_CHARS = 300;
-const QUERY_TAIL_CHARS = 700;
-const QUERY_HEAD_KEYWORDS = 12;
-const MAX_KEYWORDS = 32;
-const CANDIDATE_FACTOR = 3;
-const MIN_CANDIDATES = 10;
-const ALPHA = 0.5;
-
 /**
  * The search whose results `retrieve` filters with `isRelevant`, for a first turn
  * (nothing excluded): `considered` is exactly what it gets back; `rest` the other
@@ -261,18 +248,14 @@ async function rawCandidates(
   agent: Agent,
   request: string,
 ): Promise<{ considered: ScoredReflection[]; rest: ScoredReflection[] }> {
-  const { head, tail } = headAndTail(stripEngramBlocks(request), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
-  const text = `${head}\n${tail}`.trim();
-  if (text === '') return { considered: [], rest: [] };
-  const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
-  const query = { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
-  const considered = await searchMemory(deps, agent.id, { ...query, limit: Math.max(agent.memory.topK * CANDIDATE_FACTOR, MIN_CANDIDATES) });
+  const query = injectionQuery(request);
+  if (!query) return { considered: [], rest: [] };
+  const considered = await searchMemory(deps, agent.id, { ...query, limit: injectionSearchLimit(agent.memory.topK) });
   const seen = new Set(considered.map((r) => r.reflection.id));
   const all = await searchMemory(deps, agent.id, { ...query, limit: Math.min(REFLECTIONS.length, FUSION_CANDIDATES) });
   return { considered, rest: all.filter((r) => !seen.has(r.reflection.id)) };
 }
 
-const terms = (query: string): string[] => (query === '' ? [] : query.split(' '));
 const shown = (text: string) => truncateEnd(oneLine(text), SHOWN_CHARS);
 const share = (count: number, n: number) => (n === 0 ? 0 : round(count / n));
 const round = (x: number) => Math.round(x * 1000) / 1000;

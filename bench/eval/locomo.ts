@@ -2,7 +2,7 @@
  * Retrieval quality on LoCoMo (`../shared/eval/locomo-dev.json` beside the repository, or
  * `ENGRAM_EVAL_LOCOMO`): every observation stored as a reflection (kind factual, topic =
  * speaker) through the reflection writer, one agent per conversation, then every question
- * asked through `recall` (limit 10), the MCP tool's own function. A hit at k: any of the
+ * asked through `recall` (limit 10), the MCP tool's own function, with the reranker when given. A hit at k: any of the
  * first k results comes from one of the question's evidence dialogs. Reports R@5, R@10.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { DEFAULT_MEMORY_SETTINGS } from '../../src/domain/types.js';
 import { recall } from '../../src/memory/recall.js';
 import { createReflectionWriter } from '../../src/memory/reflection-writer.js';
 import type { Embedder } from '../../src/ports/index.js';
+import type { Reranker } from '../../src/memory/rerank.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { Vault } from '../../src/security/vault.js';
 
@@ -44,7 +45,7 @@ export function locomoFile(): string | undefined {
   return candidates.find((file): file is string => typeof file === 'string' && existsSync(file));
 }
 
-export async function evalLocomo(embedder: Embedder, file: string): Promise<LocomoResult> {
+export async function evalLocomo(embedder: Embedder, file: string, options: { reranker?: Reranker } = {}): Promise<LocomoResult> {
   const set = JSON.parse(readFileSync(file, 'utf8')) as LocomoSet;
   const dir = mkdtempSync(path.join(tmpdir(), 'engram-locomo-'));
   const adapters = openSqliteAdapters(path.join(dir, 'engram.db'));
@@ -84,7 +85,7 @@ export async function evalLocomo(embedder: Embedder, file: string): Promise<Loco
       for (const question of conversation.questions) {
         questions++;
         const started = performance.now();
-        const found = await recall({ reflections: adapters.reflections, embedder }, agent, { query: question.question, limit: 10 });
+        const found = await recall({ reflections: adapters.reflections, embedder, reranker: options.reranker }, agent, { query: question.question, limit: 10 });
         times.push(performance.now() - started);
         const evidence = new Set(question.evidence);
         const rank = found.findIndex((result) => [...(dialogs.get(result.reflection.id) ?? [])].some((id) => evidence.has(id)));

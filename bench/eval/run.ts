@@ -3,13 +3,16 @@
  *   - `local-hash`: the hashing embedder alone (what runs when the word vectors are missing);
  *   - `local-default`: what `serve` runs without an embeddings endpoint, the semantic
  *     embedder with the soft-match reranker over the same word vectors.
- * For each: LoCoMo retrieval (R@5, R@10 through `recall`; the embedder only, as
- * `evalLocomo` takes it) when the dev set is found, and injection (`injection.ts`).
+ * For each: LoCoMo retrieval (R@5, R@10 through `recall`, as the MCP tool runs it) when
+ * the dev set is found, and injection (`injection.ts`). Prints a summary table; the
+ * whole result (per category, misses, false positives) goes to `bench/results/eval-*.json`.
  * `npm run eval -- --candidates <file>` also writes the injection's per-request raw
  * candidates (score, vectorScore, keywordScore) for each embedder to `<file>`, to
  * calibrate `isRelevant`.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
 import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
@@ -48,7 +51,7 @@ const runs: object[] = [];
 const candidates: Record<string, RequestCandidates[]> = {};
 for (const { name, embedder, reranker } of setups) {
   let started = performance.now();
-  const locomo = file ? { ...(await evalLocomo(embedder, file)), seconds: seconds(started) } : undefined;
+  const locomo = file ? { ...(await evalLocomo(embedder, file, { reranker })), seconds: seconds(started) } : undefined;
   started = performance.now();
   const { candidates: raw, ...injection } = await evalInjection(embedder, { reranker });
   candidates[name] = raw;
@@ -56,4 +59,24 @@ for (const { name, embedder, reranker } of setups) {
 }
 if (candidatesFile) writeFileSync(candidatesFile, `${JSON.stringify(candidates, null, 2)}\n`);
 
-console.log(JSON.stringify({ runs, ...(skipped.length > 0 && { skipped }) }, null, 2));
+const results = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results', `eval-${new Date().toISOString().replaceAll(':', '-')}.json`);
+mkdirSync(path.dirname(results), { recursive: true });
+writeFileSync(results, `${JSON.stringify({ runs, ...(skipped.length > 0 && { skipped }) }, null, 2)}\n`);
+const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(1)}%`);
+console.table(
+  Object.fromEntries(
+    (runs as Array<{ name: string; embedder: string; locomo?: { r5: number; r10: number }; injection: { neededHit: number; neededTop1: number; unrelatedAny: number } }>).map((run) => [
+      run.name,
+      {
+        embedder: run.embedder,
+        'LoCoMo R@5 (>= 78%)': pct(run.locomo?.r5),
+        'LoCoMo R@10 (>= 85%)': pct(run.locomo?.r10),
+        'needed injected (>= 90%)': pct(run.injection.neededHit),
+        'needed first': pct(run.injection.neededTop1),
+        'unrelated got any (<= 5%)': pct(run.injection.unrelatedAny),
+      },
+    ]),
+  ),
+);
+for (const line of skipped) console.log(`skipped: ${line}`);
+console.log(`details: ${path.relative(process.cwd(), results)}`);

@@ -59,6 +59,26 @@ export function tail(text: string, max: number): string {
  * to whitespace within a few characters, so no half word is left, and never falls inside
  * a surrogate pair. A text that fits in both comes back whole, as `tail`.
  */
+/**
+ * Lines a person pastes around a question that say nothing of what they ask: stack
+ * frames (JavaScript, Java, Python, Go, Rust), and lines without a single word of three
+ * letters (hex dumps, separators, numbers). They would drown the question in a search.
+ */
+const NOISE_LINE = [
+  /^\s*at\s+\S.*(?:\(.*:\d+(?::\d+)?\)|:\d+:\d+)\s*$/, // JavaScript, Java
+  /^\s*File ".*", line \d+/, // Python
+  /^\s*\S+\.go:\d+/, // Go
+  /^\s*\d+:\s+0x[0-9a-f]+/i, // native frames, Rust backtraces
+  /^\s*(?:\d+\s*)?\|/, // a compiler's source excerpt
+];
+
+/** `text` without the lines that look like pasted noise; the text itself when every line does. */
+export function withoutNoiseLines(text: string): string {
+  const lines = text.split('\n');
+  const kept = lines.filter((line) => !NOISE_LINE.some((pattern) => pattern.test(line)) && /\p{L}{3}/u.test(line));
+  return kept.length === 0 || kept.length === lines.length ? text : kept.join('\n');
+}
+
 export function headAndTail(text: string, head: number, tailLength: number): { head: string; tail: string } {
   if (text.length <= head + tailLength) return { head: '', tail: text };
   let headEnd = safeCut(text, head);

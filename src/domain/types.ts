@@ -90,6 +90,12 @@ export interface ScoredReflection {
   vectorScore: number;
   /** Normalised keyword (BM25) score in [0, 1]; 0 when the keyword search missed. */
   keywordScore: number;
+  /**
+   * Share of the query's words the reflection matches, exactly or by meaning, weighted by
+   * their rarity, in [0, 1] (the soft-match reranker's, absolute: not relative to the
+   * result set). Absent when no reranker ran.
+   */
+  matchScore?: number;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {

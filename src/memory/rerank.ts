@@ -62,7 +62,8 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
             }
             if (best >= MATCH_FLOOR) matched += term.weight * best;
           }
-          return { ...result, score: (1 - SOFT_SHARE) * result.score + SOFT_SHARE * (matched / total) };
+          const matchScore = matched / total;
+          return { ...result, score: (1 - SOFT_SHARE) * result.score + SOFT_SHARE * matchScore, matchScore };
         })
         .sort((a, b) => b.score - a.score);
     },

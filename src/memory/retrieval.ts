@@ -4,16 +4,18 @@
  * hybrid search.
  */
 import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
-import { headAndTail, keywordQuery } from '../domain/text.js';
-import { searchMemory, type MemorySearchDeps } from './memory-search.js';
+import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
+import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
+import type { Embedder, RelevanceCalibration } from '../ports/index.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
 export { renderReflectionsBlock, stripEngramBlocks } from './engram-blocks.js';
 
 /**
- * A long message is searched for by its first 300 and its last 700 characters: the request
- * is usually at one end, around a pasted log, diff or stack trace, which must not drown it
- * (and the embedding costs time in proportion to the text, on every new user turn).
+ * A long message is searched for by its first 300 and its last 700 characters, once lines
+ * of pasted noise (stack frames, hex) are dropped: the request is usually at one end,
+ * around a pasted log, diff or stack trace, which must not drown it (and the embedding
+ * costs time in proportion to the text, on every new user turn).
  */
 const QUERY_HEAD_CHARS = 300;
 const QUERY_TAIL_CHARS = 700;
@@ -25,10 +27,8 @@ const CANDIDATE_FACTOR = 3;
 const MIN_CANDIDATES = 10;
 /** Weight of the vector score in the fusion (0.5: vector and keyword count alike). */
 const ALPHA = 0.5;
-/** A keyword-backed result must rank in the upper half of the fused list... */
+/** A keyword-backed result must rank in the upper half of the results. */
 const KEYWORD_MIN_FUSED = 0.5;
-/** ...and reach this fraction of `minScore` in cosine, so one shared common word ("script") is not enough. */
-const KEYWORD_MIN_VECTOR_FRACTION = 0.75;
 
 export interface Retrieval {
   /**
@@ -46,42 +46,69 @@ export type RetrievalDeps = MemorySearchDeps;
 export function createRetrieval(deps: RetrievalDeps): Retrieval {
   return {
     async retrieve(agent, query, exclude) {
-      const { head, tail } = headAndTail(stripEngramBlocks(query), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
-      const text = `${head}\n${tail}`.trim();
+      const search = injectionQuery(query);
       const { topK, tokenBudget, minScore } = agent.memory;
-      if (text === '' || topK <= 0 || tokenBudget <= 0) return [];
-      const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
-      const results = await searchMemory(deps, agent.id, {
-        text,
-        keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '),
-        limit: Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES) + exclude.size,
-        alpha: ALPHA,
-      });
-      const relevant = results.filter((r) => !exclude.has(r.reflection.id) && isRelevant(r, minScore));
+      if (!search || topK <= 0 || tokenBudget <= 0) return [];
+      const results = await searchMemory(deps, agent.id, { ...search, limit: injectionSearchLimit(topK) + exclude.size });
+      const rule = relevanceRule(deps.embedder, minScore);
+      const relevant = results.filter((r) => !exclude.has(r.reflection.id) && isRelevant(r, rule));
       return fitBudget(rank(relevant).slice(0, topK), tokenBudget);
     },
   };
 }
 
+/**
+ * The search injection runs for a user message, without its limit: Engram's own blocks
+ * and pasted noise lines dropped, the head and the tail of a long message (see above).
+ * Undefined when nothing is left to search for.
+ */
+export function injectionQuery(message: string): Omit<MemoryQuery, 'limit'> | undefined {
+  const { head, tail } = headAndTail(withoutNoiseLines(stripEngramBlocks(message)), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
+  const text = `${head}\n${tail}`.trim();
+  if (text === '') return undefined;
+  const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
+  return { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
+}
+
+/** Candidates fetched for `topK` injected reflections: room for the relevance rule to drop some. */
+export function injectionSearchLimit(topK: number): number {
+  return Math.max(topK * CANDIDATE_FACTOR, MIN_CANDIDATES);
+}
+
 const terms = (query: string): string[] => (query === '' ? [] : query.split(' '));
 
 /**
- * The rule that keeps obviously unrelated memories out. Fused and keyword scores are
+ * The rule that keeps unrelated memories out of a request. Fused and keyword scores are
  * relative to the result set (the best of a bad lot still scores 1), so the absolute
- * signal is the cosine:
- *   - cosine >= minScore: related by meaning; or
- *   - a keyword hit that ranks in the upper half of the fused list AND has cosine
- *     >= 0.75 * minScore: an exact term (an identifier, a file name) the embedding underrates,
- *     but never a text that only shares a word and nothing else.
+ * signal is the cosine, on the embedder's own scale (`Embedder.relevance`, calibrated on
+ * the injection evaluation; the agent's `minScore` can only make it stricter):
+ *   - cosine >= minCosine: related by meaning; or
+ *   - a keyword hit that ranks in the upper half of the results AND has a cosine of at
+ *     least `keywordFraction` of minCosine: an exact term (an identifier, a file name) the
+ *     embedding underrates, but never a text that only shares a word and nothing else.
  */
-export function isRelevant(result: ScoredReflection, minScore: number): boolean {
-  if (result.vectorScore >= minScore) return true;
-  return (
-    result.keywordScore > 0 &&
-    result.score >= KEYWORD_MIN_FUSED &&
-    result.vectorScore >= minScore * KEYWORD_MIN_VECTOR_FRACTION
-  );
+export function isRelevant(result: ScoredReflection, rule: RelevanceCalibration): boolean {
+  if (result.vectorScore >= rule.minCosine) return true;
+  return result.keywordScore > 0 && result.score >= KEYWORD_MIN_FUSED && result.vectorScore >= rule.minCosine * rule.keywordFraction;
 }
+
+/**
+ * The looser rule of an explicit search (`recall`, where the model asked): any keyword
+ * match, exact or by meaning (the reranker's word matching), or a cosine within reach of
+ * the injection rule's. The caller ranks them.
+ */
+export function isRelated(result: ScoredReflection, rule: RelevanceCalibration): boolean {
+  return result.keywordScore > 0 || (result.matchScore ?? 0) > 0 || result.vectorScore >= rule.minCosine * rule.keywordFraction;
+}
+
+/** The rule for an agent: the embedder's calibration, made stricter by the agent's `minScore`. */
+export function relevanceRule(embedder: Pick<Embedder, 'relevance'>, minScore: number): RelevanceCalibration {
+  const calibrated = embedder.relevance ?? UNCALIBRATED;
+  return { minCosine: Math.max(minScore, calibrated.minCosine), keywordFraction: calibrated.keywordFraction };
+}
+
+/** An embedder without a calibration (an endpoint's model): the agent's `minScore` decides. */
+const UNCALIBRATED: RelevanceCalibration = { minCosine: 0, keywordFraction: 0.75 };
 
 /** Best fused score first; among equal scores procedural first (it prevents mistakes), then id. */
 function rank(results: ScoredReflection[]): ScoredReflection[] {

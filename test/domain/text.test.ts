@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { estimateTokens, headAndTail, keywordQuery, normaliseText, oneLine, tail, truncateEnd, truncateMiddle } from '../../src/domain/text.js';
+import { estimateTokens, headAndTail, keywordQuery, normaliseText, oneLine, tail, truncateEnd, truncateMiddle, withoutNoiseLines } from '../../src/domain/text.js';
 
 test('estimateTokens is chars / 4 rounded up', () => {
   assert.is(estimateTokens(''), 0);
@@ -73,6 +73,27 @@ test('headAndTail cuts inside a word with no whitespace near, never inside a sur
   assert.not.match(head, /[\ud800-\udbff]$/);
   assert.not.match(end, /^[\udc00-\udfff]/);
   assert.ok(head.length >= 10 && end.length >= 10);
+});
+
+test('withoutNoiseLines drops pasted stack frames and wordless lines, keeps the question; all-noise text is kept', () => {
+  const pasted = [
+    'Why does the checkout test fail?',
+    'TypeError: Cannot read properties of undefined (reading "total")',
+    '    at Cart.total (/app/src/cart.ts:41:17)',
+    '    at Object.<anonymous> (/app/test/cart.test.ts:12:5)',
+    '  File "/srv/app/jobs.py", line 88, in run',
+    'main.go:42 +0x1d',
+    '   0: 0x55d3c1a2b3c4 - std::panicking::begin_panic',
+    '  12 |     let config = load();',
+    '----------------',
+    'It started after the upgrade.',
+  ].join('\n');
+  assert.is(
+    withoutNoiseLines(pasted),
+    ['Why does the checkout test fail?', 'TypeError: Cannot read properties of undefined (reading "total")', 'It started after the upgrade.'].join('\n'),
+  );
+  assert.is(withoutNoiseLines('    at a (/x.js:1:1)\n    at b (/y.js:2:2)'), '    at a (/x.js:1:1)\n    at b (/y.js:2:2)', 'nothing but noise: kept as it is');
+  assert.is(withoutNoiseLines('plain question'), 'plain question');
 });
 
 test.run();

@@ -3,7 +3,6 @@
  * port (the provider is external, so it is the one stand-in), through the real upstream
  * client.
  */
-import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -11,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { UndiciUpstream } from '../../src/adapters/upstream/undici-upstream.js';
 import { embeddingsUrl, OpenAiEmbedder } from '../../src/adapters/embeddings/openai-embedder.js';
 import { createEmbedder } from '../../src/adapters/embeddings/create-embedder.js';
+import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { loadConfig } from '../../src/config.js';
 
 interface Seen {

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openWorld, type World } from './sqlite-world.js';
-import { createRetrieval, isRelevant, renderReflectionsBlock } from '../../src/memory/retrieval.js';
+import { createRetrieval, isRelated, isRelevant, relevanceRule, renderReflectionsBlock } from '../../src/memory/retrieval.js';
 import { reflection } from './fixtures.js';
 import { estimateTokens } from '../../src/domain/text.js';
 import type { Agent } from '../../src/domain/types.js';
@@ -142,18 +142,26 @@ test('never returns another agent’s reflections', async () => {
   }
 });
 
-test('relevance rule: cosine alone, or a strong keyword hit that is not unrelated', () => {
+test('relevance rule: cosine alone, or a strong keyword hit that is not unrelated; the agent can only make it stricter', () => {
   const scored = (score: number, vectorScore: number, keywordScore: number) => ({
     reflection: reflection({ id: 'ref_x' }),
     score,
     vectorScore,
     keywordScore,
   });
-  assert.ok(isRelevant(scored(0.1, 0.2, 0), 0.2), 'cosine at minScore');
-  assert.not.ok(isRelevant(scored(1, 0.19, 0), 0.2), 'top fused score without keyword or cosine');
-  assert.ok(isRelevant(scored(0.6, 0.16, 0.8), 0.2), 'keyword hit, upper half, cosine >= 0.75 minScore');
-  assert.not.ok(isRelevant(scored(0.6, 0.14, 1), 0.2), 'keyword hit but unrelated in meaning');
-  assert.not.ok(isRelevant(scored(0.4, 0.19, 0.5), 0.2), 'keyword hit in the lower half');
+  const rule = { minCosine: 0.2, keywordFraction: 0.75 };
+  assert.ok(isRelevant(scored(0.1, 0.2, 0), rule), 'cosine at minCosine');
+  assert.not.ok(isRelevant(scored(1, 0.19, 0), rule), 'top fused score without keyword or cosine');
+  assert.ok(isRelevant(scored(0.6, 0.16, 0.8), rule), 'keyword hit, upper half, cosine >= the fraction of minCosine');
+  assert.not.ok(isRelevant(scored(0.6, 0.14, 1), rule), 'keyword hit but unrelated in meaning');
+  assert.not.ok(isRelevant(scored(0.4, 0.19, 0.5), rule), 'keyword hit in the lower half');
+  assert.ok(isRelated(scored(0.1, 0.01, 0.2), rule), 'an explicit search keeps any keyword hit');
+  assert.not.ok(isRelated(scored(0.9, 0.1, 0), rule), 'but not a text unrelated in words and meaning');
+
+  const calibrated = { relevance: { minCosine: 0.55, keywordFraction: 0.9 } };
+  assert.equal(relevanceRule(calibrated, 0.2), { minCosine: 0.55, keywordFraction: 0.9 }, 'the default minScore leaves the calibration');
+  assert.equal(relevanceRule(calibrated, 0.7), { minCosine: 0.7, keywordFraction: 0.9 }, 'a stricter agent setting wins');
+  assert.equal(relevanceRule({}, 0.2), { minCosine: 0.2, keywordFraction: 0.75 }, 'an uncalibrated embedder: minScore decides');
 });
 
 test.run();
