@@ -13,13 +13,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
+import { loadWordVectors, readWordVectorsFromPackage as readWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
 import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
 import { createSoftMatchReranker, type Reranker } from '../../src/memory/rerank.js';
 import type { Embedder } from '../../src/ports/index.js';
 import { evalInjection, type RequestCandidates } from './injection.js';
 import { evalLocomo, locomoFile } from './locomo.js';
+import { benchReembed } from './reembed.js';
 
 const flag = process.argv.indexOf('--candidates');
 const candidatesFile = flag >= 0 ? process.argv[flag + 1] : undefined;
@@ -59,9 +60,23 @@ for (const { name, embedder, reranker } of setups) {
 }
 if (candidatesFile) writeFileSync(candidatesFile, `${JSON.stringify(candidates, null, 2)}\n`);
 
+// The default embedder's costs: reading the word vectors (once per process, at start-up),
+// what they hold in memory, and re-embedding 10,000 reflections when the embedder changes.
+const costs: Record<string, unknown> = {};
+{
+  const rssBefore = process.memoryUsage().rss;
+  const started = performance.now();
+  const fresh = readWordVectors();
+  costs.wordVectorsLoadMs = Math.round(performance.now() - started);
+  costs.wordVectorsRssMb = Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20);
+  costs.words = fresh.size;
+  const semantic = setups.find((setup) => setup.name === 'local-default');
+  if (semantic) costs.reembed10k = await benchReembed(createLocalEmbedder(), semantic.embedder);
+}
+
 const results = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results', `eval-${new Date().toISOString().replaceAll(':', '-')}.json`);
 mkdirSync(path.dirname(results), { recursive: true });
-writeFileSync(results, `${JSON.stringify({ runs, ...(skipped.length > 0 && { skipped }) }, null, 2)}\n`);
+writeFileSync(results, `${JSON.stringify({ runs, costs, ...(skipped.length > 0 && { skipped }) }, null, 2)}\n`);
 const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(1)}%`);
 console.table(
   Object.fromEntries(
@@ -78,5 +93,6 @@ console.table(
     ]),
   ),
 );
+console.log('costs of the default embedder:', JSON.stringify(costs));
 for (const line of skipped) console.log(`skipped: ${line}`);
 console.log(`details: ${path.relative(process.cwd(), results)}`);

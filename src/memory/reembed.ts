@@ -3,7 +3,8 @@
  * re-embeds. Reflections whose vectors came from another embedder are embedded again
  * with the current one, agent by agent, in batches; their other fields (times, use
  * counts) stay as they were. Until an agent is done its old vectors simply match nothing
- * of another size, so retrieval degrades to keywords instead of failing.
+ * of another size, so retrieval degrades to keywords instead of failing. It yields to the
+ * event loop after each batch, so requests are served while it runs.
  */
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -35,6 +36,9 @@ export async function reembedStale(deps: ReembedDeps, signal?: AbortSignal): Pro
         const rows: StoredReflection[] = batch.map((reflection, i) => ({ ...reflection, embedderId: deps.embedder.id, vector: vectors[i] }));
         await deps.reflections.upsert(rows);
         done += rows.length;
+        // Embedding and an embedded store resolve at once: without a real pause between
+        // batches the whole re-embedding would hold the event loop and stall every request.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
   }
