@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { reflectionId } from '../src/domain/reflection-id.js';
 import type { Agent } from '../src/domain/types.js';
 import { start } from '../src/main.js';
+import { EXTRACTION_SUBJECT } from '../src/memory/extraction.js';
 import { createRetrieval } from '../src/memory/retrieval.js';
 import type { StoredReflection } from '../src/ports/index.js';
 import { rssSampler, serveParent } from './ipc.js';
@@ -34,12 +35,17 @@ if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is required');
 const reflectionCount = Number(process.env.BENCH_REFLECTIONS ?? 1000);
 /** With it, the event bus and the control stores run on NATS (JetStream, KV): the NATS-mode rows. */
 const natsUrl = process.env.BENCH_NATS_URL;
+/**
+ * Quiet time before a conversation's turns are extracted. Ten minutes by default, so the
+ * load phases measure the proxy alone; the extraction-cost phase sets it short.
+ */
+const settleMs = process.env.BENCH_SETTLE_MS ?? '600000';
 const natsSettings = natsUrl ? { 'nats-url': natsUrl, 'nats-prefix': 'bench', 'secret-key': 'be'.repeat(32) } : {};
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-bench-'));
 process.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
 const running = await start(
-  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': '600000', 'log-level': 'warn', ...natsSettings }, {}),
+  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': settleMs, 'log-level': 'warn', ...natsSettings }, {}),
   { logger: false },
 );
 const { deps } = running;
@@ -104,6 +110,11 @@ let profiler: Session | undefined;
 serveParent(
   {
     memory: () => rss.memory(),
+    /** Extraction jobs not yet done (waiting for their settle time included), and dead letters. */
+    async extractionQueue() {
+      const [pending, dead] = await Promise.all([deps.bus.pending(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
+      return { pending, deadLetters: dead.length };
+    },
     resetPeak: () => rss.resetPeak(),
     /** p50/p95 of `retrieve()` alone, over an agent holding `reflections` reflections. */
     async retrieval({ reflections, iterations, warmup }: { reflections: number; iterations: number; warmup: number }) {

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
+import type { ExtractionCostResult } from './extraction-cost.js';
 import type { McpRecallResult } from './mcp-recall.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
@@ -25,6 +26,8 @@ export interface Results {
   mcp?: { recall_10k: McpRecallResult };
   /** Transcript uploads to the hook endpoint. */
   transcripts?: TranscriptBenchResult;
+  /** Bytes extraction sends upstream against the bytes of the conversation it learns from. */
+  extractionCost?: ExtractionCostResult;
   /** The same 4 KB and capacity phases with the bus and control stores on NATS. */
   nats?: { server: string; latency4k: LatencyResult; capacity: CapacityResult };
   durationSeconds: number;
@@ -79,6 +82,7 @@ export function rows(r: Results): Row[] {
     ...(r.responses ? responsesRows(r.responses) : []),
     ...(r.mcp ? mcpRows(r.mcp.recall_10k) : []),
     ...(r.transcripts ? transcriptRows(r.transcripts) : []),
+    ...(r.extractionCost ? extractionCostRows(r.extractionCost) : []),
     ...(r.nats ? natsRows(r.nats, a, c) : []),
   ];
 }
@@ -98,6 +102,30 @@ function natsRows(n: NonNullable<Results['nats']>, embedded: LatencyResult, embe
       'reported',
       '-',
     ],
+  ];
+}
+
+/**
+ * Learning stays cheap: what extraction sends upstream over an agent session, against what
+ * the session itself sends; and every user request, final answer and evidence line still
+ * reaches extraction. Each task alone in a fresh conversation is reported beside.
+ */
+function extractionCostRows(x: ExtractionCostResult): Row[] {
+  const kb = (bytes: number) => `${round(bytes / 1024, 1)} KB`;
+  const detail = (run: ExtractionCostResult['session']) =>
+    `${kb(run.extraction_bytes)} in ${run.extraction_requests} calls / ${kb(run.conversation_bytes)} in ${run.conversation_requests} requests; ` +
+    `lessons ${run.lessons_kept}/${run.lessons}${run.missing.length ? ` (missing: ${run.missing[0].slice(0, 40)}…)` : ''}`;
+  const { session: s, task_alone: t } = x;
+  return [
+    [
+      `extraction / conversation bytes, ${x.tasks}-task agent session`,
+      '-',
+      pct(s.ratio),
+      `${detail(s)}; dead letters ${x.dead_letters}`,
+      '<= 5%, lessons all kept',
+      verdict(s.ratio <= 0.05 && s.lessons_kept === s.lessons && x.dead_letters === 0),
+    ],
+    [`the same, each task alone in a new conversation`, '-', pct(t.ratio), detail(t), 'reported', '-'],
   ];
 }
 

@@ -4,7 +4,8 @@
  * their own child process; this process only generates load. Prints one table and
  * writes the figures to `bench/results/<ISO timestamp>.json`. The same HTTP measures run
  * with `/v1/responses` bodies too, then the Responses WebSocket mode (bench/responses.ts),
- * then `recall` over Engram's MCP server with 10,000 reflections (bench/mcp-recall.ts).
+ * then `recall` over Engram's MCP server with 10,000 reflections (bench/mcp-recall.ts),
+ * then what extraction sends upstream over an agent-like session (bench/extraction-cost.ts).
  *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
  * Engram process under the capacity load and under 400 KB requests, summarised by self
@@ -22,6 +23,7 @@ import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from
 import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { mcpRecall } from './mcp-recall.js';
 import { transcriptUploads } from './transcripts.js';
+import { extractionCost } from './extraction-cost.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -66,10 +68,10 @@ function revision(): { commit: string; dirty: boolean } | undefined {
  */
 async function natsMode(upstream: Child<UpstreamHello>, children: Array<Child<unknown>>): Promise<Results['nats']> {
   if (!natsServerBinary()) {
-    log('12/12 NATS mode: skipped, no nats-server installed (apt-get install nats-server)');
+    log('13/13 NATS mode: skipped, no nats-server installed (apt-get install nats-server)');
     return undefined;
   }
-  log('12/12 NATS mode: bus on JetStream, control stores on KV; 4 KB sequential, then 50 concurrent');
+  log('13/13 NATS mode: bus on JetStream, control stores on KV; 4 KB sequential, then 50 concurrent');
   const server = await startNatsServer();
   try {
     const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
@@ -113,30 +115,38 @@ async function main(): Promise<void> {
       engramChild: engram,
     };
 
-    log('1/11 added latency, 4 KB, sequential');
+    log('1/13 added latency, 4 KB, sequential');
     const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
     await upstream.call('reset');
-    log('2/11 added latency, 400 KB, sequential');
+    log('2/13 added latency, 400 KB, sequential');
     const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
-    log('3/11 capacity, 50 concurrent');
+    log('3/13 capacity, 50 concurrent');
     const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
-    log('4/11 streaming, time to first byte');
+    log('4/13 streaming, time to first byte');
     const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
-    log('5/11 1,000 concurrent streams held');
+    log('5/13 1,000 concurrent streams held');
     const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
     await upstream.call('reset');
-    log('6/11 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
+    log('6/13 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
     const responsesOverHttp = await responsesHttp(bench, scale, 80_000_000);
-    log('7/11 Responses over WebSocket: time to the first event of each chained turn');
+    log('7/13 Responses over WebSocket: time to the first event of each chained turn');
     const firstEvent = await wsFirstEvent(bench, { chains: scale(200), warmup: scale(20), turns: 5, block: 10, firstN: 90_000_000 });
-    log('8/11 Responses over WebSocket: 500 connections at once, 3 turns each');
+    log('8/13 Responses over WebSocket: 500 connections at once, 3 turns each');
     const concurrent500 = await wsConcurrent(bench, { connections: 500, turns: 3, firstN: 95_000_000 });
-    log('9/11 retrieval over 10,000 reflections, in the Engram process');
+    log('9/13 retrieval over 10,000 reflections, in the Engram process');
     const found = await retrieval(bench, { reflections: 10_000, iterations: scale(1000), warmup: scale(100) });
-    log('10/11 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
+    log('10/13 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
     const recall10k = await mcpRecall(upstream.hello.url, { reflections: 10_000, calls: scale(500), warmup: scale(50) });
-    log('11/11 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
+    log('11/13 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
     const transcripts = await transcriptUploads(engram, { uploads: quick ? 2 : 5 });
+    log('12/13 extraction cost: an agent session through Engram (a third Engram child, settle 200 ms); extraction bytes / conversation bytes');
+    const cost = await extractionCost(upstream, { settleMs: 200 });
+    log(
+      `12/13 session: ${cost.session.extraction_bytes} extraction bytes in ${cost.session.extraction_requests} calls / ` +
+        `${cost.session.conversation_bytes} conversation bytes in ${cost.session.conversation_requests} requests = ${(cost.session.ratio * 100).toFixed(2)}%; ` +
+        `each task alone: ${cost.task_alone.extraction_bytes} / ${cost.task_alone.conversation_bytes} = ${(cost.task_alone.ratio * 100).toFixed(2)}%; ` +
+        `lesson lines kept ${cost.session.lessons_kept}/${cost.session.lessons}`,
+    );
     const nats = await natsMode(upstream, children);
 
     const results: Results = {
@@ -153,6 +163,7 @@ async function main(): Promise<void> {
       responses: { http: responsesOverHttp, ws: { ...firstEvent, concurrent500 } },
       mcp: { recall_10k: recall10k },
       transcripts,
+      extractionCost: cost,
       ...(nats ? { nats } : {}),
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };

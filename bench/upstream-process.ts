@@ -1,10 +1,12 @@
 /**
  * Child process: the scripted upstream, on its own event loop. Answers every request
- * with its default echo; the streaming phase queues slow replies through `enqueue`.
- * Request records are dropped as they pile up so a long run does not balloon.
+ * with its default echo; the streaming phase queues slow replies through `enqueue`, the
+ * extraction-cost phase scripted tool calls through `enqueueReplies`.
+ * Request records are dropped as they pile up so a long run does not balloon; the bytes
+ * of their bodies are tallied first, conversation and extraction requests apart.
  */
 import { readFileSync } from 'node:fs';
-import { startScriptedUpstream, type Reply } from '../test/support/scripted-upstream/index.js';
+import { startScriptedUpstream, type RecordedRequest, type Reply } from '../test/support/scripted-upstream/index.js';
 import { rssSampler, serveParent } from './ipc.js';
 
 export interface UpstreamHello {
@@ -15,11 +17,40 @@ const upstream = await startScriptedUpstream();
 const port = Number(new URL(upstream.url).port);
 const rss = rssSampler();
 
+export interface ByteTally {
+  /** Requests to a model endpoint that are not extraction calls, and their body bytes. */
+  conversationRequests: number;
+  conversationBytes: number;
+  /** Extraction calls (they offer `record_reflections`), and their body bytes. */
+  extractionRequests: number;
+  extractionBytes: number;
+}
+
+const emptyTally = (): ByteTally => ({ conversationRequests: 0, conversationBytes: 0, extractionRequests: 0, extractionBytes: 0 });
 let served = 0;
-const drop = setInterval(() => {
+let tally = emptyTally();
+/** The transcripts extraction calls carried, kept only while `keepTranscripts` is on (one phase's worth). */
+let transcripts: string[] | undefined;
+
+function count(request: RecordedRequest): void {
+  if (request.extraction) {
+    tally.extractionRequests++;
+    tally.extractionBytes += request.raw.length;
+    transcripts?.push(request.raw.toString('utf8'));
+  } else if (request.protocol !== 'other') {
+    tally.conversationRequests++;
+    tally.conversationBytes += request.raw.length;
+  }
+}
+
+/** Counts and forgets the requests recorded since the last time. */
+function drain(): void {
   served += upstream.requests.length;
+  for (const request of upstream.requests) count(request);
   upstream.requests.length = 0;
-}, 100);
+}
+
+const drop = setInterval(drain, 100);
 drop.unref();
 
 /** Established TCP connections to our port (Linux), or -1 where /proc is not there. */
@@ -48,9 +79,27 @@ serveParent(
       for (let i = 0; i < count; i++) upstream.enqueue([reply, { chunkDelayMs }]);
       return count;
     },
+    /** Queue replies (tool calls, texts) for the next conversation requests, in order. */
+    enqueueReplies({ replies }: { replies: Reply[] }) {
+      upstream.enqueue(...replies);
+      return replies.length;
+    },
     reset() {
+      drain();
       upstream.reset();
       return true;
+    },
+    /** Starts a fresh byte tally; with `keepTranscripts`, extraction bodies are kept for `bytes` to return. */
+    resetBytes({ keepTranscripts }: { keepTranscripts?: boolean } = {}) {
+      drain();
+      tally = emptyTally();
+      transcripts = keepTranscripts ? [] : undefined;
+      return true;
+    },
+    /** The tally since `resetBytes`, and the extraction bodies kept. */
+    bytes(): ByteTally & { extractionBodies: string[] } {
+      drain();
+      return { ...tally, extractionBodies: transcripts ?? [] };
     },
     /** Starts sampling the open connections; `stopWatch` returns the peak. */
     startWatch() {

@@ -9,6 +9,7 @@ import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions, EventBus, PublishOptions } from '../ports/index.js';
 import { stripEngramBlocks } from './engram-blocks.js';
+import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';
 
@@ -70,16 +71,47 @@ const TURN_OVERHEAD = 16;
  * key) shrinks more; it is then left out although it would have fit.
  */
 const REDACTION_MARGIN = 2;
+/**
+ * What a tool output is assumed to keep at least once trimmed, for the same decision: a
+ * long output can shrink to a line or two and a marker (`trimToolOutput`).
+ */
+const TOOL_LEAST = 64;
+/**
+ * How much of one tool output is read, in multiples of its cap (32 KB at the default
+ * `maxBytes`): its two ends, the middle of a longer one left unread. Wide enough for what
+ * coding agents pass on whole (Claude Code cuts a command's output at 30,000 characters),
+ * so an error in the middle of such a log is found and kept; bounded, so a 10 MB output
+ * costs no more than a 32 KB one.
+ */
+const TOOL_WINDOW = 8;
+/**
+ * Tool output a job reads, in multiples of its budget (96 KB at the default `maxBytes`).
+ * Trimmed outputs are small, so many more turns fit than before trimming, and reading and
+ * trimming cost about 8 µs per KB: this bounds the work of building a job (about a
+ * millisecond) however much a conversation's tools printed. Older outputs past it are
+ * left unread, one line saying so; the user's and the assistant's turns are still taken.
+ */
+const TOOL_READ_LIMIT = 2;
+/** What a tool output identical to an earlier one of the same job becomes. */
+export const REPEATED_OUTPUT = '[same output as an earlier tool result above]';
+/** What a tool output past `TOOL_READ_LIMIT` becomes. */
+export function unreadOutput(chars: number): string {
+  return `[tool output of ${chars} characters, not read]`;
+}
 
 /**
  * The job for the turns after `watermark`, or `undefined` when none of them has any text.
- * Each turn is stripped of Engram's blocks and redacted, then a long one is cut in the
- * middle (a user or assistant turn to a quarter of `maxBytes`, a tool result to a
- * twelfth: outputs are long and their head and tail say the most). When the turns still
+ * Each turn is stripped of Engram's blocks and redacted. A tool result is then trimmed
+ * (`trimToolOutput`: its head, its tail and its error lines kept, repetitive and passing
+ * output left out), and one that repeats an earlier tool result of the job exactly is
+ * replaced by a note saying so: lessons live in the user's and the assistant's words,
+ * which are never trimmed. A long turn is still cut in the middle (a user or assistant
+ * turn to a quarter of `maxBytes`, a tool result to a twelfth). When the turns still
  * exceed `maxBytes * maxChunks`, the most recent ones are kept and `firstTurn` moves forward.
  *
  * Work is bounded by that budget, not by the conversation: turns are taken newest first,
- * and an older turn is cleaned only if it may still fit, by its length before redaction.
+ * an older turn is cleaned only if it may still fit, by its length before redaction, and
+ * no more than `TOOL_READ_LIMIT` budgets of tool output are read.
  */
 export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJob | undefined {
   const offset = input.offset ?? 0;
@@ -87,22 +119,43 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
   const start = Math.max(0, input.watermark - offset);
   if (start >= input.turns.length) return undefined;
   const kept: Turn[] = [];
+  /** The stripped text of each kept tool result, newest first like `kept`, to find repeats. */
+  const sources: Array<string | undefined> = [];
   let total = 0;
+  let readLeft = budget * TOOL_READ_LIMIT;
   let firstTurn = input.turns.length;
+  const keep = (role: Turn['role'], text: string, size: number, source?: string) => {
+    kept.push({ role, text });
+    sources.push(source);
+    total += size;
+  };
   for (let i = input.turns.length - 1; i >= start; i--) {
     const turn = input.turns[i];
+    const tool = turn.role === 'tool';
     const cap = turnCap(turn, input.maxBytes);
+    const window = tool ? cap * TOOL_WINDOW : cap * 4;
+    const reads = tool ? Math.min(turn.text.length, window + 2 * SECRET_MARGIN) : 0;
+    if (tool && kept.length > 0 && reads > readLeft) {
+      // Its length only: an unread output is not even scanned.
+      const text = turn.text.length === 0 ? '' : unreadOutput(turn.text.length);
+      if (total + text.length + TURN_OVERHEAD > budget) break;
+      keep('tool', text, text.length + TURN_OVERHEAD);
+      firstTurn = i;
+      continue;
+    }
+    readLeft -= reads;
     const stripped = stripEngramBlocks(turn.text);
     // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
-    const least = Math.min(stripped.length, cap) / REDACTION_MARGIN + TURN_OVERHEAD;
+    const least = Math.min(stripped.length, tool ? TOOL_LEAST : cap) / REDACTION_MARGIN + TURN_OVERHEAD;
     if (kept.length > 0 && total + least > budget) break;
-    const { text, bytes } = cleanTurnText(stripped, cap);
+    const { text, bytes } = cleanTurnText(stripped, { cap, window, tool });
     const size = bytes + TURN_OVERHEAD;
     if (total + size > budget && kept.length > 0) break;
-    kept.push({ role: turn.role, text });
-    total += size;
+    keep(turn.role, text, size, tool ? stripped : undefined);
     firstTurn = i;
   }
+  kept.reverse();
+  markRepeats(kept, sources.reverse());
   if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
   return {
     agentId: input.agentId,
@@ -111,11 +164,28 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     protocol: input.protocol,
     model: input.model,
     firstTurn: offset + firstTurn,
-    turns: kept.reverse(),
+    turns: kept,
     turnCount: offset + input.turns.length,
     settledAt: input.settledAt,
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
   };
+}
+
+/**
+ * Replaces each tool result that repeats an earlier one of the job exactly (a file read
+ * again before an edit, a command re-run with the same output) by `REPEATED_OUTPUT`: the
+ * extraction model reads the earlier one. Compared before cleaning, so outputs that only
+ * trimmed alike are not taken for repeats. The budget was counted with the repeats whole;
+ * a job only ends up smaller than it could be.
+ */
+function markRepeats(turns: Turn[], sources: ReadonlyArray<string | undefined>): void {
+  const seen = new Set<string>();
+  for (let i = 0; i < turns.length; i++) {
+    const source = sources[i];
+    if (source === undefined || source.trim() === '') continue;
+    if (seen.has(source) && turns[i].text.length > REPEATED_OUTPUT.length) turns[i] = { role: 'tool', text: REPEATED_OUTPUT };
+    seen.add(source);
+  }
 }
 
 /**
@@ -143,12 +213,16 @@ function turnCap(turn: Turn, maxBytes: number): number {
   return Math.max(256, Math.floor(maxBytes / (turn.role === 'tool' ? 12 : 4)));
 }
 
-/** `text` (already stripped of Engram's blocks) redacted and cut to `cap` bytes, and its size. */
-function cleanTurnText(text: string, cap: number): { text: string; bytes: number } {
-  // Redaction scans the whole text, so a huge output is first cut to a few times the cap.
-  // The final cut keeps cap/2 from each end, far from this one, so a secret split here
-  // lies in the part that is dropped anyway.
-  let out = truncateMiddle(redactSecrets(truncateMiddle(text, cap * 4)), cap);
+/**
+ * `text` (already stripped of Engram's blocks) redacted, trimmed when it is a tool result,
+ * and cut to `cap` bytes; and its size.
+ */
+function cleanTurnText(text: string, { cap, window, tool }: { cap: number; window: number; tool: boolean }): { text: string; bytes: number } {
+  // Trimming comes after redaction: a secret spanning lines (a PEM key) is whole when
+  // redacted, whatever lines trimming then keeps.
+  let out = redactedEnds(text, window);
+  if (tool) out = trimToolOutput(out);
+  out = truncateMiddle(out, cap);
   let bytes = Buffer.byteLength(out, 'utf8');
   // A cap in characters can exceed the byte cap for non-Latin text; shrink once more.
   if (bytes > cap) {
@@ -156,6 +230,46 @@ function cleanTurnText(text: string, cap: number): { text: string; bytes: number
     bytes = Buffer.byteLength(out, 'utf8');
   }
   return { text: out, bytes };
+}
+
+/**
+ * Longest secret redaction must see whole at the edge of a window: a 4096-bit RSA key in
+ * PEM is about 3.3 KB, the other kinds are a few hundred characters at most.
+ */
+const SECRET_MARGIN = 4096;
+
+/**
+ * `text` redacted; when longer than `window`, only its two ends, with a marker for the
+ * middle. Redaction scans all it is given, so a huge text is not given whole. Each end is
+ * redacted with `SECRET_MARGIN` more text beyond the cut, which is then dropped: a secret
+ * that the cut crosses is redacted whole there, never left half visible at the edge
+ * (trimming may keep the lines next to the cut).
+ */
+function redactedEnds(text: string, window: number): string {
+  if (text.length <= window + 2 * SECRET_MARGIN) return redactSecrets(text);
+  const half = Math.floor(window / 2);
+  const head = redactSecrets(text.slice(0, offPair(text, half + SECRET_MARGIN)));
+  const tail = redactSecrets(text.slice(offPair(text, text.length - half - SECRET_MARGIN)));
+  // Dropping the margin's length from the redacted end keeps what redaction made of the
+  // first `half` characters of `text`, however much it grew or shrank them; a secret cut at
+  // the slice's end (at most SECRET_MARGIN long) starts after them. The same for the tail.
+  let headEnd = offPair(head, Math.max(0, head.length - SECRET_MARGIN));
+  let tailStart = offPair(tail, Math.min(tail.length, SECRET_MARGIN));
+  // Cut at a line break when one is near, so no half line reaches trimming, which works by lines.
+  const newline = head.lastIndexOf('\n', headEnd);
+  if (newline >= 0 && headEnd - newline <= LINE_SLACK) headEnd = newline;
+  const next = tail.indexOf('\n', tailStart);
+  if (next >= 0 && next - tailStart <= LINE_SLACK) tailStart = next + 1;
+  return `${head.slice(0, headEnd)}\n${omittedMiddle(text.length - 2 * half)}\n${tail.slice(tailStart)}`;
+}
+
+/** How far `redactedEnds` moves a cut to reach a line break. */
+const LINE_SLACK = 1024;
+
+/** Moves a cut off the low half of a surrogate pair. */
+function offPair(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
 }
 
 const ROLE_LABELS: Record<Turn['role'], string> = { user: 'User', assistant: 'Assistant', tool: 'Tool' };

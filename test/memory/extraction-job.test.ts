@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildExtractionJob, extractionConsumerOptions, renderTranscript, type BuildExtractionJobInput } from '../../src/memory/extraction.js';
+import { REPEATED_OUTPUT } from '../../src/memory/extraction-job.js';
 import type { Turn } from '../../src/domain/transcript.js';
 
 const base = (turns: Turn[], overrides: Partial<BuildExtractionJobInput> = {}): BuildExtractionJobInput => ({
@@ -68,7 +69,9 @@ test('cuts a huge tool output in the middle and keeps its ends', () => {
   assert.ok(tool.length <= 1_000, String(tool.length));
   assert.ok(tool.startsWith('START'));
   assert.ok(tool.endsWith('END: exit 0'));
-  assert.match(tool, /characters omitted/);
+  // Unread in the middle, and the repetitive lines read at each end collapsed.
+  assert.match(tool, /characters unread/);
+  assert.match(tool, /similar lines/);
 });
 
 test('redacts a secret near the ends of a huge output before cutting it', () => {
@@ -113,6 +116,98 @@ test('a long conversation yields only its most recent turns, within maxBytes', (
   assert.ok(turns.reduce((n, t) => n + t.text.length, 0) > 400_000);
   const job = buildExtractionJob(input);
   assert.ok(job && job.firstTurn > 150, String(job?.firstTurn));
+});
+
+/** `count` lines of a passing build, each naming another file. */
+const buildLog = (count: number, from = 0) =>
+  Array.from({ length: count }, (_, i) => `[build] compiled src/${['routes', 'models', 'jobs'][i % 3]}/file-${from + i}.ts in ${(i * 37) % 90} ms`).join('\n');
+
+test('user and assistant text is never trimmed, however much it looks like a log', () => {
+  const pasted = `My build fails, here is the log:\n${buildLog(60)}\nerror TS2307: Cannot find module './x'\n${buildLog(60, 60)}`;
+  const answer = `The log shows:\n${buildLog(40)}\nERROR the module is missing; run \`make codegen\` first.`;
+  const turns: Turn[] = [
+    { role: 'user', text: pasted },
+    { role: 'tool', text: buildLog(120) },
+    { role: 'assistant', text: answer },
+  ];
+  const job = buildExtractionJob(base(turns));
+  assert.ok(job);
+  assert.is(job.turns[0].text, pasted);
+  assert.is(job.turns[2].text, answer);
+  assert.ok(job.turns[1].text.length < 2_000, 'the tool output is trimmed');
+});
+
+test('a secret inside a kept error line is still redacted', () => {
+  const key = 'sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz12345';
+  const output = `${buildLog(300)}\nError: 401 Unauthorized calling the API with key ${key}\n    at Client.request (src/client.ts:88:11)\n${buildLog(300, 300)}`;
+  const job = buildExtractionJob(base([{ role: 'tool', text: output }]));
+  assert.ok(job);
+  const text = job.turns[0].text;
+  assert.ok(text.includes('Error: 401 Unauthorized calling the API with key [REDACTED:openai_key]'), text);
+  assert.ok(text.includes('    at Client.request (src/client.ts:88:11)'));
+  assert.not.match(text, /sk-proj-/);
+});
+
+test('an error in the middle of a 30 KB log (as long as Claude Code passes one on) reaches extraction', () => {
+  const output = `${buildLog(360)}\nFAILED tests/test_orders.py::test_refund - AssertionError: 2 != 1\n${buildLog(360, 360)}`;
+  assert.ok(output.length > 30_000, String(output.length));
+  const job = buildExtractionJob(base([{ role: 'tool', text: output }]));
+  assert.ok(job);
+  assert.ok(job.turns[0].text.includes('FAILED tests/test_orders.py::test_refund - AssertionError: 2 != 1'));
+  assert.ok(job.turns[0].text.length < 2_500, String(job.turns[0].text.length));
+});
+
+test('a tool output repeating an earlier one of the job exactly is left out; the first, and near-repeats, stay', () => {
+  const file = buildLog(30);
+  const turns: Turn[] = [
+    { role: 'tool', text: file },
+    { role: 'assistant', text: '[tool call Edit {}]' },
+    { role: 'tool', text: 'String to replace not found in file.' },
+    { role: 'tool', text: file },
+    { role: 'tool', text: `${file}\n` },
+  ];
+  const job = buildExtractionJob(base(turns));
+  assert.ok(job);
+  assert.is(job.turns[0].text, file);
+  assert.is(job.turns[3].text, REPEATED_OUTPUT);
+  assert.is(job.turns[4].text.trim(), file, 'not the same output: kept, not replaced');
+  // The first one was extracted before: the repeat is all this job has of it.
+  const later = buildExtractionJob(base(turns, { watermark: 2 }));
+  assert.ok(later);
+  assert.is(later.turns[1].text, file);
+});
+
+test('a private key that the read window cuts through is redacted whole', () => {
+  const body = Array.from({ length: 30 }, (_, i) => Buffer.from(`key material line ${i} `.repeat(3)).toString('base64').slice(0, 64));
+  const pem = ['-----BEGIN RSA PRIVATE KEY-----', ...body, '-----END RSA PRIVATE KEY-----'].join('\n');
+  // A tool result's read window is cap * 8 characters; its tail half starts this far from the end.
+  const half = ((48 * 1024) / 12) * 4;
+  const after = 'ok\n'.repeat(Math.floor((half - pem.length / 2) / 3));
+  const output = 'ok\n'.repeat(60_000) + pem + '\n' + after;
+  const job = buildExtractionJob(base([{ role: 'tool', text: output }]));
+  assert.ok(job);
+  for (const line of body) assert.not.ok(job.turns[0].text.includes(line), `leaked: ${line}`);
+});
+
+test('a long agent task fits whole, its request included: outputs trimmed, the oldest past the read limit left unread', () => {
+  const turns: Turn[] = [{ role: 'user', text: 'Make the nightly build green again.' }];
+  for (let i = 0; i < 40; i++) {
+    turns.push({ role: 'assistant', text: `[tool call Bash {"command":"make step-${i}"}]` }, { role: 'tool', text: buildLog(150, i * 150) });
+  }
+  turns.push({ role: 'assistant', text: 'Done: step 7 needed `make codegen` first.' });
+  // 40 outputs of about 7 KB: more than the 96 KB of tool output a job reads at this budget.
+  assert.ok(turns.filter((t) => t.role === 'tool').reduce((n, t) => n + t.text.length, 0) > 200_000);
+  const job = buildExtractionJob(base(turns));
+  assert.ok(job);
+  assert.is(job.firstTurn, 0);
+  assert.is(job.turns.length, turns.length);
+  for (const [i, turn] of turns.entries()) if (turn.role !== 'tool') assert.is(job.turns[i].text, turn.text);
+  const tools = job.turns.filter((t) => t.role === 'tool').map((t) => t.text);
+  assert.match(tools[0], /^\[tool output of \d+ characters, not read\]$/);
+  assert.match(tools[39], /^\[build\] compiled src\/routes\/file-5850\.ts/);
+  assert.match(tools[39], /\[… \d+ (similar lines|lines omitted) …\]/);
+  const bytes = job.turns.reduce((n, t) => n + Buffer.byteLength(t.text) + 16, 0);
+  assert.ok(bytes <= 48 * 1024, String(bytes));
 });
 
 test('renders a plain transcript, skipping empty turns', () => {
