@@ -121,7 +121,7 @@ serveParent(
       const big = await createAgent('retrieval');
       const seedMillis = await seed(big.agent.id, reflections);
       const stored = await deps.reflections.count(big.agent.id);
-      const retrieval = createRetrieval({ reflections: deps.reflections, embedder: deps.embedder });
+      const retrieval = createRetrieval({ reflections: deps.reflections, embedder: deps.embedder, reranker: deps.reranker });
       const asks = questions(warmup + iterations, 7);
       let started = performance.now();
       await retrieval.retrieve(big.agent, asks[0], new Set());
