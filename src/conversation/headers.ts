@@ -33,7 +33,13 @@ const NOT_FORWARDED = new Set([
   'x-engram-conversation',
 ]);
 
-const NOT_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie']);
+/**
+ * `content-length` is not returned either: with it a client has the whole answer as soon
+ * as the last byte arrives, before Engram has recorded the turn (a Responses record read
+ * back at once, the conversation state of the next turn). Chunked, the answer ends when
+ * the turn is recorded.
+ */
+const NOT_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie', 'content-length']);
 
 /** Names listed in a `Connection` header are hop-by-hop too (RFC 9110 section 7.6.1). */
 function connectionListed(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> {
