@@ -22,6 +22,8 @@ const MATCH_FLOOR = 0.4;
 const SOFT_SHARE = 0.5;
 /** Query words considered: the rarest ones carry the question. */
 const MAX_QUERY_WORDS = 24;
+/** Reflections whose words are kept between searches. */
+const HELD_MAX = 20_000;
 
 interface Term {
   word: string;
@@ -41,6 +43,17 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
     }
     return [...seen.values()];
   };
+  // A reflection's words are looked up again on every search that finds it: keep them.
+  const held = new Map<string, Term[]>();
+  const termsOf = (text: string): Term[] => {
+    let found = held.get(text);
+    if (!found) {
+      found = terms(text);
+      if (held.size >= HELD_MAX) held.clear();
+      held.set(text, found);
+    }
+    return found;
+  };
   return {
     rerank(query, results) {
       if (results.length < 2) return [...results];
@@ -51,11 +64,11 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
       if (total === 0) return [...results];
       return results
         .map((result) => {
-          const held = terms(`${result.reflection.content} ${result.reflection.topic}`);
+          const words = termsOf(`${result.reflection.content} ${result.reflection.topic}`);
           let matched = 0;
           for (const term of asked) {
             let best = 0;
-            for (const word of held) {
+            for (const word of words) {
               const similarity = word.stem === term.stem ? 1 : term.row !== undefined && word.row !== undefined ? vectors.similarity(term.row, word.row) : 0;
               if (similarity > best) best = similarity;
               if (best === 1) break;
