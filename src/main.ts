@@ -26,6 +26,7 @@ import type { ControlStores, EventBus, ReflectionStore } from './ports/index.js'
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
 import { Vault } from './security/vault.js';
+import { sealedBus } from './security/sealed-bus.js';
 import { DeferredLog, type Log } from './log.js';
 
 export const DATABASE_FILE = 'engram.db';
@@ -112,7 +113,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       config,
       control,
       reflections: reflections ?? sqlite!.reflections,
-      bus: bus ?? sqlite!.bus,
+      bus: sealedBus(bus ?? sqlite!.bus, vault),
       embedder,
       reranker,
       upstream,

@@ -22,6 +22,15 @@ export class Vault {
     this.#box = box;
   }
 
+  /** Seals any text, bound to `context` (it opens only with the same context). */
+  seal(plain: string, context: string): string {
+    return this.#box.encrypt(plain, context);
+  }
+
+  open(sealed: string, context: string): string {
+    return this.#box.decrypt(sealed, context);
+  }
+
   sealAgentSecrets(agentId: string, secrets: AgentSecrets): string {
     return this.#box.encrypt(JSON.stringify(secrets), agentId);
   }

@@ -32,6 +32,9 @@ export function openDatabase(file: string): SqliteDatabase {
     if (!inMemory) db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
+    // Deleted rows (an acked extraction job, a deleted reflection) are overwritten, not
+    // left readable in free pages. Old page versions stay in the WAL until a checkpoint.
+    db.pragma('secure_delete = ON');
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     migrate(db);
   } catch (error) {
