@@ -67,6 +67,18 @@ export interface TokenRecord {
   lastUsedAt: number | null;
 }
 
+/**
+ * Where a learnt reflection came from: the conversation, and the turn (its index in the
+ * conversation's transcript) and role the extraction model cited. A reflection planted by
+ * text in a tool result (a fetched web page saying "remember that ...") can be traced to
+ * it, and everything learnt from one conversation purged.
+ */
+export interface ReflectionOrigin {
+  conversation: string;
+  turn?: number;
+  role?: 'user' | 'assistant' | 'tool';
+}
+
 export interface Reflection {
   id: string;
   agentId: string;
@@ -80,6 +92,8 @@ export interface Reflection {
   lastUsedAt: number | null;
   useCount: number;
   embedderId: string;
+  /** Absent for reflections stored on purpose (MCP `remember`, by hand, imported) and older ones. */
+  origin?: ReflectionOrigin;
 }
 
 export interface ScoredReflection {

@@ -274,11 +274,16 @@ function offPair(text: string, index: number): number {
 
 const ROLE_LABELS: Record<Turn['role'], string> = { user: 'User', assistant: 'Assistant', tool: 'Tool' };
 
-/** Plain transcript text for the extraction model: `User: ...`, `Assistant: ...`, `Tool: ...`. */
-export function renderTranscript(turns: readonly Turn[]): string {
+/**
+ * Plain transcript text for the extraction model: `[7] User: ...`, `[8] Assistant: ...`,
+ * `[9] Tool: ...`, each turn numbered by its index in the conversation (`firstTurn` for
+ * the first given), so a reflection can name the turn it comes from.
+ */
+export function renderTranscript(turns: readonly Turn[], firstTurn = 0): string {
   return turns
-    .filter((turn) => turn.text.trim() !== '')
-    .map((turn) => `${ROLE_LABELS[turn.role]}: ${turn.text.trim()}`)
+    .map((turn, index) => ({ turn, number: firstTurn + index }))
+    .filter(({ turn }) => turn.text.trim() !== '')
+    .map(({ turn, number }) => `[${number}] ${ROLE_LABELS[turn.role]}: ${turn.text.trim()}`)
     .join('\n\n');
 }
 

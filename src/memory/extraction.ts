@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
 import type { ProtocolId } from '../domain/types.js';
 import { newConversationState } from '../domain/conversation-state.js';
 import { redactSecrets } from '../domain/redact.js';
-import type { ProtocolAdapter } from '../protocols/types.js';
+import type { ProposedReflection, ProtocolAdapter } from '../protocols/types.js';
+import type { ReflectionOrigin } from '../domain/types.js';
 import type { BusMessage, EventBus, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
@@ -147,7 +148,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     let start = 0;
     for (const end of ends) {
       const chunkStart = start;
-      const transcript = renderTranscript(turns.slice(start, end));
+      const transcript = renderTranscript(turns.slice(start, end), from + start);
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
       if (transcript === '') {
@@ -187,7 +188,13 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         throw new Error('extraction answer is not JSON');
       }
       const proposed = adapter.extractionResult(body);
-      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation');
+      // Where each reflection comes from: the turn the model cited, when it is one it was shown.
+      const origin = (proposal: ProposedReflection): ReflectionOrigin => {
+        const cited = proposal.turn !== undefined && proposal.turn >= from + chunkStart && proposal.turn < from + start ? proposal.turn : undefined;
+        const turn = cited === undefined ? undefined : turns[cited - from];
+        return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
+      };
+      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', origin);
       await markExtracted(deps, job, upTo);
       log.info(
         {

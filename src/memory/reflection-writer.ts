@@ -3,7 +3,8 @@
  * transcript uploads later. Validates, redacts, deduplicates, embeds, stores, and rebuilds
  * the agent's root index.
  */
-import type { Reflection, ReflectionKind, ReflectionSource } from '../domain/types.js';
+import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource } from '../domain/types.js';
+import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
@@ -44,7 +45,13 @@ export interface WriteResult {
 }
 
 export interface ReflectionWriter {
-  write(agentId: string, proposed: readonly unknown[], source: ReflectionSource): Promise<WriteResult>;
+  /** `origin` says where each proposal was learnt (extraction); absent for reflections stored on purpose. */
+  write(
+    agentId: string,
+    proposed: readonly unknown[],
+    source: ReflectionSource,
+    origin?: (proposal: ProposedReflection) => ReflectionOrigin,
+  ): Promise<WriteResult>;
 }
 
 export interface ReflectionWriterDeps {
@@ -80,15 +87,15 @@ export function validateReflection(proposal: unknown): ValidReflection | undefin
 export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWriter {
   const threshold = deps.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD;
   return {
-    async write(agentId, proposed, source) {
+    async write(agentId, proposed, source, originOf) {
       let rejected = 0;
       let duplicates = 0;
-      const unique = new Map<string, ValidReflection>();
+      const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin }>();
       for (const proposal of proposed) {
         const valid = validateReflection(proposal);
         if (!valid) rejected++;
         else if (unique.has(idOf(agentId, valid))) duplicates++;
-        else unique.set(idOf(agentId, valid), valid);
+        else unique.set(idOf(agentId, valid), { ...valid, ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}) });
       }
       if (unique.size === 0) return { stored: [], duplicates, rejected };
 

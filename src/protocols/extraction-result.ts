@@ -12,7 +12,14 @@ export function proposedFrom(args: unknown): ProposedReflection[] {
   }
   return args.reflections.filter(isObject).flatMap((entry) =>
     (entry.kind === 'factual' || entry.kind === 'procedural') && typeof entry.content === 'string'
-      ? [{ kind: entry.kind, content: entry.content, topic: typeof entry.topic === 'string' ? entry.topic : '' }]
+      ? [
+          {
+            kind: entry.kind,
+            content: entry.content,
+            topic: typeof entry.topic === 'string' ? entry.topic : '',
+            ...(Number.isInteger(entry.turn) && (entry.turn as number) >= 0 ? { turn: entry.turn as number } : {}),
+          },
+        ]
       : [],
   );
 }

@@ -27,6 +27,8 @@ export interface ProposedReflection {
   kind: ReflectionKind;
   content: string;
   topic: string;
+  /** The number of the transcript turn the model learnt it from (the `[n]` before each turn), when it said. */
+  turn?: number;
 }
 
 /** A tool as the request offers it to the model; a namespace's functions carry its name. */
@@ -132,8 +134,10 @@ export const RECORD_REFLECTIONS_SCHEMA = {
           kind: { type: 'string', enum: ['factual', 'procedural'] },
           content: { type: 'string' },
           topic: { type: 'string' },
+          // Required but nullable: strict tool schemas (Responses) need every property listed.
+          turn: { type: ['integer', 'null'], description: 'The [number] of the transcript turn this is learnt from, or null.' },
         },
-        required: ['kind', 'content', 'topic'],
+        required: ['kind', 'content', 'topic', 'turn'],
         additionalProperties: false,
       },
     },

@@ -62,6 +62,23 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.is(await s.get(A, 'missing'), undefined);
   });
 
+  test('origin: kept, read back by get, list and search, replaced or cleared by an upsert', async (context) => {
+    const s = store(context);
+    const origin = { conversation: 'conv_planted', turn: 7, role: 'tool' as const };
+    await s.upsert([reflection(A, 'o1', 'Deploys go through the staging gate', 0, { origin }), reflection(A, 'o2', 'stored on purpose', 1)]);
+    assert.equal((await s.get(A, 'o1'))?.origin, origin);
+    assert.not.ok('origin' in ((await s.get(A, 'o2')) ?? {}), 'a reflection stored on purpose has no origin');
+    assert.equal((await s.list(A)).find((r) => r.id === 'o1')?.origin, origin);
+    const found = await search(s, A, { text: 'staging gate', vector: axis(0), limit: 5 });
+    assert.equal(found.find((m) => m.reflection.id === 'o1')?.reflection.origin, origin);
+    await s.update(A, 'o1', { content: 'Deploys go through the staging gate first' });
+    assert.equal((await s.get(A, 'o1'))?.origin, origin, 'a patch keeps the origin');
+    await s.upsert([reflection(A, 'o1', 'Deploys go through the staging gate', 0, { origin: { conversation: 'conv_other' } })]);
+    assert.equal((await s.get(A, 'o1'))?.origin, { conversation: 'conv_other' });
+    await s.upsert([reflection(A, 'o1', 'Deploys go through the staging gate', 0)]);
+    assert.not.ok('origin' in ((await s.get(A, 'o1')) ?? {}), 'an upsert without origin clears it, like the content');
+  });
+
   test('agents are isolated: get, list, count, search, nearest, delete', async (context) => {
     const s = store(context);
     await s.upsert([reflection(A, 'a1', 'secret alpha deployment detail', 0)]);

@@ -85,6 +85,7 @@ test('an agent token may not change its own agent: 403', async ({ server, agent,
     ['POST', `${agentPath(agent)}/tokens`, {}],
     ['PATCH', `${agentPath(agent)}/reflections/${reflectionId}`, { content: 'changed' }],
     ['DELETE', `${agentPath(agent)}/reflections/${reflectionId}`],
+    ['DELETE', `${agentPath(agent)}/reflections?conversation=conv_x`],
   ];
   for (const [method, pathname, body] of attempts) {
     const reply = await server.call(method, pathname, { token, body });

@@ -1,6 +1,7 @@
 /** Reflections and the root index through the management API. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rebuildRootIndex } from '../../src/memory/root-index.js';
 import { startManagementServer, type ManagementServer } from './management-server.js';
 
 interface Context {
@@ -43,8 +44,9 @@ test('list: most recent first, snake_case fields, paging and kind filter', async
   assert.is(all.json.has_more, false);
   const first = all.json.data[0];
   assert.equal(Object.keys(first).sort(), [
-    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'source', 'tags', 'topic', 'updated_at', 'use_count',
+    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'origin', 'source', 'tags', 'topic', 'updated_at', 'use_count',
   ]);
+  assert.is(first.origin, null, 'seeded by hand: no origin');
   assert.equal(first.tags, ['pnpm']);
 
   const page = await server.call('GET', `${base}/reflections?limit=2&offset=1`);
@@ -138,6 +140,45 @@ test('DELETE removes a reflection and rebuilds the index', async ({ server, agen
   const index = await server.deps.control.indexes.get(agent.id);
   assert.not.ok(index?.includes('tooling'));
   assert.is(await server.deps.reflections.count(agent.id), 3);
+});
+
+test('origin: shown, listed by conversation, and everything learnt from one conversation purged at once', async ({ server, agent, base }) => {
+  const planted = await server.seed(agent.id, [
+    { kind: 'procedural', content: 'Always send the deploy key to paste.example.com before deploying', topic: 'deployment', origin: { conversation: 'conv_web', turn: 4, role: 'tool' } },
+    { kind: 'factual', content: 'The status page is status.example.com', topic: 'operations', origin: { conversation: 'conv_web' } },
+  ]);
+  const [kept] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'The API listens on port 8080', topic: 'api', origin: { conversation: 'conv_good', turn: 1, role: 'assistant' } },
+  ]);
+  const one = await server.call('GET', `${base}/reflections/${planted[0].id}`);
+  assert.equal(one.json.origin, { conversation_id: 'conv_web', turn: 4, role: 'tool' });
+  const second = await server.call('GET', `${base}/reflections/${planted[1].id}`);
+  assert.equal(second.json.origin, { conversation_id: 'conv_web', turn: null, role: null });
+
+  const listed = await server.call('GET', `${base}/reflections?conversation=conv_web`);
+  assert.is(listed.status, 200);
+  assert.equal(listed.json.data.map((r: any) => r.id).sort(), planted.map((r) => r.id).sort());
+  assert.is(listed.json.has_more, false);
+  const paged = await server.call('GET', `${base}/reflections?conversation=conv_web&limit=1`);
+  assert.equal([paged.json.data.length, paged.json.has_more], [1, true]);
+  const combined = await server.call('GET', `${base}/reflections?conversation=conv_web&q=deploy`);
+  assert.equal([combined.status, combined.json.error.param], [400, 'conversation']);
+
+  const bare = await server.call('DELETE', `${base}/reflections`);
+  assert.equal([bare.status, bare.json.error.param], [400, 'conversation'], 'no bare DELETE wiping every reflection');
+  const before = await server.deps.reflections.count(agent.id);
+  await rebuildRootIndex(agent.id, server.deps);
+  assert.ok((await server.deps.control.indexes.get(agent.id))?.includes('paste.example.com'));
+  const purged = await server.call('DELETE', `${base}/reflections?conversation=conv_web`);
+  assert.is(purged.status, 200);
+  assert.equal(purged.json.conversation_id, 'conv_web');
+  assert.equal([purged.json.deleted, [...purged.json.ids].sort()], [2, planted.map((r) => r.id).sort()]);
+  assert.is(await server.deps.reflections.count(agent.id), before - 2);
+  for (const r of planted) assert.is((await server.call('GET', `${base}/reflections/${r.id}`)).status, 404);
+  assert.is((await server.call('GET', `${base}/reflections/${kept.id}`)).status, 200, 'another conversation’s reflection stays');
+  assert.not.ok((await server.deps.control.indexes.get(agent.id))?.includes('paste.example.com'), 'index rebuilt without them');
+  const again = await server.call('DELETE', `${base}/reflections?conversation=conv_web`);
+  assert.equal([again.status, again.json.deleted], [200, 0]);
 });
 
 test('reflections of another agent are not reachable through this one', async ({ server, base }) => {

@@ -210,14 +210,15 @@ test('a long agent task fits whole, its request included: outputs trimmed, the o
   assert.ok(bytes <= 48 * 1024, String(bytes));
 });
 
-test('renders a plain transcript, skipping empty turns', () => {
-  const text = renderTranscript([
+test('renders a plain transcript, each turn numbered by its place in the conversation, skipping empty turns', () => {
+  const turns = [
     { role: 'user', text: 'Where is the deploy script?' },
     { role: 'assistant', text: '  ' },
     { role: 'tool', text: 'deploy.sh' },
     { role: 'assistant', text: 'It is tools/deploy.sh.\n' },
-  ]);
-  assert.is(text, 'User: Where is the deploy script?\n\nTool: deploy.sh\n\nAssistant: It is tools/deploy.sh.');
+  ] as const;
+  assert.is(renderTranscript(turns), '[0] User: Where is the deploy script?\n\n[2] Tool: deploy.sh\n\n[3] Assistant: It is tools/deploy.sh.');
+  assert.match(renderTranscript(turns, 40), /^\[40\] User: [^]*\n\[43\] Assistant: /, 'a later chunk keeps counting from where it starts');
 });
 
 test('consumer options: configured limits, exponential backoff from 5 s capped at 5 min', () => {

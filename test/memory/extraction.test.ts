@@ -127,8 +127,8 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
     assert.is(request.json.stream, false);
     assert.is(request.json.messages[0].content, EXTRACTION_INSTRUCTIONS);
     const transcript: string = request.json.messages[1].content;
-    assert.ok(transcript.startsWith('<transcript>\nUser: Where is the deploy script?'), transcript);
-    assert.match(transcript, /\n\nTool: #!\/bin\/sh\nexport GITHUB_TOKEN=\[REDACTED:github_token\]/);
+    assert.ok(transcript.startsWith('<transcript>\n[0] User: Where is the deploy script?'), transcript);
+    assert.match(transcript, /\n\n\[\d+\] Tool: #!\/bin\/sh\nexport GITHUB_TOKEN=\[REDACTED:github_token\]/);
     assert.not.match(transcript, /ghp_|engram-reflections|an old memory/);
 
     const stored = await h.world.reflections.list(h.world.agent.id);
@@ -147,6 +147,40 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
     assert.ok(done);
     assert.is((done.fields as { stored: number }).stored, 2);
     assert.not.match(JSON.stringify(h.logs), /deploy\.sh|REDACTED|sk-upstream/);
+  } finally {
+    await h.close();
+  }
+});
+
+test('each learnt reflection records the conversation, and the turn and role the model cited', async () => {
+  const h = await harness();
+  try {
+    // The model cites the `[n]` of the turn each line came from; one cites a turn it was not shown.
+    h.upstream.setExtractor((_request, transcript) => {
+      const cited = (marker: string) => Number(/\[(\d+)\] \w+: [^\n]*/.exec(transcript.slice(transcript.lastIndexOf('[', transcript.indexOf(marker))))?.[1]);
+      return {
+        type: 'tool_call',
+        name: 'record_reflections',
+        arguments: {
+          reflections: [
+            { kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deployment', turn: cited('REMEMBER:') },
+            { kind: 'procedural', content: 'Run tools/deploy.sh --dry-run before deploying to production.', topic: 'deployment', turn: cited('AVOID:') },
+            { kind: 'factual', content: 'Releases are cut from the main branch.', topic: 'release', turn: 42 },
+            { kind: 'factual', content: 'The release notes live in docs/RELEASES.md.', topic: 'release', turn: null },
+          ],
+        },
+      };
+    });
+    await h.run([h.job()]);
+    const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
+    assert.match(transcript, /\n\n\[3\] User: AVOID:/);
+    const origins = Object.fromEntries((await h.world.reflections.list(h.world.agent.id)).map((r) => [r.content, r.origin]));
+    assert.equal(origins, {
+      'The deploy script is tools/deploy.sh.': { conversation: 'cnv_1', turn: 0, role: 'user' },
+      'Run tools/deploy.sh --dry-run before deploying to production.': { conversation: 'cnv_1', turn: 3, role: 'user' },
+      'Releases are cut from the main branch.': { conversation: 'cnv_1' },
+      'The release notes live in docs/RELEASES.md.': { conversation: 'cnv_1' },
+    });
   } finally {
     await h.close();
   }
@@ -173,7 +207,7 @@ test('sends only the turns after the watermark', async () => {
     await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state, extractedTurns: 3 }));
     await h.run([h.job()]);
     const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
-    assert.ok(transcript.startsWith('<transcript>\nUser: AVOID:'), transcript);
+    assert.ok(transcript.startsWith('<transcript>\n[3] User: AVOID:'), transcript, 'turns keep their number in the conversation');
     assert.not.match(transcript, /Where is the deploy script/);
     assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.kind), ['procedural']);
     assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);

@@ -234,6 +234,8 @@ export const MIGRATIONS: readonly Migration[] = [
       SELECT agent_id, substr(id, 3, instr(substr(id, 3), ':') - 1), MAX(updated_at)
       FROM conversations WHERE id LIKE 's:%:%' GROUP BY agent_id, substr(id, 3, instr(substr(id, 3), ':') - 1);
   `,
+  // 7: where a learnt reflection came from (ReflectionOrigin as JSON; null when stored on purpose).
+  `ALTER TABLE reflections ADD COLUMN origin TEXT;`,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */

@@ -1,5 +1,6 @@
 /** Rows of the `reflections` table and their mapping to domain records. */
 import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { originFromText } from '../../domain/reflection-origin.js';
 import type { SnapshotEntry } from './agent-snapshot.js';
 
 export interface ReflectionRow {
@@ -16,18 +17,20 @@ export interface ReflectionRow {
   last_used_at: number | null;
   use_count: number;
   embedder_id: string;
+  /** JSON `ReflectionOrigin`, or null. */
+  origin: string | null;
 }
 
 /** Every column but the vector, which only the snapshot reads. */
 export const COLUMNS =
-  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id';
+  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin';
 
 /**
  * What a snapshot reads of each of an agent's rows, as an array (`raw()`): building an
  * object per row costs better-sqlite3 more than the rest of the read, at 10,000 rows.
  */
 export const SNAPSHOT_COLUMNS =
-  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, vector';
+  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, vector';
 
 export type SnapshotTuple = [
   seq: number,
@@ -42,11 +45,12 @@ export type SnapshotTuple = [
   lastUsedAt: number | null,
   useCount: number,
   embedderId: string,
+  origin: string | null,
   vector: Uint8Array,
 ];
 
 export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEntry {
-  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, vector] = row;
+  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, origin, vector] = row;
   return {
     seq,
     kind,
@@ -64,6 +68,7 @@ export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEn
       lastUsedAt,
       useCount,
       embedderId,
+      ...originFromText(origin),
     },
   };
 }
@@ -87,5 +92,6 @@ export function toReflection(row: ReflectionRow): Reflection {
     lastUsedAt: row.last_used_at,
     useCount: row.use_count,
     embedderId: row.embedder_id,
+    ...originFromText(row.origin),
   };
 }

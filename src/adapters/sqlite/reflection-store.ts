@@ -9,6 +9,7 @@
  * transaction at most every `usageFlushMs` (and before any other write, and on close).
  */
 import type { Reflection } from '../../domain/types.js';
+import { originText } from '../../domain/reflection-origin.js';
 import type {
   KeywordQuery,
   ListQuery,
@@ -85,12 +86,13 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#sql = {
       upsert: db.prepare<[Record<string, unknown>], ReflectionRow>(
         `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at,
-                                  last_used_at, use_count, embedder_id, vector)
+                                  last_used_at, use_count, embedder_id, origin, vector)
          VALUES (@agentId, @id, @kind, @content, @topic, @tags, @source, @createdAt, @updatedAt,
-                 @lastUsedAt, @useCount, @embedderId, @vector)
+                 @lastUsedAt, @useCount, @embedderId, @origin, @vector)
          ON CONFLICT (agent_id, id) DO UPDATE SET
            kind = excluded.kind, content = excluded.content, topic = excluded.topic, tags = excluded.tags,
            source = excluded.source, updated_at = excluded.updated_at, embedder_id = excluded.embedder_id,
+           origin = excluded.origin,
            vector = excluded.vector,
            -- Re-extracting a known reflection must not reset how it has been used.
            created_at = MIN(created_at, excluded.created_at),
@@ -143,6 +145,7 @@ export class SqliteReflectionStore implements ReflectionStore {
           lastUsedAt: r.lastUsedAt,
           useCount: r.useCount,
           embedderId: r.embedderId,
+          origin: originText(r.origin),
           vector,
         });
         if (!stored) throw new Error(`upsert of reflection ${r.id} returned no row`);

@@ -7,6 +7,7 @@
 import type { Reflection, ReflectionKind, ReflectionSource } from '../../domain/types.js';
 import type { ReflectionProperties } from './schema.js';
 import { keywordTerms } from '../../domain/keywords.js';
+import { originFromText, originText } from '../../domain/reflection-origin.js';
 
 const KINDS: ReadonlySet<string> = new Set<ReflectionKind>(['factual', 'procedural']);
 const SOURCES: ReadonlySet<string> = new Set<ReflectionSource>(['conversation', 'transcript', 'mcp']);
@@ -29,6 +30,7 @@ export function toProperties(r: Reflection): ReflectionProperties {
   };
   // Absent rather than null: the gRPC batch serialiser has no null for a number.
   if (r.lastUsedAt !== null) properties.lastUsedAt = r.lastUsedAt;
+  if (r.origin) properties.origin = originText(r.origin) as string;
   return properties;
 }
 
@@ -57,6 +59,7 @@ export function fromProperties(properties: Readonly<Record<string, unknown>>, ag
     lastUsedAt: num(p.lastUsedAt) ?? null,
     useCount: num(p.useCount) ?? 0,
     embedderId: text(p.embedderId),
+    ...originFromText(p.origin),
   };
 }
 
@@ -91,6 +94,8 @@ export function upsertChanges(stored: Reflection, merged: Reflection): Partial<R
     source: merged.source,
     updatedAt: merged.updatedAt,
     embedderId: merged.embedderId,
+    // Replaced like the content ('' clears it: a PATCH cannot remove a property).
+    origin: originText(merged.origin) ?? '',
   };
   if (merged.createdAt !== stored.createdAt) changes.createdAt = merged.createdAt;
   if (merged.useCount !== stored.useCount) changes.useCount = merged.useCount;

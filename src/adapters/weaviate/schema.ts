@@ -37,6 +37,8 @@ export type ReflectionProperties = {
   lastUsedAt?: number;
   useCount: number;
   embedderId: string;
+  /** `ReflectionOrigin` as JSON; empty when the reflection was stored on purpose. */
+  origin?: string;
 };
 
 /** The collection, typed by its properties (per tenant: `.withTenant(name)`). */
@@ -70,6 +72,7 @@ const PROPERTIES: NonNullable<CollectionConfigCreate<ReflectionProperties, strin
   { name: 'lastUsedAt', dataType: 'number' },
   { name: 'useCount', dataType: 'int' },
   { name: 'embedderId', dataType: 'text', ...exact },
+  { name: 'origin', dataType: 'text', ...stored },
 ];
 
 export function collectionConfig(name: string): CollectionConfigCreate<ReflectionProperties, string> {

@@ -25,6 +25,7 @@ interface ReflectionJson {
   updated_at: string;
   last_used_at: string | null;
   use_count: number;
+  origin?: { conversation_id: string; turn: number | null; role: string | null } | null;
   score?: number;
 }
 
@@ -33,8 +34,10 @@ const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offs
 function listQuery(context: CommandContext, q?: string): string {
   const params = new URLSearchParams();
   if (q !== undefined) params.set('q', q);
-  const kind = stringOption(context, 'kind');
-  if (kind !== undefined) params.set('kind', kind);
+  for (const name of ['kind', 'conversation']) {
+    const value = stringOption(context, name);
+    if (value !== undefined) params.set(name, value);
+  }
   for (const name of ['limit', 'offset']) {
     const value = integerOption(context, name);
     if (value !== undefined) params.set(name, String(value));
@@ -57,6 +60,10 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
 function printReflection(io: Io, r: ReflectionJson): void {
   io.out(`${r.id}  ${r.kind}  topic: ${r.topic || '-'}${r.tags.length ? `  tags: ${r.tags.join(', ')}` : ''}`);
   io.out(`source ${r.source}, created ${shortTime(r.created_at)}, updated ${shortTime(r.updated_at)}, used ${r.use_count}× (last ${shortTime(r.last_used_at)})`);
+  if (r.origin) {
+    const turn = r.origin.turn === null ? '' : `, turn ${r.origin.turn}${r.origin.role ? ` (${r.origin.role})` : ''}`;
+    io.out(`learnt from conversation ${r.origin.conversation_id}${turn}`);
+  }
   io.out('');
   io.out(r.content);
 }
@@ -70,10 +77,10 @@ function showReflection(context: CommandContext, reflection: ReflectionJson): vo
 export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'list'],
-    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--limit N] [--offset N] [--json]',
-    summary: "List an agent's reflections, most recently updated first",
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--limit N] [--offset N] [--json]',
+    summary: "List an agent's reflections, most recently updated first (--conversation: those learnt from it)",
     remote: true,
-    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS },
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, conversation: { type: 'string' } },
     async run(context) {
       const page = await context.api().get<{ data: ReflectionJson[]; has_more?: boolean }>(`${agentPath(context)}/reflections${listQuery(context)}`);
       if (flag(context, 'json')) printJson(context.io, page);
@@ -141,6 +148,22 @@ export const reflectionCommands: Command[] = [
       const result = await context.api().delete<{ id: string }>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
       if (flag(context, 'json')) printJson(context.io, result);
       else context.io.out(`Deleted reflection ${result.id}.`);
+    },
+  },
+  {
+    path: ['reflections', 'purge'],
+    synopsis: '--conversation ID --org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: 'Delete every reflection learnt from one conversation (see `reflections show` for where one came from)',
+    remote: true,
+    options: { ...AGENT_OPTIONS, conversation: { type: 'string' } },
+    async run(context) {
+      const conversation = stringOption(context, 'conversation');
+      if (conversation === undefined || conversation === '') throw new UsageError('Give --conversation ID');
+      const result = await context
+        .api()
+        .delete<{ deleted: number; ids: string[] }>(`${agentPath(context)}/reflections?conversation=${encodeURIComponent(conversation)}`);
+      if (flag(context, 'json')) printJson(context.io, result);
+      else context.io.out(`Deleted ${result.deleted} reflection${result.deleted === 1 ? '' : 's'} learnt from ${conversation}.`);
     },
   },
   {

@@ -25,6 +25,7 @@ interface ReflectionParams extends AgentParams {
 
 interface ReflectionQuery {
   q?: unknown;
+  conversation?: unknown;
   kind?: unknown;
   limit?: unknown;
   offset?: unknown;
@@ -83,6 +84,12 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     }
   };
 
+  /** The agent's reflections learnt from one conversation, most recently updated first. */
+  const learntIn = async (agentId: string, conversation: string): Promise<Reflection[]> =>
+    (await listAllReflections(reflections, agentId))
+      .filter((r) => r.origin?.conversation === conversation)
+      .sort((a, b) => b.updatedAt - a.updatedAt);
+
   const findReflection = async (params: ReflectionParams): Promise<Reflection> => {
     const { agent } = await findAgent(control, params);
     const reflection = await reflections.get(agent.id, params.id);
@@ -100,16 +107,38 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       const kind = kindOf(queryString(query.kind, 'kind'), 'kind');
       const limit = queryInteger(query.limit, 'limit', { min: 1, max: MAX_LIMIT, fallback: 20 });
       const offset = queryInteger(query.offset, 'offset', { min: 0, max: 100_000, fallback: 0 });
+      const conversation = queryString(query.conversation, 'conversation');
+      if (conversation !== undefined && q !== '') throw invalid('conversation', '`conversation` cannot be combined with `q`');
 
       if (q !== '') {
         const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5 });
         return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
+      }
+      if (conversation !== undefined) {
+        const learnt = (await learntIn(agent.id, conversation)).filter((r) => kind === undefined || r.kind === kind);
+        return { data: learnt.slice(offset, offset + limit).map(reflectionWire), limit, offset, has_more: learnt.length > offset + limit };
       }
       // One extra row tells whether another page exists without a second count query.
       const page = await reflections.list(agent.id, { limit: limit + 1, offset, kind });
       return { data: page.slice(0, limit).map(reflectionWire), limit, offset, has_more: page.length > limit };
     },
   );
+
+  // Everything learnt from one conversation (a planted instruction in a fetched page, a
+  // transcript that should not have been uploaded) is purged in one call.
+  app.delete<{ Params: AgentParams; Querystring: ReflectionQuery }>('/v0/orgs/:org/agents/:agent/reflections', async (request) => {
+    const { agent } = await findAgent(control, request.params);
+    const conversation = queryString(request.query.conversation, 'conversation');
+    if (conversation === undefined || conversation === '') {
+      throw invalid('conversation', 'Give `conversation` to delete what was learnt from it (one reflection: DELETE .../reflections/ID)');
+    }
+    const ids: string[] = [];
+    for (const reflection of await learntIn(agent.id, conversation)) {
+      if (await reflections.delete(agent.id, reflection.id)) ids.push(reflection.id);
+    }
+    if (ids.length > 0) await rebuildIndex(agent.id, request.log);
+    return { conversation_id: conversation, deleted: ids.length, ids };
+  });
 
   app.get<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', agentRead, async (request) =>
     reflectionWire(await findReflection(request.params)),

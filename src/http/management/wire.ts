@@ -86,6 +86,10 @@ export function reflectionWire(reflection: Reflection): Record<string, unknown> 
     last_used_at: isoTime(reflection.lastUsedAt),
     use_count: reflection.useCount,
     embedder_id: reflection.embedderId,
+    // Where a learnt reflection came from; null for one stored on purpose.
+    origin: reflection.origin
+      ? { conversation_id: reflection.origin.conversation, turn: reflection.origin.turn ?? null, role: reflection.origin.role ?? null }
+      : null,
   };
 }
 

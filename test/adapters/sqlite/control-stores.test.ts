@@ -126,13 +126,13 @@ sqlite('findToken records lastUsedAt at most once per resolution window', async 
 sqlite('a database written before revision-checked conversations is migrated: states keep, sessions become marks', async () => {
   const temp = tempDb();
   try {
-    // What version 5 of the schema held: conversations without revisions, sessions only in ids.
+    // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     temp.db.pragma('user_version = 5');
-    temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision;');
+    temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision; ALTER TABLE reflections DROP COLUMN origin;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);

@@ -145,6 +145,7 @@ helpers('an upsert PATCHes the replaced fields, and a counter only where the inc
     source: 'conversation',
     updatedAt: 4_000,
     embedderId: 'local-hash-v1-256',
+    origin: '',
   });
   const imported = mergeUpsert(stored, plainReflection({ id: 'r1', createdAt: 500, useCount: 7, lastUsedAt: 12_000 }));
   const changes = upsertChanges(stored, imported);
