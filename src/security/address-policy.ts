@@ -1,0 +1,146 @@
+/**
+ * Which network addresses an upstream may live at (server-side request forgery). Engram
+ * connects wherever an agent's upstream URL points, so an admin, or anyone who gets an
+ * admin token, could aim it at the cloud metadata service and read its answer back
+ * through the proxy. Link-local, metadata, unspecified and multicast addresses are
+ * always refused; loopback and private ranges are allowed (a local model server is a real
+ * use) unless the operator forbids them. The check runs on the URL when an agent is
+ * saved, and again on the address a name resolves to when Engram connects, so a name
+ * that later resolves somewhere forbidden (DNS rebinding) is caught too.
+ */
+import { BlockList, isIP } from 'node:net';
+
+export type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'public';
+
+export interface AddressPolicy {
+  /** Loopback and private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). */
+  allowPrivate: boolean;
+}
+
+function blockList(ranges: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']>, addresses: ReadonlyArray<[string, 'ipv4' | 'ipv6']> = []): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix, family] of ranges) list.addSubnet(network, prefix, family);
+  for (const [address, family] of addresses) list.addAddress(address, family);
+  return list;
+}
+
+/** Instance metadata endpoints: AWS (IPv4, IPv6, ECS), GCP, Azure, Alibaba, Oracle, OpenStack. */
+const METADATA = blockList([], [
+  ['169.254.169.254', 'ipv4'],
+  ['169.254.170.2', 'ipv4'],
+  ['169.254.169.123', 'ipv4'],
+  ['100.100.100.200', 'ipv4'],
+  ['168.63.129.16', 'ipv4'],
+  ['192.0.0.192', 'ipv4'],
+  ['fd00:ec2::254', 'ipv6'],
+  ['fd00:ec2::23', 'ipv6'],
+]);
+
+const CLASSES: ReadonlyArray<[Exclude<AddressClass, 'metadata' | 'public'>, BlockList]> = [
+  ['unspecified', blockList([['0.0.0.0', 8, 'ipv4']], [['::', 'ipv6']])],
+  ['loopback', blockList([['127.0.0.0', 8, 'ipv4']], [['::1', 'ipv6']])],
+  ['link-local', blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  [
+    'private',
+    blockList([
+      ['10.0.0.0', 8, 'ipv4'],
+      ['172.16.0.0', 12, 'ipv4'],
+      ['192.168.0.0', 16, 'ipv4'],
+      ['100.64.0.0', 10, 'ipv4'],
+      ['fc00::', 7, 'ipv6'],
+    ]),
+  ],
+  ['multicast', blockList([['224.0.0.0', 4, 'ipv4'], ['240.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
+];
+
+/** Host names that only ever mean a metadata service. */
+const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
+
+/** An IPv4 address inside IPv6 (`::ffff:169.254.169.254`, `::ffff:a9fe:a9fe`) as its IPv4 form. */
+function unmapped(address: string): string {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:0*:)*:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const hex = /^(?:0*:)*:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (hex) {
+    const high = parseInt(hex[1], 16);
+    const low = parseInt(hex[2], 16);
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return address;
+}
+
+/** The class of an IP address (v4 or v6); `undefined` when `address` is not one. */
+export function classifyAddress(address: string): AddressClass | undefined {
+  const plain = unmapped(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+  const family = isIP(plain);
+  if (family === 0) return undefined;
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  if (METADATA.check(plain, type)) return 'metadata';
+  for (const [name, list] of CLASSES) if (list.check(plain, type)) return name;
+  return 'public';
+}
+
+/** Why an address may not be connected to under the policy; `undefined` when it may. */
+export function refusal(address: string, policy: AddressPolicy): string | undefined {
+  const kind = classifyAddress(address);
+  switch (kind) {
+    case undefined:
+    case 'public':
+      return undefined;
+    case 'loopback':
+    case 'private':
+      return policy.allowPrivate ? undefined : `${address} is a ${kind} address and ENGRAM_UPSTREAM_ALLOW_PRIVATE is off`;
+    case 'metadata':
+      return `${address} is a cloud metadata address`;
+    default:
+      return `${address} is a ${kind} address`;
+  }
+}
+
+/**
+ * Why an upstream URL's host is refused before any lookup: an IP literal of a refused
+ * class, or a metadata service's name. A name that resolves somewhere refused is caught
+ * when connecting (`refusal` on each resolved address).
+ */
+export function hostRefusal(url: URL, policy: AddressPolicy): string | undefined {
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (METADATA_NAMES.has(host)) return `${host} is a cloud metadata service`;
+  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) {
+    return `${host} is a loopback address and ENGRAM_UPSTREAM_ALLOW_PRIVATE is off`;
+  }
+  return refusal(host, policy);
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+interface LookupAddress {
+  address: string;
+  family: number;
+}
+type Lookup = (hostname: string, options: { all?: boolean } & Record<string, unknown>, callback: LookupCallback) => void;
+
+/** The error a refused address fails the connection with (its code names it for the error catalogue). */
+export class AddressRefusedError extends Error {
+  readonly code = 'ENGRAM_ADDRESS_REFUSED';
+}
+
+/**
+ * A `lookup` for `net.connect` that resolves with `resolve` (the system's `dns.lookup`)
+ * and fails the connection when any resolved address is refused: the address checked is
+ * the one connected to, not the name in the URL.
+ */
+export function guardedLookup(resolve: Lookup, policy: AddressPolicy): Lookup {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (error, found) => {
+      if (error) return callback(error, options.all ? [] : '');
+      const addresses = found as LookupAddress[];
+      for (const { address } of addresses) {
+        const why = refusal(address, policy);
+        if (why) return callback(new AddressRefusedError(`The upstream host ${hostname} is refused: ${why}`), options.all ? [] : '');
+      }
+      if (options.all) return callback(null, addresses);
+      const [first] = addresses;
+      callback(null, first.address, first.family);
+    });
+  };
+}
