@@ -90,7 +90,7 @@ test('connecting: the resolved address is checked, not the name (a name pointing
     assert.is(await connect('local.example', OPEN), 'hello', 'allowed: loopback under the default policy');
     const refused = await connect('rebind.example', OPEN).then(() => undefined, (error: Error & { code?: string }) => error);
     assert.is(refused?.code, 'ENGRAM_ADDRESS_REFUSED');
-    assert.match(refused?.message ?? '', /rebind\.example resolves to 169\.254\.169\.254 is a cloud metadata address/);
+    assert.match(refused?.message ?? '', /rebind\.example is refused: 169\.254\.169\.254 is a cloud metadata address/);
     const closed = await connect('local.example', CLOSED).then(() => undefined, (error: Error & { code?: string }) => error);
     assert.is(closed?.code, 'ENGRAM_ADDRESS_REFUSED');
   } finally {
