@@ -210,6 +210,9 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         },
         'extraction done',
       );
+      if (result.overLimit > 0) {
+        log.warn({ ...fields, notStored: result.overLimit, limit: result.limit }, 'agent reached its reflection limit (ENGRAM_MAX_REFLECTIONS): new reflections not stored');
+      }
     }
     await message.ack();
   };

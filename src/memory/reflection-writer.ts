@@ -26,6 +26,12 @@ export const NEAR_DUPLICATE_THRESHOLD = 0.92;
 export const MAX_CONTENT_CHARS = 1000;
 export const MAX_TOPIC_CHARS = 60;
 export const DEFAULT_TOPIC = 'general';
+/**
+ * The default cap on one agent's reflections (`ENGRAM_MAX_REFLECTIONS`): far more than a
+ * useful memory holds, low enough that one agent cannot fill the disk or, on the embedded
+ * store, hold more than about 30 MB of vectors in memory.
+ */
+export const MAX_REFLECTIONS_PER_AGENT = 20_000;
 /** Existing neighbours looked at per new reflection (some may come from an older embedder). */
 const NEIGHBOURS = 3;
 
@@ -42,6 +48,10 @@ export interface WriteResult {
   duplicates: number;
   /** Proposals dropped as invalid (unknown kind, no content). */
   rejected: number;
+  /** New reflections not stored because the agent holds `limit` already. */
+  overLimit: number;
+  /** The most reflections one agent may hold (`ENGRAM_MAX_REFLECTIONS`). */
+  limit: number;
 }
 
 export interface ReflectionWriter {
@@ -60,6 +70,8 @@ export interface ReflectionWriterDeps {
   control: Control;
   now: () => number;
   nearDuplicateThreshold?: number;
+  /** The most reflections one agent may hold; new ones past it are not stored (`overLimit`). */
+  maxReflections?: number;
 }
 
 /**
@@ -86,6 +98,7 @@ export function validateReflection(proposal: unknown): ValidReflection | undefin
 
 export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWriter {
   const threshold = deps.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD;
+  const limit = deps.maxReflections ?? MAX_REFLECTIONS_PER_AGENT;
   return {
     async write(agentId, proposed, source, originOf) {
       let rejected = 0;
@@ -97,7 +110,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
         else if (unique.has(idOf(agentId, valid))) duplicates++;
         else unique.set(idOf(agentId, valid), { ...valid, ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}) });
       }
-      if (unique.size === 0) return { stored: [], duplicates, rejected };
+      if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit };
 
       const candidates = [...unique];
       const vectors = await deps.embedder.embed(candidates.map(([, r]) => r.content));
@@ -143,13 +156,17 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
         });
       }
 
+      // Past the cap, the first proposals are kept (an extraction lists its best first).
+      const room = fresh.length === 0 ? 0 : Math.max(0, limit - (await deps.reflections.count(agentId)));
+      const overLimit = Math.max(0, fresh.length - room);
+      fresh.splice(room);
       await deps.reflections.upsert(fresh.map(({ words: _words, ...stored }) => stored));
       // An empty patch only bumps `updatedAt`: a restated memory counts as fresh again.
       for (const id of touched) await deps.reflections.update(agentId, id, {});
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected };
+      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, overLimit, limit };
     },
   };
 }

@@ -131,8 +131,28 @@ test('an all-invalid batch writes nothing and leaves the index alone', async () 
   const world = await openWorld();
   try {
     const result = await world.writer.write(world.agent.id, [{ kind: 'factual', content: '' }, null], 'mcp');
-    assert.equal(result, { stored: [], duplicates: 0, rejected: 2 });
+    assert.equal(result, { stored: [], duplicates: 0, rejected: 2, overLimit: 0, limit: 20_000 });
     assert.is(await world.control.indexes.get(world.agent.id), undefined);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('an agent at its reflection limit stores no new ones; restatements still count; room left is filled in order', async () => {
+  const world = await openWorld({ maxReflections: 3 });
+  try {
+    const facts = ['The API listens on port 8080.', 'Billing lives in services/billing.', 'Docs build with mkdocs.', 'Logs go to /var/log/app.'];
+    const first = await world.writer.write(world.agent.id, facts.slice(0, 2).map((content) => ({ kind: 'factual', content, topic: 'x' })), 'conversation');
+    assert.equal([first.stored.length, first.overLimit, first.limit], [2, 0, 3]);
+    const second = await world.writer.write(world.agent.id, facts.slice(2).map((content) => ({ kind: 'factual', content, topic: 'x' })), 'conversation');
+    assert.equal(second.stored.map((r) => r.content), ['Docs build with mkdocs.'], 'the first proposals fill the room left');
+    assert.is(second.overLimit, 1);
+    assert.is(await world.reflections.count(world.agent.id), 3);
+    const restated = await world.writer.write(world.agent.id, [{ kind: 'factual', content: facts[0], topic: 'x' }], 'mcp');
+    assert.equal([restated.stored.length, restated.duplicates, restated.overLimit], [0, 1, 0], 'a restatement is not refused');
+    await world.reflections.delete(world.agent.id, first.stored[0].id);
+    const after = await world.writer.write(world.agent.id, [{ kind: 'factual', content: facts[3], topic: 'x' }], 'mcp');
+    assert.equal([after.stored.length, after.overLimit], [1, 0], 'deleting one makes room');
   } finally {
     await world.dispose();
   }

@@ -26,7 +26,7 @@ export interface World extends Omit<SqliteAdapters, 'control'> {
 }
 
 export async function openWorld(
-  options: { upstreamUrl?: string; memory?: Partial<MemorySettings>; headers?: Record<string, string> } = {},
+  options: { upstreamUrl?: string; memory?: Partial<MemorySettings>; headers?: Record<string, string>; maxReflections?: number } = {},
 ): Promise<World> {
   const dir = mkdtempSync(path.join(tmpdir(), 'engram-memory-'));
   const adapters = openSqliteAdapters(path.join(dir, 'engram.db'), { bus: { maxPollMs: 20 } });
@@ -46,6 +46,7 @@ export async function openWorld(
     embedder,
     control,
     now: () => clock.now,
+    ...(options.maxReflections ? { maxReflections: options.maxReflections } : {}),
   });
   return {
     ...adapters,

@@ -31,6 +31,12 @@ export function registerRemember(server: McpServer, context: McpContext): void {
         const message = `Remembered as ${stored.id} [${stored.kind}] (${stored.topic}): ${stored.content}`;
         return textResult(message, { structured: { id: stored.id, stored: true, message } });
       }
+      if (result.overLimit > 0) {
+        const message =
+          `Not remembered: this agent already holds ${result.limit.toLocaleString('en-US')} memories, its limit. ` +
+          'Delete ones no longer true (engram reflections delete / purge) or ask the operator to raise ENGRAM_MAX_REFLECTIONS.';
+        return textResult(message, { isError: true, structured: { stored: false, message } });
+      }
       if (result.duplicates > 0) {
         const message = 'Already remembered: a stored memory says the same.';
         return textResult(message, { structured: { stored: false, message } });
