@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
 import type { ExtractionCostResult } from './extraction-cost.js';
 import type { McpRecallResult } from './mcp-recall.js';
+import type { RedactionBenchResult } from './redaction.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
 import type { TranscriptBenchResult } from './transcripts.js';
@@ -28,6 +29,8 @@ export interface Results {
   transcripts?: TranscriptBenchResult;
   /** Bytes extraction sends upstream against the bytes of the conversation it learns from. */
   extractionCost?: ExtractionCostResult;
+  /** `redactSecrets` on 48 KB of agent text, in process, now and at the revision before the ruleset. */
+  redaction?: RedactionBenchResult;
   /** The same 4 KB and capacity phases with the bus and control stores on NATS. */
   nats?: { server: string; latency4k: LatencyResult; capacity: CapacityResult };
   durationSeconds: number;
@@ -84,6 +87,17 @@ export function rows(r: Results): Row[] {
     ...(r.transcripts ? transcriptRows(r.transcripts) : []),
     ...(r.extractionCost ? extractionCostRows(r.extractionCost) : []),
     ...(r.nats ? natsRows(r.nats, a, c) : []),
+    ...(r.redaction ? redactionRows(r.redaction) : []),
+  ];
+}
+
+/** Redaction runs on every extraction input: its cost on 48 KB, before the ruleset and now. */
+function redactionRows(x: RedactionBenchResult): Row[] {
+  const kb = `${Math.round(x.bytes / 1024)} KB`;
+  const before = x.before ? `before (${x.before.revision}) p50 ${ms(x.before.p50)}, p95 ${ms(x.before.p95)}` : 'before: not measured';
+  return [
+    [`redactSecrets, ${kb} of agent text, p50 (n=${x.current.n})`, '-', ms(x.current.p50), before, 'reported', '-'],
+    [`redactSecrets, ${kb}, p95`, '-', ms(x.current.p95), `slowest 1 MB adversarial line ${ms(x.adversarialMaxMs)}`, 'p95 <= 5 ms, 1 MB <= 3 s', verdict(x.current.p95 <= 5 && x.adversarialMaxMs <= 3000)],
   ];
 }
 

@@ -5,7 +5,8 @@
  * writes the figures to `bench/results/<ISO timestamp>.json`. The same HTTP measures run
  * with `/v1/responses` bodies too, then the Responses WebSocket mode (bench/responses.ts),
  * then `recall` over Engram's MCP server with 10,000 reflections (bench/mcp-recall.ts),
- * then what extraction sends upstream over an agent-like session (bench/extraction-cost.ts).
+ * then what extraction sends upstream over an agent-like session (bench/extraction-cost.ts),
+ * then what secret redaction costs on 48 KB of agent text (bench/redaction.ts).
  *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
  * Engram process under the capacity load and under 400 KB requests, summarised by self
@@ -24,6 +25,7 @@ import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { mcpRecall } from './mcp-recall.js';
 import { transcriptUploads } from './transcripts.js';
 import { extractionCost } from './extraction-cost.js';
+import { redactionBench } from './redaction.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -148,6 +150,8 @@ async function main(): Promise<void> {
         `lesson lines kept ${cost.session.lessons_kept}/${cost.session.lessons}`,
     );
     const nats = await natsMode(upstream, children);
+    log('redaction: redactSecrets on 48 KB of agent text, in this process, now and before the ruleset (bench/redaction.ts)');
+    const redaction = await redactionBench({ iterations: scale(500) });
 
     const results: Results = {
       startedAt,
@@ -165,6 +169,7 @@ async function main(): Promise<void> {
       transcripts,
       extractionCost: cost,
       ...(nats ? { nats } : {}),
+      redaction,
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
     console.log(table(results));

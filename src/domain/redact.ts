@@ -1,10 +1,24 @@
 /**
  * Secret redaction for text that leaves the request path: transcripts sent to extraction
- * and reflections before they are stored. Each rule is one precompiled regular expression;
- * a match becomes `[REDACTED:<kind>]`. Rules run from the most specific (a PEM block, a
- * provider's key format) to the most generic (`password=...`), so a key inside an
- * assignment is named by its provider, and every rule leaves an existing `[REDACTED:...]`
+ * and reflections before they are stored. A match becomes `[REDACTED:<kind>]`. Steps run
+ * from the most specific (a PEM block, a provider's key format) to the most generic
+ * (`password=...`, a high-entropy value beside a credential word), so a key inside an
+ * assignment is named by its provider, and every step leaves an existing `[REDACTED:...]`
  * marker alone, which makes redaction idempotent.
+ *
+ * Where the rules come from:
+ * - the maintained ruleset, secretlint's recommended preset (`redact-ruleset.ts`), for the
+ *   provider formats it knows (GitLab, Hugging Face, npm, SendGrid, Docker, Groq, Slack app
+ *   tokens, Shopify, Linear, Vercel…);
+ * - Engram's own rules below, where the preset's rule only takes a provider's exact current
+ *   format (OpenAI's `T3BlbkFJ`, Anthropic's 108 characters, GitHub's 36) and misses older,
+ *   shorter or test keys that are still secrets, or has no rule (bearer headers, JWTs, PEM
+ *   blocks cut short, passwords in URLs with the host kept, Engram's own tokens);
+ * - `redact-providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
+ *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
+ * - `redact-context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
+ *   `mysql -p`, passwords told in prose, the entropy check beside credential words);
+ * - `redact-bare.ts`: bare 256-bit hex keys and bare AWS-like secrets.
  *
  * It runs on every final answer (up to 48 KB of transcript), so a rule whose pattern the
  * regex engine cannot skip through quickly names the places where a match can start
@@ -14,29 +28,13 @@
  */
 
 import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './redact-anchors.js';
+import { bareBase64Finder, bareHexFinder } from './redact-bare.js';
+import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './redact-context.js';
+import { PROVIDER_RULES } from './redact-providers.js';
+import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './redact-rule.js';
+import { rulesetFinder } from './redact-ruleset.js';
 
-export type SecretKind =
-  | 'private_key'
-  | 'url_password'
-  | 'bearer_token'
-  | 'anthropic_key'
-  | 'openai_key'
-  | 'github_token'
-  | 'aws_access_key_id'
-  | 'aws_secret_key'
-  | 'slack_token'
-  | 'slack_webhook'
-  | 'google_api_key'
-  | 'stripe_key'
-  | 'jwt'
-  | 'engram_token'
-  | 'password'
-  | 'secret';
-
-const marker = (kind: SecretKind): string => `[REDACTED:${kind}]`;
-
-/** A value that only stands for a secret: a variable, a template slot, a mask, a marker. */
-const PLACEHOLDER = /^(?:\$|<|\{\{|%[sd(]|\*{3}|x{4}|\.\.\.|…|\[REDACTED)|^(?:your|my|the)[-_ ]/i;
+export type { SecretKind } from './redact-rule.js';
 
 /** Words that, as a whole value, are code or a type rather than a secret. */
 const CODE_WORDS = new Set(
@@ -52,31 +50,8 @@ const SECRET_KEY_WORD =
   '(?:passwd|password|passphrase|pwd|secret|secret[_-]?key|api[_ -]?key|apikey|access[_-]?key|' +
   'private[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|token)';
 
-/** What a rule's replacer sees of one match. */
-interface Match {
-  text: string;
-  /** Capture groups in order; `undefined` for a group that did not take part. */
-  groups: (string | undefined)[];
-  offset: number;
-  input: string;
-}
-
-interface Rule {
-  kind: SecretKind;
-  /** Global; what the rule redacts. */
-  pattern: RegExp;
-  /** Builds the replacement; by default the whole match becomes the marker. */
-  replace?: (match: Match) => string;
-  /**
-   * Every index where a match that `replace` changes can start (more do no harm), found
-   * without running `pattern` over the whole text; a match it skips must not overlap one
-   * it lists. Without it the pattern scans the whole text, about 10 µs per 48 KB for a
-   * pattern that starts with a rare literal, far more for one that starts with a class.
-   */
-  starts?: (text: string, anchors: Anchors) => number[];
-}
-
-const RULES: readonly Rule[] = [
+/** Engram's own rules that run before the ruleset: those that keep context, and the broader provider shapes. */
+const SPECIFIC_RULES: readonly Rule[] = [
   {
     // The whole block, headers included. A block cut off before its END line (a truncated
     // tool output) is redacted up to where its base64 body stops. The bound keeps one
@@ -111,9 +86,10 @@ const RULES: readonly Rule[] = [
   { kind: 'anthropic_key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g, starts: shared(skStarts) },
   {
     // sk-..., sk-proj-..., sk-svcacct-..., OpenRouter's sk-or-v1-...; random keys hold a
-    // digit, hyphenated words ("sk-learn-style-...") do not.
+    // digit, hyphenated words ("sk-learn-style-...") do not. The look-ahead is bounded: run
+    // at every `sk-` of a long `sk-sk-sk-…` line, an unbounded one took minutes per MB.
     kind: 'openai_key',
-    pattern: /\bsk-(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}/g,
+    pattern: /\bsk-(?=[A-Za-z_-]{0,200}\d)[A-Za-z0-9_-]{20,}/g,
     starts: shared(skStarts),
   },
   {
@@ -144,6 +120,10 @@ const RULES: readonly Rule[] = [
     starts: (t, a) => before(t, a.of('J'), 'ey'),
   },
   { kind: 'engram_token', pattern: /\begm_[A-Za-z0-9_-]{20,}/g, starts: (t, a) => before(t, a.of('_'), 'egm') },
+];
+
+/** Engram's own rules that run after the ruleset: AWS secrets by their name, assignments, flags. */
+const GENERIC_RULES: readonly Rule[] = [
   {
     kind: 'aws_secret_key',
     pattern: /\b((?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{30,}/gi,
@@ -189,9 +169,11 @@ const RULES: readonly Rule[] = [
       const value = m.text.slice(head.length);
       return looksLikeCode(value, head) ? m.text : head + marker(/pass/i.test(head) ? 'password' : 'secret');
     },
-    // At a dash followed by (a dash and) the start of a flag name.
+    // At a dash followed by (a dash and) the start of a flag name, not inside a word
+    // (`admin-token (0600)` is a file name).
     starts: (t, a) =>
       a.of('-').filter((i) => {
+        if (i > 0 && /[A-Za-z0-9_]/.test(t.charAt(i - 1))) return false;
         const name = t.charCodeAt(i + 1) === DASH ? i + 2 : i + 1;
         return isKeyWordInitial(t.charCodeAt(name)) && FLAG_STEMS.some((stem) => startsWithFolded(t, name, stem));
       }),
@@ -202,8 +184,9 @@ function redactAssignment(m: Match): string {
   const [head = '', separator = '', dq, sq, escaped, bare] = m.groups;
   const kind: SecretKind = /pass|pwd/i.test(head) ? 'password' : 'secret';
   if (bare !== undefined) {
-    // Unquoted values are where code and prose live: `password: string`, `token = getToken()`.
-    if (looksLikeCode(bare, head)) return m.text;
+    // Unquoted values are where code and prose live: `password: string`, `token = getToken()`,
+    // `token = randomBytes(32)`, `token = match[1]`, `secretKey: Uint8Array)`, `type SetToken = Char | Set`.
+    if (looksLikeCode(bare, head) || isCodeAfter(m, bare)) return m.text;
     if (separator === ':' && !looksRandomish(bare) && !standsAlone(m)) return m.text;
     return head + marker(kind);
   }
@@ -224,6 +207,15 @@ function looksLikeCode(value: string, key: string): boolean {
   return word !== undefined && /^[A-Za-z_$][A-Za-z_$]*$/.test(value) && lower.includes(word);
 }
 
+/** What follows an unquoted value makes it code: a call, an index, a type in a signature or a union. */
+function isCodeAfter(m: Match, value: string): boolean {
+  const after = m.input.slice(m.offset + m.text.length, m.offset + m.text.length + 3);
+  if (/^[([]/.test(after)) return true;
+  // `A | B`, `a || b`, `a && b`; a query string's `&` follows a value directly.
+  if (/^\s+[|&]|^\|\||^&&/.test(after)) return true;
+  return /^[A-Z][A-Za-z0-9]*$/.test(value) && /^[),;>]/.test(after);
+}
+
 /** After a colon prose is common ("Secret: nobody knows"); a value with digits or symbols, or a long one, counts. */
 function looksRandomish(value: string): boolean {
   return /[^A-Za-z]/.test(value) || value.length >= 12;
@@ -237,21 +229,63 @@ function standsAlone(m: Match): boolean {
   return /^[\s"'-]*[\w.-]*$/.test(m.input.slice(lineStart, m.offset)) && /^\s*$/.test(after);
 }
 
+/** The order the steps run in (see this file's comment): specific before generic. */
+const STEPS: readonly Step[] = [
+  ...SPECIFIC_RULES,
+  DSN_RULE,
+  ...PROVIDER_RULES,
+  rulesetFinder,
+  curlUserFinder,
+  commandPasswordFinder,
+  ...GENERIC_RULES,
+  credentialValueFinder,
+  prosePasswordFinder,
+  bareHexFinder,
+  bareBase64Finder,
+];
+
 /**
- * Replaces secrets in `text` with `[REDACTED:<kind>]`: provider API keys, GitHub, Slack,
- * Google, Stripe and AWS credentials, PEM private keys, passwords in URLs, bearer tokens,
- * JWTs, Engram access tokens and `password=` / `api_key:` style assignments. Ordinary
- * prose and code pass through unchanged. Idempotent.
+ * Replaces secrets in `text` with `[REDACTED:<kind>]`: whatever secretlint's recommended
+ * rules find, provider API keys in their older and looser shapes too, PEM private keys,
+ * passwords and keys in URLs, bearer tokens, JWTs, Engram access tokens, passwords on
+ * command lines and in prose, `password=` / `api_key:` style assignments, high-entropy
+ * values beside credential words, and bare 256-bit hex or AWS-like keys. Ordinary prose,
+ * code, hashes, UUIDs and tool output pass through unchanged. Idempotent.
  */
 export function redactSecrets(text: string): string {
-  let out = text;
+  const masked = maskEscapes(text);
+  let out = masked;
   let anchors = new Anchors(out);
-  for (const rule of COMPILED) {
-    const next = rule.starts ? replaceAt(rule, out, rule.starts(out, anchors)) : replaceAll(rule, out);
+  for (const step of COMPILED) {
+    let next: string;
+    if (isFinder(step)) next = applyFindings(out, step.find(out, anchors), anchors);
+    else next = step.starts ? replaceAt(step, out, step.starts(out, anchors)) : replaceAll(step, out);
     if (next !== out) anchors = new Anchors(next);
     out = next;
   }
-  return out;
+  if (out === masked) return text;
+  return masked === text ? out : unmaskEscapes(out);
+}
+
+/**
+ * JSON-escaped text (tool arguments, transcript lines) glues the `n` of `\n` to the next
+ * token: `\nglpat-…` has no word boundary before `glpat-`, and neither Engram's patterns
+ * nor the ruleset's (`(?<!\p{L})`) would match. While redacting, the letter of `\n`,
+ * `\r` and `\t` is replaced by a Unicode space of the same length (a line or paragraph
+ * separator, a thin space: `\s` to the patterns), and put back after; text that already
+ * holds one of those characters is redacted as it is.
+ */
+const ESCAPE_MASKS: Record<string, string> = { n: '\u2028', r: '\u2029', t: '\u2009' };
+const ESCAPE_LETTERS: Record<string, string> = { '\u2028': 'n', '\u2029': 'r', '\u2009': 't' };
+
+function maskEscapes(text: string): string {
+  if (!text.includes('\\') || /[\u2028\u2029\u2009]/.test(text)) return text;
+  return text.replace(/\\([nrt])/g, (_, letter: string) => `\\${ESCAPE_MASKS[letter]}`);
+}
+
+/** Puts the escapes back; one whose backslash a redaction took gets it back, so `\n` never becomes `n`. */
+function unmaskEscapes(text: string): string {
+  return text.replace(/\\?([\u2028\u2029\u2009])/g, (_, mask: string) => `\\${ESCAPE_LETTERS[mask]}`);
 }
 
 interface CompiledRule extends Rule {
@@ -259,10 +293,44 @@ interface CompiledRule extends Rule {
   sticky: RegExp;
 }
 
-const COMPILED: readonly CompiledRule[] = RULES.map((rule) => ({
-  ...rule,
-  sticky: new RegExp(rule.pattern.source, rule.pattern.flags.replace('g', 'y')),
-}));
+const COMPILED: readonly (CompiledRule | Finder)[] = STEPS.map((step) =>
+  isFinder(step) ? step : { ...step, sticky: new RegExp(step.pattern.source, step.pattern.flags.replace('g', 'y')) },
+);
+
+/**
+ * `text` with each finding replaced by its marker. Overlapping findings are merged (named
+ * by the first); a finding that touches an existing marker is dropped, since what it
+ * covers was redacted already, and redacting a marker would break idempotence.
+ */
+function applyFindings(text: string, findings: Finding[], anchors: Anchors): string {
+  if (findings.length === 0) return text;
+  const markers = anchors.of(MARKER_OPEN);
+  const byStart = findings.filter((f) => f.end > f.start).sort((a, b) => a.start - b.start || b.end - a.end);
+  // One sweep over both ascending lists: markers that end before a finding are behind it for good.
+  const sorted: Finding[] = [];
+  let m = 0;
+  for (const f of byStart) {
+    while (m < markers.length && text.indexOf(']', markers[m]) + 1 <= f.start) m++;
+    if (m < markers.length && markers[m] < f.end) continue;
+    sorted.push(f);
+  }
+  let out = '';
+  let copied = 0;
+  let open: Finding | undefined;
+  const close = () => {
+    if (open) out += text.slice(copied, open.start) + marker(open.kind);
+    if (open) copied = open.end;
+  };
+  for (const f of sorted) {
+    if (open && f.start < open.end) open = { ...open, end: Math.max(open.end, f.end) };
+    else {
+      close();
+      open = { ...f };
+    }
+  }
+  close();
+  return copied === 0 ? text : out + text.slice(copied);
+}
 
 /** `text` itself when nothing changed, so the anchors found in it stay valid without a comparison. */
 function replaceAll(rule: Rule, text: string): string {

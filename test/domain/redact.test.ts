@@ -106,6 +106,10 @@ const untouched: [string, string][] = [
   ['shell comparisons', 'if [ "$TOKEN" == "" ]; then echo missing; fi'],
   ['Authorization from a variable', 'curl -H "Authorization: Bearer $OPENAI_API_KEY" https://api'],
   ['already redacted', 'password=[REDACTED:password] and key [REDACTED:openai_key]'],
+  ['a call assigned to a secret name', "const token = randomBytes(32).toString('base64url');\nconst secretKey = readFileSync(file, 'utf8');"],
+  ['a file name with a flag-like word inside', 'a token is generated into <dataDir>/admin-token (0600, dir 0700) and reused'],
+  ["an example's filler", 'SESSION_SECRET=change-me\nDB_PASSWORD=changeme'],
+  ['types and indexing', 'open(nonce: Uint8Array, secretKey: Uint8Array): Uint8Array;\nconst token = match[1];\nexport type SetToken = Char | Set;'],
 ];
 
 for (const [name, input] of untouched) {

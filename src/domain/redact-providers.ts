@@ -1,0 +1,45 @@
+/**
+ * Provider key formats that the maintained ruleset (secretlint's preset, see
+ * `redact-ruleset.ts`) has no rule for, each recognisable by a fixed prefix. One line
+ * each: the prefix is the anchor, found with `indexOf`, so a rule costs nothing on text
+ * without it. Where gitleaks has a rule for the same format its id is named, so the two
+ * can be compared when the ruleset grows one.
+ */
+import { before, type Anchors } from './redact-anchors.js';
+import { marker, type Rule } from './redact-rule.js';
+
+/** Starts of `literal`, case-sensitive. */
+const at =
+  (literal: string) =>
+  (_: string, anchors: Anchors): number[] =>
+    anchors.of(literal);
+
+export const PROVIDER_RULES: readonly Rule[] = [
+  // Google OAuth access tokens (gcloud auth print-access-token, an Authorization header
+  // already caught, a token pasted in prose). Neither ruleset has one.
+  { kind: 'google_oauth_token', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g, starts: at('ya29.') },
+  // Twilio API key SIDs (gitleaks `twilio-api-key`).
+  { kind: 'twilio_key', pattern: /\bSK[0-9a-fA-F]{32}\b/g, starts: at('SK') },
+  // DigitalOcean personal, OAuth and refresh tokens (gitleaks `digitalocean-pat`,
+  // `digitalocean-access-token`, `digitalocean-refresh-token`).
+  {
+    kind: 'digitalocean_token',
+    pattern: /\bdo[opr]_v1_[a-f0-9]{64}\b/g,
+    starts: (t, a) => before(t, a.of('_v1_'), 'dop', 'doo', 'dor'),
+  },
+  // PyPI and TestPyPI upload tokens: a macaroon whose base64 starts `AgE` (gitleaks
+  // `pypi-upload-token` knows PyPI's only).
+  { kind: 'pypi_token', pattern: /\bpypi-AgE[A-Za-z0-9_-]{50,}/g, starts: at('pypi-') },
+  // xAI API keys: `xai-` and 80 letters and digits. Neither ruleset has one.
+  { kind: 'xai_key', pattern: /\bxai-[A-Za-z0-9]{40,}/g, starts: at('xai-') },
+  // Mailgun private API keys; gitleaks' `mailgun-private-api-token` wants the word
+  // "mailgun" before it, but `key-` and 32 hex digits is specific enough alone.
+  { kind: 'mailgun_key', pattern: /\bkey-[0-9a-f]{32}\b/g, starts: at('key-') },
+  // Azure storage and Service Bus connection strings. Neither ruleset has one.
+  {
+    kind: 'azure_storage_key',
+    pattern: /\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/]{20,}={0,2}/g,
+    replace: (m) => m.groups[0] + marker('azure_storage_key'),
+    starts: (t, a) => before(t, a.of('Key='), 'Account', 'SharedAccess'),
+  },
+];
