@@ -207,7 +207,7 @@ test('sends only the turns after the watermark', async () => {
     await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state, extractedTurns: 3 }));
     await h.run([h.job()]);
     const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
-    assert.ok(transcript.startsWith('<transcript>\n[3] User: AVOID:'), transcript, 'turns keep their number in the conversation');
+    assert.ok(transcript.startsWith('<transcript>\n[3] User: AVOID:'), `turns keep their number in the conversation: ${transcript}`);
     assert.not.match(transcript, /Where is the deploy script/);
     assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.kind), ['procedural']);
     assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);
