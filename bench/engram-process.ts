@@ -29,7 +29,7 @@ export interface EngramHello {
   seedMs: number;
 }
 
-const ADMIN = 'egm_admin_bench_0123456789abcdef0123456789';
+const ADMIN = 'egm_admin_AEFEABGCeJyRawfBuq8IsB7L_BK36I-H-NaI-OHZt7o';
 const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
 if (!upstreamUrl) throw new Error('BENCH_UPSTREAM_URL is required');
 const reflectionCount = Number(process.env.BENCH_REFLECTIONS ?? 1000);

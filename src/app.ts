@@ -13,6 +13,7 @@ import { hookRoutes } from './http/hooks/index.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
+import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 
 export interface BuildOptions {
   logger?: boolean | { level: string };
@@ -24,24 +25,41 @@ export interface BuildOptions {
   role?: Role;
 }
 
+/** Node checks its request timeouts every 30 s by default: too coarse for short ones. */
+function timeoutCheckInterval(headersTimeoutMs: number, requestTimeoutMs: number): number {
+  const shortest = requestTimeoutMs > 0 ? Math.min(headersTimeoutMs, requestTimeoutMs) : headersTimeoutMs;
+  return Math.min(30_000, Math.max(50, Math.floor(shortest / 4)));
+}
+
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress } = deps.config.http;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: deps.config.bodyLimit,
-    // Coding agents keep long streams open; Engram must not cut them.
-    requestTimeout: 0,
+    // These bound the time a client takes to *send* its request (a slow-loris body is cut
+    // with 408); Node stops counting once the request has arrived, so a long answer
+    // streams as long as it needs.
+    requestTimeout: requestTimeoutMs,
+    http: {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: timeoutCheckInterval(headersTimeoutMs, requestTimeoutMs),
+    },
     keepAliveTimeout: 75_000,
     forceCloseConnections: true,
     return503OnClosing: true,
   });
+  continueWhenReadingBody(app);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))),
   );
   const role = options.role ?? 'all';
   if (role !== 'worker') {
-    await app.register(proxyRoutes, { deps });
+    // One count for the proxy and MCP endpoints: a client address has that many bodies in flight in all.
+    const bodyReads = createBodyReads(bodiesPerAddress);
+    await app.register(proxyRoutes, { deps, bodyReads });
     await app.register(managementRoutes, { deps });
-    await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION });
+    await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads });
     await app.register(hookRoutes, { deps });
   }
   if (role !== 'api') {

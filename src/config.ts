@@ -4,13 +4,17 @@
  */
 import path from 'node:path';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
+import { adminTokenWeakness } from './domain/token-strength.js';
 import { ConfigError } from './errors.js';
 
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  /** Admin bearer token; when absent one is generated into `<dataDir>/admin-token`. */
+  /**
+   * Admin bearer token; when absent one is generated into `<dataDir>/admin-token`. A
+   * configured one must be long and random enough (`adminTokenWeakness`).
+   */
   adminToken: string | undefined;
   /** Quiet time after a final answer before a conversation's new turns are extracted. */
   settleMs: number;
@@ -28,8 +32,26 @@ export interface Config {
   bodyLimit: number;
   /** Largest transcript a hook may upload (endpoints 7 and 8), in bytes. */
   transcriptMaxBytes: number;
-  /** Time allowed for the upstream to send headers, and for any gap between body chunks. */
+  /**
+   * Time allowed for the upstream to send its response headers. A non-streamed answer's
+   * headers come only once it is generated whole, so this is long.
+   */
   upstreamTimeoutMs: number;
+  /** Longest silence of the upstream between two chunks of its body: a stalled stream ends with an error event. */
+  upstreamIdleTimeoutMs: number;
+  /**
+   * How long a client may take to send a request (Node's `server.requestTimeout` and
+   * `headersTimeout`). Only the arrival of the request is bounded: a long answer streams
+   * as long as it needs.
+   */
+  http: {
+    /** Headers and body, from the first byte; 0: unbounded. */
+    requestTimeoutMs: number;
+    /** The headers alone. */
+    headersTimeoutMs: number;
+    /** Request bodies read at once for one client address (the proxy and MCP endpoints); more get 429. */
+    bodiesPerAddress: number;
+  };
   /** 32-byte key (hex or base64) encrypting upstream keys; else `<dataDir>/secret-key`. */
   secretKey: string | undefined;
   embeddings: { url: string; model: string; apiKey: string | undefined } | undefined;
@@ -82,6 +104,10 @@ const SETTINGS = [
   'weaviate-collection',
   'body-limit',
   'upstream-timeout-ms',
+  'upstream-idle-timeout-ms',
+  'request-timeout-ms',
+  'headers-timeout-ms',
+  'bodies-per-address',
   'secret-key',
   'embeddings-url',
   'embeddings-model',
@@ -143,11 +169,16 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
   };
 
   const embeddingsUrl = url('embeddings-url');
+  const requestTimeoutMs = int('request-timeout-ms', 300_000);
+  const headersTimeoutMs = int('headers-timeout-ms', Math.min(60_000, requestTimeoutMs || 60_000), 1);
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`ENGRAM_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed ENGRAM_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
   return {
     port: int('port', 8420),
     host: get('host') ?? '127.0.0.1',
     dataDir: path.resolve(get('data-dir') ?? '.engram'),
-    adminToken: get('admin-token'),
+    adminToken: adminToken(get('admin-token')),
     settleMs: int('settle-ms', 30_000),
     role: role(get('role')),
     natsUrl: url('nats-url'),
@@ -158,6 +189,8 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
     transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
+    upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
+    http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl
       ? { url: embeddingsUrl, model: get('embeddings-model') ?? 'text-embedding-3-small', apiKey: get('embeddings-key') }
@@ -177,6 +210,18 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       maxConnectionMs: int('ws-max-connection-ms', 60 * 60 * 1000, 1),
     },
   };
+}
+
+/** A configured admin token guards every org: a short or guessable one is refused before anything starts. */
+function adminToken(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const weakness = adminTokenWeakness(raw);
+  if (weakness !== undefined) {
+    throw new ConfigError(
+      `ENGRAM_ADMIN_TOKEN is too weak: ${weakness}. Use a random one, e.g. \`openssl rand -hex 32\`, or leave it unset to have Engram generate one into <data dir>/admin-token`,
+    );
+  }
+  return raw;
 }
 
 /** Weaviate capitalises a class name silently: only names it keeps as given are accepted. */

@@ -17,6 +17,7 @@ export const ERRORS = {
   conflict: { status: 409, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Conflict' },
   body_too_large: { status: 413, type: 'invalid_request_error', anthropic: 'request_too_large', message: 'Request body is larger than the limit' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Unsupported content type' },
+  rate_limited: { status: 429, type: 'rate_limit_error', anthropic: 'rate_limit_error', message: 'Too many requests at once; retry later' },
   internal: { status: 500, type: 'server_error', anthropic: 'api_error', message: 'Internal error in Engram' },
   upstream_unreachable: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream provider could not be reached' },
   upstream_stream_failed: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream stream ended abnormally' },

@@ -104,7 +104,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     }
     const now = Date.now;
     const control = new Control(stores ?? sqlite!.control, { vault, now });
-    const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs });
+    const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs });
     closers.push(() => upstream.close());
     const words = openWordVectors(log);
     const embedder = createEmbedder(config, upstream, words);

@@ -12,6 +12,7 @@ import { authenticateAgent } from '../control/auth.js';
 import { buildExtractionJob, publishExtractionJob, type ExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
 import { rebuildRootIndex } from '../memory/root-index.js';
@@ -32,8 +33,10 @@ function step<T>(run: Step<T>) {
   );
 }
 
+/** The client's JSON; refused (400) when empty, invalid, or nested too deep for the steps that walk it. */
 function parseBody(raw: Buffer): unknown {
   if (raw.length === 0) throw new EngramError('invalid_json', 'The request body is empty; a JSON object is required');
+  if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw tooDeep();
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch (error) {
@@ -51,7 +54,10 @@ export interface ConversationActorDeps extends Deps {
 export function provideConversationMachine(deps: ConversationActorDeps) {
   const { control, upstream, bus, config, now } = deps;
 
-  const authenticate = step(({ request }) => authenticateAgent(control, request.headers, request.orgId, request.agentId));
+  /** The lookup the HTTP route made from the headers before reading the body, else one made here (WebSocket frames). */
+  const authenticate = step(
+    async ({ request }) => request.authenticated ?? authenticateAgent(control, request.headers, request.orgId, request.agentId),
+  );
 
   /**
    * Parses the request, expands a chain it continues (Responses' `previous_response_id`)

@@ -19,6 +19,11 @@ export interface ExchangeRequest {
   orgId: string;
   agentId: string;
   headers: IncomingHttpHeaders;
+  /**
+   * The token lookup the transport already made from the headers (the HTTP routes check
+   * the token before reading the body); the authenticate step makes its own without it.
+   */
+  authenticated?: TokenLookup;
   rawBody: Buffer;
   /** The request's query string, with its `?`, or ''. */
   search: string;

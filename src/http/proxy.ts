@@ -2,8 +2,12 @@
  * Endpoints 1 to 3 of the interface (and their companions): the agent-scoped,
  * provider-compatible surface. Each protocol route runs the conversation machine;
  * `count_tokens` and `models` pass straight through to the agent's upstream.
+ *
+ * The token is checked from the headers before any byte of a body is read (an
+ * `onRequest` hook), and bodies read at once are counted per client address: without a
+ * token a request costs Engram a token lookup, never a buffered body.
  */
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { provideConversationMachine } from '../conversation/actors.js';
 import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
@@ -15,7 +19,7 @@ import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
 import { responses } from '../protocols/responses/adapter.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
-import { authenticateAgent } from '../control/auth.js';
+import { agentTokenOf, authenticateFromHeaders, closeIfBodyPending } from './before-body.js';
 import { httpSink } from './http-sink.js';
 import { storedResponseRoutes } from './stored-responses.js';
 import { responsesSocketRoute } from './websocket/responses-socket.js';
@@ -40,7 +44,15 @@ function searchOf(url: string): string {
   return at === -1 ? '' : url.slice(at);
 }
 
-export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: FastifyInstance, { deps }) => {
+export interface ProxyOptions {
+  deps: Deps;
+  /** The app's count of bodies being read per client address (`createBodyReads`). */
+  bodyReads: onRequestHookHandler;
+}
+
+type Machine = ReturnType<typeof provideConversationMachine>;
+
+export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
   const machine = provideConversationMachine({ ...deps, retrieval });
 
@@ -56,9 +68,29 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
     const adapter = request.routeOptions.config.protocol ?? chatCompletions;
     const rendered = adapter.renderError(toEngramError(error));
     if (rendered.status >= 500) request.log.error({ err: error }, 'proxy request failed');
+    closeIfBodyPending(request, reply);
     return reply.code(rendered.status).header('x-engram-injected', '0').send(rendered.body);
   });
+  app.decorateRequest('agentToken', null);
 
+  // Claude Code's warm-up: `HEAD <base>/` must succeed quietly, without a token.
+  for (const path of [AGENT_PREFIX, AGENT_PREFIX + '/', '/']) {
+    app.head(path, async (_request, reply) => reply.code(200).send());
+  }
+  // The upgrade request has no body; the route checks its token itself, answering 401 over HTTP.
+  responsesSocketRoute(app, deps, machine, AGENT_PREFIX);
+
+  // Everything else needs the agent's token, checked from the headers before the body is read.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request) => {
+      await authenticateFromHeaders(deps.control, request);
+    });
+    scope.addHook('onRequest', bodyReads);
+    tokenRoutes(scope, deps, machine);
+  });
+};
+
+function tokenRoutes(app: FastifyInstance, deps: Deps, machine: Machine): void {
   for (const adapter of [chatCompletions, messages, responses]) {
     app.post<{ Params: AgentParams }>(AGENT_PREFIX + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
       reply.hijack();
@@ -70,6 +102,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
           orgId: request.params.org,
           agentId: request.params.agent,
           headers: request.headers,
+          authenticated: agentTokenOf(request),
           rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           search: searchOf(request.url),
           sink: httpSink(raw),
@@ -85,7 +118,7 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
   /** Requests Engram does not learn from: authenticated, re-keyed and relayed as they are. */
   const passThrough = (adapterFor: (request: FastifyRequest) => ProtocolAdapter, path: string) =>
     async (request: FastifyRequest<{ Params: AgentParams }>, reply: FastifyReply) => {
-      const { agent } = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+      const { agent } = agentTokenOf(request);
       const secrets = await deps.control.agentSecrets(agent.id);
       const adapter = adapterFor(request);
       const controller = new AbortController();
@@ -101,7 +134,6 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
     };
 
   storedResponseRoutes(app, deps, AGENT_PREFIX);
-  responsesSocketRoute(app, deps, machine, AGENT_PREFIX);
 
   app.post(AGENT_PREFIX + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
   // The models list is asked for in either family's dialect; the client's headers tell which.
@@ -109,9 +141,4 @@ export const proxyRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app: Fasti
     AGENT_PREFIX + '/v1/models',
     passThrough((request) => (request.headers['anthropic-version'] ? messages : chatCompletions), '/v1/models'),
   );
-
-  // Claude Code's warm-up: `HEAD <base>/` must succeed quietly.
-  for (const path of [AGENT_PREFIX, AGENT_PREFIX + '/', '/']) {
-    app.head(path, async (_request, reply) => reply.code(200).send());
-  }
-};
+}

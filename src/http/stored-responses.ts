@@ -2,6 +2,7 @@
  * Reading back the responses Engram recorded (Responses API): `GET /v1/responses/{id}`,
  * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`, per agent: another
  * agent's ids are not found. Served from Engram's records whatever the upstream keeps.
+ * Registered in the proxy's token scope, whose hook has checked the token (`agentTokenOf`).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -11,7 +12,7 @@ import { EngramError } from '../errors.js';
 import { isObject } from '../protocols/shared.js';
 import { responses } from '../protocols/responses/adapter.js';
 import type { JsonObject } from '../protocols/types.js';
-import { authenticateAgent } from '../control/auth.js';
+import { agentTokenOf } from './before-body.js';
 
 interface Params {
   org: string;
@@ -59,20 +60,20 @@ export function storedResponseRoutes(app: FastifyInstance, deps: Deps, prefix: s
   const path = `${prefix}/v1/responses/:id`;
 
   app.get<{ Params: Params }>(path, { config }, async (request) => {
-    const { agent } = await authenticateAgent(control, request.headers, request.params.org, request.params.agent);
+    const { agent } = agentTokenOf(request);
     const record = await control.getResponse(agent.id, request.params.id);
     if (!record) throw notFound(request.params.id);
     return record.body;
   });
 
   app.delete<{ Params: Params }>(path, { config }, async (request) => {
-    const { agent } = await authenticateAgent(control, request.headers, request.params.org, request.params.agent);
+    const { agent } = agentTokenOf(request);
     if (!(await control.responses.delete(agent.id, request.params.id))) throw notFound(request.params.id);
     return { id: request.params.id, object: 'response', deleted: true };
   });
 
   app.get<{ Params: Params; Querystring: ListQuery }>(`${path}/input_items`, { config }, async (request) => {
-    const { agent } = await authenticateAgent(control, request.headers, request.params.org, request.params.agent);
+    const { agent } = agentTokenOf(request);
     const options = listOptions(request.query);
     const record = await control.getResponse(agent.id, request.params.id);
     if (!record) throw notFound(request.params.id);

@@ -7,13 +7,15 @@
  * state between calls; what they change lives behind the ports. GET (a server-to-client
  * stream, which nothing here sends on) and DELETE (ending a session) answer 405, as the
  * spec allows. Errors before the transport takes over are JSON-RPC error objects with the
- * fitting HTTP status; a missing or wrong token gets 401 with `WWW-Authenticate`.
+ * fitting HTTP status; a missing or wrong token gets 401 with `WWW-Authenticate`, from the
+ * headers alone, before any byte of the body is read.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Deps } from '../deps.js';
 import { EngramError, toEngramError } from '../errors.js';
-import { authenticateAgent } from '../control/auth.js';
+import { authenticateFromHeaders, closeIfBodyPending } from '../http/before-body.js';
+import { MAX_JSON_DEPTH, jsonDeeperThan } from '../protocols/shared.js';
 import { createIndexRefresher } from '../memory/index-refresh.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { memorySearchDeps } from '../http/memory-search-deps.js';
@@ -28,6 +30,8 @@ interface Params {
 export interface McpMountOptions {
   deps: Deps;
   version: string;
+  /** The app's count of bodies being read per client address (`createBodyReads`). */
+  bodyReads: onRequestHookHandler;
 }
 
 /** JSON-RPC's own codes for what goes wrong before a request reaches the server. */
@@ -43,7 +47,7 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version }) => {
+export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads }) => {
   const writer = createReflectionWriter({ reflections: deps.reflections, embedder: deps.embedder, control: deps.control, now: deps.now });
   const index = createIndexRefresher({ ...deps, onError: (error) => app.log.error({ err: error }, 'rebuilding a root index failed') });
   app.addHook('onClose', async () => {
@@ -69,32 +73,38 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
   app.setErrorHandler((error, request, reply) => {
     const engramError = toEngramError(error);
     if (engramError.status >= 500) request.log.error({ err: error }, 'MCP request failed');
+    closeIfBodyPending(request, reply);
     return rpcError(reply, engramError.status, INVALID_REQUEST, engramError.message);
   });
+  app.decorateRequest('agentToken', null);
 
-  const authenticate = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<boolean> => {
-    const { org, agent } = request.params;
+  // The token is checked from the headers before any byte of the body is read.
+  app.addHook('onRequest', async (request, reply) => {
     try {
-      await authenticateAgent(deps.control, request.headers, org, agent);
-      return true;
+      await authenticateFromHeaders(deps.control, request);
     } catch {
       const given = request.headers.authorization !== undefined;
+      closeIfBodyPending(request, reply);
       await rpcError(
         reply.header('www-authenticate', `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`),
         401,
         UNAUTHORIZED,
         given ? 'The access token is not valid for this agent' : 'Send the agent access token as Authorization: Bearer <token>',
       );
-      return false;
+      return reply;
     }
-  };
+  });
+  app.addHook('onRequest', bodyReads);
 
   const path = '/v0/orgs/:org/agents/:agent/v0/mcp';
   app.post<{ Params: Params }>(path, async (request, reply) => {
-    if (!(await authenticate(request, reply))) return reply;
+    const text = typeof request.body === 'string' ? request.body : '';
+    if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+      return rpcError(reply, 400, PARSE_ERROR, `Parse error: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     let body: unknown;
     try {
-      body = JSON.parse(typeof request.body === 'string' ? request.body : '');
+      body = JSON.parse(text);
     } catch (error) {
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${(error as Error).message}`);
     }
@@ -109,7 +119,6 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     await transport.handleRequest(request.raw, reply.raw, body);
   });
   const notAllowed = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-    if (!(await authenticate(request, reply))) return reply;
     return rpcError(
       reply.header('allow', 'POST'),
       405,

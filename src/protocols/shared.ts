@@ -73,8 +73,79 @@ export function renderToolCall(name: string, args: unknown): string {
   return `[tool call ${name} ${text.length > 600 ? `${text.slice(0, 600)}…` : text}]`;
 }
 
-/** JSON text with `cache_control` markers left out: clients move them between turns. */
+/**
+ * Deepest nesting of arrays and objects accepted in a request. Recursive walks over a
+ * body (`JSON.stringify` among them) overflow the stack a few thousand levels down; no
+ * real request comes near this.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_ARRAY = 0x5d;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`, found by one pass over
+ * its bytes before anything is parsed (brackets inside strings do not count). Works on
+ * any text: invalid JSON is left for the parser to report.
+ */
+export function jsonDeeperThan(json: Uint8Array | string, max: number): boolean {
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  let depth = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte === QUOTE) {
+      i = stringEnd(bytes, i);
+    } else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (byte === CLOSE_ARRAY || byte === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** The index of the quote closing the string opened at `open` (the end of the text when none). */
+function stringEnd(bytes: Buffer, open: number): number {
+  let at = open;
+  for (;;) {
+    // Strings are most of a request's bytes: jump from quote to quote.
+    at = bytes.indexOf(QUOTE, at + 1);
+    if (at === -1) return bytes.length;
+    let backslashes = 0;
+    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
+/** Whether a parsed value nests arrays and objects deeper than `max` (walked without recursion). */
+export function valueDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The 400 for a request nested deeper than `MAX_JSON_DEPTH`. */
+export function tooDeep(): EngramError {
+  return new EngramError('invalid_request', `The JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+}
+
+/**
+ * JSON text with `cache_control` markers left out: clients move them between turns. A
+ * value nested deeper than `MAX_JSON_DEPTH` is refused (400) rather than overflowing the stack.
+ */
 export function stableJson(value: unknown): string {
+  if (valueDeeperThan(value, MAX_JSON_DEPTH)) throw tooDeep();
   return JSON.stringify(value, (key, inner) => (key === 'cache_control' ? undefined : inner));
 }
 

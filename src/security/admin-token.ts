@@ -1,14 +1,18 @@
 /**
  * The admin bearer token (DESIGN section 4): `ENGRAM_ADMIN_TOKEN` when configured, else
  * a token generated once into `<data dir>/admin-token` (mode 0600), so a fresh install
- * is secured without any setup and the CLI on the same machine can find it.
+ * is secured without any setup and the CLI on the same machine can find it. A configured
+ * token must be at least 32 characters carrying an estimated 128 bits (`adminTokenWeakness`,
+ * enforced when the config is loaded); the generated one carries 256.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ADMIN_TOKEN_PREFIX } from '../domain/token-strength.js';
 import { hashToken } from './tokens.js';
 
-export const ADMIN_TOKEN_PREFIX = 'egm_admin_';
+// Defined beside the strength rule that config.ts applies to a configured token.
+export { ADMIN_TOKEN_PREFIX };
 export const ADMIN_TOKEN_FILE = 'admin-token';
 
 export interface AdminToken {

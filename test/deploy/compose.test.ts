@@ -34,7 +34,11 @@ const SETTING_VARIABLES = new Set(SETTING_NAMES.map((name) => 'ENGRAM_' + name.t
 /** `${VAR:?message}` as docker compose would substitute it from a filled-in .env. */
 function substitute(value: string): string {
   return value.replace(/\$\{(\w+)(:\?[^}]*)?\}/g, (_match, name: string) =>
-    name === 'ENGRAM_SECRET_KEY' ? 'ab'.repeat(32) : `value-of-${name.toLowerCase()}`,
+    name === 'ENGRAM_SECRET_KEY'
+      ? 'ab'.repeat(32)
+      : name === 'ENGRAM_ADMIN_TOKEN'
+        ? 'egm_admin_5f0c9e3a71d84b26a9e0c4f7d13b8e62a5c7f9041d6e8b3a' // as compose.env.example says: openssl rand -hex 24
+        : `value-of-${name.toLowerCase()}`,
   );
 }
 

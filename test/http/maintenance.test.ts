@@ -13,7 +13,7 @@ import { eventually } from '../support/engram.js';
 
 test('conversations idle longer than the TTL are pruned on schedule', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-maintenance-'));
-  const config = loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_maintenance_0000000000', 'conversation-ttl-days': '1' }, {});
+  const config = loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_WjjxN7Tt_dNm7EQ7rnC693eJ7vcaiUdk3EOKsXM6_FU', 'conversation-ttl-days': '1' }, {});
   const connected = await connect(config);
   const { control } = connected.deps;
   const org = await control.createOrg('acme');

@@ -21,7 +21,7 @@ import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.j
 import { loadOrCreateSecretKey, SecretBox } from '../../src/security/secret-box.js';
 import { hashToken } from '../../src/security/tokens.js';
 
-export const ADMIN = 'egm_admin_management_test_0123456789abcdef';
+export const ADMIN = 'egm_admin_oxn4m4x08kVo4gh4qq0_JAx37QxmVOYDy231eGSmlk8';
 export const UPSTREAM_KEY = 'sk-upstream-very-secret-0123456789';
 
 export interface Reply {

@@ -12,7 +12,7 @@ import { DEFAULT_MEMORY_SETTINGS } from '../../src/domain/types.js';
 
 test('reflections of another embedder are re-embedded, keeping their times and use counts', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-reembed-'));
-  const connected = await connect(loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_reembed_000000000000' }, {}));
+  const connected = await connect(loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_6K-CyMdZGmBqRCoqb-BiVIdyNfGjOv1Zn9qKgpbcPiE' }, {}));
   const { control, reflections, embedder } = connected.deps;
   try {
     const org = await control.createOrg('acme');

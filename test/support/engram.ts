@@ -8,7 +8,7 @@ import path from 'node:path';
 import { loadConfig, type Overrides } from '../../src/config.js';
 import { start, type Running } from '../../src/main.js';
 
-export const ADMIN_TOKEN = 'egm_admin_test_token_0123456789abcdef';
+export const ADMIN_TOKEN = 'egm_admin_hf9HJTIwSqmr3lzjuSKuTPE11cRcOuXTcZ62jS1uv-M';
 
 export interface TestAgent {
   orgId: string;

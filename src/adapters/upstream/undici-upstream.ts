@@ -7,8 +7,17 @@ import { EngramError } from '../../errors.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../ports/index.js';
 
 export interface UndiciUpstreamOptions {
-  /** Longest wait for response headers, and for any gap between body chunks. */
+  /**
+   * Longest wait for the response headers. Long: a non-streamed answer's headers come
+   * only once the whole answer is generated.
+   */
   timeoutMs: number;
+  /**
+   * Longest silence between two chunks of the response body (default: `timeoutMs`, at
+   * most a minute). A stream that stalls ends with an error the relay turns into the
+   * protocol's error event, however long the generation has been running.
+   */
+  idleTimeoutMs?: number;
   /** Sockets per upstream origin; unlimited by default. */
   connections?: number;
 }
@@ -50,7 +59,7 @@ export class UndiciUpstream implements UpstreamClient {
   constructor(options: UndiciUpstreamOptions) {
     this.dispatcher = new Agent({
       headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      bodyTimeout: options.idleTimeoutMs ?? Math.min(options.timeoutMs, 60_000),
       // One HTTP/1.1 stream per socket: as many sockets as clients hold streams open.
       connections: options.connections ?? null,
       keepAliveTimeout: 30_000,

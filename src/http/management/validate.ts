@@ -106,8 +106,22 @@ export function optionalNumber(
 }
 
 /**
- * Names of orgs and agents appear in URLs and CLI output: printable, no slash, trimmed,
- * at most 100 characters.
+ * Characters that make a name display as something else: direction overrides and
+ * isolates (U+202A-U+202E, U+2066-U+2069), direction and zero-width marks (U+200B-U+200F,
+ * U+061C, U+2060, U+FEFF) and every other format character (Unicode category Cf), line
+ * and paragraph separators, lone surrogates, and the Hangul fillers that draw as blanks.
+ */
+const DECEPTIVE = /[\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]/u;
+
+/** `U+202E`: how a refused character is named in an error (it would not show itself). */
+function codePointOf(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * Names of orgs, agents and tokens appear in URLs, CLI output and logs: printable, no
+ * slash, trimmed, at most 100 characters, and shown as what they are (no direction
+ * overrides or invisible characters, which would let one name pass for another).
  */
 export function resourceName(object: Json, key: string, required: true): string;
 export function resourceName(object: Json, key: string, required: false): string | undefined;
@@ -115,8 +129,15 @@ export function resourceName(object: Json, key: string, required: boolean): stri
   const raw = required ? requiredString(object, key, '', { max: 100 }) : optionalString(object, key, '', { max: 100 });
   if (raw === undefined) return undefined;
   const name = raw.trim();
-  if (/[\u0000-\u001f\u007f/]/.test(name)) {
+  if (/[\p{Cc}/]/u.test(name)) {
     throw invalid(key, `\`${key}\` must not contain "/" or control characters`);
+  }
+  const deceptive = DECEPTIVE.exec(name);
+  if (deceptive) {
+    throw invalid(
+      key,
+      `\`${key}\` must not contain invisible or text-direction characters (found ${codePointOf(deceptive[0])}): they make a name display as another`,
+    );
   }
   return name;
 }

@@ -152,6 +152,17 @@ async function play(
         chunkDelayMs: options.chunkDelayMs,
         breakAfter: reply.afterEvents,
       });
+    case 'stall': {
+      const answer = { type: 'text' as const, text: reply.text ?? CUT_OFF_TEXT };
+      if (!stream) {
+        // Headers and half the body, then silence: the client waits on the body.
+        const text = JSON.stringify(responder.body(answer, ctx));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+        res.write(text.slice(0, Math.floor(text.length / 2)));
+        return;
+      }
+      return writeSse(res, headers, responder.events(answer, ctx, options), { chunkDelayMs: options.chunkDelayMs, stallAfter: reply.afterEvents });
+    }
     case 'error': {
       const message = `Scripted upstream error (status ${reply.status}).`;
       if (stream && reply.afterEvents !== undefined) {

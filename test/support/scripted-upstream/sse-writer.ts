@@ -9,6 +9,8 @@ export interface WriteSseOptions {
   chunkDelayMs?: number;
   /** After writing this many events, destroy the socket instead of ending the response. */
   breakAfter?: number;
+  /** After writing this many events, write nothing more and leave the response open. */
+  stallAfter?: number;
 }
 
 function write(res: ServerResponse, chunk: string): Promise<void> {
@@ -40,13 +42,14 @@ export async function writeSse(
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers });
   res.flushHeaders();
-  const limit = options.breakAfter ?? events.length;
+  const limit = options.breakAfter ?? options.stallAfter ?? events.length;
   for (let i = 0; i < Math.min(limit, events.length); i++) {
     if (res.destroyed) return;
     if (i > 0 && options.chunkDelayMs) await pause(res, options.chunkDelayMs);
     if (res.destroyed) return;
     await write(res, encodeSseEvent(events[i]));
   }
+  if (options.stallAfter !== undefined) return;
   if (options.breakAfter !== undefined) {
     // Let what was written (at least the headers) reach the wire, then cut the connection
     // with no terminating chunk: the client sees a body that died midway.

@@ -51,7 +51,18 @@ export interface BreakReply {
   text?: string;
 }
 
-export type Reply = TextReply | ToolCallReply | ErrorReply | HangReply | BreakReply;
+/**
+ * Streaming: send N events of the answer `text`, then fall silent with the connection
+ * open (a provider that hangs mid-generation). Non-streaming: send the headers and the
+ * first half of the JSON body, then fall silent.
+ */
+export interface StallReply {
+  type: 'stall';
+  afterEvents: number;
+  text?: string;
+}
+
+export type Reply = TextReply | ToolCallReply | ErrorReply | HangReply | BreakReply | StallReply;
 
 /** The replies that carry model output and are rendered by a protocol responder. */
 export type Answer = TextReply | ToolCallReply;
