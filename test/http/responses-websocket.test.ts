@@ -409,6 +409,12 @@ test('bad frames get error frames and leave the connection and others usable', a
   assertErrorFrame(await client.collect(), 400, 'invalid_request');
   await assertWorks(client, upstream, 'after a JSON array');
 
+  // 100,000 levels deep: a stack overflow in the exchange took the whole process down before.
+  client.send(`{"type": "response.create", "model": "gpt-test", "input": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+  const deep = assertErrorFrame(await client.collect(), 400, 'invalid_request');
+  assert.match(deep.error.message, /nested deeper than 256/);
+  await assertWorks(client, upstream, 'after a deeply nested frame');
+
   const other = await Client.open(agent);
   await assertWorks(other, upstream, 'a new connection');
   await other.close();

@@ -14,7 +14,7 @@ import { runExchange } from '../../conversation/run-exchange.js';
 import { bridgedHeaders } from '../../conversation/headers.js';
 import type { Deps } from '../../deps.js';
 import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
-import { isObject } from '../../protocols/shared.js';
+import { MAX_JSON_DEPTH, isObject, jsonDeeperThan, tooDeep } from '../../protocols/shared.js';
 import { responses } from '../../protocols/responses/adapter.js';
 import { authenticateAgent } from '../../control/auth.js';
 import { errorFrame, wsSink } from './ws-sink.js';
@@ -37,6 +37,8 @@ function errorOf(error: EngramError): string {
 function createBody(data: RawData, isBinary: boolean): { body: Record<string, unknown>; generate: boolean } {
   if (isBinary) throw new EngramError('invalid_request', 'Binary frames are not supported: send each event as a JSON text frame');
   const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+  // Deeper than any real request: refused before parsing (the exchange serialises the body again).
+  if (jsonDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
   let event: unknown;
   try {
     event = JSON.parse(text);
