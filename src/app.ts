@@ -2,7 +2,7 @@
  * buildApp(deps): the whole HTTP surface as a Fastify instance that never listens by
  * itself, so tests use `inject()` or a port-0 listener (STYLE habit 1).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Role } from './config.js';
 import type { Deps } from './deps.js';
 import { EngramError, openAiErrorBody } from './errors.js';
@@ -13,16 +13,24 @@ import { hookRoutes } from './http/hooks/index.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
+import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 
 export interface BuildOptions {
-  logger?: boolean | { level: string };
+  /** Fastify's logger: off, on, or a level (and a stream, for tests reading what is logged). */
+  logger?: boolean | { level: string; stream?: { write(line: string): void } };
   /**
    * What this process serves (`engram serve --role`, default `all`): `api` serves the
    * HTTP surface and only publishes extraction jobs; `worker` runs the extraction
    * consumer and housekeeping and serves no API route; `all` does both.
    */
   role?: Role;
+}
+
+/** The request and error serializers keep credentials out of the log (URLs, messages quoting input). */
+function loggerOptions(logger: BuildOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  return { ...(logger === true ? {} : logger), serializers: { req: safeRequestSerializer, err: (error: Error) => safeErrorSerializer(error) } };
 }
 
 /** Node checks its request timeouts every 30 s by default: too coarse for short ones. */
@@ -34,7 +42,7 @@ function timeoutCheckInterval(headersTimeoutMs: number, requestTimeoutMs: number
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress } = deps.config.http;
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: loggerOptions(options.logger),
     bodyLimit: deps.config.bodyLimit,
     // These bound the time a client takes to *send* its request (a slow-loris body is cut
     // with 408); Node stops counting once the request has arrived, so a long answer

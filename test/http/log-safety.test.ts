@@ -1,0 +1,73 @@
+/** What the request log shows of a URL: credentials in queries and paths never, ids always. */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { start } from '../../src/main.js';
+import { REDACTED, safeText, safeUrl } from '../../src/http/log-safety.js';
+import { ADMIN_TOKEN } from '../support/engram.js';
+
+const TOKEN = 'egm_Q2hhbmdlVGhpc1Rva2VuQmVmb3JlVXNpbmdJdEluUHJvZA';
+
+test('query values of secret-named parameters are replaced, whatever they look like', () => {
+  for (const name of ['token', 'access_token', 'api_key', 'apikey', 'key', 'X-Api-Key', 'client_secret', 'password', 'sig', 'code', 'auth']) {
+    assert.is(safeUrl(`/v1/models?${name}=hunter2&limit=5`), `/v1/models?${name}=${REDACTED}&limit=5`, name);
+  }
+});
+
+test('credential-shaped values are replaced under any name, in queries and in path segments', () => {
+  assert.is(safeUrl(`/mcp?t=${TOKEN}`), `/mcp?t=${REDACTED}`);
+  assert.is(safeUrl(`/v0/lookup/${TOKEN}/x`), `/v0/lookup/${REDACTED}/x`);
+  assert.is(safeUrl('/x?q=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD'), `/x?q=${REDACTED}`);
+  assert.is(safeUrl('/x?upstream=ghp_16C7e42F292c6912E7710c838347Ae178B4a'), `/x?upstream=${REDACTED}`);
+  assert.is(safeUrl('/x?q=aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ'), `/x?q=${REDACTED}`, 'a long random string');
+  assert.is(safeUrl(`/x?${TOKEN}`), `/x?${REDACTED}`, 'a bare query');
+  assert.is(safeUrl(`/x?q=${encodeURIComponent('Bearer ' + TOKEN)}`), `/x?q=${REDACTED}`, 'percent-encoded');
+});
+
+test('ids, UUIDs, words and numbers stay readable', () => {
+  const url = '/v0/orgs/org_3fK9aB2cD4eF6gH8/agents/agt_0123456789abcdef/reflections/ref_0123456789abcdef01234567?kind=factual&limit=20&offset=0';
+  assert.is(safeUrl(url), url);
+  const hook = '/v1/hooks/sessions/0b5e7c3a-93a1-4c1e-9d0f-2f6e8b1a7c44/transcript?format=jsonl';
+  assert.is(safeUrl(hook), hook);
+  assert.is(safeUrl('/v0/orgs/acme-production-environment-team/agents'), '/v0/orgs/acme-production-environment-team/agents');
+  assert.is(safeUrl('/v1/responses'), '/v1/responses');
+  assert.is(safeUrl('/x?q=how%20do%20we%20deploy'), '/x?q=how%20do%20we%20deploy');
+  assert.is(safeUrl('/x?a&b=&=c'), '/x?a&b=&=c');
+});
+
+test('safeText: Engram tokens and known key formats in free text', () => {
+  const text = `token ${TOKEN} refused; upstream said sk-ant-api03-${'a'.repeat(40)} is wrong`;
+  const safe = safeText(text);
+  assert.not.match(safe, /egm_Q2|sk-ant-api03-a/);
+  assert.match(safe, /^token \[REDACTED(?::engram_token)?\] refused/);
+});
+
+test('a running Engram logs requests with credentials in their URLs replaced', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-logs-'));
+  const lines: string[] = [];
+  const config = loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dir, 'admin-token': ADMIN_TOKEN, 'log-level': 'info' }, {});
+  const running = await start(config, { logger: { level: 'info', stream: { write: (line) => void lines.push(line) } } });
+  const openAiKey = 'sk-proj-' + 'Zq8'.repeat(16);
+  try {
+    const calls = [
+      `/v0/orgs?token=${ADMIN_TOKEN}`,
+      `/v0/orgs?api_key=${encodeURIComponent(openAiKey)}&limit=5`,
+      `/v0/orgs/${TOKEN}/agents`,
+      `/v1/chat/completions?key=${TOKEN}`,
+    ];
+    for (const call of calls) await (await fetch(running.url + call, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).arrayBuffer();
+    const log = lines.join('');
+    assert.match(log, /"url":"\/v0\/orgs\?token=\[REDACTED\]"/, 'the request is logged, its token replaced');
+    assert.match(log, /api_key=\[REDACTED\]&limit=5/);
+    assert.match(log, /"url":"\/v0\/orgs\/\[REDACTED\]\/agents"/);
+    for (const secret of [ADMIN_TOKEN, openAiKey, TOKEN, ADMIN_TOKEN.slice(10), TOKEN.slice(4)]) assert.not.ok(log.includes(secret), secret);
+  } finally {
+    await running.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
