@@ -32,6 +32,10 @@ export interface Config {
   bodyLimit: number;
   /** Largest transcript a hook may upload (endpoints 7 and 8), in bytes. */
   transcriptMaxBytes: number;
+  /** Transcript uploads one agent may have in progress at once; past it a hook gets 429. */
+  transcriptMaxConcurrent: number;
+  /** Largest upstream SSE event (or JSON answer) the extraction side holds, in bytes: a larger one is relayed, not learnt from. */
+  sseMaxEventBytes: number;
   /**
    * Time allowed for the upstream to send its response headers. A non-streamed answer's
    * headers come only once it is generated whole, so this is long.
@@ -118,6 +122,8 @@ const SETTINGS = [
   'extraction-concurrency',
   'extraction-max-deliver',
   'transcript-max-bytes',
+  'transcript-max-concurrent',
+  'sse-max-event-bytes',
   'log-level',
   'conversation-ttl-days',
   'mcp-server-names',
@@ -188,6 +194,8 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     weaviateCollection: collection(get('weaviate-collection')),
     bodyLimit: int('body-limit', 32 * 1024 * 1024, 1024),
     transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
+    transcriptMaxConcurrent: int('transcript-max-concurrent', 2, 1),
+    sseMaxEventBytes: int('sse-max-event-bytes', 8 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },

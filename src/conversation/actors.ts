@@ -167,6 +167,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       sse,
       signal,
       failure: (error) => upstream.failure(error),
+      maxEventBytes: config.sseMaxEventBytes,
     });
     const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
     return { ...outcome, final };

@@ -9,7 +9,7 @@ export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
   onClientGone(callback: () => void): void;
   /** Pino-compatible (structured fields first), as Fastify's request logger is. */
-  log: { error(fields: object, message: string): void };
+  log: { error(fields: object, message: string): void; warn(fields: object, message: string): void };
 }
 
 /**
@@ -23,6 +23,13 @@ export async function runExchange(machine: ProvidedMachine, request: ExchangeReq
   actor.start();
   const output = await finished;
   const results = output.results as ExchangeResults;
+  const relayed = results.relay;
+  if (relayed?.outcome === 'completed' && relayed.unassembled !== undefined) {
+    hooks.log.warn(
+      { orgId: request.orgId, agentId: request.agentId, bytes: relayed.unassembled },
+      'the upstream answer held an event over the size limit: relayed to the client whole, not learnt from',
+    );
+  }
   if (output.status !== 'failed') {
     request.sink.end();
     return;

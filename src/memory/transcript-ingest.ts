@@ -11,7 +11,7 @@
 import type { Agent, ProtocolId } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { idDigest } from '../domain/conversation-id.js';
-import { collectTranscript } from '../transcripts/collect.js';
+import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
@@ -61,6 +61,21 @@ export interface IngestResult {
   reason?: string;
 }
 
+/**
+ * Records read before an upload none of whose records is of the format is refused: every
+ * client's transcript opens with a record its reader knows (the session's), so a body
+ * that has none by then is not one, and is not read to its end.
+ */
+const RECOGNISED_WITHIN = 10_000;
+
+function notThisFormat(format: TranscriptFormat, records: string): EngramError {
+  return new EngramError(
+    'invalid_request',
+    `The body is not a ${format.label}: none of ${records} JSON records is one. Upload the transcript file itself ` +
+      '(the path in the hook input), not the hook input.',
+  );
+}
+
 /** One session's uploads in this process run one at a time, so two hooks firing together do not race. */
 export type SessionQueue = <T>(key: string, task: () => Promise<T>) => Promise<T>;
 
@@ -87,15 +102,13 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     // What `buildExtractionJob` may keep of one turn, and of the newest turns (a margin for redaction and stripping).
     turnChars: extraction.maxBytes,
     windowChars: extraction.maxBytes * extraction.maxChunks * 2,
+    recognisedWithin: RECOGNISED_WITHIN,
+  }).catch((error: unknown): CollectedTranscript => {
+    if (error instanceof UnrecognisedTranscript) throw notThisFormat(format, `the first ${error.records}`);
+    throw error;
   });
   const { read, meta } = collected;
-  if (meta.recognised === 0) {
-    throw new EngramError(
-      'invalid_request',
-      `The body is not a ${format.label}: none of its ${read.records} JSON records is one. Upload the transcript file itself ` +
-        '(the path in the hook input), not the hook input.',
-    );
-  }
+  if (meta.recognised === 0) throw notThisFormat(format, `its ${read.records}`);
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
   const conversationId = `t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`;

@@ -25,7 +25,16 @@ export interface ClientSink {
 }
 
 export type RelayOutcome =
-  | { outcome: 'completed'; answer: AssembledAnswer }
+  | {
+      outcome: 'completed';
+      answer: AssembledAnswer;
+      /**
+       * The answer held an SSE event (or was a JSON body) larger than `maxEventBytes`, of
+       * this many bytes: the client had it all, but it was not assembled, so `answer` is an
+       * errored one and the turn is not learnt from.
+       */
+      unassembled?: number;
+    }
   | { outcome: 'failed'; error: EngramError }
   | { outcome: 'aborted' };
 
@@ -38,38 +47,63 @@ export interface RelayInput {
   signal: AbortSignal;
   /** The upstream client's reading of a body error (`UpstreamClient.failure`). */
   failure: (error: unknown) => unknown;
+  /** The most the extraction side holds of one SSE event, or of a JSON answer, in bytes. Default: no limit. */
+  maxEventBytes?: number;
 }
 
-function assembleSse(adapter: ProtocolAdapter): (source: Observable<Buffer>) => Observable<AssembledAnswer> {
+/** What the extraction side makes of an answer it could not read or hold. */
+const unusable = (): AssembledAnswer => ({ final: false, stopReason: null, errored: true, turns: [] });
+
+/** The extraction side: the answer assembled, or the size of what was too large to be. */
+type Assembly = { answer: AssembledAnswer; unassembled?: number };
+
+function assembleSse(adapter: ProtocolAdapter, maxEventBytes: number): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
     defer(() => {
       const assembler = adapter.createAssembler();
-      const parser = new SseParser((event) => assembler.push(event));
+      let unassembled: number | undefined;
+      const parser = new SseParser(
+        (event) => {
+          // Past an event it could not hold, the assembler stops: the answer would be incomplete.
+          if (unassembled === undefined) assembler.push(event);
+        },
+        { maxEventBytes, onOversize: (bytes) => (unassembled ??= bytes) },
+      );
       return source.pipe(
         reduce((_, chunk) => parser.push(chunk), undefined as void),
-        map(() => {
+        map((): Assembly => {
           parser.end();
-          return assembler.finish();
+          return unassembled === undefined ? { answer: assembler.finish() } : { answer: unusable(), unassembled };
         }),
       );
     });
 }
 
-function assembleJson(adapter: ProtocolAdapter): (source: Observable<Buffer>) => Observable<AssembledAnswer> {
+function assembleJson(adapter: ProtocolAdapter, maxEventBytes: number): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
-    source.pipe(
-      reduce((chunks, chunk) => (chunks.push(chunk), chunks), [] as Buffer[]),
-      map((chunks) => {
-        try {
-          return adapter.assembleJson(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch {
-          return { final: false, stopReason: null, errored: true, turns: [] };
-        }
-      }),
-    );
+    defer(() => {
+      let chunks: Buffer[] = [];
+      let size = 0;
+      return source.pipe(
+        reduce((_, chunk) => {
+          size += chunk.length;
+          // Past the limit nothing more is kept: the body is only counted.
+          if (size > maxEventBytes) chunks = [];
+          else chunks.push(chunk);
+        }, undefined as void),
+        map((): Assembly => {
+          if (size > maxEventBytes) return { answer: unusable(), unassembled: size };
+          try {
+            return { answer: adapter.assembleJson(JSON.parse(Buffer.concat(chunks).toString('utf8'))) };
+          } catch {
+            return { answer: unusable() };
+          }
+        }),
+      );
+    });
 }
 
-export async function relay({ body, sink, adapter, sse, signal, failure: classify }: RelayInput): Promise<RelayOutcome> {
+export async function relay({ body, sink, adapter, sse, signal, failure: classify, maxEventBytes = Infinity }: RelayInput): Promise<RelayOutcome> {
   const chunks = connectable(fromReadable(body), { connector: () => new Subject<Buffer>(), resetOnDisconnect: false });
 
   let stop: (reason: unknown) => void = () => undefined;
@@ -86,9 +120,9 @@ export async function relay({ body, sink, adapter, sse, signal, failure: classif
       complete: resolve,
     });
   });
-  const answer = lastValueFrom(chunks.pipe(sse ? assembleSse(adapter) : assembleJson(adapter)));
-  // `delivered` rejects on the same error as `answer`; it is reported once, below.
-  answer.catch(() => undefined);
+  const assembly = lastValueFrom(chunks.pipe(sse ? assembleSse(adapter, maxEventBytes) : assembleJson(adapter, maxEventBytes)));
+  // `delivered` rejects on the same error as `assembly`; it is reported once, below.
+  assembly.catch(() => undefined);
 
   const connection = chunks.connect();
   // Disconnecting tears the upstream body down; nothing more reaches the subscribers.
@@ -102,7 +136,7 @@ export async function relay({ body, sink, adapter, sse, signal, failure: classif
     await delivered;
     // The sink stays open: the caller ends it once the exchange is recorded, so a client
     // that has seen the whole answer knows it is safely queued for extraction.
-    return { outcome: 'completed', answer: await answer };
+    return { outcome: 'completed', ...(await assembly) };
   } catch (error) {
     if (signal.aborted) return { outcome: 'aborted' };
     const failure = classify(error);

@@ -2,8 +2,9 @@
  * One pass over an uploaded transcript: records through the format's reader into turns,
  * keeping only what ingestion needs, so memory stays bounded whatever the file's size:
  * a fingerprint per turn (to check, on the next upload of the growing file, that the turns
- * already counted are still the same) and the newest turns up to a text budget (older new
- * turns would not fit in the extraction calls anyway).
+ * already counted are still the same; 17 bytes each) and the newest turns up to a text
+ * budget (older new turns would not fit in the extraction calls anyway). A body whose
+ * first records the format does not know is given up early, not read to its end.
  */
 import { createHash } from 'node:crypto';
 import type { Turn } from '../domain/transcript.js';
@@ -18,6 +19,47 @@ export interface CollectOptions {
   turnChars: number;
   /** Text kept of the newest turns, in characters. */
   windowChars: number;
+  /** Records read before giving up (`UnrecognisedTranscript`) when the format's reader knew none of them. Default: all. */
+  recognisedWithin?: number;
+}
+
+/** The first records of the body are none of the format's: the rest is not read. */
+export class UnrecognisedTranscript extends Error {
+  override name = 'UnrecognisedTranscript';
+  constructor(readonly records: number) {
+    super(`None of the first ${records} records is one of the format's`);
+  }
+}
+
+/** Bytes of a turn's fingerprint kept: the 22 base64url characters of one come from its first 17 bytes. */
+const FINGERPRINT_BYTES = 17;
+
+/**
+ * Fingerprints of the first `n` turns, each folding the previous one in, kept as bytes
+ * rather than strings (a 64 MB file of short turns has millions of them).
+ */
+class FingerprintChain {
+  private bytes = Buffer.alloc(FINGERPRINT_BYTES * 1024);
+  private last = '';
+  length = 0;
+
+  add(turn: Turn): void {
+    const digest = createHash('sha256').update(this.last).update(turn.role).update('\0').update(turn.text).digest();
+    if ((this.length + 1) * FINGERPRINT_BYTES > this.bytes.length) {
+      const grown = Buffer.alloc(this.bytes.length * 2);
+      this.bytes.copy(grown);
+      this.bytes = grown;
+    }
+    digest.copy(this.bytes, this.length * FINGERPRINT_BYTES, 0, FINGERPRINT_BYTES);
+    this.length++;
+    this.last = this.at(this.length);
+  }
+
+  /** Fingerprint of the first `n` turns ('' for none, or past the end). */
+  at(n: number): string {
+    if (n <= 0 || n > this.length) return '';
+    return this.bytes.toString('base64url', (n - 1) * FINGERPRINT_BYTES, n * FINGERPRINT_BYTES).slice(0, 22);
+  }
 }
 
 export interface CollectedTranscript {
@@ -32,27 +74,36 @@ export interface CollectedTranscript {
   fingerprint(n: number): string;
 }
 
+/**
+ * A copy of `text` that shares no memory with the string it was cut from: V8 keeps a
+ * slice's parent alive, and the window would otherwise hold every record a kept turn
+ * was cut from (UTF-16 keeps every code unit, lone surrogates too).
+ */
+function detached(text: string): string {
+  return text.length < 64 ? text : Buffer.from(text, 'utf16le').toString('utf16le');
+}
+
 export async function collectTranscript(
   body: AsyncIterable<Buffer | string>,
   format: TranscriptFormat,
   options: CollectOptions,
 ): Promise<CollectedTranscript> {
   const reader = format.reader();
-  // chain[i]: fingerprint of the first i turns, each folding the previous one in.
-  const chain: string[] = [''];
+  const chain = new FingerprintChain();
   let window: Turn[] = [];
   let head = 0;
   let windowChars = 0;
   let dropped = 0;
+  let records = 0;
+  let recognised = false;
 
   const read = await readJsonRecords(
     body,
     (record) => {
       for (const turn of reader.read(record)) {
-        const digest = createHash('sha256').update(chain[chain.length - 1]).update(turn.role).update('\0').update(turn.text);
-        chain.push(digest.digest('base64url').slice(0, 22));
-        const text = truncateMiddle(turn.text, options.turnChars);
-        window.push(text === turn.text ? turn : { role: turn.role, text });
+        chain.add(turn);
+        const text = detached(truncateMiddle(turn.text, options.turnChars));
+        window.push({ role: turn.role, text });
         windowChars += text.length;
         while (windowChars > options.windowChars && window.length - head > 1) {
           windowChars -= window[head].text.length;
@@ -65,6 +116,10 @@ export async function collectTranscript(
           head = 0;
         }
       }
+      if (!recognised && ++records >= (options.recognisedWithin ?? Infinity)) {
+        if (reader.meta().recognised === 0) throw new UnrecognisedTranscript(records);
+        recognised = true;
+      }
     },
     { maxBytes: options.maxBytes },
   );
@@ -72,9 +127,9 @@ export async function collectTranscript(
   return {
     read,
     meta: reader.meta(),
-    turnCount: chain.length - 1,
+    turnCount: chain.length,
     window: kept,
     windowStart: dropped + head,
-    fingerprint: (n) => chain[n] ?? '',
+    fingerprint: (n) => chain.at(n),
   };
 }

@@ -5,15 +5,23 @@
  * line-delimited. Hooks upload files that are still being written, so a last line
  * without its newline that does not parse is a line cut short: it is left out, and the
  * complete lines are used.
+ *
+ * Whatever the body, reading it never holds the event loop for more than a few
+ * milliseconds at a time (it yields between slices of the body), and holds at most one
+ * record and a bounded look-ahead (`RecordReader`).
  */
 import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { EngramError } from '../errors.js';
+import { RecordReader } from './record-reader.js';
 
 export interface ReadOptions {
   /** Upload size limit, in bytes (413 beyond it). */
   maxBytes: number;
-  /** A longer line is skipped (counted in `oversize`) instead of buffered. */
+  /** A longer line is skipped (counted in `skipped`) instead of buffered; a longer record of a document refuses the upload (413). */
   maxLineBytes?: number;
+  /** Most JSON tokens in one record (what bounds the values built for it); a line with more is skipped. */
+  maxRecordTokens?: number;
 }
 
 export interface ReadSummary {
@@ -23,147 +31,82 @@ export interface ReadSummary {
   sha256: string;
   /** Records handed to `onRecord`. */
   records: number;
-  /** Lines that are not JSON (besides a truncated last line) and lines over `maxLineBytes`. */
+  /** Lines that are not JSON (besides a truncated last line), lines over the limits, a document broken off. */
   skipped: number;
-  /** The body ended in a partial line that was left out. */
+  /** The body ended in a partial line that was left out, or in a document that stops short. */
   truncatedTail: boolean;
   /** Read as one JSON document rather than JSON lines. */
   document: boolean;
 }
 
-const NEWLINE = 0x0a;
 const DEFAULT_MAX_LINE = 16 * 1024 * 1024;
+const DEFAULT_MAX_TOKENS = 1024 * 1024;
+/** The body is handed to the reader in slices of at most this many bytes... */
+const SLICE = 16 * 1024;
+/** ...and the event loop gets a turn once reading has run this long. */
+const TURN_MS = 4;
 
 /**
  * Feeds every record of `body` to `onRecord`, in order. An array record is spread into
  * its elements. Throws `EngramError` `body_too_large` past the limit, and
  * `invalid_request` when nothing in the body is JSON (empty, binary, or a document that
- * does not parse): a body that is unusable as a whole.
+ * does not parse): a body that is unusable as a whole. What `onRecord` throws ends the
+ * reading and goes through.
  */
 export async function readJsonRecords(
   body: AsyncIterable<Buffer | string>,
   onRecord: (record: unknown) => void,
   options: ReadOptions,
 ): Promise<ReadSummary> {
-  const maxLine = Math.min(options.maxLineBytes ?? DEFAULT_MAX_LINE, options.maxBytes);
+  const reader = new RecordReader(onRecord, {
+    maxLineBytes: Math.min(options.maxLineBytes ?? DEFAULT_MAX_LINE, options.maxBytes),
+    maxRecordTokens: options.maxRecordTokens ?? DEFAULT_MAX_TOKENS,
+  });
   const hash = createHash('sha256');
   let bytes = 0;
-  let records = 0;
-  let skipped = 0;
-  let lines = 0;
-  // Kept only while the body may still turn out to be one pretty-printed JSON document.
-  let retained: Buffer[] | undefined = [];
-  let documentCandidate = false;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let overlong = false;
-
-  const emit = (value: unknown) => {
-    if (Array.isArray(value)) {
-      for (const item of value) {
-        records++;
-        onRecord(item);
+  let turnStarted = performance.now();
+  /** Hands `chunks` to the reader slice by slice, and what it asks to read again before the rest. */
+  const feed = async (chunks: Buffer[]) => {
+    const queue = chunks.slice();
+    while (queue.length > 0) {
+      let next = queue.shift()!;
+      if (next.length > SLICE) {
+        queue.unshift(next.subarray(SLICE));
+        next = next.subarray(0, SLICE);
       }
-    } else {
-      records++;
-      onRecord(value);
+      const again = reader.write(next);
+      if (again) queue.unshift(...again);
+      if (performance.now() - turnStarted >= TURN_MS) {
+        await setImmediate();
+        turnStarted = performance.now();
+      }
     }
   };
-  /** One complete line; false when it is not JSON. */
-  const line = (buffer: Buffer): boolean => {
-    const text = buffer.toString('utf8').trim();
-    if (text === '') return true;
-    lines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      // A first line that opens an object or array but does not close it: perhaps one
-      // pretty-printed document. Its lines are only kept from here on, and read at the end.
-      if (lines === 1 && (text[0] === '{' || text[0] === '[')) documentCandidate = true;
-      else skipped++;
-      return false;
-    }
-    emit(value);
-    return true;
-  };
+
   for await (const piece of body) {
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     bytes += chunk.length;
     if (bytes > options.maxBytes) {
       throw new EngramError('body_too_large', `The transcript is larger than the limit of ${options.maxBytes} bytes`);
     }
-    hash.update(chunk);
-    retained?.push(chunk);
-    if (documentCandidate) continue;
-    let start = 0;
-    for (let end = chunk.indexOf(NEWLINE); end !== -1 && !documentCandidate; end = chunk.indexOf(NEWLINE, start)) {
-      if (!overlong) {
-        pending.push(chunk.subarray(start, end));
-        line(pending.length === 1 ? pending[0] : Buffer.concat(pending));
-      }
-      pending = [];
-      pendingBytes = 0;
-      overlong = false;
-      start = end + 1;
+    for (let at = 0; at < chunk.length; at += SLICE) {
+      const slice = chunk.subarray(at, at + SLICE);
+      hash.update(slice);
+      await feed([slice]);
     }
-    if (documentCandidate) {
-      pending = [];
-      continue;
-    }
-    if (start < chunk.length && !overlong) {
-      pendingBytes += chunk.length - start;
-      if (pendingBytes > maxLine) {
-        overlong = true;
-        pending = [];
-        skipped++;
-        lines++;
-      } else {
-        pending.push(chunk.subarray(start));
-      }
-    }
-    if (retained && !documentCandidate && lines > 0) retained = undefined;
   }
+  for (let again = reader.end(); again; again = reader.end()) await feed(again);
 
-  let truncatedTail = false;
-  // No newline after the last line: unless it parses, it is a line cut short, not a bad
-  // line (a first line that opens a document is taken up as one below).
-  if (!overlong && !documentCandidate && pending.length > 0 && !line(Buffer.concat(pending)) && !documentCandidate) {
-    skipped--;
-    truncatedTail = true;
-  }
-  let document = false;
-  if (documentCandidate && retained) {
-    const whole = Buffer.concat(retained);
-    let value: unknown;
-    let parsed = false;
-    try {
-      value = JSON.parse(whole.toString('utf8'));
-      parsed = true;
-    } catch {
-      // Not one document either: JSON lines whose first line is damaged.
-    }
-    if (parsed) {
-      document = true;
-      const events = (value as { events?: unknown } | null)?.events;
-      emit(Array.isArray(events) ? events : value);
-    } else {
-      documentCandidate = false;
-      skipped++;
-      const rest = whole.subarray(whole.indexOf(NEWLINE) === -1 ? whole.length : whole.indexOf(NEWLINE) + 1);
-      truncatedTail = false;
-      const parts = rest.toString('utf8').split('\n');
-      const last = parts.pop() ?? '';
-      for (const part of parts) line(Buffer.from(part));
-      if (last.trim() !== '' && !line(Buffer.from(last))) {
-        skipped--;
-        truncatedTail = true;
-      }
-    }
-  }
   if (bytes === 0) throw new EngramError('invalid_request', 'The transcript is empty');
-  if (records === 0) {
+  if (reader.records === 0) {
     throw new EngramError('invalid_request', 'The body holds no JSON: expected the transcript file, one JSON object per line');
   }
-  return { bytes, sha256: hash.digest('base64url'), records, skipped, truncatedTail, document };
+  return {
+    bytes,
+    sha256: hash.digest('base64url'),
+    records: reader.records,
+    skipped: reader.skipped,
+    truncatedTail: reader.truncatedTail,
+    document: reader.document,
+  };
 }

@@ -3,7 +3,8 @@
  * hooks with curl. An encapsulated plugin: bodies stay unread streams (a transcript is
  * parsed as it arrives, never held whole), the token is checked before any byte of the
  * body is read, and errors are HTTP statuses with a JSON message, since hooks run curl
- * with fail-on-error and show its output.
+ * with fail-on-error and show its output. An agent has at most
+ * `transcriptMaxConcurrent` uploads in progress: one more gets 429 before its body is read.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
@@ -15,6 +16,7 @@ import { createSessionQueue, ingestTranscript, type IngestResult } from '../../m
 import { PROTOCOLS } from '../../protocols/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
 import { authenticateAgent } from '../../control/auth.js';
+import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
 import { sessionStartAnswer, sessionStartFormat } from './session-start.js';
 
@@ -31,6 +33,8 @@ interface Query {
 }
 
 const PREFIX = '/v0/orgs/:org/agents/:agent';
+/** What a refused upload is told to wait: an upload takes about that long (seconds for the largest). */
+const UPLOAD_RETRY_AFTER_S = 2;
 /** The hook's own input is a few kilobytes. */
 const SESSION_START_BODY_LIMIT = 1024 * 1024;
 const FORMAT_PATHS: Record<string, TranscriptFormat> = {
@@ -43,6 +47,8 @@ const FORMAT_PATHS: Record<string, TranscriptFormat> = {
 export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const queue = createSessionQueue();
   const agents = new WeakMap<FastifyRequest, Agent>();
+  /** Uploads in progress per agent id, in this process. */
+  const uploading = new ConcurrencyLimiter(deps.config.transcriptMaxConcurrent);
 
   app.setErrorHandler(jsonErrorHandler('hook'));
   // Every content type, and none, reaches the handler as the unread request stream.
@@ -62,19 +68,30 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {
     checkLength(request, deps.config.transcriptMaxBytes);
-    const result = await ingestTranscript(
-      deps,
-      {
-        agent: agentOf(request),
-        format,
-        body: body(request),
-        session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
-        protocol: protocolParam(request.query.protocol),
-      },
-      queue,
-    );
-    request.log.info({ agentId: agentOf(request).id, format: format.id, status: result.status, turns: result.turns, queued: result.queuedTurns }, 'transcript uploaded');
-    return reply.code(result.status === 'queued' ? 202 : 200).send(answer(result));
+    const agent = agentOf(request);
+    const release = uploading.enter(agent.id);
+    if (!release) {
+      reply.header('retry-after', String(UPLOAD_RETRY_AFTER_S));
+      const limit = deps.config.transcriptMaxConcurrent;
+      throw new EngramError('rate_limited', `This agent already has ${limit} transcript uploads in progress; retry when one is done`);
+    }
+    try {
+      const result = await ingestTranscript(
+        deps,
+        {
+          agent,
+          format,
+          body: body(request),
+          session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
+          protocol: protocolParam(request.query.protocol),
+        },
+        queue,
+      );
+      request.log.info({ agentId: agent.id, format: format.id, status: result.status, turns: result.turns, queued: result.queuedTurns }, 'transcript uploaded');
+      return reply.code(result.status === 'queued' ? 202 : 200).send(answer(result));
+    } finally {
+      release();
+    }
   };
   app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/stop`, (request, reply) => upload(request, reply, TRANSCRIPT_FORMATS.copilot));
   app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/transcripts/:format`, (request, reply) => {
