@@ -104,6 +104,9 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     }
     const now = Date.now;
     const control = new Control(stores ?? sqlite!.control, { vault, now });
+    // Extra upstream header values an older version stored in clear are sealed like the key.
+    const sealedHeaders = await control.sealClearHeaders();
+    if (sealedHeaders > 0) log.info({ agents: sealedHeaders }, 'upstream header values stored in clear are now sealed');
     const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs });
     closers.push(() => upstream.close());
     const words = openWordVectors(log);

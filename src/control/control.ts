@@ -12,6 +12,7 @@ import {
   newToken,
   patchAgent,
   patchSecrets,
+  withHeaderValues,
   type AgentPatch,
   type NewAgent,
 } from '../domain/directory-records.js';
@@ -62,20 +63,51 @@ export class Control {
     return agentIds;
   }
 
+  /** The extra headers' values are sealed with the key; the agent record keeps their names. */
   async createAgent(input: NewAgent): Promise<Agent> {
     const agent = newAgent(input, this.#now());
-    await this.directory.createAgent({ agent, sealedSecrets: this.#vault.sealAgentSecrets(agent.id, input.secrets) });
+    const secrets: AgentSecrets = { ...input.secrets, upstreamHeaders: { ...input.upstream.headers } };
+    await this.directory.createAgent({ agent, sealedSecrets: this.#vault.sealAgentSecrets(agent.id, secrets) });
     return agent;
   }
 
   async updateAgent(orgId: string, agentId: string, patch: AgentPatch): Promise<Agent | undefined> {
     const { secrets, ...fields } = patch;
-    return this.directory.updateAgent(orgId, agentId, (current) => ({
-      agent: patchAgent(current.agent, fields, this.#now()),
-      sealedSecrets: secrets
-        ? this.#vault.sealAgentSecrets(agentId, patchSecrets(this.#vault.openAgentSecrets(agentId, current.sealedSecrets), secrets))
-        : current.sealedSecrets,
-    }));
+    const headers = fields.upstream?.headers;
+    return this.directory.updateAgent(orgId, agentId, (current) => {
+      const agent = patchAgent(current.agent, fields, this.#now());
+      if (!secrets && !headers && !current.agent.upstream.clearHeaders) return { agent, sealedSecrets: current.sealedSecrets };
+      const opened = this.#openEntry(agentId, current);
+      const changed = patchSecrets(opened, { ...secrets, ...(headers ? { upstreamHeaders: { ...headers } } : {}) });
+      return { agent, sealedSecrets: this.#vault.sealAgentSecrets(agentId, changed) };
+    });
+  }
+
+  /**
+   * Moves header values stored in clear by older versions into the sealed secrets of
+   * every agent that has some (at start-up, and after an import). Returns how many agents
+   * changed; the agents are otherwise untouched (`updatedAt` included).
+   */
+  async sealClearHeaders(): Promise<number> {
+    let sealed = 0;
+    for (const org of await this.directory.listOrgs()) {
+      for (const listed of await this.directory.listAgents(org.id)) {
+        if (!listed.upstream.clearHeaders) continue;
+        await this.directory.updateAgent(org.id, listed.id, (current) => {
+          const { clearHeaders: _clear, ...upstream } = current.agent.upstream;
+          return {
+            agent: { ...current.agent, upstream },
+            sealedSecrets: this.#vault.sealAgentSecrets(listed.id, this.#openEntry(listed.id, current)),
+          };
+        });
+        sealed++;
+      }
+    }
+    return sealed;
+  }
+
+  #openEntry(agentId: string, entry: { agent: Agent; sealedSecrets: string }): AgentSecrets {
+    return withHeaderValues(entry.agent, this.#vault.openAgentSecrets(agentId, entry.sealedSecrets));
   }
 
   /** Deletes the agent with its tokens, conversations, responses and index (its reflections are the caller's). */
@@ -89,7 +121,7 @@ export class Control {
   /** Decrypted secrets, for the upstream call only. */
   async agentSecrets(agentId: string): Promise<AgentSecrets | undefined> {
     const entry = await this.directory.agentEntry(agentId);
-    return entry && this.#vault.openAgentSecrets(agentId, entry.sealedSecrets);
+    return entry && this.#openEntry(agentId, entry);
   }
 
   /** Throws `SecretBoxError` when this deployment's key cannot open secrets sealed for the agent (an import from elsewhere). */

@@ -147,7 +147,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const response = await upstream.send({
       url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
       method: 'POST',
-      headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), agent.upstream.headers),
+      headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
       body: results.inject!.forwardBody,
       signal,
     });

@@ -6,18 +6,26 @@
 import { newId } from './ids.js';
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type AgentSecrets, type Org, type TokenRecord } from './types.js';
 
+/** An agent's upstream as given: the extra headers with their values (sealed on the way in). */
+export interface UpstreamInput {
+  baseUrl: string;
+  headers: Record<string, string>;
+  /** Defaults to `service`. */
+  responsesState?: Agent['upstream']['responsesState'];
+}
+
 export interface NewAgent {
   orgId: string;
   name: string;
-  /** `responsesState` defaults to `service`. */
-  upstream: Omit<Agent['upstream'], 'responsesState'> & Partial<Pick<Agent['upstream'], 'responsesState'>>;
+  upstream: UpstreamInput;
   memory: Agent['memory'];
-  secrets: AgentSecrets;
+  secrets: Omit<AgentSecrets, 'upstreamHeaders'>;
 }
 
 export interface AgentPatch {
   name?: string;
-  upstream?: Partial<Agent['upstream']>;
+  /** `headers`, when given, replace all extra headers. */
+  upstream?: Partial<UpstreamInput>;
   memory?: Partial<Agent['memory']>;
   secrets?: Partial<AgentSecrets>;
 }
@@ -34,7 +42,7 @@ export function newAgent(input: Omit<NewAgent, 'secrets'>, now: number): Agent {
     type: 'api_provider',
     upstream: {
       baseUrl: input.upstream.baseUrl,
-      headers: { ...input.upstream.headers },
+      headerNames: Object.keys(input.upstream.headers).sort(),
       responsesState: input.upstream.responsesState ?? 'service',
     },
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...input.memory },
@@ -50,8 +58,9 @@ export function patchAgent(agent: Agent, patch: Omit<AgentPatch, 'secrets'>, now
     name: patch.name ?? agent.name,
     upstream: {
       baseUrl: patch.upstream?.baseUrl ?? agent.upstream.baseUrl,
-      headers: patch.upstream?.headers ? { ...patch.upstream.headers } : agent.upstream.headers,
+      headerNames: patch.upstream?.headers ? Object.keys(patch.upstream.headers).sort() : agent.upstream.headerNames,
       responsesState: patch.upstream?.responsesState ?? agent.upstream.responsesState,
+      // Clear header values are never written back: the caller seals them (Control.updateAgent).
     },
     memory: { ...agent.memory, ...patch.memory },
     updatedAt: Math.max(now, agent.updatedAt),
@@ -74,9 +83,25 @@ export function newToken(agent: Pick<Agent, 'id' | 'orgId'>, prefix: string, nam
  * Adapters pass every agent they read through this.
  */
 export function withAgentDefaults(agent: Agent): Agent {
+  // Before sealed headers, `upstream.headers` held the values in clear.
+  const { headers: clear, ...upstream } = agent.upstream as Agent['upstream'] & { headers?: Record<string, string> };
+  const clearHeaders = upstream.clearHeaders ?? (clear && Object.keys(clear).length > 0 ? clear : undefined);
   return {
     ...agent,
-    upstream: { ...agent.upstream, responsesState: agent.upstream.responsesState ?? 'service' },
+    upstream: {
+      ...upstream,
+      headerNames: upstream.headerNames ?? Object.keys(clear ?? {}).sort(),
+      responsesState: upstream.responsesState ?? 'service',
+      ...(clearHeaders ? { clearHeaders } : {}),
+    },
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...agent.memory },
   };
+}
+
+/**
+ * The secrets with the extra headers' values: sealed ones, or for an agent stored before
+ * headers were sealed (not yet moved by `Control.sealClearHeaders`), the clear ones.
+ */
+export function withHeaderValues(agent: Agent, secrets: Omit<AgentSecrets, 'upstreamHeaders'> & Partial<AgentSecrets>): AgentSecrets {
+  return { ...secrets, upstreamHeaders: secrets.upstreamHeaders ?? agent.upstream.clearHeaders ?? {} };
 }

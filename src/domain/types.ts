@@ -13,8 +13,17 @@ export interface Org {
 export interface UpstreamSettings {
   /** Base that `/v1/...` is appended to, e.g. `https://api.openai.com`. */
   baseUrl: string;
-  /** Extra headers sent on every upstream request (e.g. an OpenRouter referer). */
-  headers: Record<string, string>;
+  /**
+   * Names of the extra headers sent on every upstream request (an OpenRouter referer,
+   * Azure's `api-key`, a gateway's auth header). Their values may be credentials: they
+   * are sealed with the key (`AgentSecrets.upstreamHeaders`), never stored in clear.
+   */
+  headerNames: string[];
+  /**
+   * Header values in clear, as versions before sealed headers stored them. Read only to
+   * move them into the sealed secrets (`Control.sealClearHeaders`, at start-up); never written.
+   */
+  clearHeaders?: Record<string, string>;
   /**
    * Who keeps Responses chains (`previous_response_id`): `service`, Engram expands the
    * chain into the full input (upstreams that keep no state); `upstream`, the id is
@@ -53,6 +62,8 @@ export interface Agent {
 /** The upstream API key travels separately from the agent record: it is stored encrypted. */
 export interface AgentSecrets {
   upstreamApiKey: string;
+  /** Values of the extra upstream headers (`UpstreamSettings.headerNames`). */
+  upstreamHeaders: Record<string, string>;
 }
 
 export interface TokenRecord {

@@ -126,7 +126,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, machine: Machine): void {
       const response = await deps.upstream.send({
         url: agent.upstream.baseUrl.replace(/\/+$/, '') + path + searchOf(request.url),
         method: request.method === 'GET' ? 'GET' : 'POST',
-        headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets?.upstreamApiKey ?? ''), agent.upstream.headers),
+        headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets?.upstreamApiKey ?? ''), secrets?.upstreamHeaders ?? {}),
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
         signal: controller.signal,
       });

@@ -160,7 +160,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
         method: 'POST',
         headers: {
-          ...lowerCaseKeys(agent.upstream.headers),
+          ...lowerCaseKeys(secrets.upstreamHeaders),
           'content-type': 'application/json',
           accept: 'application/json',
           ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),

@@ -99,12 +99,12 @@ export function directoryContract(name: string, open: () => Promise<ControlHarne
       headers.map((name) =>
         d.updateAgent(acme.id, entry.agent.id, (current) => ({
           ...current,
-          agent: { ...current.agent, upstream: { ...current.agent.upstream, headers: { ...current.agent.upstream.headers, [name]: '1' } } },
+          agent: { ...current.agent, upstream: { ...current.agent.upstream, headerNames: [...current.agent.upstream.headerNames, name] } },
         })),
       ),
     );
     const final = await d.getAgent(acme.id, entry.agent.id);
-    assert.equal(Object.keys(final?.upstream.headers ?? {}).sort(), ['x-extra', ...headers].sort());
+    assert.equal([...(final?.upstream.headerNames ?? [])].sort(), ['x-extra', ...headers].sort());
   });
 
   test('tokens: lookup by hash with the agent, listing, revocation takes effect at once', async (context) => {

@@ -1,5 +1,7 @@
 /** Orgs, agents and tokens through the management API, over real HTTP and real SQLite. */
 import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ADMIN, startManagementServer, UPSTREAM_KEY, type ManagementServer } from './management-server.js';
@@ -83,6 +85,15 @@ test('POST agents returns ids, a token and URLs; the upstream key is never echoe
 
   const secrets = await server.deps.control.agentSecrets(agent.id);
   assert.is(secrets?.upstreamApiKey, UPSTREAM_KEY);
+  assert.equal(secrets?.upstreamHeaders, { 'X-Title': 'secret-ish-value' });
+  // Header values are sealed with the key: neither is anywhere in the database files.
+  const files = fs.readdirSync(server.dataDir).filter((name) => name.startsWith('engram.db'));
+  assert.ok(files.length > 0);
+  for (const name of files) {
+    const bytes = fs.readFileSync(path.join(server.dataDir, name)).toString('latin1');
+    assert.not.ok(bytes.includes('secret-ish-value'), `header value in clear in ${name}`);
+    assert.not.ok(bytes.includes(UPSTREAM_KEY), `upstream key in clear in ${name}`);
+  }
 
   const views = [
     created,

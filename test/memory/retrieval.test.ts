@@ -131,7 +131,7 @@ test('never returns another agent’s reflections', async () => {
     const other = await world.control.createAgent({
       orgId: world.agent.orgId,
       name: 'other',
-      upstream: world.agent.upstream,
+      upstream: { ...world.agent.upstream, headers: {} },
       memory: world.agent.memory,
       secrets: { upstreamApiKey: 'k' },
     });

@@ -51,7 +51,7 @@ export function agentWire(agent: Agent, options: { base: string; apiKeySet: bool
     upstream: {
       base_url: agent.upstream.baseUrl,
       api_key_set: options.apiKeySet,
-      headers_set: Object.keys(agent.upstream.headers).sort(),
+      headers_set: [...agent.upstream.headerNames],
       responses_state: agent.upstream.responsesState,
     },
     memory: memoryWire(agent.memory),

@@ -74,7 +74,8 @@ sqlite('secrets are never written in clear: upstream key and token absent from t
     const control = new Control(sqliteControlStores(temp.db), { vault: new Vault(new SecretBox(randomBytes(32))), now: Date.now });
     const apiKey = 'sk-live-' + randomBytes(16).toString('hex');
     const acme = await control.createOrg('acme');
-    const agent = await control.createAgent(newAgentInput(acme.id, 'helper', apiKey));
+    const azureKey = 'azure-' + randomBytes(16).toString('hex');
+    const agent = await control.createAgent({ ...newAgentInput(acme.id, 'helper', apiKey), upstream: { baseUrl: 'https://x.test', headers: { 'api-key': azureKey } } });
     const clear = generateToken();
     await control.createToken(agent, hashToken(clear), tokenDisplayPrefix(clear), 't');
     await control.updateAgent(acme.id, agent.id, { secrets: { upstreamApiKey: apiKey + '-v2' } });
@@ -97,6 +98,8 @@ sqlite('secrets are never written in clear: upstream key and token absent from t
         .join('');
     for (const dump of [bytes(), (temp.db.pragma('wal_checkpoint(TRUNCATE)'), bytes())]) {
       assert.not.ok(dump.includes(apiKey), 'upstream key in clear');
+      assert.not.ok(dump.includes(azureKey), 'extra header value in clear');
+      assert.ok(dump.includes('"headerNames":["api-key"]'), 'the header name is what is stored');
       assert.not.ok(dump.includes(clear), 'access token in clear');
       assert.ok(dump.includes(hashToken(clear)), 'the token hash is what is stored');
     }
@@ -176,16 +179,49 @@ control('agent secrets: sealed above the store, round trip and patch', () =>
     const agent = await c.createAgent(newAgentInput(acme.id, 'helper', 'sk-first'));
     assert.match(acme.id, /^org_[0-9A-Za-z]{16}$/);
     assert.match(agent.id, /^agt_[0-9A-Za-z]{16}$/);
-    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-first' });
+    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-first', upstreamHeaders: {} });
     assert.not.ok((await c.directory.agentEntry(agent.id))?.sealedSecrets.includes('sk-first'), 'the store holds it sealed');
     await c.updateAgent(acme.id, agent.id, { memory: { topK: 3 } });
-    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-first' }, 'kept when not patched');
+    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-first', upstreamHeaders: {} }, 'kept when not patched');
     const updated = await c.updateAgent(acme.id, agent.id, { secrets: { upstreamApiKey: 'sk-second' }, upstream: { baseUrl: 'https://other.test' } });
     assert.is(updated?.upstream.baseUrl, 'https://other.test');
-    assert.equal(updated?.upstream.headers, {}, 'unpatched upstream fields are kept');
+    assert.equal(updated?.upstream.headerNames, [], 'unpatched upstream fields are kept');
     assert.is(updated?.memory.topK, 3);
-    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-second' });
+    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-second', upstreamHeaders: {} });
+    const withHeaders = await c.updateAgent(acme.id, agent.id, { upstream: { headers: { 'api-key': 'az-1', 'x-gateway': 'gw' } } });
+    assert.equal(withHeaders?.upstream.headerNames, ['api-key', 'x-gateway']);
+    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-second', upstreamHeaders: { 'api-key': 'az-1', 'x-gateway': 'gw' } });
+    await c.updateAgent(acme.id, agent.id, { secrets: { upstreamApiKey: 'sk-third' } });
+    assert.equal((await c.agentSecrets(agent.id))?.upstreamHeaders, { 'api-key': 'az-1', 'x-gateway': 'gw' }, 'a new key keeps the headers');
+    await c.updateAgent(acme.id, agent.id, { upstream: { headers: {} } });
+    assert.equal([(await c.directory.getAgent(acme.id, agent.id))?.upstream.headerNames, (await c.agentSecrets(agent.id))?.upstreamHeaders], [[], {}]);
     assert.is(await c.agentSecrets('agt_missing'), undefined);
+  }));
+
+control('header values an older version stored in clear are used, then sealed at start-up; the record keeps names only', () =>
+  withControl(async (c, box, db) => {
+    const acme = await c.createOrg('acme');
+    const agent = await c.createAgent(newAgentInput(acme.id, 'legacy', 'sk-legacy'));
+    const untouched = await c.createAgent(newAgentInput(acme.id, 'plain', 'sk-plain'));
+    // What such a version wrote: the values in the agent's upstream JSON, the secrets without them.
+    const legacyUpstream = { baseUrl: 'https://gw.test', headers: { 'api-key': 'azure-clear-value', 'x-title': 'Engram' }, responsesState: 'service' };
+    db.prepare('UPDATE agents SET upstream = ?, secrets = ? WHERE id = ?').run(
+      JSON.stringify(legacyUpstream),
+      new Vault(box).sealAgentSecrets(agent.id, { upstreamApiKey: 'sk-legacy' } as never),
+      agent.id,
+    );
+    const before = await c.directory.getAgent(acme.id, agent.id);
+    assert.equal(before?.upstream.headerNames, ['api-key', 'x-title']);
+    assert.equal((await c.agentSecrets(agent.id))?.upstreamHeaders, legacyUpstream.headers, 'still sent before the move');
+
+    assert.is(await c.sealClearHeaders(), 1, 'only the agent that had clear values');
+    const row = db.prepare('SELECT upstream, updated_at FROM agents WHERE id = ?').get(agent.id) as { upstream: string; updated_at: number };
+    assert.not.match(row.upstream, /azure-clear-value/);
+    assert.equal(JSON.parse(row.upstream).headerNames, ['api-key', 'x-title']);
+    assert.is(row.updated_at, before?.updatedAt, 'the move is not an edit');
+    assert.equal(await c.agentSecrets(agent.id), { upstreamApiKey: 'sk-legacy', upstreamHeaders: legacyUpstream.headers });
+    assert.is(await c.sealClearHeaders(), 0, 'idempotent');
+    assert.equal((await c.agentSecrets(untouched.id))?.upstreamHeaders, {});
   }));
 
 control('another secret key cannot read stored upstream keys; a sealed key copied onto another agent does not open', () =>
