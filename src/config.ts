@@ -44,6 +44,11 @@ export interface Config {
   /** Longest silence of the upstream between two chunks of its body: a stalled stream ends with an error event. */
   upstreamIdleTimeoutMs: number;
   /**
+   * Whether upstreams may be at loopback and private addresses (a local model server).
+   * Link-local and cloud metadata addresses are refused whatever this says.
+   */
+  upstreamAllowPrivate: boolean;
+  /**
    * How long a client may take to send a request (Node's `server.requestTimeout` and
    * `headersTimeout`). Only the arrival of the request is bounded: a long answer streams
    * as long as it needs.
@@ -109,6 +114,7 @@ const SETTINGS = [
   'body-limit',
   'upstream-timeout-ms',
   'upstream-idle-timeout-ms',
+  'upstream-allow-private',
   'request-timeout-ms',
   'headers-timeout-ms',
   'bodies-per-address',
@@ -154,6 +160,13 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     }
     return value;
   };
+  const bool = (name: SettingName, fallback: boolean): boolean => {
+    const raw = get(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+    if (['false', '0', 'no', 'off'].includes(raw)) return false;
+    throw new ConfigError(`${envName(name)} must be true or false, got "${get(name)}"`);
+  };
   const url = (name: SettingName): string | undefined => {
     const raw = get(name);
     if (raw === undefined) return undefined;
@@ -198,6 +211,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     sseMaxEventBytes: int('sse-max-event-bytes', 8 * 1024 * 1024, 1024),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
+    upstreamAllowPrivate: bool('upstream-allow-private', true),
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl

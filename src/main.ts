@@ -107,7 +107,11 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     // Extra upstream header values an older version stored in clear are sealed like the key.
     const sealedHeaders = await control.sealClearHeaders();
     if (sealedHeaders > 0) log.info({ agents: sealedHeaders }, 'upstream header values stored in clear are now sealed');
-    const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs, idleTimeoutMs: config.upstreamIdleTimeoutMs });
+    const upstream = new UndiciUpstream({
+      timeoutMs: config.upstreamTimeoutMs,
+      idleTimeoutMs: config.upstreamIdleTimeoutMs,
+      addressPolicy: { allowPrivate: config.upstreamAllowPrivate },
+    });
     closers.push(() => upstream.close());
     const words = openWordVectors(log);
     const embedder = createEmbedder(config, upstream, words);

@@ -158,6 +158,45 @@ test('type defaults to api_provider; a pasted /v1 suffix is dropped; memory sett
   assert.equal(created.json.memory, { inject: false, extract: true, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' });
 });
 
+test('upstreams at link-local or cloud metadata addresses are refused (SSRF); local model servers are allowed', async ({ server }) => {
+  const refused = [
+    'http://169.254.169.254/latest',
+    'http://[fd00:ec2::254]',
+    'http://metadata.google.internal',
+    'http://[::ffff:169.254.169.254]',
+    'http://2852039166',
+    'http://169.254.10.20:8080',
+    'http://0.0.0.0:8080',
+  ];
+  for (const base_url of refused) {
+    const reply = await server.call('POST', '/v0/orgs/acme/agents', { body: { name: 'ssrf', upstream: { base_url, api_key: 'k' } } });
+    assert.is(reply.status, 400, base_url);
+    assert.is(reply.json.error.param, 'upstream.base_url', base_url);
+    assert.match(reply.json.error.message, /is refused: /, base_url);
+  }
+  const agent = await server.createAgent('acme', 'moving');
+  const patch = await server.call('PATCH', `/v0/orgs/${agent.org_id}/agents/${agent.id}`, { body: { upstream: { base_url: 'http://169.254.169.254' } } });
+  assert.equal([patch.status, patch.json.error.param], [400, 'upstream.base_url']);
+  assert.is((await server.call('GET', `/v0/orgs/${agent.org_id}/agents/${agent.id}`)).json.upstream.base_url, agent.upstream.base_url, 'unchanged');
+  for (const base_url of ['http://127.0.0.1:11434', 'http://localhost:8000', 'http://10.0.0.5:8080', 'http://192.168.1.20']) {
+    const reply = await server.call('POST', '/v0/orgs/acme/agents', { body: { name: `local-${base_url.length}-${base_url.at(-1)}`, upstream: { base_url, api_key: '' } } });
+    assert.is(reply.status, 201, base_url);
+  }
+  const strict = await startManagementServer({ 'upstream-allow-private': 'false' });
+  try {
+    await strict.call('POST', '/v0/orgs', { body: { name: 'acme' } });
+    for (const base_url of ['http://127.0.0.1:11434', 'http://localhost:8000', 'http://10.0.0.5:8080']) {
+      const reply = await strict.call('POST', '/v0/orgs/acme/agents', { body: { name: 'local', upstream: { base_url, api_key: '' } } });
+      assert.is(reply.status, 400, base_url);
+      assert.match(reply.json.error.message, /ENGRAM_UPSTREAM_ALLOW_PRIVATE/);
+    }
+    const publicOne = await strict.call('POST', '/v0/orgs/acme/agents', { body: { name: 'openai', upstream: { base_url: 'https://api.openai.com', api_key: 'k' } } });
+    assert.is(publicOne.status, 201);
+  } finally {
+    await strict.close();
+  }
+});
+
 test('PATCH changes name, upstream and memory; the new key is stored, not shown', async ({ server }) => {
   const agent = await server.createAgent('acme', 'patchme');
   const path = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;

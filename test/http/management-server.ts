@@ -13,7 +13,7 @@ import { sqliteControlStores } from '../../src/adapters/sqlite/index.js';
 import { Control } from '../../src/control/control.js';
 import { Vault } from '../../src/security/vault.js';
 import { SqliteReflectionStore } from '../../src/adapters/sqlite/reflection-store.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Overrides } from '../../src/config.js';
 import type { Deps } from '../../src/deps.js';
 import type { Reflection } from '../../src/domain/types.js';
 import { managementRoutes } from '../../src/http/management.js';
@@ -50,14 +50,14 @@ function unused<T extends object>(name: string): T {
   });
 }
 
-export async function startManagementServer(): Promise<ManagementServer> {
+export async function startManagementServer(settings: Overrides = {}): Promise<ManagementServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-mgmt-'));
   const db = openDatabase(path.join(dataDir, 'engram.db'));
   const control = new Control(sqliteControlStores(db), { vault: new Vault(new SecretBox(loadOrCreateSecretKey(dataDir))), now: Date.now });
   const reflections = new SqliteReflectionStore(db);
   const embedder = createLocalEmbedder();
   const deps: Deps = {
-    config: loadConfig({ 'data-dir': dataDir, 'admin-token': ADMIN }, {}),
+    config: loadConfig({ 'data-dir': dataDir, 'admin-token': ADMIN, ...settings }, {}),
     control,
     reflections,
     embedder,

@@ -229,4 +229,26 @@ test('an unreachable or silent upstream gets 502 / 504, and the server keeps ser
   assert.is((await fine.json()).choices[0].message.content, 'still here');
 });
 
+test('an agent whose upstream became forbidden is refused at connect time with 502 naming why; the server keeps serving', async ({ upstream, engram }) => {
+  // Created while private addresses were allowed, then the operator forbids them.
+  const agent = await engram.createAgent(upstream.url.replace('127.0.0.1', 'localhost'));
+  const dir = fs.mkdtempSync(path.join(path.dirname(engram.dataDir), 'engram-strict-'));
+  fs.cpSync(engram.dataDir, dir, { recursive: true });
+  const strict = await startEngram({ 'upstream-allow-private': 'false', 'settle-ms': '30' }, dir);
+  try {
+    const moved = { ...agent, baseUrl: agent.baseUrl.replace(engram.url, strict.url) };
+    const before = upstream.conversationRequests().length;
+    for (const reply of [await chat(moved, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }), await messages(moved, { model: 'claude-test', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })]) {
+      assert.is(reply.status, 502);
+      const body = await reply.json();
+      assert.match(body.error.message, /localhost is a loopback address and ENGRAM_UPSTREAM_ALLOW_PRIVATE is off/);
+    }
+    assert.is(upstream.conversationRequests().length, before, 'nothing reached the upstream');
+    assert.is((await strict.api('GET', '/v0/orgs')).status, 200);
+  } finally {
+    await strict.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

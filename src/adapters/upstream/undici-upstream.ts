@@ -2,8 +2,10 @@
  * The upstream HTTP client: undici with keep-alive pools per origin. The only module
  * that imports the HTTP client library.
  */
+import { lookup } from 'node:dns';
 import { Agent, errors, request } from 'undici';
 import { EngramError } from '../../errors.js';
+import { guardedLookup, hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../ports/index.js';
 
 export interface UndiciUpstreamOptions {
@@ -18,6 +20,13 @@ export interface UndiciUpstreamOptions {
    * protocol's error event, however long the generation has been running.
    */
   idleTimeoutMs?: number;
+  /**
+   * Addresses the upstream may be at: the URL's host is checked before each request and
+   * every address a name resolves to when connecting (DNS rebinding). Absent: anywhere.
+   */
+  addressPolicy?: AddressPolicy;
+  /** How names are resolved (`dns.lookup`); tests give their own to play a rebinding name. */
+  resolve?: typeof lookup;
   /** Sockets per upstream origin; unlimited by default. */
   connections?: number;
 }
@@ -44,6 +53,9 @@ function upstreamFailure(error: unknown): unknown {
     return new EngramError('upstream_timeout', undefined, { cause: error });
   }
   const code = e?.code ?? e?.cause?.code;
+  if (code === 'ENGRAM_ADDRESS_REFUSED') {
+    return new EngramError('upstream_unreachable', (e as { message?: string }).message ?? (e.cause as Error).message, { cause: error });
+  }
   if (code && UNREACHABLE_CODES.has(code)) {
     return new EngramError('upstream_unreachable', `The upstream provider could not be reached (${code})`, { cause: error });
   }
@@ -55,20 +67,28 @@ function upstreamFailure(error: unknown): unknown {
 
 export class UndiciUpstream implements UpstreamClient {
   private readonly dispatcher: Agent;
+  private readonly policy: AddressPolicy | undefined;
 
   constructor(options: UndiciUpstreamOptions) {
+    this.policy = options.addressPolicy;
     this.dispatcher = new Agent({
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.idleTimeoutMs ?? Math.min(options.timeoutMs, 60_000),
       // One HTTP/1.1 stream per socket: as many sockets as clients hold streams open.
       connections: options.connections ?? null,
       keepAliveTimeout: 30_000,
-      connect: { timeout: Math.min(options.timeoutMs, 15_000) },
+      connect: {
+        timeout: Math.min(options.timeoutMs, 15_000),
+        ...(options.addressPolicy ? { lookup: guardedLookup((options.resolve ?? lookup) as never, options.addressPolicy) } : {}),
+      },
     });
   }
 
   async send(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
     try {
+      // An address literal never goes through the lookup: checked here.
+      const refused = this.policy && hostRefusal(new URL(upstreamRequest.url), this.policy);
+      if (refused) throw new EngramError('upstream_unreachable', `The upstream host is refused: ${refused}`);
       const response = await request(upstreamRequest.url, {
         method: upstreamRequest.method,
         headers: upstreamRequest.headers,

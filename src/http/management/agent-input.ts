@@ -2,6 +2,7 @@
  * Agent bodies of the management API (snake_case) → `NewAgent` / `AgentPatch`.
  */
 import type { MemorySettings, ResponsesState } from '../../domain/types.js';
+import { hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
 import type { AgentPatch, NewAgent } from '../../domain/directory-records.js';
 import {
@@ -61,6 +62,17 @@ export function upstreamBaseUrl(raw: string, param: string): string {
   if (url.search || url.hash) throw invalid(param, `\`${param}\` must not have a query or fragment`);
   const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
   return url.origin + path;
+}
+
+/**
+ * Refuses an upstream at an address Engram must not be pointed at (server-side request
+ * forgery): link-local and cloud metadata always, loopback and private ranges when the
+ * operator forbids them. Names are checked again on the address they resolve to when
+ * Engram connects.
+ */
+export function refuseForbiddenUpstream(baseUrl: string, policy: AddressPolicy): void {
+  const why = hostRefusal(new URL(baseUrl), policy);
+  if (why) throw invalid('upstream.base_url', `\`upstream.base_url\` is refused: ${why}`);
 }
 
 function headerMap(value: unknown, param: string): Record<string, string> {

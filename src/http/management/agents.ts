@@ -3,13 +3,14 @@ import type { Agent } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { agentRead, findAgent, findOrg, type AgentParams, type OrgParams } from './access.js';
-import { parseAgentPatch, parseNewAgent } from './agent-input.js';
+import { parseAgentPatch, parseNewAgent, refuseForbiddenUpstream } from './agent-input.js';
 import { issueToken } from './issue-token.js';
 import { agentWire, publicBase } from './wire.js';
 
 /** `/v0/orgs/:org/agents[/:agent]`: admin, except that an agent may read its own record. */
 export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control } = deps;
+  const upstreamPolicy = { allowPrivate: deps.config.upstreamAllowPrivate };
 
   const apiKeySet = async (agent: Agent): Promise<boolean> =>
     ((await control.agentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
@@ -24,6 +25,7 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   app.post<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request, reply) => {
     const org = await findOrg(control, request.params.org);
     const input = parseNewAgent(request.body, org.id);
+    refuseForbiddenUpstream(input.upstream.baseUrl, upstreamPolicy);
     await nameTaken(org.id, input.name);
     const agent = await control.createAgent(input);
     let issued;
@@ -53,6 +55,7 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   app.patch<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent', async (request) => {
     const { org, agent } = await findAgent(control, request.params);
     const patch = parseAgentPatch(request.body);
+    if (patch.upstream?.baseUrl !== undefined) refuseForbiddenUpstream(patch.upstream.baseUrl, upstreamPolicy);
     if (patch.name !== undefined && patch.name !== agent.name) await nameTaken(org.id, patch.name, agent.id);
     const updated = await control.updateAgent(org.id, agent.id, patch);
     if (!updated) throw new EngramError('not_found', `No agent \`${request.params.agent}\``);
