@@ -36,7 +36,7 @@ async function withServer(run: (port: number, hits: () => number) => Promise<voi
 const refusal = async (client: UndiciUpstream, url: string): Promise<EngramError | undefined> => {
   try {
     const response = await client.send({ url, method: 'GET', headers: {} });
-    await response.body.dump();
+    for await (const _chunk of response.body);
     return undefined;
   } catch (error) {
     return error as EngramError;
