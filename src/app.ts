@@ -15,6 +15,7 @@ import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
 import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
+import { createRequestLimits } from './http/request-limits.js';
 
 export interface BuildOptions {
   /** Fastify's logger: off, on, or a level (and a stream, for tests reading what is logged). */
@@ -65,10 +66,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   if (role !== 'worker') {
     // One count for the proxy and MCP endpoints: a client address has that many bodies in flight in all.
     const bodyReads = createBodyReads(bodiesPerAddress);
-    await app.register(proxyRoutes, { deps, bodyReads });
+    // One count of what each tenant has in flight, across every agent-scoped surface.
+    const limits = createRequestLimits(deps.config.limits, deps.now);
+    await app.register(proxyRoutes, { deps, bodyReads, limits });
     await app.register(managementRoutes, { deps });
-    await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads });
-    await app.register(hookRoutes, { deps });
+    await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
+    await app.register(hookRoutes, { deps, limits });
   }
   if (role !== 'api') {
     await app.register(pipelinePlugin, { deps });

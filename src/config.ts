@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
 import { adminTokenWeakness } from './domain/token-strength.js';
+import { MAX_REFLECTIONS_PER_AGENT } from './domain/limits.js';
 import { ConfigError } from './errors.js';
 
 export interface Config {
@@ -48,6 +49,21 @@ export interface Config {
    * Link-local and cloud metadata addresses are refused whatever this says.
    */
   upstreamAllowPrivate: boolean;
+  /** What one tenant may ask of this process (src/http/request-limits.ts); 0 turns a per-tenant limit off. */
+  limits: {
+    /** Requests a minute per agent (proxy, MCP, hooks, WebSocket frames). */
+    agentPerMinute: number;
+    /** Requests a minute per access token. */
+    tokenPerMinute: number;
+    /** Requests in flight and WebSockets open per agent. */
+    agentConcurrency: number;
+    /** Requests in flight in this process, all agents together (always on). */
+    maxInFlight: number;
+    /** Responses WebSockets open in this process (always on). */
+    maxWebSockets: number;
+    /** Reflections one agent may hold. */
+    maxReflections: number;
+  };
   /**
    * How long a client may take to send a request (Node's `server.requestTimeout` and
    * `headersTimeout`). Only the arrival of the request is bounded: a long answer streams
@@ -115,6 +131,12 @@ const SETTINGS = [
   'upstream-timeout-ms',
   'upstream-idle-timeout-ms',
   'upstream-allow-private',
+  'rate-limit-agent',
+  'rate-limit-token',
+  'concurrency-per-agent',
+  'max-in-flight',
+  'max-websockets',
+  'max-reflections',
   'request-timeout-ms',
   'headers-timeout-ms',
   'bodies-per-address',
@@ -212,6 +234,14 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
+    limits: {
+      agentPerMinute: int('rate-limit-agent', 0),
+      tokenPerMinute: int('rate-limit-token', 0),
+      agentConcurrency: int('concurrency-per-agent', 0),
+      maxInFlight: int('max-in-flight', 1024, 1),
+      maxWebSockets: int('max-websockets', 1024, 1),
+      maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
+    },
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl

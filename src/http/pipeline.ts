@@ -15,6 +15,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     embedder: deps.embedder,
     control: deps.control,
     now: deps.now,
+    maxReflections: deps.config.limits.maxReflections,
   });
   const handler = createExtractionHandler({
     control: deps.control,

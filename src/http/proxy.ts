@@ -21,6 +21,7 @@ import { responses } from '../protocols/responses/adapter.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { agentTokenOf, authenticateFromHeaders, closeIfBodyPending } from './before-body.js';
 import { httpSink } from './http-sink.js';
+import type { RequestLimits } from './request-limits.js';
 import { storedResponseRoutes } from './stored-responses.js';
 import { responsesSocketRoute } from './websocket/responses-socket.js';
 import websocket from '@fastify/websocket';
@@ -48,11 +49,13 @@ export interface ProxyOptions {
   deps: Deps;
   /** The app's count of bodies being read per client address (`createBodyReads`). */
   bodyReads: onRequestHookHandler;
+  /** The app's per-tenant and process-wide limits. */
+  limits: RequestLimits;
 }
 
 type Machine = ReturnType<typeof provideConversationMachine>;
 
-export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads }) => {
+export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
   const machine = provideConversationMachine({ ...deps, retrieval });
 
@@ -78,13 +81,14 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     app.head(path, async (_request, reply) => reply.code(200).send());
   }
   // The upgrade request has no body; the route checks its token itself, answering 401 over HTTP.
-  responsesSocketRoute(app, deps, machine, AGENT_PREFIX);
+  responsesSocketRoute(app, deps, machine, AGENT_PREFIX, limits);
 
   // Everything else needs the agent's token, checked from the headers before the body is read.
   await app.register(async (scope) => {
     scope.addHook('onRequest', async (request) => {
       await authenticateFromHeaders(deps.control, request);
     });
+    scope.addHook('onRequest', limits.onRequest);
     scope.addHook('onRequest', bodyReads);
     tokenRoutes(scope, deps, machine);
   });

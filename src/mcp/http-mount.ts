@@ -15,6 +15,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Deps } from '../deps.js';
 import { EngramError, toEngramError } from '../errors.js';
 import { authenticateFromHeaders, closeIfBodyPending } from '../http/before-body.js';
+import type { RequestLimits } from '../http/request-limits.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan } from '../protocols/shared.js';
 import { createIndexRefresher } from '../memory/index-refresh.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
@@ -32,6 +33,8 @@ export interface McpMountOptions {
   version: string;
   /** The app's count of bodies being read per client address (`createBodyReads`). */
   bodyReads: onRequestHookHandler;
+  /** The app's per-tenant and process-wide limits. */
+  limits: RequestLimits;
 }
 
 /** JSON-RPC's own codes for what goes wrong before a request reaches the server. */
@@ -47,8 +50,14 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads }) => {
-  const writer = createReflectionWriter({ reflections: deps.reflections, embedder: deps.embedder, control: deps.control, now: deps.now });
+export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads, limits }) => {
+  const writer = createReflectionWriter({
+    reflections: deps.reflections,
+    embedder: deps.embedder,
+    control: deps.control,
+    now: deps.now,
+    maxReflections: deps.config.limits.maxReflections,
+  });
   const index = createIndexRefresher({ ...deps, onError: (error) => app.log.error({ err: error }, 'rebuilding a root index failed') });
   app.addHook('onClose', async () => {
     await index.close();
@@ -94,6 +103,7 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
       return reply;
     }
   });
+  app.addHook('onRequest', limits.onRequest);
   app.addHook('onRequest', bodyReads);
 
   const path = '/v0/orgs/:org/agents/:agent/v0/mcp';

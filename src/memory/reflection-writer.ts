@@ -7,6 +7,7 @@ import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource } f
 import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
+import { MAX_REFLECTIONS_PER_AGENT } from '../domain/limits.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -26,12 +27,6 @@ export const NEAR_DUPLICATE_THRESHOLD = 0.92;
 export const MAX_CONTENT_CHARS = 1000;
 export const MAX_TOPIC_CHARS = 60;
 export const DEFAULT_TOPIC = 'general';
-/**
- * The default cap on one agent's reflections (`ENGRAM_MAX_REFLECTIONS`): far more than a
- * useful memory holds, low enough that one agent cannot fill the disk or, on the embedded
- * store, hold more than about 30 MB of vectors in memory.
- */
-export const MAX_REFLECTIONS_PER_AGENT = 20_000;
 /** Existing neighbours looked at per new reflection (some may come from an older embedder). */
 const NEIGHBOURS = 3;
 

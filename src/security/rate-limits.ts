@@ -36,13 +36,20 @@ export class RateLimiter {
 
   /** Counts one request for `key`: 0 when it may go, else the milliseconds to wait before one may. */
   take(key: string): number {
+    const wait = this.wait(key);
+    if (wait === 0) {
+      const now = this.#now();
+      this.#due.set(key, Math.max(this.#due.get(key) ?? now, now) + this.#interval);
+    }
+    return wait;
+  }
+
+  /** What `take` would answer, without counting anything. */
+  wait(key: string): number {
     const now = this.#now();
     if (now - this.#prunedAt >= PRUNE_EVERY_MS) this.#prune(now);
     const due = Math.max(this.#due.get(key) ?? now, now);
-    const wait = due - this.#tolerance - now;
-    if (wait > 0) return Math.ceil(wait);
-    this.#due.set(key, due + this.#interval);
-    return 0;
+    return Math.max(0, Math.ceil(due - this.#tolerance - now));
   }
 
   /** Keys currently tracked (for tests and metrics). */

@@ -27,6 +27,14 @@ test('refused requests do not count; burst defaults to the per-minute rate', () 
   assert.is(limiter.take('k'), 0, 'one interval later one more may go, however many were refused');
 });
 
+test('wait answers what take would, without counting', () => {
+  const limiter = new RateLimiter({ perMinute: 60, burst: 1 }, () => 0);
+  for (let i = 0; i < 5; i++) assert.is(limiter.wait('k'), 0);
+  assert.is(limiter.take('k'), 0);
+  assert.is(limiter.wait('k'), 1_000);
+  assert.is(limiter.take('k'), 1_000);
+});
+
 test('idle keys are forgotten', () => {
   let now = 0;
   const limiter = new RateLimiter({ perMinute: 600 }, () => now);

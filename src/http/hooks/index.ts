@@ -16,6 +16,7 @@ import { createSessionQueue, ingestTranscript, type IngestResult } from '../../m
 import { PROTOCOLS } from '../../protocols/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
 import { authenticateAgent } from '../../control/auth.js';
+import type { RequestLimits } from '../request-limits.js';
 import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
 import { sessionStartAnswer, sessionStartFormat } from './session-start.js';
@@ -44,7 +45,7 @@ const FORMAT_PATHS: Record<string, TranscriptFormat> = {
   copilot: TRANSCRIPT_FORMATS.copilot,
 };
 
-export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits }> = async (app, { deps, limits }) => {
   const queue = createSessionQueue();
   const agents = new WeakMap<FastifyRequest, Agent>();
   /** Uploads in progress per agent id, in this process. */
@@ -56,8 +57,12 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.addHook('onRequest', async (request) => {
     const { org, agent } = request.params as Params;
-    agents.set(request, (await authenticateAgent(deps.control, request.headers, org, agent)).agent);
+    const lookup = await authenticateAgent(deps.control, request.headers, org, agent);
+    agents.set(request, lookup.agent);
+    request.agentToken = lookup;
   });
+  app.decorateRequest('agentToken', null);
+  app.addHook('onRequest', limits.onRequest);
 
   app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/session-start`, async (request, reply) => {
     const format = sessionStartFormat(request.query.format);

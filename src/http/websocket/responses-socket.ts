@@ -17,6 +17,8 @@ import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
 import { MAX_JSON_DEPTH, isObject, jsonDeeperThan, tooDeep } from '../../protocols/shared.js';
 import { responses } from '../../protocols/responses/adapter.js';
 import { authenticateAgent } from '../../control/auth.js';
+import type { TokenLookup } from '../../ports/index.js';
+import { RateLimitedError, type RequestLimits } from '../request-limits.js';
 import { errorFrame, wsSink } from './ws-sink.js';
 import { warmUp } from './warm-up.js';
 
@@ -55,19 +57,35 @@ function createBody(data: RawData, isBinary: boolean): { body: Record<string, un
   return { body, generate: generate !== false };
 }
 
-export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: Machine, prefix: string): void {
+export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: Machine, prefix: string, limits: RequestLimits): void {
+  /** The open connection's place under the limits, released when it closes. */
+  const admitted = new WeakMap<FastifyRequest, { lookup: TokenLookup; release: () => void }>();
   app.route<{ Params: Params }>({
     method: 'GET',
     url: `${prefix}/v1/responses`,
     config: { protocol: responses },
-    // Refused before the upgrade, with an HTTP 401, like a POST without a token.
-    preValidation: async (request) => {
-      await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+    // Refused before the upgrade, with an HTTP 401 (or 429), like a POST without a token.
+    preValidation: async (request, reply) => {
+      const lookup = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+      try {
+        const release = limits.admit(lookup, 'socket');
+        admitted.set(request, { lookup, release });
+        // Released with the connection, or with the request when the upgrade never happens.
+        request.raw.socket.once('close', release);
+      } catch (error) {
+        if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+        throw error;
+      }
     },
-    handler: async () => {
+    handler: async (request) => {
+      admitted.get(request)?.release();
       throw new EngramError('method_not_allowed', 'GET /v1/responses opens a WebSocket (send `Upgrade: websocket`); create responses over HTTP with POST');
     },
-    wsHandler: (socket: WebSocket, request: FastifyRequest<{ Params: Params }>) => openSession(socket, request, deps, machine),
+    wsHandler: (socket: WebSocket, request: FastifyRequest<{ Params: Params }>) => {
+      const place = admitted.get(request);
+      if (place) socket.once('close', place.release);
+      openSession(socket, request, deps, machine, () => place && limits.count(place.lookup));
+    },
   });
 }
 
@@ -76,7 +94,8 @@ function limitText(ms: number): string {
   return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${Math.round(ms / 1000)} seconds`;
 }
 
-function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, machine: Machine): void {
+/** `count` is called for each `response.create` and throws when the tenant is over its rate. */
+function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, machine: Machine, count: () => void): void {
   const cache: ChainCache = {};
   const bridged = bridgedHeaders(request.headers);
   const { org, agent } = request.params;
@@ -120,6 +139,7 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
     try {
       if (expired) throw new EngramError('websocket_connection_limit_reached', 'This connection reached its time limit: open a new WebSocket');
       frame = createBody(data, isBinary);
+      count();
       if (inFlight) throw new EngramError('response_in_flight', 'A response is already in progress on this connection: wait for its `response.completed` (or an error) before the next `response.create`');
     } catch (error) {
       send(errorOf(toEngramError(error)));
