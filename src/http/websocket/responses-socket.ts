@@ -161,7 +161,10 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
         headers: bridged,
         rawBody: Buffer.from(JSON.stringify({ ...body, stream: true })),
         search: '',
-        sink: wsSink(socket),
+        sink: wsSink(socket, {
+          maxEventBytes: deps.config.sseMaxEventBytes,
+          onOversize: (bytes) => request.log.warn({ bytes, limit: deps.config.sseMaxEventBytes }, 'an upstream event too large for a WebSocket frame cut the response off'),
+        }),
         chainCache: cache,
       },
       { onClientGone: (callback) => (abortInFlight = callback), log: request.log },

@@ -28,7 +28,19 @@ export function errorFrame(status: number, error: unknown): string {
   return JSON.stringify({ type: 'error', status, error });
 }
 
-export function wsSink(socket: WebSocket): ResponseSink {
+export interface WsSinkOptions {
+  /** The largest upstream event relayed as a frame (`ENGRAM_SSE_MAX_EVENT_BYTES`). */
+  maxEventBytes?: number;
+  /** An event was over `maxEventBytes`: the response was cut off with an error frame. */
+  onOversize?: (bytes: number) => void;
+}
+
+/**
+ * An event over `maxEventBytes` cannot be relayed untouched as HTTP does (a frame is one
+ * whole event, and holding it is what the cap prevents): the response ends there with an
+ * `upstream_event_too_large` error frame and its remaining events are dropped.
+ */
+export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): ResponseSink {
   let status = 0;
   let streaming = false;
   let finished = false;
@@ -54,11 +66,24 @@ export function wsSink(socket: WebSocket): ResponseSink {
     });
   };
   // SSE bytes parsed into events here: the client wants one frame per event.
-  const parser = new SseParser((event) => {
-    if (!event.data || event.data === '[DONE]') return;
-    if (isTerminal(event)) held = event.data;
-    else send(event.data);
-  });
+  let cutOff = false;
+  const parser = new SseParser(
+    (event) => {
+      if (cutOff || !event.data || event.data === '[DONE]') return;
+      if (isTerminal(event)) held = event.data;
+      else send(event.data);
+    },
+    {
+      maxEventBytes: options.maxEventBytes,
+      onOversize: (bytes) => {
+        if (cutOff) return;
+        cutOff = true;
+        options.onOversize?.(bytes);
+        const message = `The upstream sent an event of ${bytes} bytes, over the ${options.maxEventBytes} a WebSocket frame may relay (ENGRAM_SSE_MAX_EVENT_BYTES); this response ends here`;
+        send(errorFrame(502, { type: 'server_error', code: 'upstream_event_too_large', message }));
+      },
+    },
+  );
   const flush = () => {
     if (held !== undefined) send(held);
     held = undefined;
