@@ -14,15 +14,13 @@ import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { BusMessage, ConsumerOptions } from '../../ports/index.js';
 import type { NatsContext } from './connection.js';
 import type { DeadLetters } from './bus-dead-letters.js';
-import { confirmSent, Fetches, Pause, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
 import { objectOf, type BusPayloads, type ReadPayload } from './bus-payloads.js';
 import { ensureDurableConsumer } from './bus-streams.js';
 import { BUS_HEADERS, decodeTime, type BusNames } from './bus-subjects.js';
 
 export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
 
-/** How long one pull request waits on the server; an idle slot renews it this often. */
-const FETCH_EXPIRES_MS = 10_000;
 /** Deliveries unacked at once across all replicas; concurrency is bounded per consume() instead. */
 const MAX_ACK_PENDING = 10_000;
 
@@ -107,7 +105,7 @@ export class NatsBusConsumer<T> {
   async #fetchOne(): Promise<JsMsg | undefined> {
     const consumer = await this.#ready();
     if (!this.#running) return undefined;
-    const batch = await consumer.fetch({ max_messages: 1, expires: FETCH_EXPIRES_MS });
+    const batch = await consumer.fetch({ max_messages: 1, ...PULL });
     if (!this.#running) {
       batch.stop();
       return undefined;

@@ -19,6 +19,15 @@ export function retryDelayMs(failures: number): number {
  */
 export const SUSPICIOUSLY_FAST_MS = 50;
 
+/**
+ * One pull request of a loop: it waits up to 10 s on the server, and the server sends a
+ * heartbeat every 2 s while it waits. Two missed heartbeats end the fetch with an error,
+ * so a pull the server forgot (its consumer deleted just as the request went out, which
+ * nats-server 2.9 does not report) is noticed in about 4 s, and the loop creates the
+ * consumer again, instead of waiting out expiry after expiry on a consumer that is gone.
+ */
+export const PULL = { expires: 10_000, idle_heartbeat: 2_000 } as const;
+
 /** Sleeps that `wake()` ends at once (on stop). */
 export class Pause {
   readonly #sleeping = new Set<() => void>();

@@ -14,7 +14,7 @@
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { NatsContext } from './connection.js';
-import { confirmSent, Fetches, Pause, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
 import { ensureDurableConsumer, storeMessage } from './bus-streams.js';
 import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
 
@@ -26,7 +26,6 @@ import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-sub
 const HOLD_MS = 1_000;
 /** Longer than any hold plus a republish: a held message is not redelivered meanwhile. */
 const ACK_WAIT_MS = 10_000;
-const FETCH_EXPIRES_MS = 10_000;
 const BATCH = 100;
 /** After a failed republish (the server away), try again this much later. */
 const RETRY_MS = 1_000;
@@ -83,7 +82,7 @@ export class DelayScheduler {
       try {
         const consumer = await this.#ready();
         if (!this.#running) break;
-        const batch = await consumer.fetch({ max_messages: BATCH, expires: FETCH_EXPIRES_MS });
+        const batch = await consumer.fetch({ max_messages: BATCH, ...PULL });
         if (!this.#running) {
           batch.stop();
           break;

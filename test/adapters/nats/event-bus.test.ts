@@ -292,6 +292,41 @@ nats('a delivery past maxDeliver is dead-lettered without reaching the handler',
   }
 });
 
+nats('a consumer deleted while no pull was waiting (the server says nothing) is created again', async () => {
+  const names = namespace('recreate-busy');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const seen: number[] = [];
+    let release!: () => void;
+    const busy = new Promise<void>((resolve) => (release = resolve));
+    const sub = bus.consume<number>(
+      'jobs',
+      async (message) => {
+        seen.push(message.payload);
+        if (message.payload === 1) await busy;
+        await message.ack();
+      },
+      { concurrency: 1 },
+    );
+    await bus.publish('jobs', 1);
+    await waitFor(() => seen.length === 1);
+    // The only slot is in its handler: no pull request is open when the consumer goes.
+    await admin.jsm.consumers.delete(names.stream, `q_${subjectToken('jobs')}`);
+    release();
+    await bus.publish('jobs', 2);
+    // Noticed by the missed heartbeats of the pull that went to the deleted consumer (about
+    // 4 s); with the library's default heartbeat (half the 10 s expiry) it took 15 s.
+    await waitFor(() => seen.includes(2), 12_000, 'delivery after the consumer was recreated');
+    await sub.stop();
+    // The first job's ack went to the deleted consumer: the new one delivers it again.
+    assert.equal(seen, [1, 1, 2]);
+    assert.match(String(group.errors[0]?.cause), /heartbeats missed/);
+  } finally {
+    await group.cleanup();
+  }
+});
+
 nats('a consumer deleted by an operator is created again', async () => {
   const names = namespace('recreate');
   const group = replicas(names);
