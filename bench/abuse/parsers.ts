@@ -18,62 +18,17 @@
  * ABUSE_RECORDS, ABUSE_EVENTS, ABUSE_LINE_BYTES). Linux only (/proc).
  */
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { ADMIN, mib, ms, rssOf, sleep, startEngram } from './child.js';
 
 /** 16,777,215 records: `[\n` + `{},\n`... + `{}\n]` is then just under 64 MiB. */
 const RECORDS = Number(process.env.ABUSE_RECORDS ?? 16 * 1024 * 1024 - 1);
 const EVENTS = Number(process.env.ABUSE_EVENTS ?? 1_500_000);
 const LINE_BYTES = Number(process.env.ABUSE_LINE_BYTES ?? 40_000_000);
-const ADMIN = `egm_admin_${randomBytes(32).toString('base64url')}`;
-const root = path.resolve(import.meta.dirname, '../..');
 
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-const ms = (value: number) => `${value.toFixed(0)} ms`;
-const sleep = (delay: number) => new Promise((resolve) => setTimeout(resolve, delay));
 
-function rssOf(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-}
-
-async function startEngram(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-abuse-'));
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN, '--log-level', 'error'],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`engram serve did not start:\n${text}`)), 60_000);
-    child.stderr.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const match = /Engram listening on (\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`engram serve exited with ${code}:\n${text}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function admin(url: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; json: any }> {
   const response = await fetch(url + pathname, {

@@ -16,11 +16,11 @@
  * Needs Linux (the RSS is read from /proc) and curl.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ADMIN, mib, ms, rssOf, sleep, startEngram } from './child.js';
 
 const SOCKETS = Number(process.env.ABUSE_SOCKETS ?? 20);
 const DECLARED = Number(process.env.ABUSE_DECLARED ?? 33_000_000);
@@ -29,53 +29,9 @@ const WHOLE = Number(process.env.ABUSE_WHOLE ?? 30_000_000);
 /** How long the first case waits on the sockets Engram neither answered nor closed. */
 const WAIT_MS = Number(process.env.ABUSE_WAIT_MS ?? 15_000);
 const CHUNK = Buffer.alloc(64 * 1024, 'a');
-const ADMIN = `egm_admin_${randomBytes(32).toString('base64url')}`;
-const root = path.resolve(import.meta.dirname, '../..');
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-const ms = (value: number) => `${value.toFixed(0)} ms`;
-const sleep = (delay: number) => new Promise<void>((resolve) => setTimeout(resolve, delay));
 
-/** The child's resident set, from /proc/<pid>/status. */
-function rssOf(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-}
-
-async function startEngram(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-abuse-'));
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN, '--log-level', 'error'],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`engram serve did not start:\n${text}`)), 60_000);
-    child.stderr.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const match = /Engram listening on (\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`engram serve exited with ${code}:\n${text}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function admin(url: string, method: string, pathname: string, body?: unknown): Promise<any> {
   const response = await fetch(url + pathname, {

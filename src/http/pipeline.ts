@@ -10,13 +10,7 @@ import { reembedStale } from '../memory/reembed.js';
 import { PROTOCOLS } from '../protocols/index.js';
 
 export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const writer = createReflectionWriter({
-    reflections: deps.reflections,
-    embedder: deps.embedder,
-    control: deps.control,
-    now: deps.now,
-    maxReflections: deps.config.limits.maxReflections,
-  });
+  const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   const handler = createExtractionHandler({
     control: deps.control,
     writer,

@@ -51,13 +51,7 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
 }
 
 export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads, limits }) => {
-  const writer = createReflectionWriter({
-    reflections: deps.reflections,
-    embedder: deps.embedder,
-    control: deps.control,
-    now: deps.now,
-    maxReflections: deps.config.limits.maxReflections,
-  });
+  const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   const index = createIndexRefresher({ ...deps, onError: (error) => app.log.error({ err: error }, 'rebuilding a root index failed') });
   app.addHook('onClose', async () => {
     await index.close();

@@ -321,7 +321,7 @@ nats('a consumer deleted while no pull was waiting (the server says nothing) is 
     await sub.stop();
     // The first job's ack went to the deleted consumer: the new one delivers it again.
     assert.equal(seen, [1, 1, 2]);
-    assert.match(String(group.errors[0]?.cause), /heartbeats missed/);
+    assert.match(String((group.errors[0] as Error | undefined)?.cause), /heartbeats missed/);
   } finally {
     await group.cleanup();
   }
