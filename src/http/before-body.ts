@@ -73,7 +73,7 @@ export function createBodyReads(limit: number): onRequestHookHandler {
     const taken = reading.get(address) ?? 0;
     if (taken >= limit) {
       reply.header('retry-after', '1');
-      throw new EngramError('rate_limited', `This address already has ${limit} request bodies being read; retry when one is done`);
+      throw new EngramError('rate_limited', `This address already has ${limit} request bodies being read (ENGRAM_BODIES_PER_ADDRESS); retry when one is done`);
     }
     reading.set(address, taken + 1);
     const { raw } = request;

@@ -72,7 +72,7 @@ test('beyond the cap: 429 with Retry-After in each route\'s shape; a closed conn
   assert.is(messages.headers.get('retry-after'), '1');
   assert.equal(await messages.json(), {
     type: 'error',
-    error: { type: 'rate_limit_error', message: 'This address already has 2 request bodies being read; retry when one is done' },
+    error: { type: 'rate_limit_error', message: 'This address already has 2 request bodies being read (ENGRAM_BODIES_PER_ADDRESS); retry when one is done' },
   });
 
   const mcp = await post(
