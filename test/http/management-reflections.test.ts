@@ -96,7 +96,7 @@ test('PATCH re-embeds changed content and rebuilds the index', async ({ server, 
   assert.is(reply.status, 200);
   assert.is(reply.json.content, 'The frontend is written in React with Vite');
   assert.is(reply.json.topic, 'web ui');
-  assert.equal(reply.json.tags, ['react', 'vite']);
+  assert.equal(reply.json.tags, ['react', 'vite', 'edited-by-hand'], 'an edit by hand is recorded');
   assert.is(reply.json.embedder_id, server.deps.embedder.id);
 
   // The new vector, not the old one, answers a query about the new content.

@@ -1,22 +1,17 @@
+import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import type { Reflection, ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import type { ReflectionPatch } from '../../ports/index.js';
+import { reflectionId } from '../../domain/reflection-id.js';
 import { searchMemory } from '../../memory/memory-search.js';
+import { createReflectionWriter, MAX_CONTENT_CHARS, MAX_TOPIC_CHARS, validateReflection } from '../../memory/reflection-writer.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections, rebuildRootIndex } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import {
-  bodyObject,
-  hasAny,
-  invalid,
-  onlyKeys,
-  optionalString,
-  queryInteger,
-  queryString,
-  type Json,
-} from './validate.js';
+import { invalid, parseBody, queryInteger, queryString } from './validate.js';
 import { reflectionWire, scoredReflectionWire } from './wire.js';
 
 interface ReflectionParams extends AgentParams {
@@ -29,11 +24,43 @@ interface ReflectionQuery {
   kind?: unknown;
   limit?: unknown;
   offset?: unknown;
+  format?: unknown;
 }
 
 const KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
-const PATCH_FIELDS = ['content', 'kind', 'topic', 'tags'] as const;
 const MAX_LIMIT = 200;
+/** Rows read per page while an export streams: memory stays bounded however many there are. */
+const EXPORT_PAGE = 500;
+
+/**
+ * Tags that record a reflection written by a person through this API rather than learnt:
+ * the domain's `source` names where reflections come from automatically (`mcp` covers
+ * every reflection stored on purpose), so a hand-made one is marked with a tag anyone
+ * can filter on, and an edit keeps its id and origin but says it was edited.
+ */
+export const ADDED_BY_HAND_TAG = 'added-by-hand';
+export const EDITED_BY_HAND_TAG = 'edited-by-hand';
+
+const Kind = z.enum(KINDS as [ReflectionKind, ...ReflectionKind[]]);
+const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One self-contained memory; secrets are redacted');
+const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
+const Tags = z.array(z.string().trim().min(1).max(100)).max(50);
+
+/** `POST .../reflections`: one reflection added by hand (the MCP `remember` path). */
+export const NewReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic.optional(), tags: Tags.optional() }).meta({ id: 'NewReflection' });
+
+/** `PUT .../reflections/:id`: the whole of what a person may change. */
+export const ReplaceReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic, tags: Tags.optional() }).meta({ id: 'ReplaceReflection' });
+
+/** `PATCH .../reflections/:id`: any of the fields, at least one. */
+export const ReflectionPatchBody = z
+  .strictObject({ content: Content.optional(), kind: Kind.optional(), topic: Topic.optional(), tags: Tags.optional() })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    message: 'Nothing to change: give one of content, kind, topic, tags',
+  })
+  .meta({ id: 'ReflectionPatch' });
+
+type EditBody = z.output<typeof ReflectionPatchBody>;
 
 function kindOf(value: unknown, param: string): ReflectionKind | undefined {
   if (value === undefined || value === '') return undefined;
@@ -41,29 +68,8 @@ function kindOf(value: unknown, param: string): ReflectionKind | undefined {
   throw invalid(param, `\`${param}\` must be one of: ${KINDS.join(', ')}`);
 }
 
-function tagsOf(body: Json): string[] | undefined {
-  const tags = body.tags;
-  if (tags === undefined) return undefined;
-  if (!Array.isArray(tags) || tags.some((tag) => typeof tag !== 'string' || tag.trim() === '' || tag.length > 100)) {
-    throw invalid('tags', '`tags` must be an array of non-empty strings');
-  }
-  return [...new Set(tags.map((tag: string) => tag.trim()))];
-}
-
-function parsePatch(rawBody: unknown): Omit<ReflectionPatch, 'vector' | 'embedderId'> {
-  const body = bodyObject(rawBody);
-  onlyKeys(body, PATCH_FIELDS);
-  if (!hasAny(body, PATCH_FIELDS)) throw invalid(null, `Nothing to change: give one of ${PATCH_FIELDS.join(', ')}`);
-  const patch: Omit<ReflectionPatch, 'vector' | 'embedderId'> = {};
-  const content = optionalString(body, 'content', '', { max: 4000 });
-  if (content !== undefined) patch.content = content.trim();
-  const kind = kindOf(body.kind, 'kind');
-  if (kind !== undefined) patch.kind = kind;
-  const topic = optionalString(body, 'topic', '', { max: 200 });
-  if (topic !== undefined) patch.topic = topic.trim();
-  const tags = tagsOf(body);
-  if (tags !== undefined) patch.tags = tags;
-  return patch;
+function withTag(tags: readonly string[], tag: string): string[] {
+  return [...new Set([...tags, tag])];
 }
 
 /**
@@ -73,6 +79,7 @@ function parsePatch(rawBody: unknown): Omit<ReflectionPatch, 'vector' | 'embedde
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections, embedder } = deps;
   const search = memorySearchDeps(deps, app.log);
+  const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
 
   // The change is already stored; a failed rebuild only delays the index until the next
   // write, so it is logged rather than turned into an error for a change that succeeded.
@@ -124,6 +131,64 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     },
   );
 
+  // The path MCP `remember` takes: redaction, restatement checks, the reflection cap,
+  // embedding and the index rebuild are the writer's, so a hand-made memory obeys them too.
+  app.post<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/reflections', async (request, reply) => {
+    const { agent } = await findAgent(control, request.params);
+    const body = parseBody(NewReflectionBody, request.body);
+    const result = await writer.write(agent.id, [{ content: body.content, kind: body.kind, topic: body.topic }], 'mcp');
+    const [stored] = result.stored;
+    if (stored) {
+      const tagged = await reflections.update(agent.id, stored.id, { tags: withTag(body.tags ?? [], ADDED_BY_HAND_TAG) });
+      return reply.code(201).send(reflectionWire(tagged ?? stored));
+    }
+    if (result.overLimit > 0) {
+      throw new EngramError(
+        'conflict',
+        `This agent already holds ${result.limit.toLocaleString('en-US')} reflections, its limit (ENGRAM_MAX_REFLECTIONS): delete some first`,
+      );
+    }
+    if (result.duplicates > 0) {
+      const cleaned = validateReflection(body);
+      const same = cleaned && (await reflections.get(agent.id, reflectionId(agent.id, cleaned.kind, cleaned.content)));
+      throw new EngramError('conflict', `A stored reflection says the same${same ? ` (\`${same.id}\`)` : ''}; nothing was added`, {
+        param: 'content',
+      });
+    }
+    throw invalid('content', '`content` holds no text once secrets are removed');
+  });
+
+  // Every reflection of the agent, read a page at a time and written as it is read, so a
+  // large store neither sits in memory nor delays the first byte. Pages are by offset over
+  // "most recently updated first": a reflection changed during the export may appear
+  // twice or be missed, as with any listing taken while the agent learns.
+  app.get<{ Params: AgentParams; Querystring: ReflectionQuery }>(
+    '/v0/orgs/:org/agents/:agent/reflections/export',
+    agentRead,
+    async (request, reply) => {
+      const { agent } = await findAgent(control, request.params);
+      const format = queryString(request.query.format, 'format') ?? 'jsonl';
+      if (format !== 'jsonl' && format !== 'json') throw invalid('format', '`format` must be one of: jsonl, json');
+      async function* lines(): AsyncGenerator<string> {
+        if (format === 'json') yield `{"agent_id":${JSON.stringify(agent.id)},"data":[`;
+        let first = true;
+        for (let offset = 0; ; offset += EXPORT_PAGE) {
+          const page = await reflections.list(agent.id, { limit: EXPORT_PAGE, offset });
+          for (const reflection of page) {
+            const text = JSON.stringify(reflectionWire(reflection));
+            yield format === 'json' ? `${first ? '' : ','}\n${text}` : `${text}\n`;
+            first = false;
+          }
+          if (page.length < EXPORT_PAGE) break;
+        }
+        if (format === 'json') yield '\n]}\n';
+      }
+      reply.header('content-type', format === 'json' ? 'application/json; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
+      reply.header('content-disposition', `attachment; filename="reflections-${agent.id}.${format}"`);
+      return reply.send(Readable.from(lines()));
+    },
+  );
+
   // Everything learnt from one conversation (a planted instruction in a fetched page, a
   // transcript that should not have been uploaded) is purged in one call.
   app.delete<{ Params: AgentParams; Querystring: ReflectionQuery }>('/v0/orgs/:org/agents/:agent/reflections', async (request) => {
@@ -144,21 +209,36 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     reflectionWire(await findReflection(request.params)),
   );
 
-  app.patch<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) => {
-    const current = await findReflection(request.params);
-    const patch: ReflectionPatch = parsePatch(request.body);
-    if (patch.content !== undefined) {
-      if (patch.content === '') throw invalid('content', '`content` must not be empty');
-      if (patch.content !== current.content) {
-        const [vector] = await embedder.embed([patch.content]);
+  // A person's edit is cleaned like a learnt reflection (redacted, one line, bounded),
+  // re-embedded when its content changes, and keeps its id and origin.
+  const edit = async (params: ReflectionParams, body: EditBody, log: FastifyBaseLogger): Promise<Reflection> => {
+    const current = await findReflection(params);
+    const cleaned = validateReflection({ kind: body.kind ?? current.kind, content: body.content ?? current.content, topic: body.topic ?? current.topic });
+    if (!cleaned) throw invalid('content', '`content` holds no text once secrets are removed');
+    const patch: ReflectionPatch = { tags: withTag(body.tags ?? current.tags, EDITED_BY_HAND_TAG) };
+    if (body.kind !== undefined) patch.kind = cleaned.kind;
+    if (body.topic !== undefined) patch.topic = cleaned.topic;
+    if (body.content !== undefined) {
+      patch.content = cleaned.content;
+      if (cleaned.content !== current.content) {
+        const [vector] = await embedder.embed([cleaned.content]);
         patch.vector = vector;
         patch.embedderId = embedder.id;
       }
     }
     const updated = await reflections.update(current.agentId, current.id, patch);
     if (!updated) throw new EngramError('not_found', `No reflection \`${current.id}\``);
-    await rebuildIndex(current.agentId, request.log);
-    return reflectionWire(updated);
+    await rebuildIndex(current.agentId, log);
+    return updated;
+  };
+
+  app.patch<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) =>
+    reflectionWire(await edit(request.params, parseBody(ReflectionPatchBody, request.body), request.log)),
+  );
+
+  app.put<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) => {
+    const body = parseBody(ReplaceReflectionBody, request.body);
+    return reflectionWire(await edit(request.params, { ...body, tags: body.tags ?? [] }, request.log));
   });
 
   app.delete<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) => {

@@ -3,6 +3,7 @@
  * `invalid_request` naming the offending field in `param` (dotted path), so clients see
  * the same envelope as for any other Engram error.
  */
+import type { z } from 'zod';
 import { EngramError } from '../../errors.js';
 
 export type Json = Record<string, unknown>;
@@ -156,4 +157,22 @@ export function queryString(raw: unknown, param: string): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string') throw invalid(param, `\`${param}\` must be given once`);
   return raw;
+}
+
+/**
+ * A body checked against a zod schema, the same schema the OpenAPI document shows
+ * (`openapi.ts`). The first issue becomes the `invalid_request`: its field as the dotted
+ * `param` (an array item is named by its array), an unknown field by its own name.
+ */
+export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(bodyObject(raw));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue.path.filter((part): part is string => typeof part === 'string');
+  if (issue.code === 'unrecognized_keys') {
+    const field = [...path, issue.keys[0]].join('.');
+    throw invalid(field, `Unknown field \`${field}\``);
+  }
+  const param = path.length === 0 ? null : path.join('.');
+  throw invalid(param, param === null ? issue.message : `\`${param}\`: ${issue.message}`);
 }

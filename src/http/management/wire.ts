@@ -4,7 +4,90 @@
  * never their values.
  */
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Agent, MemorySettings, Org, Reflection, ScoredReflection, TokenRecord } from '../../domain/types.js';
+import { ERRORS } from '../../errors.js';
+
+/*
+ * The response schemas of the management API. The wire functions below are typed by
+ * them, so the compiler holds each function to its schema, and the OpenAPI document
+ * (`openapi.ts`) is generated from them.
+ */
+const Time = z.iso.datetime().describe('ISO 8601 instant (UTC)');
+const Kind = z.enum(['factual', 'procedural']);
+
+export const ErrorJson = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string(),
+      code: z.enum(Object.keys(ERRORS) as [keyof typeof ERRORS, ...(keyof typeof ERRORS)[]]),
+      param: z.string().nullable().describe('The offending field or query parameter (dotted path), when one is to blame'),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export const OrgJson = z.object({ id: z.string(), name: z.string(), created_at: Time }).meta({ id: 'Org' });
+
+export const MemoryJson = z
+  .object({
+    inject: z.boolean(),
+    extract: z.boolean(),
+    top_k: z.number().int(),
+    token_budget: z.number().int(),
+    min_score: z.number(),
+    extraction_model: z.string().nullable(),
+  })
+  .meta({ id: 'MemorySettings' });
+
+export const AgentJson = z
+  .object({
+    id: z.string(),
+    org_id: z.string(),
+    name: z.string(),
+    type: z.literal('api_provider'),
+    upstream: z.object({
+      base_url: z.string(),
+      api_key_set: z.boolean(),
+      headers_set: z.array(z.string()),
+      responses_state: z.enum(['service', 'upstream']),
+    }),
+    memory: MemoryJson,
+    base_url: z.string().describe('What the agent uses as its provider base URL'),
+    mcp_url: z.string(),
+    created_at: Time,
+    updated_at: Time,
+  })
+  .meta({ id: 'Agent' });
+
+export const TokenJson = z
+  .object({ id: z.string(), name: z.string(), prefix: z.string(), created_at: Time, revoked_at: Time.nullable(), last_used_at: Time.nullable() })
+  .meta({ id: 'Token' });
+
+export const ReflectionJson = z
+  .object({
+    id: z.string(),
+    agent_id: z.string(),
+    kind: Kind,
+    content: z.string(),
+    topic: z.string(),
+    tags: z.array(z.string()),
+    source: z.enum(['conversation', 'transcript', 'mcp']),
+    created_at: Time,
+    updated_at: Time,
+    last_used_at: Time.nullable(),
+    use_count: z.number().int(),
+    embedder_id: z.string(),
+    origin: z
+      .object({ conversation_id: z.string(), turn: z.number().int().nullable(), role: z.enum(['user', 'assistant', 'tool']).nullable() })
+      .nullable()
+      .describe('Where a learnt reflection came from; null for one stored on purpose'),
+  })
+  .meta({ id: 'Reflection' });
+
+export const ScoredReflectionJson = ReflectionJson.extend({ score: z.number(), vector_score: z.number(), keyword_score: z.number() }).meta({
+  id: 'ScoredReflection',
+});
 
 /** Instants travel as ISO 8601 strings; the domain keeps epoch milliseconds. */
 export function isoTime(ms: number): string;
@@ -27,11 +110,11 @@ export function agentUrls(base: string, agent: Pick<Agent, 'id' | 'orgId'>): { b
   return { base_url: baseUrl, mcp_url: `${baseUrl}/v0/mcp` };
 }
 
-export function orgWire(org: Org): Record<string, unknown> {
+export function orgWire(org: Org): z.output<typeof OrgJson> {
   return { id: org.id, name: org.name, created_at: isoTime(org.createdAt) };
 }
 
-export function memoryWire(memory: MemorySettings): Record<string, unknown> {
+export function memoryWire(memory: MemorySettings): z.output<typeof MemoryJson> {
   return {
     inject: memory.inject,
     extract: memory.extract,
@@ -42,7 +125,7 @@ export function memoryWire(memory: MemorySettings): Record<string, unknown> {
   };
 }
 
-export function agentWire(agent: Agent, options: { base: string; apiKeySet: boolean }): Record<string, unknown> {
+export function agentWire(agent: Agent, options: { base: string; apiKeySet: boolean }): z.output<typeof AgentJson> {
   return {
     id: agent.id,
     org_id: agent.orgId,
@@ -61,7 +144,7 @@ export function agentWire(agent: Agent, options: { base: string; apiKeySet: bool
   };
 }
 
-export function tokenWire(token: TokenRecord): Record<string, unknown> {
+export function tokenWire(token: TokenRecord): z.output<typeof TokenJson> {
   return {
     id: token.id,
     name: token.name,
@@ -72,7 +155,7 @@ export function tokenWire(token: TokenRecord): Record<string, unknown> {
   };
 }
 
-export function reflectionWire(reflection: Reflection): Record<string, unknown> {
+export function reflectionWire(reflection: Reflection): z.output<typeof ReflectionJson> {
   return {
     id: reflection.id,
     agent_id: reflection.agentId,
@@ -93,7 +176,7 @@ export function reflectionWire(reflection: Reflection): Record<string, unknown> 
   };
 }
 
-export function scoredReflectionWire(scored: ScoredReflection): Record<string, unknown> {
+export function scoredReflectionWire(scored: ScoredReflection): z.output<typeof ScoredReflectionJson> {
   return {
     ...reflectionWire(scored.reflection),
     score: scored.score,

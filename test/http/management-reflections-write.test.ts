@@ -1,0 +1,152 @@
+/**
+ * Reflections written by hand over the management API: added through the same writer as
+ * MCP `remember`, edited (PATCH, PUT) and exported, on the real SQLite file.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startManagementServer, type ManagementServer } from './management-server.js';
+
+interface Context {
+  server: ManagementServer;
+  agent: any;
+  base: string;
+}
+
+const test = suite<Context>('management reflections: add, edit, export');
+
+test.before(async (context) => {
+  context.server = await startManagementServer({ 'max-reflections': '1300' });
+  context.agent = await context.server.createAgent('write-org', 'writer');
+  context.base = `/v0/orgs/${context.agent.org_id}/agents/${context.agent.id}`;
+});
+
+test.after(async ({ server }) => server.close());
+
+test('POST adds one by hand: redacted, embedded, tagged, indexed', async ({ server, agent, base }) => {
+  const reply = await server.call('POST', `${base}/reflections`, {
+    body: { content: 'Deploys use the key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 on the staging cluster', kind: 'procedural', topic: 'Deploy', tags: ['ops'] },
+  });
+  assert.is(reply.status, 201, JSON.stringify(reply.json));
+  const added = reply.json;
+  assert.match(added.id, /^ref_/);
+  assert.not.match(added.content, /sk-proj-abcdef/, 'the writer redacts secrets');
+  assert.match(added.content, /\[REDACTED:/);
+  assert.is(added.kind, 'procedural');
+  assert.is(added.topic, 'deploy');
+  assert.equal(added.tags, ['ops', 'added-by-hand']);
+  assert.is(added.source, 'mcp');
+  assert.is(added.origin, null);
+  assert.is(added.embedder_id, server.deps.embedder.id);
+
+  const found = await server.call('GET', `${base}/reflections?q=${encodeURIComponent('how do we deploy to staging')}`);
+  assert.is(found.json.data[0].id, added.id, 'embedded and searchable');
+  assert.ok(found.json.data[0].vector_score > 0.2);
+  assert.ok((await server.deps.control.indexes.get(agent.id))?.includes('deploy'), 'root index rebuilt');
+});
+
+test('POST: a restatement is a conflict naming the stored one; bad bodies are 400 with the field', async ({ server, base }) => {
+  const first = await server.call('POST', `${base}/reflections`, { body: { content: 'The API listens on port 8080', kind: 'factual' } });
+  assert.is(first.status, 201);
+  assert.is(first.json.topic, 'general');
+  const again = await server.call('POST', `${base}/reflections`, { body: { content: 'the API listens on port 8080.', kind: 'factual' } });
+  assert.is(again.status, 409);
+  assert.is(again.json.error.code, 'conflict');
+  assert.match(again.json.error.message, first.json.id);
+
+  const cases: Array<[unknown, string | null]> = [
+    [{ kind: 'factual' }, 'content'],
+    [{ content: 'x y', kind: 'opinion' }, 'kind'],
+    [{ content: '   ', kind: 'factual' }, 'content'],
+    [{ content: 'x'.repeat(1001), kind: 'factual' }, 'content'],
+    [{ content: 'ok', kind: 'factual', origin: 'x' }, 'origin'],
+    [{ content: 'ok', kind: 'factual', tags: [1] }, 'tags'],
+  ];
+  for (const [body, param] of cases) {
+    const reply = await server.call('POST', `${base}/reflections`, { body });
+    assert.is(reply.status, 400, JSON.stringify(body));
+    assert.is(reply.json.error.code, 'invalid_request');
+    assert.is(reply.json.error.param, param, JSON.stringify(body));
+  }
+  const secretOnly = await server.call('POST', `${base}/reflections`, { body: { content: 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789', kind: 'factual' } });
+  assert.equal([secretOnly.status, secretOnly.json.error.param], [400, 'content']);
+});
+
+test('POST: the reflection cap holds for memories added by hand', async () => {
+  const small = await startManagementServer({ 'max-reflections': '1' });
+  try {
+    const agent = await small.createAgent('cap-org', 'capped');
+    const base = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+    assert.is((await small.call('POST', `${base}/reflections`, { body: { content: 'The first memory fits', kind: 'factual' } })).status, 201);
+    const over = await small.call('POST', `${base}/reflections`, { body: { content: 'A second, different memory does not', kind: 'procedural' } });
+    assert.is(over.status, 409);
+    assert.match(over.json.error.message, /ENGRAM_MAX_REFLECTIONS/);
+    assert.is(await small.deps.reflections.count(agent.id), 1);
+  } finally {
+    await small.close();
+  }
+});
+
+test('PUT replaces content, kind and topic: same id and origin, re-embedded, redacted, marked as edited', async ({ server, agent, base }) => {
+  const [learnt] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'The frontend is written in Svelte', topic: 'frontend', tags: ['ui'], origin: { conversation: 'conv_1', turn: 2, role: 'assistant' } },
+  ]);
+  const reply = await server.call('PUT', `${base}/reflections/${learnt.id}`, {
+    body: { content: 'The frontend is written in React; its token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', kind: 'procedural', topic: 'web ui' },
+  });
+  assert.is(reply.status, 200, JSON.stringify(reply.json));
+  assert.is(reply.json.id, learnt.id);
+  assert.equal(reply.json.origin, { conversation_id: 'conv_1', turn: 2, role: 'assistant' });
+  assert.equal([reply.json.kind, reply.json.topic], ['procedural', 'web ui']);
+  assert.not.match(reply.json.content, /ghp_abcdef/);
+  assert.equal(reply.json.tags, ['edited-by-hand'], 'PUT replaces the tags too');
+  const search = await server.call('GET', `${base}/reflections?q=react`);
+  assert.is(search.json.data[0].id, learnt.id, 'the new content is what is found');
+  assert.ok(search.json.data[0].vector_score > 0.2);
+
+  const partial = await server.call('PUT', `${base}/reflections/${learnt.id}`, { body: { content: 'Only content' } });
+  assert.equal([partial.status, partial.json.error.param], [400, 'kind']);
+  assert.is((await server.call('PUT', `${base}/reflections/ref_nope`, { body: { content: 'a b', kind: 'factual', topic: 't' } })).status, 404);
+});
+
+test('PATCH of one field keeps the rest and the tags, adding the edit mark once', async ({ server, agent, base }) => {
+  const [seeded] = await server.seed(agent.id, [{ kind: 'factual', content: 'Logs go to Loki', topic: 'ops', tags: ['logs'] }]);
+  const once = await server.call('PATCH', `${base}/reflections/${seeded.id}`, { body: { topic: 'Observability' } });
+  assert.is(once.status, 200);
+  assert.equal([once.json.content, once.json.topic, once.json.tags], ['Logs go to Loki', 'observability', ['logs', 'edited-by-hand']]);
+  const twice = await server.call('PATCH', `${base}/reflections/${seeded.id}`, { body: { kind: 'procedural' } });
+  assert.equal(twice.json.tags, ['logs', 'edited-by-hand']);
+});
+
+test('export streams every reflection as JSON lines or one JSON document; the agent token may export', async ({ server, agent, base }) => {
+  // More than one page of the export's reads.
+  const many = Array.from({ length: 1203 - (await server.deps.reflections.count(agent.id)) }, (_, i) => ({
+    kind: 'factual' as const,
+    content: `Bulk fact number ${i} about service ${i % 17}`,
+    topic: `bulk ${i % 5}`,
+  }));
+  await server.seed(agent.id, many);
+  const total = await server.deps.reflections.count(agent.id);
+  assert.is(total, 1203);
+
+  const response = await fetch(`${server.url}${base}/reflections/export`, { headers: { authorization: `Bearer ${agent.token}` } });
+  assert.is(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /application\/x-ndjson/);
+  assert.is(response.headers.get('content-length'), null, 'streamed, not buffered whole');
+  const lines = (await response.text()).trimEnd().split('\n').map((line) => JSON.parse(line));
+  assert.is(lines.length, total);
+  assert.is(new Set(lines.map((r) => r.id)).size, total, 'each once');
+  assert.ok(lines.every((r) => r.agent_id === agent.id && typeof r.content === 'string'));
+
+  const json = await server.call('GET', `${base}/reflections/export?format=json`);
+  assert.is(json.status, 200);
+  assert.is(json.json.agent_id, agent.id);
+  assert.equal(json.json.data.map((r: any) => r.id), lines.map((r) => r.id));
+
+  const bad = await server.call('GET', `${base}/reflections/export?format=csv`);
+  assert.equal([bad.status, bad.json.error.param], [400, 'format']);
+  const other = await server.createAgent('write-org', 'other');
+  assert.is((await server.call('GET', `${base}/reflections/export`, { token: other.token })).status, 401, "another agent's token");
+  assert.is((await server.call('POST', `${base}/reflections`, { token: agent.token, body: { content: 'x y', kind: 'factual' } })).status, 403, 'an agent token only reads');
+});
+
+test.run();
