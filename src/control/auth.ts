@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
 import type { TokenLookup } from '../ports/index.js';
 import type { Control } from './control.js';
+import { ADMIN_TOKEN_PREFIX } from '../domain/token-strength.js';
 import { hashToken, looksLikeToken, sameHash } from '../security/tokens.js';
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -33,9 +34,55 @@ export function presentedToken(headers: IncomingHttpHeaders): string | undefined
 }
 
 /**
- * Resolves the token to its agent and checks that it is the agent of the path. A
- * missing token, an unknown one and another agent's all give the same 401, so the
- * answer never reveals whether an org or agent exists.
+ * What a refused caller is told (issue 14). Each says only what the caller can already
+ * see for itself: the shape of its own URL, which header it sent, what its credential
+ * looks like; or, for a revoked token, that the token it holds (and so knew existed)
+ * was revoked. A token that is unknown, or live but another agent's, gets the
+ * catalogue's one message, so the answer is no oracle for tokens, orgs or agents.
+ */
+export const AUTH_HINTS = {
+  noToken: 'No Engram token in the request: send the agent token as Authorization: Bearer egm_… or X-Engram-Api-Key: egm_…',
+  orgId: 'The org in the path is not an org id (org ids start with org_): use the ids that `engram agent create` printed',
+  agentId: 'The agent in the path is not an agent id (agent ids start with agt_): use the ids that `engram agent create` printed',
+  openAiKey:
+    'This looks like an OpenAI key (sk-…), not an Engram token: use the Engram token egm_… — the provider key is configured on the agent',
+  anthropicKey:
+    'This looks like an Anthropic key (sk-ant-…), not an Engram token: use the Engram token egm_… — the provider key is configured on the agent',
+  adminToken: 'The admin token is for the management API (/v0/orgs/...); use an agent token (`engram token create`)',
+  revoked: 'This token was revoked; create a new one with `engram token create`',
+} as const;
+
+const ID_SHAPE = /^[A-Za-z0-9]+$/;
+
+function idProblem(orgId: string, agentId: string): string | undefined {
+  if (!orgId.startsWith('org_') || !ID_SHAPE.test(orgId.slice(4))) return AUTH_HINTS.orgId;
+  if (!agentId.startsWith('agt_') || !ID_SHAPE.test(agentId.slice(4))) return AUTH_HINTS.agentId;
+  return undefined;
+}
+
+/** What a credential that matches no live token looks like, when its shape or its own history says. */
+async function missedBecause(control: Control, token: string, hash: string, orgId: string, agentId: string): Promise<string | undefined> {
+  if (token.startsWith('sk-ant-')) return AUTH_HINTS.anthropicKey;
+  if (/^sk-[A-Za-z0-9_-]{8,}/.test(token)) return AUTH_HINTS.openAiKey;
+  // Generated admin tokens carry a public prefix; a configured one of another shape gets the generic answer.
+  if (token.startsWith(ADMIN_TOKEN_PREFIX)) return AUTH_HINTS.adminToken;
+  if (!looksLikeToken(token)) return undefined;
+  // Revoked tokens keep their record (revoked_at): looked up among the path agent's own
+  // tokens only, so the holder learns that its token was revoked and nothing else. A
+  // token revoked for another agent, or never issued, falls through to the generic 401.
+  for (const [tokenId, stored] of await control.directory.tokenHashes(agentId)) {
+    if (!sameHash(stored, hash)) continue;
+    const record = (await control.directory.listTokens(agentId)).find((candidate) => candidate.id === tokenId);
+    return record && record.orgId === orgId && record.revokedAt !== null ? AUTH_HINTS.revoked : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Resolves the token to its agent and checks that it is the agent of the path. Every
+ * refusal is a 401 (`unauthorized`); its message says what was wrong only where that
+ * reveals nothing (`AUTH_HINTS`). An unknown token and another agent's give the same
+ * answer, so it never reveals whether a token, org or agent exists.
  */
 export async function authenticateAgent(
   control: Control,
@@ -43,13 +90,15 @@ export async function authenticateAgent(
   orgId: string,
   agentId: string,
 ): Promise<TokenLookup> {
+  const malformed = idProblem(orgId, agentId);
+  if (malformed) throw new EngramError('unauthorized', malformed);
   const token = presentedToken(headers);
-  if (!token) throw new EngramError('unauthorized');
-  const found = await control.directory.findToken(hashToken(token));
-  if (!found || found.agent.id !== agentId || found.agent.orgId !== orgId) {
-    throw new EngramError('unauthorized');
-  }
-  return found;
+  if (!token) throw new EngramError('unauthorized', AUTH_HINTS.noToken);
+  const hash = hashToken(token);
+  const found = await control.directory.findToken(hash);
+  if (found && found.agent.id === agentId && found.agent.orgId === orgId) return found;
+  if (found) throw new EngramError('unauthorized');
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, orgId, agentId));
 }
 
 export function isAdmin(adminTokenHash: string, headers: IncomingHttpHeaders): boolean {
