@@ -8,12 +8,14 @@
  * cost the loop nothing). The poll bound is only for writes by other connections.
  */
 import type { BusMessage, ConsumerOptions } from '../../ports/event-bus.js';
-import { MAX_DELIVERIES_REASON, type BusQueue, type LeasedRow } from './bus-queue.js';
+import { MAX_DELIVERIES_REASON, type BusQueue, type LeasedRow, type LeaseHolder } from './bus-queue.js';
 
 export interface ConsumerContext {
   queue: BusQueue;
   now: () => number;
   maxPollMs: number;
+  /** Named on every lease this consumer takes. */
+  holder: LeaseHolder;
   /** Failures the loop survives (a locked database, a failed settle). */
   onError: (error: unknown) => void;
 }
@@ -80,7 +82,7 @@ export class BusConsumer<T> {
   }
 
   async #run(): Promise<void> {
-    const { queue, now, maxPollMs, onError } = this.#context;
+    const { queue, now, maxPollMs, onError, holder } = this.#context;
     while (this.#running) {
       let wakeAt = now() + maxPollMs;
       try {
@@ -89,7 +91,7 @@ export class BusConsumer<T> {
         if (free > 0) {
           let next = queue.nextDueAt(this.subject);
           if (next !== undefined && next <= now()) {
-            const leased = queue.lease(this.subject, free, now(), this.#options.ackWaitMs, this.#options.maxDeliver);
+            const leased = queue.lease(this.subject, free, now(), this.#options.ackWaitMs, this.#options.maxDeliver, holder);
             for (const row of leased) this.#dispatch(row);
             // All slots taken: more may be due, and a finishing handler wakes the loop.
             next = leased.length < free ? queue.nextDueAt(this.subject) : undefined;
@@ -153,7 +155,7 @@ export class BusConsumer<T> {
       term: (reason: string) => settle(() => queue.term(row.seq, row.attempts, reason, now())),
       // The lease runs for another ack wait from now (nothing to do once settled).
       working: async () => {
-        if (!settled) queue.retry(row.seq, row.attempts, now() + this.#options.ackWaitMs);
+        if (!settled) queue.extend(row.seq, row.attempts, now() + this.#options.ackWaitMs);
       },
     };
     const task = (async () => {

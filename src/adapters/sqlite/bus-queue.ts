@@ -6,6 +6,10 @@
  * A message row is deliverable when `due_at <= now`. Leasing it increments `attempts`
  * and moves `due_at` to the lease expiry, so a delivery that is never settled (handler
  * hung, process crashed) simply becomes due again: redelivery needs no extra state.
+ *
+ * A lease also names its holder (`LeaseHolder`: one process start). A crashed holder's
+ * leases would only come due at their expiry, a whole ack wait after the crash; a server
+ * restarted on the file calls `reclaim` to make them due at once.
  */
 import type { DeadLetter } from '../../ports/event-bus.js';
 import type { SqliteDatabase } from './database.js';
@@ -31,6 +35,19 @@ interface DeadLetterRow {
 
 export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
 
+/** Who holds a lease: one start of one process. */
+export interface LeaseHolder {
+  /** Unique per process start: a restart that gets the same pid is still another holder. */
+  id: string;
+  pid: number;
+  host: string;
+}
+
+interface HeldRow {
+  lease_owner: string;
+  lease_pid: number;
+}
+
 export class BusQueue {
   readonly #db: SqliteDatabase;
   readonly #sql;
@@ -46,10 +63,23 @@ export class BusQueue {
         `SELECT seq, subject, payload, published_at, attempts FROM bus_messages
          WHERE subject = ? AND due_at <= ? ORDER BY due_at, seq LIMIT ?`,
       ),
-      lease: db.prepare('UPDATE bus_messages SET attempts = attempts + 1, due_at = ? WHERE seq = ?'),
+      lease: db.prepare(
+        'UPDATE bus_messages SET attempts = attempts + 1, due_at = ?, lease_owner = ?, lease_pid = ?, lease_host = ? WHERE seq = ?',
+      ),
+      extend: db.prepare('UPDATE bus_messages SET due_at = ? WHERE seq = ? AND attempts = ?'),
       ack: db.prepare('DELETE FROM bus_messages WHERE seq = ?'),
       attempts: db.prepare<[number], { attempts: number }>('SELECT attempts FROM bus_messages WHERE seq = ?'),
-      retry: db.prepare('UPDATE bus_messages SET due_at = ? WHERE seq = ? AND attempts = ?'),
+      retry: db.prepare(
+        'UPDATE bus_messages SET due_at = ?, lease_owner = NULL, lease_pid = NULL, lease_host = NULL WHERE seq = ? AND attempts = ?',
+      ),
+      holders: db.prepare<[string, string, number], HeldRow>(
+        `SELECT DISTINCT lease_owner, lease_pid FROM bus_messages
+         WHERE lease_host = ? AND lease_owner IS NOT NULL AND lease_owner <> ? AND due_at > ?`,
+      ),
+      release: db.prepare(
+        `UPDATE bus_messages SET due_at = ?, lease_owner = NULL, lease_pid = NULL, lease_host = NULL
+         WHERE lease_owner = ? AND due_at > ?`,
+      ),
       copyDead: db.prepare(
         `INSERT OR REPLACE INTO bus_dead_letters (seq, subject, payload, attempts, reason, published_at, failed_at)
          SELECT seq, subject, payload, attempts, ?, published_at, ? FROM bus_messages WHERE seq = ?`,
@@ -81,7 +111,7 @@ export class BusQueue {
    * Leases up to `max` due messages. A message due for delivery number
    * `maxDeliver + 1` becomes a dead letter instead and is not returned.
    */
-  lease(subject: string, max: number, now: number, ackWaitMs: number, maxDeliver: number): LeasedRow[] {
+  lease(subject: string, max: number, now: number, ackWaitMs: number, maxDeliver: number, holder: LeaseHolder): LeasedRow[] {
     // IMMEDIATE: take the write lock before reading, so two consumers cannot both see
     // the same due row.
     return this.#db
@@ -94,7 +124,7 @@ export class BusQueue {
             if (row.attempts >= maxDeliver) {
               this.#bury(row.seq, MAX_DELIVERIES_REASON, now);
             } else {
-              this.#sql.lease.run(now + ackWaitMs, row.seq);
+              this.#sql.lease.run(now + ackWaitMs, holder.id, holder.pid, holder.host, row.seq);
               leased.push({ ...row, attempts: row.attempts + 1 });
             }
           }
@@ -111,6 +141,32 @@ export class BusQueue {
   /** Due again at `dueAt`, unless the message was redelivered since `attempt` (a stale nak is ignored). */
   retry(seq: number, attempt: number, dueAt: number): void {
     this.#sql.retry.run(dueAt, seq, attempt);
+  }
+
+  /** The lease of delivery `attempt` now expires at `dueAt` (a heartbeat); its holder keeps it. */
+  extend(seq: number, attempt: number, dueAt: number): void {
+    this.#sql.extend.run(dueAt, seq, attempt);
+  }
+
+  /**
+   * Makes due now every lease held on this host by another process start that is gone:
+   * one whose pid is not alive, or whose pid is `self`'s own (the pid was reused, so its
+   * holder has exited). Leases held on other hosts are left to expire: whether their
+   * holder lives cannot be told from here. Attempts are kept, so a job that crashes its
+   * server every time still ends as a dead letter. Returns how many were reclaimed.
+   */
+  reclaim(self: LeaseHolder, isAlive: (pid: number) => boolean, now: number): number {
+    return this.#db
+      .transaction(() => {
+        let reclaimed = 0;
+        for (const held of this.#sql.holders.all(self.host, self.id, now)) {
+          if (held.lease_pid === self.pid || !isAlive(held.lease_pid)) {
+            reclaimed += this.#sql.release.run(now, held.lease_owner, now).changes;
+          }
+        }
+        return reclaimed;
+      })
+      .immediate();
   }
 
   /** Moves the message to the dead letters, unless it was redelivered since `attempt`. */

@@ -236,6 +236,14 @@ export const MIGRATIONS: readonly Migration[] = [
   `,
   // 7: where a learnt reflection came from (ReflectionOrigin as JSON; null when stored on purpose).
   `ALTER TABLE reflections ADD COLUMN origin TEXT;`,
+  // 8: who holds a lease (BusQueue.lease): the process start that leased it, its pid and
+  // host, so a restarted server makes the leases of its dead predecessor due at once
+  // instead of waiting out their ack wait (BusQueue.reclaim). Null when not leased.
+  `
+    ALTER TABLE bus_messages ADD COLUMN lease_owner TEXT;
+    ALTER TABLE bus_messages ADD COLUMN lease_pid INTEGER;
+    ALTER TABLE bus_messages ADD COLUMN lease_host TEXT;
+  `,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */
