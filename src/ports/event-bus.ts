@@ -86,6 +86,35 @@ export interface DeadLetter {
   failedAt: number;
 }
 
+/**
+ * What became of a stored message so far:
+ * - `waiting`: published with a `notBefore` still ahead (`dueAt`);
+ * - `ready`: deliverable, not delivered yet;
+ * - `delivered`: delivered and not settled: a handler has it, or a delivery failed and it
+ *   waits to be delivered again (`attempts` counts the deliveries when the engine knows).
+ */
+export type QueuedState = 'waiting' | 'ready' | 'delivered';
+
+export interface QueuedMessage {
+  id: string;
+  subject: string;
+  payload: unknown;
+  publishedAt: number;
+  state: QueuedState;
+  /** When a `waiting` message becomes deliverable. */
+  dueAt?: number;
+  /** Deliveries so far, where the engine records them per message. */
+  attempts?: number;
+}
+
+export interface QueuedQuery {
+  /** At most this many, oldest publish first (default `QUEUED_LIMIT`). */
+  limit?: number;
+}
+
+/** Messages `queued` lists when the caller sets no limit: enough for an operator's view, bounded. */
+export const QUEUED_LIMIT = 1000;
+
 export interface Subscription {
   /** Stops fetching; resolves once in-flight handlers have finished. */
   stop(): Promise<void>;
@@ -106,6 +135,12 @@ export interface EventBus {
   ): Subscription;
   /** Messages stored and not yet acked or dead-lettered, for a subject (waiting ones included). */
   pending(subject: string): Promise<number>;
+  /**
+   * The messages counted by `pending` (stored, not acked, not dead-lettered), oldest
+   * publish first, with their payloads and what became of each so far. A snapshot for
+   * people watching the queue: a message may settle or move on while it is read.
+   */
+  queued(subject: string, query?: QueuedQuery): Promise<QueuedMessage[]>;
   /** Dead letters, oldest failure first. */
   deadLetters(subject?: string): Promise<DeadLetter[]>;
   /**

@@ -53,6 +53,16 @@ export function sealedBus(bus: EventBus, vault: Vault): EventBus {
       );
     },
     pending: (subject) => bus.pending(subject),
+    async queued(subject, query) {
+      return (await bus.queued(subject, query)).map((message) => {
+        try {
+          return { ...message, payload: open(message.subject, message.payload) };
+        } catch {
+          // Sealed with another key: listed, its payload unreadable, as delivery would find it.
+          return { ...message, payload: null };
+        }
+      });
+    },
     async deadLetters(subject?: string): Promise<DeadLetter[]> {
       return (await bus.deadLetters(subject)).map((dead) => {
         try {

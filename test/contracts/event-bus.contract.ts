@@ -397,6 +397,45 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.equal(await b.deadLetters(s), []);
   });
 
+  test('queued lists the pending messages: waiting with their due time, ready, delivered; gone once acked', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    const other = subject();
+    const dueAt = Date.now() + 60_000;
+    await b.publish(s, { job: 'later' }, { notBefore: dueAt });
+    await b.publish(s, { job: 'first' });
+    await b.publish(s, { job: 'second' });
+    await b.publish(other, { job: 'elsewhere' });
+    const jobOf = (message: { payload: unknown }) => (message.payload as { job: string }).job;
+
+    const before = await b.queued(s);
+    assert.equal(before.map(jobOf), ['later', 'first', 'second'], 'oldest publish first, this subject only');
+    assert.equal(before.map((m) => m.state), ['waiting', 'ready', 'ready']);
+    assert.is(before[0].dueAt, dueAt);
+    assert.ok(before.every((m) => m.subject === s && typeof m.id === 'string' && m.publishedAt <= Date.now()));
+    assert.equal((await b.queued(s, { limit: 2 })).length, 2);
+
+    // A handler holding the first message: it is listed as delivered until acked.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const handled: string[] = [];
+    const sub = b.consume<{ job: string }>(s, async (message) => {
+      handled.push(message.payload.job);
+      if (message.payload.job === 'first') await held;
+      await message.ack();
+    }, { concurrency: 1, ackWaitMs: 30_000 });
+    await waitFor(() => handled.length === 1, 3000, 'the first delivery');
+    const during = await b.queued(s);
+    assert.is(during.find((m) => jobOf(m) === 'first')?.state, 'delivered');
+    assert.is(during.find((m) => jobOf(m) === 'later')?.state, 'waiting');
+    release();
+    await waitFor(async () => (await b.queued(s)).length === 1, 3000, 'both acked');
+    await sub.stop();
+    const after = await b.queued(s);
+    assert.equal([after[0] && jobOf(after[0]), after[0]?.state], ['later', 'waiting']);
+    assert.equal((await b.queued(other)).map(jobOf), ['elsewhere']);
+  });
+
   test('two consumers of one subject on one storage share its messages: each is handled once', async (context) => {
     const h = harness(context);
     const other = h.peer ? await h.peer() : h.bus;

@@ -22,13 +22,17 @@ import {
   type DeadLetter,
   type EventBus,
   type PublishOptions,
+  type QueuedMessage,
+  type QueuedQuery,
   type Subscription,
 } from '../../ports/index.js';
+import { QUEUED_LIMIT } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
 import { NatsBusConsumer } from './bus-consumer.js';
 import { DeadLetters } from './bus-dead-letters.js';
 import { ConnectionGate } from './bus-loop.js';
 import { BusPayloads } from './bus-payloads.js';
+import { listQueued } from './bus-queued.js';
 import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
 import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
@@ -159,6 +163,11 @@ export class NatsEventBus implements EventBus {
       countOnSubject(jsm, this.#names.delayStream, this.#names.delayed(subject)),
     ]);
     return ready + waiting;
+  }
+
+  queued(subject: string, query: QueuedQuery = {}): Promise<QueuedMessage[]> {
+    const context = { nats: this.#nats, names: this.#names, payloads: this.#payloads, onError: this.#onError };
+    return listQueued(context, subject, query.limit ?? QUEUED_LIMIT);
   }
 
   deadLetters(subject?: string): Promise<DeadLetter[]> {

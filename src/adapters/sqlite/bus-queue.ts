@@ -11,7 +11,7 @@
  * leases would only come due at their expiry, a whole ack wait after the crash; a server
  * restarted on the file calls `reclaim` to make them due at once.
  */
-import type { DeadLetter } from '../../ports/event-bus.js';
+import type { DeadLetter, QueuedMessage } from '../../ports/event-bus.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface LeasedRow {
@@ -41,6 +41,15 @@ export interface LeaseHolder {
   id: string;
   pid: number;
   host: string;
+}
+
+interface QueuedRow {
+  seq: number;
+  subject: string;
+  payload: string;
+  published_at: number;
+  due_at: number;
+  attempts: number;
 }
 
 interface HeldRow {
@@ -88,6 +97,9 @@ export class BusQueue {
         'SELECT MIN(due_at) AS next FROM bus_messages WHERE subject = ?',
       ),
       pending: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM bus_messages WHERE subject = ?'),
+      queued: db.prepare<[string, number], QueuedRow>(
+        'SELECT seq, subject, payload, published_at, due_at, attempts FROM bus_messages WHERE subject = ? ORDER BY seq LIMIT ?',
+      ),
       deadOne: db.prepare<[number], DeadLetterRow>('SELECT * FROM bus_dead_letters WHERE seq = ?'),
       deleteDead: db.prepare('DELETE FROM bus_dead_letters WHERE seq = ?'),
       deadAll: db.prepare<[], DeadLetterRow>('SELECT * FROM bus_dead_letters ORDER BY failed_at, seq'),
@@ -194,6 +206,18 @@ export class BusQueue {
 
   nextDueAt(subject: string): number | undefined {
     return this.#sql.nextDue.get(subject)?.next ?? undefined;
+  }
+
+  /** Stored messages of the subject, oldest first; a leased or failed one has `attempts > 0`. */
+  queued(subject: string, now: number, limit: number): QueuedMessage[] {
+    return this.#sql.queued.all(subject, limit).map((row) => ({
+      id: String(row.seq),
+      subject: row.subject,
+      payload: parsePayload(row.payload),
+      publishedAt: row.published_at,
+      attempts: row.attempts,
+      ...(row.attempts > 0 ? { state: 'delivered' as const } : row.due_at > now ? { state: 'waiting' as const, dueAt: row.due_at } : { state: 'ready' as const }),
+    }));
   }
 
   pending(subject: string): number {

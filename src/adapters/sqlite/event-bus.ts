@@ -15,11 +15,14 @@ import os from 'node:os';
 import {
   consumerOptions,
   EventBusClosedError,
+  QUEUED_LIMIT,
   type BusMessage,
   type ConsumerOptions,
   type DeadLetter,
   type EventBus,
   type PublishOptions,
+  type QueuedMessage,
+  type QueuedQuery,
   type Subscription,
 } from '../../ports/event-bus.js';
 import { BusConsumer } from './bus-consumer.js';
@@ -106,6 +109,10 @@ export class SqliteEventBus implements EventBus {
 
   async pending(subject: string): Promise<number> {
     return this.#queue.pending(subject);
+  }
+
+  async queued(subject: string, query: QueuedQuery = {}): Promise<QueuedMessage[]> {
+    return this.#queue.queued(subject, this.#now(), query.limit ?? QUEUED_LIMIT);
   }
 
   async deadLetters(subject?: string): Promise<DeadLetter[]> {

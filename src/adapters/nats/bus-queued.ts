@@ -1,0 +1,93 @@
+/**
+ * `EventBus.queued` on NATS: what the two work-queue streams hold for one port subject.
+ * A work-queue stream keeps exactly the unsettled messages, so the delay stream's are
+ * `waiting` (until their `notBefore` header) and the work stream's are `ready` or, up to
+ * the durable consumer's last delivered sequence, `delivered` (consumers deliver in
+ * stream order, and an acked message is gone). JetStream counts deliveries per consumer,
+ * not per stored message, so `attempts` is left out.
+ *
+ * Read with `STREAM.MSG.GET` and `next_by_subj` (2.9 has it; the work streams are not
+ * created with `allow_direct`), one request per message: this is a view for people,
+ * bounded by the caller's limit.
+ */
+import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
+import type { QueuedMessage } from '../../ports/index.js';
+import type { NatsContext } from './connection.js';
+import type { BusPayloads } from './bus-payloads.js';
+import { isNoMessage } from './bus-streams.js';
+import { BUS_HEADERS, decodeTime, type BusNames } from './bus-subjects.js';
+
+const CONSUMER_NOT_FOUND = 10014;
+
+export interface QueuedContext {
+  nats: NatsContext;
+  names: BusNames;
+  payloads: BusPayloads;
+  onError: (error: unknown) => void;
+}
+
+export async function listQueued(context: QueuedContext, subject: string, limit: number): Promise<QueuedMessage[]> {
+  const { nats, names } = context;
+  const [deliveredUpTo, ready, waiting] = await Promise.all([
+    lastDelivered(nats.jsm, names.stream, names.consumer(subject)),
+    walk(nats.jsm, names.stream, names.work(subject), limit),
+    walk(nats.jsm, names.delayStream, names.delayed(subject), limit),
+  ]);
+  const listed = await Promise.all([
+    ...ready.map((stored) => toQueued(context, subject, stored, stored.seq <= deliveredUpTo ? { state: 'delivered' } : { state: 'ready' })),
+    ...waiting.map((stored) =>
+      toQueued(context, subject, stored, { state: 'waiting', dueAt: decodeTime(stored.header?.get(BUS_HEADERS.notBefore)) }),
+    ),
+  ]);
+  // Ids are sequences of two streams: order by publish time instead, as the port promises.
+  return listed.sort((a, b) => a.publishedAt - b.publishedAt).slice(0, limit);
+}
+
+/** The last stream sequence the subject's durable consumer delivered (0 when none exists yet). */
+async function lastDelivered(jsm: JetStreamManager, stream: string, consumer: string): Promise<number> {
+  try {
+    return (await jsm.consumers.info(stream, consumer)).delivered.stream_seq;
+  } catch (error) {
+    if (error instanceof JetStreamApiError && error.code === CONSUMER_NOT_FOUND) return 0;
+    throw error;
+  }
+}
+
+async function walk(jsm: JetStreamManager, stream: string, filter: string, limit: number): Promise<StoredMsg[]> {
+  const found: StoredMsg[] = [];
+  let seq = 1;
+  while (found.length < limit) {
+    let stored: StoredMsg | null;
+    try {
+      // The client types `next_by_subj` for direct gets only; the server's MSG.GET takes it too.
+      stored = await jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
+    } catch (error) {
+      if (isNoMessage(error)) break;
+      throw error;
+    }
+    if (!stored) break;
+    found.push(stored);
+    seq = stored.seq + 1;
+  }
+  return found;
+}
+
+async function toQueued(
+  context: QueuedContext,
+  subject: string,
+  stored: StoredMsg,
+  state: Pick<QueuedMessage, 'state' | 'dueAt'>,
+): Promise<QueuedMessage> {
+  const read = await context.payloads.read(stored.header, stored.data).catch((error: unknown) => {
+    context.onError(error);
+    return { ok: false as const, reason: String(error) };
+  });
+  return {
+    id: String(stored.seq),
+    subject,
+    // A payload that cannot be read (its object gone) is listed as null, as a dead letter's is.
+    payload: read.ok ? read.payload : null,
+    publishedAt: decodeTime(stored.header?.get(BUS_HEADERS.publishedAt)) ?? stored.time.getTime(),
+    ...state,
+  };
+}
