@@ -203,7 +203,7 @@ test('editor-plugin needs a token to write, and writes its file mode 0600', asyn
   const { home, engram, agent } = context;
   const refused = await connect(context, 'editor-plugin', '--write');
   assert.is(refused.code, 1);
-  assert.match(refused.stderr, /--token, set ENGRAM_TOKEN, or use --new-token/);
+  assert.match(refused.stderr, /set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token/);
 
   const run = await connect(context, 'editor-plugin', '--write', '--token', agent.token);
   assert.is(run.code, 0, run.stderr);

@@ -63,7 +63,7 @@ test('no token, a wrong token, an unknown client: clear failures', async (contex
   const file = path.join(FIXTURES, 'codex/rollout-old.jsonl');
   const none = await upload(context, ['codex', file]);
   assert.is(none.code, 1);
-  assert.match(none.stderr, /agent's token: pass --token, set ENGRAM_TOKEN, or use --new-token/);
+  assert.match(none.stderr, /agent's token: set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token/);
   const wrong = await upload(context, ['codex', file, file, '--token', 'egm_not_a_real_token']);
   assert.is(wrong.code, 1);
   assert.is(wrong.stdout.trim().split('\n').length, 1, 'stops at the first 401');

@@ -14,6 +14,7 @@ import {
   type OptionsConfig,
 } from '../command.js';
 import { UsageError } from '../errors.js';
+import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
 import { printJson, printTable, shortTime } from '../output.js';
 
 export interface AgentJson {
@@ -31,7 +32,7 @@ export interface AgentJson {
 
 const SETTINGS_OPTIONS: OptionsConfig = {
   upstream: { type: 'string' },
-  'upstream-key': { type: 'string' },
+  ...secretOptions('upstream-key'),
   header: { type: 'string', multiple: true },
   'responses-state': { type: 'string' },
   'no-inject': { type: 'boolean' },
@@ -42,6 +43,8 @@ const SETTINGS_OPTIONS: OptionsConfig = {
   'token-budget': { type: 'string' },
   'extraction-model': { type: 'string' },
 };
+
+const UPSTREAM_KEY_SYNOPSIS = secretSynopsis('upstream-key', 'KEY');
 
 /** `--header 'Name: value'`, repeatable. */
 function headers(context: CommandContext): Record<string, string> | undefined {
@@ -64,11 +67,11 @@ function switchOption(context: CommandContext, name: string): boolean | undefine
 }
 
 /** The `upstream` and `memory` parts of a create or update body, from the flags given. */
-function settingsBody(context: CommandContext): Record<string, unknown> {
+async function settingsBody(context: CommandContext): Promise<Record<string, unknown>> {
   const upstream: Record<string, unknown> = {};
   const baseUrl = stringOption(context, 'upstream');
   if (baseUrl !== undefined) upstream.base_url = baseUrl;
-  const key = stringOption(context, 'upstream-key');
+  const key = await readSecret(context, 'upstream-key');
   if (key !== undefined) upstream.api_key = key;
   const extraHeaders = headers(context);
   if (extraHeaders) upstream.headers = extraHeaders;
@@ -126,7 +129,7 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: "--org NAME_OR_ID --name NAME --upstream URL [--upstream-key KEY] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]`,
     summary: 'Create an agent (and its organisation when none has that name); prints its token once',
     remote: true,
     options: { org: { type: 'string' }, name: { type: 'string' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
@@ -134,9 +137,9 @@ export const agentCommands: Command[] = [
       const orgRef = requireOption(context, 'org');
       const name = requireOption(context, 'name');
       requireOption(context, 'upstream');
-      const body = { name, type: 'api_provider', ...settingsBody(context) };
-      if (stringOption(context, 'upstream-key') === undefined) {
-        context.io.err('note: no --upstream-key given; requests go upstream without a provider key (fine for local models).');
+      const body = { name, type: 'api_provider', ...(await settingsBody(context)) };
+      if (!secretGiven(context, 'upstream-key')) {
+        context.io.err('note: no upstream key given (--upstream-key-env VAR and the like); requests go upstream without a provider key (fine for local models).');
       }
       const api = context.api();
       const org =
@@ -179,12 +182,12 @@ export const agentCommands: Command[] = [
   },
   {
     path: ['agent', 'update'],
-    synopsis: "--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [--upstream-key KEY] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]",
+    synopsis: `--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]`,
     summary: "Change an agent's name, upstream or memory settings (--header replaces all extra headers)",
     remote: true,
     options: { ...AGENT_OPTIONS, name: { type: 'string' }, ...SETTINGS_OPTIONS },
     async run(context) {
-      const body = settingsBody(context);
+      const body = await settingsBody(context);
       const name = stringOption(context, 'name');
       if (name !== undefined) body.name = name;
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give at least one setting');

@@ -14,6 +14,7 @@ import type { AgentInfo } from '../../connect/types.js';
 import { agentPath, AGENT_OPTIONS, flag, requireOption, stringOption, type Command, type CommandContext } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
+import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
 import type { AgentJson } from './agents.js';
 
 const KIND_LIST = CLIENT_KINDS.map((kind) => `  ${kind.name.padEnd(17)} ${kind.summary}`).join('\n');
@@ -23,10 +24,18 @@ function agentInfo(agent: AgentJson): AgentInfo {
   return { id: agent.id, orgId: agent.org_id, name: agent.name, baseUrl: agent.base_url, mcpUrl: agent.mcp_url, serverUrl };
 }
 
-/** `--token`, else ENGRAM_TOKEN, else (with `--new-token`) a token minted for this client. */
+/** How a command that needs the agent's token is given it, for usage lines. */
+export const TOKEN_SYNOPSIS = `${secretSynopsis('token', 'TOKEN')} | --new-token`;
+/** The parser options of the token's forms and `--new-token`. */
+export const TOKEN_OPTIONS = { ...secretOptions('token'), 'new-token': { type: 'boolean' } } as const;
+
+/**
+ * The token from `--token-env VAR`, `--token-file PATH`, `--token-stdin` or `--token`,
+ * else ENGRAM_TOKEN, else (with `--new-token`) a token minted for this client.
+ */
 export async function resolveToken(context: CommandContext, kindName: string, fromEnv: string | undefined): Promise<{ token: string | undefined; minted: boolean }> {
-  const given = stringOption(context, 'token');
-  if (given !== undefined && flag(context, 'new-token')) throw new UsageError('--token and --new-token contradict each other');
+  if (secretGiven(context, 'token') && flag(context, 'new-token')) throw new UsageError('--token and --new-token contradict each other');
+  const given = await readSecret(context, 'token');
   if (flag(context, 'new-token')) {
     const created = await context.api().post<{ token: string }>(`${agentPath(context)}/tokens`, { name: `connect ${kindName}` });
     return { token: created.token, minted: true };
@@ -37,15 +46,14 @@ export async function resolveToken(context: CommandContext, kindName: string, fr
 export const connectCommand: Command = {
   path: ['connect'],
   // The list of clients rides on the synopsis: `engram connect --help` and usage errors show it, `engram help` keeps one line.
-  synopsis: `<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [--token TOKEN | --new-token] [--model NAME] [--home DIR] [--json]\n\nClients:\n${KIND_LIST}`,
+  synopsis: `<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [${TOKEN_SYNOPSIS}] [--model NAME] [--home DIR] [--json]\n\nClients:\n${KIND_LIST}`,
   summary: "Set up a client to use an agent: prints its configuration, or merges it into the client's files with --write",
   positionals: 1,
   remote: true,
   options: {
     ...AGENT_OPTIONS,
     write: { type: 'boolean' },
-    token: { type: 'string' },
-    'new-token': { type: 'boolean' },
+    ...TOKEN_OPTIONS,
     model: { type: 'string' },
     home: { type: 'string' },
   },
@@ -70,7 +78,7 @@ export const connectCommand: Command = {
     const { token, minted } = await resolveToken(context, kind.name, environment.token);
     const write = flag(context, 'write');
     if (write && kind.needsToken && token === undefined) {
-      throw new CliError(`${kind.title} keeps the token in its file: pass --token, set ENGRAM_TOKEN, or use --new-token to mint one.`);
+      throw new CliError(`${kind.title} keeps the token in its file: set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token to mint one.`);
     }
     const setup = kind.plan({ agent, locations, token, model: stringOption(context, 'model') });
 

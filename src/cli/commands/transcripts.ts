@@ -10,7 +10,7 @@ import { agentPath, AGENT_OPTIONS, flag, type Command } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { AgentJson } from './agents.js';
-import { resolveToken } from './connect.js';
+import { resolveToken, TOKEN_OPTIONS, TOKEN_SYNOPSIS } from './connect.js';
 
 /** The hook endpoint, under the agent's base URL, of each client's session files. */
 const ROUTES: Record<string, string> = {
@@ -28,12 +28,12 @@ interface Outcome {
 
 export const transcriptUploadCommand: Command = {
   path: ['transcripts', 'upload'],
-  synopsis: `<${Object.keys(ROUTES).join('|')}> FILE... --org NAME_OR_ID --agent NAME_OR_ID [--token TOKEN | --new-token] [--json]`,
+  synopsis: `<${Object.keys(ROUTES).join('|')}> FILE... --org NAME_OR_ID --agent NAME_OR_ID [${TOKEN_SYNOPSIS}] [--json]`,
   summary: 'Learn from session files already on disk: uploads each as the client’s stop hook would',
   // Any number of files.
   positionals: Number.POSITIVE_INFINITY,
   remote: true,
-  options: { ...AGENT_OPTIONS, token: { type: 'string' }, 'new-token': { type: 'boolean' } },
+  options: { ...AGENT_OPTIONS, ...TOKEN_OPTIONS },
   async run(context) {
     const [client, ...files] = context.positionals;
     const route = client === undefined ? undefined : ROUTES[client];
@@ -41,7 +41,7 @@ export const transcriptUploadCommand: Command = {
     if (files.length === 0) throw new UsageError('No files: name the session files to upload');
     const agent = await context.api().get<AgentJson>(agentPath(context));
     const { token } = await resolveToken(context, `transcripts ${client}`, loadConnectConfig().token);
-    if (!token) throw new CliError("Uploads use the agent's token: pass --token, set ENGRAM_TOKEN, or use --new-token to mint one");
+    if (!token) throw new CliError("Uploads use the agent's token: set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token to mint one");
 
     const outcomes: Outcome[] = [];
     for (const file of files) {

@@ -43,8 +43,19 @@ function checkType(body: Json): void {
 }
 
 /**
+ * Endpoint paths a pasted URL may end in. Engram appends `/v1/<endpoint>` to the base
+ * itself, so a base ending in one would be called as `.../chat/completions/v1/chat/completions`.
+ */
+const ENDPOINT_PATH = /(?:\/v1)?\/(?:chat\/completions|completions|messages(?:\/count_tokens)?|responses|embeddings|models)$/;
+
+/**
  * The base that `/v1/...` is appended to. Trailing slashes and a trailing `/v1` are
- * dropped, because users paste `https://api.openai.com/v1` as often as the bare host.
+ * dropped, because users paste `https://api.openai.com/v1` as often as the bare host,
+ * and every path Engram calls (`adapter.upstreamPath`) starts with `/v1/`: a base that
+ * kept its `/v1` could only ever be called as `/v1/v1/...`. Gateways that mount an
+ * OpenAI-compatible API under a prefix keep the prefix (`https://openrouter.ai/api/v1`
+ * becomes `https://openrouter.ai/api`). An endpoint path is refused rather than
+ * trimmed: the user learns what the base is, and a misread URL is not silently rewritten.
  */
 export function upstreamBaseUrl(raw: string, param: string): string {
   let url: URL;
@@ -60,8 +71,16 @@ export function upstreamBaseUrl(raw: string, param: string): string {
     throw invalid(param, `\`${param}\` must not carry credentials; put the key in \`upstream.api_key\``);
   }
   if (url.search || url.hash) throw invalid(param, `\`${param}\` must not have a query or fragment`);
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
-  return url.origin + path;
+  const trimmed = url.pathname.replace(/\/+$/, '');
+  const endpoint = ENDPOINT_PATH.exec(trimmed);
+  if (endpoint) {
+    const base = url.origin + trimmed.slice(0, endpoint.index).replace(/\/v1$/, '');
+    throw invalid(
+      param,
+      `\`${param}\` is an endpoint (${endpoint[0]}), not the provider's base: use ${base} — Engram appends /v1/chat/completions, /v1/messages or /v1/responses to the base itself`,
+    );
+  }
+  return url.origin + trimmed.replace(/\/v1$/, '');
 }
 
 /**
