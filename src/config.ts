@@ -173,12 +173,14 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     const value = overrides[name] ?? env[envName(name)];
     return value === undefined || value === '' ? undefined : value;
   };
+  /** Where a setting's value came from, so an error blames what the user wrote: `--port`, not `ENGRAM_PORT`. */
+  const source = (name: SettingName): string => (overrides[name] !== undefined ? `--${name}` : envName(name));
   const int = (name: SettingName, fallback: number, min = 0): number => {
     const raw = get(name);
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min) {
-      throw new ConfigError(`${envName(name)} must be an integer >= ${min}, got "${raw}"`);
+      throw new ConfigError(`${source(name)} must be an integer >= ${min}, got "${raw}"`);
     }
     return value;
   };
@@ -187,7 +189,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     if (raw === undefined) return fallback;
     if (['true', '1', 'yes', 'on'].includes(raw)) return true;
     if (['false', '0', 'no', 'off'].includes(raw)) return false;
-    throw new ConfigError(`${envName(name)} must be true or false, got "${get(name)}"`);
+    throw new ConfigError(`${source(name)} must be true or false, got "${get(name)}"`);
   };
   const url = (name: SettingName): string | undefined => {
     const raw = get(name);
@@ -195,7 +197,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     try {
       new URL(raw);
     } catch {
-      throw new ConfigError(`${envName(name)} is not a URL: "${raw}"`);
+      throw new ConfigError(`${source(name)} is not a URL: "${raw}"`);
     }
     return raw;
   };
@@ -204,7 +206,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
   const name = (setting: SettingName, fallback: string): string => {
     const raw = get(setting) ?? fallback;
     if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(raw)) {
-      throw new ConfigError(`${envName(setting)} must be a letter then up to 63 letters, digits, _ or -, got "${raw}"`);
+      throw new ConfigError(`${source(setting)} must be a letter then up to 63 letters, digits, _ or -, got "${raw}"`);
     }
     return raw;
   };

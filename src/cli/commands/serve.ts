@@ -7,6 +7,21 @@ const SERVE_OPTIONS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name)
 /** Gives a stuck handle (a client that never hangs up) this long after close() before exiting anyway. */
 const EXIT_GRACE_MS = 2_000;
 
+/** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
+function listenFailure(error: unknown, host: string, port: number): CliError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') {
+    return new CliError(`Port ${port} on ${host} is already in use (another Engram, or another program): choose another with --port N or ENGRAM_PORT=N`);
+  }
+  if (code === 'EACCES') {
+    return new CliError(`Not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges): choose another with --port N or ENGRAM_PORT=N`);
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new CliError(`Cannot listen on ${host}: no network interface has that address; choose another with --host or ENGRAM_HOST`);
+  }
+  return undefined;
+}
+
 export const serveCommand: Command = {
   path: ['serve'],
   synopsis: SETTING_NAMES.map((name) => `[--${name} VALUE]`).join(' '),
@@ -28,7 +43,9 @@ export const serveCommand: Command = {
 
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
-    const server = await start(config);
+    const server = await start(config).catch((error: unknown) => {
+      throw listenFailure(error, config.host, config.port) ?? error;
+    });
     // DESIGN section 4: a generated admin token's location is printed, never the token.
     const admin = server.adminToken;
     if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
