@@ -97,6 +97,11 @@ export interface Config {
   logLevel: string;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
   conversationTtlMs: number;
+  /**
+   * On SIGTERM, SIGINT or `close()`: how long requests, streams and WebSockets in flight may
+   * run on once Engram takes no new ones; what remains then is cut.
+   */
+  shutdownGraceMs: number;
   mcp: {
     /** MCP server names under which a client's tools count as Engram's (detection of `mcp__engram__recall`, ...). */
     serverNames: string[];
@@ -157,6 +162,7 @@ const SETTINGS = [
   'mcp-server-names',
   'ws-max-frame-bytes',
   'ws-max-connection-ms',
+  'shutdown-grace-ms',
 ] as const;
 
 export const SETTING_NAMES: readonly string[] = SETTINGS;
@@ -258,6 +264,7 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
     },
     logLevel: get('log-level') ?? 'info',
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
+    shutdownGraceMs: int('shutdown-grace-ms', 30_000),
     mcp: { serverNames: serverNames(get('mcp-server-names')) },
     websocket: {
       maxFrameBytes: int('ws-max-frame-bytes', int('body-limit', 32 * 1024 * 1024, 1024), 1024),

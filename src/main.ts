@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
 import { openSqliteAdapters, type SqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
+import { gateServer, type Gate } from './http/drain.js';
 import type { Config } from './config.js';
 import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
@@ -153,6 +154,11 @@ export interface Running {
   deps: Deps;
   adminToken: AdminToken;
   engines: Connected['engines'];
+  /**
+   * Stops gracefully: no new connections or requests (a request on an open connection gets
+   * a 503 in its protocol's envelope), what is in flight (streams, WebSockets) finishes up
+   * to `Config.shutdownGraceMs`, the rest is cut, then the workers stop and the stores close.
+   */
   close(): Promise<void>;
 }
 
@@ -168,7 +174,11 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     throw error;
   }
   log.attach(app.log);
+  let gate: Gate;
   try {
+    // Every listener is attached once ready: the gate stands in front of them all.
+    await app.ready();
+    gate = gateServer(app.server);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
@@ -187,6 +197,9 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     engines: connected.engines,
     close: () =>
       (closing ??= (async () => {
+        const finished = await gate.drain(config.shutdownGraceMs);
+        if (!finished) app.log.warn({ inFlight: gate.inFlight, graceMs: config.shutdownGraceMs }, 'shutdown grace is over: cutting what is still in flight');
+        // Fastify's close cuts every connection left (forceCloseConnections) and stops the workers.
         await app.close();
         await connected.close();
       })()),

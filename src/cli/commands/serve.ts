@@ -6,6 +6,13 @@ const SERVE_OPTIONS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name)
 
 /** Gives a stuck handle (a client that never hangs up) this long after close() before exiting anyway. */
 const EXIT_GRACE_MS = 2_000;
+/**
+ * What closing may take beyond the shutdown grace (stopping the workers, closing the
+ * stores) before the process exits regardless. An extraction call still running then is
+ * abandoned: its job stays leased to this process, and the next start on the data dir
+ * delivers it again at once (other replicas: after the ack wait).
+ */
+const STOP_AFTER_GRACE_MS = 10_000;
 
 /** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
 function listenFailure(error: unknown, host: string, port: number): CliError | undefined {
@@ -60,8 +67,14 @@ export const serveCommand: Command = {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
     });
-    io.err(`${signal}: shutting down (send it again to stop at once)`);
+    io.err(
+      `${signal}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (send it again to stop at once)`,
+    );
     process.once(signal, () => process.exit(130));
+    setTimeout(() => {
+      io.err('Shutdown is taking too long: exiting without waiting for the rest');
+      process.exit(1);
+    }, config.shutdownGraceMs + STOP_AFTER_GRACE_MS).unref();
     await server.close();
     setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
   },

@@ -1,0 +1,186 @@
+/**
+ * Graceful stop: once `close()` is called or `engram serve` gets SIGTERM, Engram takes no
+ * new work (a new connection is refused; a request arriving on an open connection gets a
+ * 503 in its protocol's envelope), lets the streams in flight finish, up to
+ * `ENGRAM_SHUTDOWN_GRACE_MS`, then cuts what remains and exits.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { eventually, startEngram, type TestAgent } from '../support/engram.js';
+import { adminApi, serveProcess } from '../support/engram-process.js';
+
+const ANSWER = 'The deploy runs in three steps: build the image, push it to the registry, then roll the service.';
+
+/** A streamed chat completion, read as it arrives; `firstBytes` resolves with the first chunk. */
+function streamChat(agent: { baseUrl: string; token: string }) {
+  let firstBytes!: () => void;
+  const started = new Promise<void>((resolve) => (firstBytes = resolve));
+  const whole = (async () => {
+    const response = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}` },
+      body: JSON.stringify({ model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'How does the deploy work?' }] }),
+    });
+    assert.is(response.status, 200);
+    const decoder = new TextDecoder();
+    let text = '';
+    let error: unknown;
+    try {
+      for await (const chunk of response.body!) {
+        text += decoder.decode(chunk, { stream: true });
+        firstBytes();
+      }
+    } catch (caught) {
+      error = caught;
+    }
+    return { text, error, endedAt: Date.now() };
+  })();
+  return { started, whole };
+}
+
+/** The text of the streamed answer, from its chunks. */
+function contentOf(sse: string): string {
+  return sse
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)).choices?.[0]?.delta?.content ?? '')
+    .join('');
+}
+
+/** Resolves with the error code of a request on a new connection, or its status if one was answered. */
+function onNewConnection(url: string): Promise<string | number> {
+  return new Promise((resolve) => {
+    const request = http.get(`${url}/healthz`, { agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+async function apiAgent(url: string, upstream: ScriptedUpstream): Promise<TestAgent> {
+  const org = await adminApi(url, 'POST', '/v0/orgs', { name: 'stopping' });
+  const agent = await adminApi(url, 'POST', `/v0/orgs/${org.id}/agents`, {
+    name: 'bot',
+    type: 'api_provider',
+    upstream: { base_url: upstream.url, api_key: 'sk-upstream-stop-000000000000000' },
+  });
+  return { orgId: org.id, agentId: agent.id, token: agent.token, baseUrl: agent.base_url };
+}
+
+test('close() mid-stream: the stream finishes with [DONE], new connections are refused, a request arriving on an open one gets a 503 in its envelope', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '60000' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    // About seven events 300 ms apart: two seconds of streaming.
+    upstream.enqueue([{ type: 'text', text: ANSWER }, { chunkDelayMs: 300 }]);
+    const stream = streamChat(agent);
+    await stream.started;
+    // A request whose headers are on their way when the stop begins (its connection is not idle).
+    const late = net.connect(Number(new URL(engram.url).port), '127.0.0.1');
+    await new Promise((resolve) => late.once('connect', resolve));
+    const messagesPath = new URL(`${agent.baseUrl}/v1/messages`).pathname;
+    late.write(`POST ${messagesPath} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${agent.token}\r\n`);
+    let lateAnswer = '';
+    late.on('data', (chunk: Buffer) => (lateAnswer += chunk.toString()));
+    const lateClosed = new Promise((resolve) => late.once('close', resolve));
+    // Time for the server to read those lines: a connection with a request begun is not idle.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const closing = engram.running.close();
+    let closed = false;
+    void closing.then(() => (closed = true));
+    assert.is(await onNewConnection(engram.url), 'ECONNREFUSED', 'a new connection is refused');
+    late.write('content-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+    await lateClosed;
+    assert.match(lateAnswer, /^HTTP\/1\.1 503 /);
+    assert.match(lateAnswer, /connection: close/i);
+    const body = JSON.parse(lateAnswer.slice(lateAnswer.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.type, 'error', 'the Messages envelope');
+    assert.is(body.error.type, 'overloaded_error');
+    assert.not.ok(closed, 'still draining while the stream runs');
+
+    const { text, error } = await stream.whole;
+    assert.is(error, undefined);
+    assert.ok(text.trimEnd().endsWith('data: [DONE]'), 'the stream ends with [DONE]');
+    assert.is(contentOf(text), ANSWER);
+    await closing;
+  } finally {
+    await engram.close();
+    await upstream.close();
+  }
+});
+
+test('SIGTERM mid-stream: the stream finishes, then the process exits 0', async () => {
+  const upstream = await startScriptedUpstream();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-sigterm-'));
+  const engram = await serveProcess({ ENGRAM_DATA_DIR: dataDir });
+  try {
+    const agent = await apiAgent(engram.url, upstream);
+    upstream.enqueue([{ type: 'text', text: ANSWER }, { chunkDelayMs: 400 }]);
+    const stream = streamChat(agent);
+    await stream.started;
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+      engram.child.once('exit', (code) => resolve({ code, at: Date.now() })),
+    );
+    engram.child.kill('SIGTERM');
+    // Refused once the signal is handled, while the stream still runs.
+    await eventually(async () => ((await onNewConnection(engram.url)) === 'ECONNREFUSED' ? true : undefined), 5000, 'new connections refused');
+    const { text, error, endedAt } = await stream.whole;
+    assert.is(error, undefined);
+    assert.ok(text.trimEnd().endsWith('data: [DONE]'), 'the stream ends with [DONE]');
+    assert.is(contentOf(text), ANSWER);
+    const exit = await exited;
+    assert.is(exit.code, 0);
+    assert.ok(exit.at >= endedAt - 50, 'the process outlived the stream');
+    assert.match(engram.stderr(), /SIGTERM: shutting down/);
+  } finally {
+    await engram.crash();
+    await upstream.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a stream longer than ENGRAM_SHUTDOWN_GRACE_MS is cut at the deadline and the process exits', async () => {
+  const upstream = await startScriptedUpstream();
+  const graceMs = 1000;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-grace-'));
+  const engram = await serveProcess({
+    ENGRAM_DATA_DIR: dataDir,
+    ENGRAM_SHUTDOWN_GRACE_MS: String(graceMs),
+  });
+  try {
+    const agent = await apiAgent(engram.url, upstream);
+    // Seven events three seconds apart: twenty seconds of streaming.
+    upstream.enqueue([{ type: 'text', text: ANSWER }, { chunkDelayMs: 3000 }]);
+    const stream = streamChat(agent);
+    await stream.started;
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+      engram.child.once('exit', (code) => resolve({ code, at: Date.now() })),
+    );
+    const signalled = Date.now();
+    engram.child.kill('SIGTERM');
+    const { text, endedAt } = await stream.whole;
+    assert.not.ok(text.includes('[DONE]'), 'cut before its end');
+    const exit = await exited;
+    const cutAfter = endedAt - signalled;
+    const exitAfter = exit.at - signalled;
+    console.log(`  SIGTERM with a ${graceMs} ms grace: stream cut after ${cutAfter} ms, process exited after ${exitAfter} ms (code ${exit.code})`);
+    assert.ok(cutAfter >= graceMs - 100, `cut after ${cutAfter} ms, not before the grace`);
+    assert.ok(exitAfter < graceMs + 5000, `exited after ${exitAfter} ms`);
+    assert.is(exit.code, 0);
+  } finally {
+    await engram.crash();
+    await upstream.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();
