@@ -41,13 +41,53 @@ export class EngramError extends Error {
   }
 }
 
-/** Maps anything thrown (including Fastify's own errors) onto the catalogue. */
-export function toEngramError(error: unknown): EngramError {
+/** A size limit, as a 413 names it: what was too large, the limit, and the setting that raises it (none: fixed). */
+export interface SizeLimit {
+  /** `The request body`, `The transcript`, `A WebSocket frame`. */
+  what: string;
+  bytes: number;
+  /** The variable that raises it (`ENGRAM_BODY_LIMIT`); absent when the limit is fixed. */
+  setting?: string;
+}
+
+/** `32 MiB (33554432 bytes)`: the round figure a person reads, and the exact one a setting takes. */
+export function describeBytes(bytes: number): string {
+  const units: Array<[number, string]> = [
+    [1024 ** 3, 'GiB'],
+    [1024 ** 2, 'MiB'],
+    [1024, 'KiB'],
+  ];
+  for (const [size, unit] of units) {
+    if (bytes >= size) {
+      const amount = bytes / size;
+      return `${Number.isInteger(amount) ? amount : amount.toFixed(1)} ${unit} (${bytes} bytes)`;
+    }
+  }
+  return `${bytes} bytes`;
+}
+
+/** The 413 of one limit: names the limit and what raises it, in every protocol's envelope. */
+export function tooLarge(limit: SizeLimit): EngramError {
+  const raise = limit.setting ? `; ${limit.setting} raises it` : '';
+  return new EngramError('body_too_large', `${limit.what} is larger than the limit of ${describeBytes(limit.bytes)}${raise}`);
+}
+
+/**
+ * Fastify's own 413 carries no figure. The proxy's parsers and the server's default take
+ * `ENGRAM_BODY_LIMIT`, so that is the setting named when the caller gives no limit.
+ */
+const DEFAULT_BODY_TOO_LARGE = 'The request body is larger than the limit; ENGRAM_BODY_LIMIT raises it (32 MiB unless set)';
+
+/**
+ * Maps anything thrown (including Fastify's own errors) onto the catalogue. `bodyLimit`
+ * is the limit behind a Fastify 413, when the caller knows it (`request.routeOptions.bodyLimit`).
+ */
+export function toEngramError(error: unknown, bodyLimit?: SizeLimit): EngramError {
   if (error instanceof EngramError) return error;
   const e = error as { code?: string; statusCode?: number; message?: string } | undefined;
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new EngramError('body_too_large');
+      return bodyLimit ? tooLarge(bodyLimit) : new EngramError('body_too_large', DEFAULT_BODY_TOO_LARGE);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new EngramError('unsupported_media_type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -57,7 +97,7 @@ export function toEngramError(error: unknown): EngramError {
   if (e?.statusCode === 400) return new EngramError('invalid_request', e.message);
   if (e?.statusCode === 404) return new EngramError('not_found', e.message);
   if (e?.statusCode === 405) return new EngramError('method_not_allowed', e.message);
-  if (e?.statusCode === 413) return new EngramError('body_too_large');
+  if (e?.statusCode === 413) return bodyLimit ? tooLarge(bodyLimit) : new EngramError('body_too_large', DEFAULT_BODY_TOO_LARGE);
   if (e instanceof SyntaxError) return new EngramError('invalid_json', e.message);
   return new EngramError('internal', undefined, { cause: error });
 }
