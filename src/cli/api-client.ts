@@ -6,7 +6,7 @@ import { ApiError, CliError } from './errors.js';
 
 const TIMEOUT_MS = 60_000;
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 interface ErrorEnvelope {
   error?: { message?: string; code?: string; param?: string | null };
@@ -19,19 +19,7 @@ export class ApiClient {
   ) {}
 
   async request<T>(method: Method, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
-    try {
-      response = await fetch(this.baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-    } catch (error) {
-      throw this.unreachable(error);
-    }
+    const response = await this.send(method, path, body, AbortSignal.timeout(TIMEOUT_MS));
     const text = await response.text();
     let json: unknown;
     try {
@@ -41,6 +29,35 @@ export class ApiClient {
     }
     if (!response.ok) throw this.failure(response.status, json, text);
     return json as T;
+  }
+
+  /**
+   * A GET whose body is read as it arrives (an export of any size): no overall timeout,
+   * since a large body legitimately takes long; an unreachable server still fails fast.
+   */
+  async stream(path: string): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.send('GET', path, undefined);
+    if (!response.ok || !response.body) {
+      const text = await response.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      throw this.failure(response.status, json, text);
+    }
+    return response.body;
+  }
+
+  private async send(method: Method, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    } catch (error) {
+      throw this.unreachable(error);
+    }
   }
 
   get<T>(path: string): Promise<T> {
@@ -59,6 +76,10 @@ export class ApiClient {
 
   post<T>(path: string, body: unknown = {}): Promise<T> {
     return this.request<T>('POST', path, body);
+  }
+
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('PUT', path, body);
   }
 
   patch<T>(path: string, body: unknown): Promise<T> {

@@ -12,6 +12,7 @@ import { agentCommands } from './commands/agents.js';
 import { archiveCommands } from './commands/archive.js';
 import { connectCommand } from './commands/connect.js';
 import { deadLetterCommands } from './commands/dead-letters.js';
+import { jobsCommand } from './commands/jobs.js';
 import { transcriptUploadCommand } from './commands/transcripts.js';
 import { orgCommands } from './commands/orgs.js';
 import { reflectionCommands } from './commands/reflections.js';
@@ -19,7 +20,7 @@ import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, connectCommand, transcriptUploadCommand, ...archiveCommands];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

@@ -90,10 +90,13 @@ export interface DeadLetter {
  * What became of a stored message so far:
  * - `waiting`: published with a `notBefore` still ahead (`dueAt`);
  * - `ready`: deliverable, not delivered yet;
- * - `delivered`: delivered and not settled: a handler has it, or a delivery failed and it
- *   waits to be delivered again (`attempts` counts the deliveries when the engine knows).
+ * - `delivered`: delivered and not settled: a handler has it (or had it, and its ack wait
+ *   has not run out);
+ * - `retrying`: a delivery failed (`nak`, a throwing handler) and it waits for `dueAt` to
+ *   be delivered again. An engine that cannot tell this apart per message reports it as
+ *   `delivered` (JetStream keeps redelivery state in the consumer, not on the message).
  */
-export type QueuedState = 'waiting' | 'ready' | 'delivered';
+export type QueuedState = 'waiting' | 'ready' | 'delivered' | 'retrying';
 
 export interface QueuedMessage {
   id: string;
@@ -101,7 +104,7 @@ export interface QueuedMessage {
   payload: unknown;
   publishedAt: number;
   state: QueuedState;
-  /** When a `waiting` message becomes deliverable. */
+  /** When a `waiting` or `retrying` message becomes deliverable. */
   dueAt?: number;
   /** Deliveries so far, where the engine records them per message. */
   attempts?: number;

@@ -436,6 +436,26 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.equal((await b.queued(other)).map(jobOf), ['elsewhere']);
   });
 
+  test('queued: a message failed with nak(delay) is retrying until its due time (or delivered, where the engine cannot tell)', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'flaky');
+    let failedAt = 0;
+    const sub = b.consume<string>(s, async (message) => {
+      failedAt = Date.now();
+      await message.nak(60_000);
+    });
+    await waitFor(() => failedAt > 0, 3000, 'the first delivery');
+    await waitFor(async () => (await b.queued(s))[0]?.state !== 'ready', 3000, 'the delivery to be recorded');
+    await sub.stop();
+    const [listed] = await b.queued(s);
+    assert.ok(listed.state === 'retrying' || listed.state === 'delivered', listed.state);
+    if (listed.state === 'retrying') {
+      assert.ok((listed.dueAt ?? 0) >= failedAt + 59_000, 'due when the nak said');
+      assert.is(listed.attempts, 1);
+    }
+  });
+
   test('two consumers of one subject on one storage share its messages: each is handled once', async (context) => {
     const h = harness(context);
     const other = h.peer ? await h.peer() : h.bus;

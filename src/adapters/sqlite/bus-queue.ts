@@ -50,6 +50,7 @@ interface QueuedRow {
   published_at: number;
   due_at: number;
   attempts: number;
+  lease_owner: string | null;
 }
 
 interface HeldRow {
@@ -98,7 +99,8 @@ export class BusQueue {
       ),
       pending: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM bus_messages WHERE subject = ?'),
       queued: db.prepare<[string, number], QueuedRow>(
-        'SELECT seq, subject, payload, published_at, due_at, attempts FROM bus_messages WHERE subject = ? ORDER BY seq LIMIT ?',
+        `SELECT seq, subject, payload, published_at, due_at, attempts, lease_owner FROM bus_messages
+         WHERE subject = ? ORDER BY seq LIMIT ?`,
       ),
       deadOne: db.prepare<[number], DeadLetterRow>('SELECT * FROM bus_dead_letters WHERE seq = ?'),
       deleteDead: db.prepare('DELETE FROM bus_dead_letters WHERE seq = ?'),
@@ -208,7 +210,10 @@ export class BusQueue {
     return this.#sql.nextDue.get(subject)?.next ?? undefined;
   }
 
-  /** Stored messages of the subject, oldest first; a leased or failed one has `attempts > 0`. */
+  /**
+   * Stored messages of the subject, oldest first. A delivered one has `attempts > 0`; a
+   * failed one has given its lease back (`retry`) and waits for `due_at`.
+   */
   queued(subject: string, now: number, limit: number): QueuedMessage[] {
     return this.#sql.queued.all(subject, limit).map((row) => ({
       id: String(row.seq),
@@ -216,7 +221,7 @@ export class BusQueue {
       payload: parsePayload(row.payload),
       publishedAt: row.published_at,
       attempts: row.attempts,
-      ...(row.attempts > 0 ? { state: 'delivered' as const } : row.due_at > now ? { state: 'waiting' as const, dueAt: row.due_at } : { state: 'ready' as const }),
+      ...queuedState(row, now),
     }));
   }
 
@@ -242,6 +247,12 @@ export class BusQueue {
     this.#sql.copyDead.run(reason, now, seq);
     this.#sql.ack.run(seq);
   }
+}
+
+function queuedState(row: QueuedRow, now: number): Pick<QueuedMessage, 'state' | 'dueAt'> {
+  if (row.attempts === 0) return row.due_at > now ? { state: 'waiting', dueAt: row.due_at } : { state: 'ready' };
+  if (row.lease_owner === null && row.due_at > now) return { state: 'retrying', dueAt: row.due_at };
+  return { state: 'delivered' };
 }
 
 /** Stored payloads are JSON we wrote; a damaged one is surfaced as its raw text. */

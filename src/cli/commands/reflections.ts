@@ -1,3 +1,7 @@
+import fs from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import {
   agentPath,
   AGENT_OPTIONS,
@@ -12,6 +16,7 @@ import {
   type Io,
 } from '../command.js';
 import { UsageError } from '../errors.js';
+import { learningLine } from './jobs.js';
 import { clip, printJson, printTable, shortTime } from '../output.js';
 
 interface ReflectionJson {
@@ -74,11 +79,36 @@ function showReflection(context: CommandContext, reflection: ReflectionJson): vo
   else printReflection(context.io, reflection);
 }
 
+/** `reflections edit` (and its older name `update`): PATCH of the fields given. */
+function editCommand(path: string[], summary: string): Command {
+  return {
+    path,
+    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--content TEXT] [--topic TOPIC] [--kind factual|procedural] [--tag TAG]... [--json]',
+    summary,
+    positionals: 1,
+    remote: true,
+    options: { ...AGENT_OPTIONS, content: { type: 'string' }, topic: { type: 'string' }, kind: { type: 'string' }, tag: { type: 'string', multiple: true } },
+    async run(context) {
+      const id = positional(context, 0, 'ID');
+      const body: Record<string, unknown> = {};
+      for (const name of ['content', 'topic', 'kind']) {
+        const value = stringOption(context, name);
+        if (value !== undefined) body[name] = value;
+      }
+      const tags = listOption(context, 'tag');
+      if (tags.length > 0) body.tags = tags;
+      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind or --tag');
+      const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
+      showReflection(context, reflection);
+    },
+  };
+}
+
 export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'list'],
     synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--limit N] [--offset N] [--json]',
-    summary: "List an agent's reflections, most recently updated first (--conversation: those learnt from it)",
+    summary: "List an agent's reflections, most recently updated first (--conversation: those learnt from it), and what is being learnt",
     remote: true,
     options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, conversation: { type: 'string' } },
     async run(context) {
@@ -87,6 +117,10 @@ export const reflectionCommands: Command[] = [
       else {
         printReflections(context.io, page.data, false);
         if (page.has_more) context.io.out('(more: use --offset)');
+        // Memory is learnt after a conversation goes quiet: say so, rather than let an
+        // empty list read as "nothing was learnt".
+        const learning = await learningLine(context.api(), agentPath(context));
+        if (learning) context.io.out(learning);
       }
     },
   },
@@ -117,24 +151,54 @@ export const reflectionCommands: Command[] = [
     },
   },
   {
-    path: ['reflections', 'update'],
-    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--content TEXT] [--topic TOPIC] [--kind factual|procedural] [--tag TAG]... [--json]',
-    summary: 'Edit a reflection (--tag replaces all tags)',
+    path: ['reflections', 'add'],
+    synopsis: 'CONTENT --kind factual|procedural --org NAME_OR_ID --agent NAME_OR_ID [--topic TOPIC] [--tag TAG]... [--json]',
+    summary: 'Add a reflection by hand (redacted, checked against what is stored, within the limit, like MCP remember)',
     positionals: 1,
     remote: true,
-    options: { ...AGENT_OPTIONS, content: { type: 'string' }, topic: { type: 'string' }, kind: { type: 'string' }, tag: { type: 'string', multiple: true } },
+    options: { ...AGENT_OPTIONS, kind: { type: 'string' }, topic: { type: 'string' }, tag: { type: 'string', multiple: true } },
     async run(context) {
-      const id = positional(context, 0, 'ID');
-      const body: Record<string, unknown> = {};
-      for (const name of ['content', 'topic', 'kind']) {
-        const value = stringOption(context, name);
-        if (value !== undefined) body[name] = value;
-      }
+      const content = positional(context, 0, 'CONTENT');
+      const kind = stringOption(context, 'kind');
+      if (kind === undefined) throw new UsageError('--kind is required: factual (where things are) or procedural (how to avoid a mistake)');
+      const body: Record<string, unknown> = { content, kind };
+      const topic = stringOption(context, 'topic');
+      if (topic !== undefined) body.topic = topic;
       const tags = listOption(context, 'tag');
       if (tags.length > 0) body.tags = tags;
-      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind or --tag');
-      const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
-      showReflection(context, reflection);
+      const reflection = await context.api().post<ReflectionJson>(`${agentPath(context)}/reflections`, body);
+      if (flag(context, 'json')) printJson(context.io, reflection);
+      else context.io.out(`Added reflection ${reflection.id} [${reflection.kind}] (${reflection.topic}): ${reflection.content}`);
+    },
+  },
+  editCommand(['reflections', 'edit'], 'Edit a reflection: it keeps its id and origin and is marked edited-by-hand (--tag replaces all tags)'),
+  editCommand(['reflections', 'update'], 'Same as `reflections edit`'),
+  {
+    path: ['reflections', 'export'],
+    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--format jsonl|json] [--out FILE]',
+    summary: "Write all of an agent's reflections as JSON lines (default) or one JSON document, streamed",
+    remote: true,
+    options: { org: { type: 'string' }, agent: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+    async run(context) {
+      const format = stringOption(context, 'format') ?? 'jsonl';
+      if (format !== 'jsonl' && format !== 'json') throw new UsageError(`--format must be jsonl or json, got "${format}"`);
+      const body = await context.api().stream(`${agentPath(context)}/reflections/export?format=${format}`);
+      const out = stringOption(context, 'out');
+      if (out !== undefined) {
+        // Reflections may hold what a person would rather not share: the file is the user's alone.
+        await pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), fs.createWriteStream(out, { mode: 0o600 }));
+        context.io.err(`Exported to ${out}.`);
+        return;
+      }
+      let rest = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of Readable.fromWeb(body as NodeReadableStream<Uint8Array>)) {
+        const lines = (rest + decoder.decode(chunk as Uint8Array, { stream: true })).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) context.io.out(line);
+      }
+      rest += decoder.decode();
+      if (rest !== '') context.io.out(rest);
     },
   },
   {

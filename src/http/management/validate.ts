@@ -3,7 +3,7 @@
  * `invalid_request` naming the offending field in `param` (dotted path), so clients see
  * the same envelope as for any other Engram error.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { EngramError } from '../../errors.js';
 
 export type Json = Record<string, unknown>;
@@ -176,3 +176,45 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.outpu
   const param = path.length === 0 ? null : path.join('.');
   throw invalid(param, param === null ? issue.message : `\`${param}\`: ${issue.message}`);
 }
+
+/*
+ * The bodies of the routes whose checks are the hand-written ones above (orgs, agents,
+ * tokens), as schemas for the OpenAPI document. The checks stay the authority (they also
+ * refuse deceptive names and forbidden upstream addresses, which a schema cannot say);
+ * `test/http/openapi.test.ts` holds the two together by sending what the schemas allow.
+ */
+const Name = (what: string) =>
+  z.string().min(1).max(100).describe(`The ${what}'s name: printable, no "/", no invisible or text-direction characters`);
+
+export const OrgBody = z.strictObject({ name: Name('organisation') }).meta({ id: 'NewOrg' });
+
+export const TokenBody = z.strictObject({ name: Name('token').optional().describe('Default `default`') }).meta({ id: 'NewToken' });
+
+const UpstreamBody = z.strictObject({
+  base_url: z.string().describe('http(s) URL that `/v1/...` is appended to (a trailing `/v1` is dropped)'),
+  api_key: z.string().max(4096).optional().describe('Stored sealed; never shown again'),
+  headers: z.record(z.string(), z.string()).optional().describe('Extra headers sent upstream; only their names are shown'),
+  responses_state: z.enum(['service', 'upstream']).optional(),
+});
+
+const MemoryBody = z.strictObject({
+  inject: z.boolean().optional(),
+  extract: z.boolean().optional(),
+  top_k: z.number().int().min(1).max(100).optional(),
+  token_budget: z.number().int().min(1).max(100_000).optional(),
+  min_score: z.number().min(0).max(1).optional(),
+  extraction_model: z.string().max(200).nullable().optional(),
+});
+
+export const AgentBody = z
+  .strictObject({ name: Name('agent'), type: z.literal('api_provider').optional(), upstream: UpstreamBody, memory: MemoryBody.optional() })
+  .meta({ id: 'NewAgent' });
+
+export const AgentPatchBody = z
+  .strictObject({
+    name: Name('agent').optional(),
+    type: z.literal('api_provider').optional(),
+    upstream: UpstreamBody.partial().optional(),
+    memory: MemoryBody.optional(),
+  })
+  .meta({ id: 'AgentPatch' });

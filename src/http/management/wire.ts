@@ -13,7 +13,7 @@ import { ERRORS } from '../../errors.js';
  * them, so the compiler holds each function to its schema, and the OpenAPI document
  * (`openapi.ts`) is generated from them.
  */
-const Time = z.iso.datetime().describe('ISO 8601 instant (UTC)');
+export const Time = z.iso.datetime().describe('ISO 8601 instant (UTC)');
 const Kind = z.enum(['factual', 'procedural']);
 
 export const ErrorJson = z

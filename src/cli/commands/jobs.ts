@@ -1,0 +1,118 @@
+/**
+ * `engram jobs`: what an agent's memory is waiting for. Learning is not immediate: a
+ * conversation is extracted once it has been quiet for the settle time, so a user who
+ * has just talked to an agent sees here that a job is queued and when it runs.
+ */
+import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../command.js';
+import type { ApiClient } from '../api-client.js';
+import { ApiError } from '../errors.js';
+import { printJson, printTable, shortTime } from '../output.js';
+
+interface JobJson {
+  id: string;
+  conversation_id: string | null;
+  source: string;
+  turns: number | null;
+  published_at: string;
+  due_at: string | null;
+  attempts: number | null;
+}
+
+interface DeadJson {
+  id: string;
+  conversation_id: string | null;
+  source: string;
+  turns: number | null;
+  reason: string;
+  attempts: number;
+  failed_at: string;
+}
+
+export interface JobsJson {
+  agent_id: string;
+  settle_ms: number;
+  next_due_at: string | null;
+  queued: JobJson[];
+  running: JobJson[];
+  failed: JobJson[];
+  dead: DeadJson[];
+  truncated: boolean;
+}
+
+/** `in 12 s`, `in 3 min`, `now`: how long until an instant, from this machine's clock. */
+export function until(iso: string | null, now = Date.now()): string {
+  if (iso === null) return 'now';
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  if (seconds <= 0) return 'now';
+  if (seconds < 120) return `in ${seconds} s`;
+  if (seconds < 7200) return `in ${Math.round(seconds / 60)} min`;
+  return `at ${shortTime(iso)}`;
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function jobsPath(agent: string): string {
+  return `${agent}/jobs`;
+}
+
+/**
+ * One line about learning in progress, for `reflections list`; undefined when nothing is
+ * queued, running or failing (or the jobs cannot be read).
+ */
+export async function learningLine(api: ApiClient, agent: string): Promise<string | undefined> {
+  let jobs: JobsJson;
+  try {
+    jobs = await api.get<JobsJson>(jobsPath(agent));
+  } catch (error) {
+    // The list itself was answered; a server without this endpoint, or a queue that
+    // cannot be read just now, leaves out the extra line rather than fail the command.
+    if (error instanceof ApiError) return undefined;
+    throw error;
+  }
+  const parts: string[] = [];
+  if (jobs.queued.length > 0) {
+    parts.push(
+      `${jobs.queued.length} conversation${jobs.queued.length === 1 ? '' : 's'} queued to be learnt, next ${until(jobs.next_due_at)} ` +
+        `(once quiet for ${seconds(jobs.settle_ms)}, ENGRAM_SETTLE_MS)`,
+    );
+  }
+  if (jobs.running.length > 0) parts.push(`${jobs.running.length} being learnt now`);
+  if (jobs.failed.length > 0) parts.push(`${jobs.failed.length} failed, to be retried`);
+  if (jobs.dead.length > 0) parts.push(`${jobs.dead.length} failed for good (engram dead-letters list)`);
+  return parts.length === 0 ? undefined : `Learning: ${parts.join('; ')}. Watch with \`engram jobs\`.`;
+}
+
+function printJobs(io: Io, jobs: JobsJson): void {
+  const row = (state: string, job: JobJson, when: string) => [state, job.id, job.source, job.conversation_id ?? '', job.turns ?? '', when];
+  const rows = [
+    ...jobs.queued.map((job) => row('queued', job, `runs ${until(job.due_at)}`)),
+    ...jobs.running.map((job) => row('running', job, job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at))),
+    ...jobs.failed.map((job) => row('failed', job, `attempt ${(job.attempts ?? 0) + 1} ${until(job.due_at)}`)),
+    ...jobs.dead.map((dead) => [
+      'dead',
+      dead.id,
+      dead.source,
+      dead.conversation_id ?? '',
+      dead.turns ?? '',
+      `${shortTime(dead.failed_at)}: ${dead.reason}`,
+    ]),
+  ];
+  io.out(`A conversation is learnt once it has been quiet for ${seconds(jobs.settle_ms)} (ENGRAM_SETTLE_MS).`);
+  printTable(io, ['STATE', 'ID', 'SOURCE', 'CONVERSATION', 'TURNS', 'WHEN'], rows, 'No extraction jobs: nothing is waiting to be learnt.');
+  if (jobs.truncated) io.out('(the queue holds more jobs than one listing reads: this list may be incomplete)');
+}
+
+export const jobsCommand: Command = {
+  path: ['jobs'],
+  synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--json]',
+  summary: "An agent's extraction jobs: queued (and when they run), running, failed and dead",
+  remote: true,
+  options: AGENT_OPTIONS,
+  async run(context) {
+    const jobs = await context.api().get<JobsJson>(jobsPath(agentPath(context)));
+    if (flag(context, 'json')) printJson(context.io, jobs);
+    else printJobs(context.io, jobs);
+  },
+};

@@ -1,0 +1,72 @@
+/**
+ * `/v0/orgs/:org/agents/:agent/jobs`: what the agent's memory is waiting for. A
+ * conversation is extracted once it has been quiet for the settle time
+ * (`ENGRAM_SETTLE_MS`), so a job sits `queued` with its due time first; then it is
+ * `running`; a failed delivery waits `failed` for its next attempt; a job that failed for
+ * good is `dead` (see dead-letters.ts). Read from the bus port, so the answer is the
+ * same on every engine; a job shows what it covers, never its transcript text.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
+import { QUEUED_LIMIT, type QueuedMessage } from '../../ports/event-bus.js';
+import { agentRead, findAgent, type AgentParams } from './access.js';
+import { DeadLetterJson, deadLetterWire, jobFields, ofAgent } from './dead-letters.js';
+import { isoTime, Time } from './wire.js';
+
+export const JobJson = z
+  .object({
+    id: z.string(),
+    conversation_id: z.string().nullable(),
+    source: z.enum(['conversation', 'transcript']),
+    model: z.string().nullable(),
+    turns: z.number().int().nullable().describe('How many turns the job covers'),
+    published_at: Time,
+    due_at: Time.nullable().describe('When it runs (queued) or is tried again (failed); null when it may run now'),
+    attempts: z.number().int().nullable().describe('Deliveries so far, where the engine counts them per job'),
+  })
+  .meta({ id: 'Job' });
+
+export const JobsJson = z
+  .object({
+    agent_id: z.string(),
+    settle_ms: z.number().int().describe('How long a conversation stays quiet before its new turns are extracted'),
+    next_due_at: Time.nullable().describe('When the next queued job runs; null when none waits'),
+    queued: z.array(JobJson),
+    running: z.array(JobJson),
+    failed: z.array(JobJson),
+    dead: z.array(DeadLetterJson),
+    truncated: z.boolean().describe('More jobs are queued (for all agents) than one listing reads: this one may be incomplete'),
+  })
+  .meta({ id: 'Jobs' });
+
+function jobWire(message: QueuedMessage): z.output<typeof JobJson> {
+  return {
+    ...jobFields(message.id, message.payload, message.publishedAt),
+    due_at: isoTime(message.dueAt ?? null),
+    attempts: message.attempts ?? null,
+  };
+}
+
+export const jobRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/jobs', agentRead, async (request): Promise<z.output<typeof JobsJson>> => {
+    const { agent } = await findAgent(deps.control, request.params);
+    const [stored, dead] = await Promise.all([deps.bus.queued(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
+    const mine = stored.filter((message) => ofAgent(message.payload, agent.id));
+    const inState = (...states: QueuedMessage['state'][]) => mine.filter((message) => states.includes(message.state)).map(jobWire);
+    const queued = inState('waiting', 'ready').sort((a, b) => (a.due_at ?? '').localeCompare(b.due_at ?? ''));
+    const waiting = mine.filter((message) => message.state === 'waiting').map((message) => message.dueAt ?? Infinity);
+    const ready = mine.some((message) => message.state === 'ready');
+    return {
+      agent_id: agent.id,
+      settle_ms: deps.config.settleMs,
+      next_due_at: ready ? isoTime(deps.now()) : waiting.length > 0 ? isoTime(Math.min(...waiting)) : null,
+      queued,
+      running: inState('delivered'),
+      failed: inState('retrying'),
+      dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)).map(deadLetterWire),
+      truncated: stored.length >= QUEUED_LIMIT,
+    };
+  });
+};

@@ -1,0 +1,336 @@
+/**
+ * `GET /v0/openapi.json`: the management API as an OpenAPI 3.1 document, generated from
+ * the zod schemas the routes validate bodies with (validate.ts, reflections.ts) and type
+ * their answers with (wire.ts, dead-letters.ts, jobs.ts). Served without a token, like
+ * `/healthz`: it describes shapes and holds no data, and it is what a client generator or
+ * an operator without credentials starts from.
+ *
+ * `OPERATIONS` lists every management route; `test/http/openapi.test.ts` walks the routes
+ * Fastify registered and fails on one missing here, and validates real answers against
+ * the schemas.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { ENGRAM_VERSION } from '../../version.js';
+import { DeadLetterJson, RetriedJson } from './dead-letters.js';
+import { JobsJson } from './jobs.js';
+import { NewReflectionBody, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
+import { AgentBody, AgentPatchBody, OrgBody, TokenBody } from './validate.js';
+import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson } from './wire.js';
+
+export const OPENAPI_PATH = '/v0/openapi.json';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+interface QueryParameter {
+  name: string;
+  schema: z.ZodType;
+  description: string;
+}
+
+interface Operation {
+  method: Method;
+  /** Fastify's form, `:param` segments. */
+  path: string;
+  summary: string;
+  /** Open to the agent's own access token (reads of its own agent); otherwise admin only. */
+  agentToken?: boolean;
+  /** Needs no token at all. */
+  open?: boolean;
+  query?: QueryParameter[];
+  body?: z.ZodType;
+  /** The success answer: status and JSON schema, or a streamed media type. */
+  status: number;
+  response: z.ZodType | { mediaTypes: Record<string, z.ZodType> };
+  /** Error statuses beyond 400/401 (and 403 for admin routes), which every route may answer. */
+  errors?: number[];
+}
+
+const ORG = '/v0/orgs/:org';
+const AGENT = `${ORG}/agents/:agent`;
+const REFLECTIONS = `${AGENT}/reflections`;
+
+const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
+const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
+const Page = z.object({ data: z.array(ReflectionJson), limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() });
+const SearchResult = z.object({ query: z.string(), data: z.array(ScoredReflectionJson), limit: z.number().int(), offset: z.number().int() });
+const Kind = z.enum(['factual', 'procedural']);
+
+const LIST_QUERY: QueryParameter[] = [
+  { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search; answers with scores, best first' },
+  { name: 'conversation', schema: z.string(), description: 'Only what was learnt from this conversation (not with `q`)' },
+  { name: 'kind', schema: Kind, description: 'Only this kind' },
+  { name: 'limit', schema: z.number().int().min(1).max(200), description: 'Page size (default 20)' },
+  { name: 'offset', schema: z.number().int().min(0), description: 'Rows skipped' },
+];
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    method: 'get',
+    path: OPENAPI_PATH,
+    summary: 'This document',
+    open: true,
+    status: 200,
+    response: z.object({ openapi: z.string() }).catchall(z.unknown()),
+  },
+  { method: 'post', path: '/v0/orgs', summary: 'Create an organisation', body: OrgBody, status: 201, response: OrgJson, errors: [409] },
+  { method: 'get', path: '/v0/orgs', summary: 'List organisations', status: 200, response: list(OrgJson) },
+  { method: 'get', path: ORG, summary: 'One organisation (by id or name)', status: 200, response: OrgJson, errors: [404] },
+  { method: 'delete', path: ORG, summary: 'Delete an organisation with its agents and their reflections', status: 200, response: Deleted, errors: [404] },
+  {
+    method: 'post',
+    path: `${ORG}/agents`,
+    summary: 'Create an agent; answers with its first access token, shown once',
+    body: AgentBody,
+    status: 201,
+    response: AgentJson.extend({ token: z.string() }),
+    errors: [404, 409],
+  },
+  { method: 'get', path: `${ORG}/agents`, summary: "List an organisation's agents", status: 200, response: list(AgentJson), errors: [404] },
+  { method: 'get', path: AGENT, summary: 'One agent', agentToken: true, status: 200, response: AgentJson, errors: [404] },
+  { method: 'patch', path: AGENT, summary: 'Change an agent', body: AgentPatchBody, status: 200, response: AgentJson, errors: [404, 409] },
+  { method: 'delete', path: AGENT, summary: 'Delete an agent and its reflections', status: 200, response: Deleted, errors: [404] },
+  {
+    method: 'post',
+    path: `${AGENT}/tokens`,
+    summary: 'Create an access token, shown once',
+    body: TokenBody,
+    status: 201,
+    response: z.object({ id: z.string(), name: z.string(), prefix: z.string(), token: z.string(), created_at: z.iso.datetime() }),
+    errors: [404],
+  },
+  { method: 'get', path: `${AGENT}/tokens`, summary: "List an agent's tokens (never their values)", status: 200, response: list(TokenJson), errors: [404] },
+  {
+    method: 'delete',
+    path: `${AGENT}/tokens/:tokenId`,
+    summary: 'Revoke a token',
+    status: 200,
+    response: z.object({ id: z.string(), revoked: z.literal(true) }),
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: REFLECTIONS,
+    summary: "List an agent's reflections, most recently updated first, or search them (`q`)",
+    agentToken: true,
+    query: LIST_QUERY,
+    status: 200,
+    response: z.union([Page, SearchResult]),
+    errors: [404],
+  },
+  {
+    method: 'post',
+    path: REFLECTIONS,
+    summary: 'Add a reflection by hand (redacted, checked for restatements and against the limit, embedded, as MCP `remember`)',
+    body: NewReflectionBody,
+    status: 201,
+    response: ReflectionJson,
+    errors: [404, 409],
+  },
+  {
+    method: 'delete',
+    path: REFLECTIONS,
+    summary: 'Delete everything learnt from one conversation',
+    query: [{ name: 'conversation', schema: z.string(), description: 'Required: the conversation whose reflections go' }],
+    status: 200,
+    response: z.object({ conversation_id: z.string(), deleted: z.number().int(), ids: z.array(z.string()) }),
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: `${REFLECTIONS}/export`,
+    summary: 'Every reflection of the agent, streamed: JSON lines (default) or one JSON document',
+    agentToken: true,
+    query: [{ name: 'format', schema: z.enum(['jsonl', 'json']), description: 'Default `jsonl`: one Reflection per line' }],
+    status: 200,
+    response: {
+      mediaTypes: {
+        'application/x-ndjson': ReflectionJson,
+        'application/json': z.object({ agent_id: z.string(), data: z.array(ReflectionJson) }),
+      },
+    },
+    errors: [404],
+  },
+  { method: 'get', path: `${REFLECTIONS}/:id`, summary: 'One reflection', agentToken: true, status: 200, response: ReflectionJson, errors: [404] },
+  {
+    method: 'patch',
+    path: `${REFLECTIONS}/:id`,
+    summary: 'Edit some fields of a reflection: it keeps its id and origin, is re-embedded and tagged `edited-by-hand`',
+    body: ReflectionPatchBody,
+    status: 200,
+    response: ReflectionJson,
+    errors: [404],
+  },
+  {
+    method: 'put',
+    path: `${REFLECTIONS}/:id`,
+    summary: 'Replace the content, kind, topic (and tags) of a reflection, keeping its id and origin',
+    body: ReplaceReflectionBody,
+    status: 200,
+    response: ReflectionJson,
+    errors: [404],
+  },
+  { method: 'delete', path: `${REFLECTIONS}/:id`, summary: 'Delete a reflection', status: 200, response: Deleted, errors: [404] },
+  {
+    method: 'get',
+    path: `${AGENT}/index`,
+    summary: "The agent's root memory index (markdown)",
+    agentToken: true,
+    status: 200,
+    response: z.object({ agent_id: z.string(), markdown: z.string() }),
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: `${AGENT}/jobs`,
+    summary: "The agent's extraction jobs: queued (with when they run), running, failed (awaiting a retry) and dead",
+    agentToken: true,
+    status: 200,
+    response: JobsJson,
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: `${AGENT}/extraction/dead-letters`,
+    summary: 'Extraction jobs that failed for good, with the reason',
+    agentToken: true,
+    status: 200,
+    response: list(DeadLetterJson),
+    errors: [404],
+  },
+  {
+    method: 'post',
+    path: `${AGENT}/extraction/dead-letters/:id/retry`,
+    summary: 'Queue a dead-lettered extraction job again',
+    status: 200,
+    response: RetriedJson,
+    errors: [404],
+  },
+];
+
+/** `/v0/orgs/:org` → `/v0/orgs/{org}` */
+export function openApiPath(fastifyPath: string): string {
+  return fastifyPath.replace(/:([A-Za-z_]\w*)/g, '{$1}');
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * JSON Schema 2020-12 (OpenAPI 3.1's dialect) of `schema`; schemas named with
+ * `.meta({ id })` go to `components` once and are referenced.
+ */
+function converter(components: Record<string, JsonSchema>) {
+  return (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const { $schema: _dialect, $defs, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+    const relink = (value: unknown): JsonSchema =>
+      JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
+    for (const [id, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+      const linked = relink(definition);
+      const known = components[id];
+      if (known && JSON.stringify(known) !== JSON.stringify(linked)) throw new Error(`OpenAPI: two different schemas are named ${id}`);
+      components[id] = linked;
+    }
+    // A named schema at the top comes back as a reference to itself in `$defs`.
+    return relink(rest);
+  };
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid body or query (`error.param` names the field)',
+  401: 'Missing or wrong token (also for an org or agent the token may not see)',
+  403: "An agent token on a route that needs the admin token",
+  404: 'No such organisation, agent or item',
+  409: 'Conflicts with what exists (a name in use, a restated reflection, the reflection limit)',
+  413: 'Body over the limit',
+};
+
+export function buildOpenApiDocument(): Record<string, unknown> {
+  const components: Record<string, JsonSchema> = {};
+  const convert = converter(components);
+  // A named schema converts to a reference, its definition landing in `components`.
+  const errorRef = convert(ErrorJson, 'output');
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const operation of OPERATIONS) {
+    const path = openApiPath(operation.path);
+    const parameters = [
+      ...[...operation.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+        description: name === 'org' || name === 'agent' ? `The ${name === 'org' ? 'organisation' : 'agent'}'s id or name` : undefined,
+      })),
+      ...(operation.query ?? []).map((query) => ({
+        name: query.name,
+        in: 'query',
+        required: false,
+        schema: convert(query.schema, 'input'),
+        description: query.description,
+      })),
+    ];
+    const success =
+      'mediaTypes' in operation.response
+        ? Object.fromEntries(Object.entries(operation.response.mediaTypes).map(([type, schema]) => [type, { schema: convert(schema, 'output') }]))
+        : { 'application/json': { schema: convert(operation.response as z.ZodType, 'output') } };
+    const errorStatuses = operation.open
+      ? []
+      : [400, 401, ...(operation.agentToken ? [] : [403]), ...(operation.errors ?? []), ...(operation.body ? [413] : [])];
+    paths[path] ??= {};
+    paths[path][operation.method] = {
+      operationId: operationId(operation),
+      summary: operation.summary,
+      description: operation.open ? 'No token needed.' : operation.agentToken ? 'Admin token, or the agent’s own access token.' : 'Admin token only.',
+      security: operation.open ? [] : [{ bearer: [] }],
+      parameters: parameters.length > 0 ? parameters : undefined,
+      requestBody: operation.body
+        ? { required: true, content: { 'application/json': { schema: convert(operation.body, 'input') } } }
+        : undefined,
+      responses: {
+        [operation.status]: { description: 'Success', content: success },
+        ...Object.fromEntries(
+          [...new Set(errorStatuses)].sort().map((status) => [status, { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/json': { schema: errorRef } } }]),
+        ),
+      },
+    };
+  }
+
+  return JSON.parse(
+    JSON.stringify({
+      openapi: '3.1.0',
+      info: {
+        title: 'Engram management API',
+        version: ENGRAM_VERSION,
+        description:
+          'Organisations, agents, access tokens, reflections, the root memory index and extraction jobs. JSON in snake_case; ' +
+          'errors as `{"error":{message,type,code,param}}`. The admin token (ENGRAM_ADMIN_TOKEN, or <data dir>/admin-token) ' +
+          'may call everything; an agent’s own access token may read its agent, reflections, index and jobs.',
+      },
+      servers: [{ url: '/' }],
+      security: [{ bearer: [] }],
+      paths,
+      components: {
+        schemas: components,
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The admin token, or an agent access token (`egm_...`)' } },
+      },
+    }),
+  ) as Record<string, unknown>;
+}
+
+/** `getOrg`, `postAgentReflections`, `getAgentReflection`...: stable names for client generators. */
+function operationId(operation: Operation): string {
+  const words = operation.path
+    .split('/')
+    .filter((part) => part !== '' && part !== 'v0')
+    .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part));
+  return [operation.method, ...words]
+    .join('-')
+    .replace(/-(\w)/g, (_, c: string) => c.toUpperCase())
+    .replace(/[^A-Za-z0-9]/g, '');
+}
+
+/** The document route: built once, at registration. No auth hook applies to it (see management.ts). */
+export const openApiRoute: FastifyPluginAsync = async (app) => {
+  const document = buildOpenApiDocument();
+  app.get(OPENAPI_PATH, async () => document);
+};
