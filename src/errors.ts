@@ -27,18 +27,63 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/**
+ * Which upstream a failure came from: the host (never the path, query or headers, where
+ * keys live) and, once the conversation step knows it, the agent. Both go into the
+ * message, which the log shows (its serializer keeps only type, code, message, stack)
+ * and the client sees: the agent's own token may read its agent's upstream base anyway.
+ */
+export interface UpstreamOrigin {
+  host: string;
+  agentId?: string;
+}
+
 export class EngramError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly param: string | null;
+  /** Where an upstream failure came from (`fromUpstream`). */
+  upstream?: UpstreamOrigin;
+  readonly #plainMessage: string;
 
-  constructor(code: ErrorCode, message?: string, options?: { param?: string; cause?: unknown }) {
+  constructor(code: ErrorCode, message?: string, options?: { param?: string; cause?: unknown; upstream?: UpstreamOrigin }) {
     super(message ?? ERRORS[code].message, { cause: options?.cause });
     this.name = 'EngramError';
     this.code = code;
     this.status = ERRORS[code].status;
     this.param = options?.param ?? null;
+    this.#plainMessage = this.message;
+    if (options?.upstream) this.markUpstream(options.upstream);
   }
+
+  /** Records where an upstream failure came from, and says it in the message. */
+  markUpstream(origin: UpstreamOrigin): void {
+    this.upstream = origin;
+    this.message = `${this.#plainMessage} (upstream ${origin.host}${origin.agentId ? ` of agent ${origin.agentId}` : ''})`;
+  }
+}
+
+/** The part of an upstream URL a log may show: host and port, never userinfo, path or query. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'an invalid URL';
+  }
+}
+
+/**
+ * Marks an upstream failure with where it came from: the host of `url` (the adapter
+ * knows the URL) and the agent (the conversation step knows it), whichever is given
+ * first kept. Anything that is not an upstream failure passes as is.
+ */
+export function fromUpstream<T>(error: T, origin: { url?: string; agentId?: string }): T {
+  if (error instanceof EngramError && error.code.startsWith('upstream_')) {
+    const host = error.upstream?.host ?? (origin.url === undefined ? 'unknown' : hostOf(origin.url));
+    const agentId = error.upstream?.agentId ?? origin.agentId;
+    error.markUpstream(agentId === undefined ? { host } : { host, agentId });
+  }
+  return error;
 }
 
 /** A size limit, as a 413 names it: what was too large, the limit, and the setting that raises it (none: fixed). */

@@ -4,7 +4,7 @@
  */
 import { lookup } from 'node:dns';
 import { Agent, errors, request } from 'undici';
-import { EngramError } from '../../errors.js';
+import { EngramError, fromUpstream } from '../../errors.js';
 import { guardedLookup, hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../ports/index.js';
 
@@ -44,8 +44,16 @@ const UNREACHABLE_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
-/** Translates transport failures into the error catalogue; aborts stay aborts. */
-function upstreamFailure(error: unknown): unknown {
+/**
+ * Translates transport failures into the error catalogue, marked with the upstream's host
+ * for the log (`EngramError.upstream`); aborts stay aborts.
+ */
+function upstreamFailure(error: unknown, url?: string): unknown {
+  const failure = catalogued(error);
+  return url === undefined ? failure : fromUpstream(failure, { url });
+}
+
+function catalogued(error: unknown): unknown {
   if (error instanceof EngramError) return error;
   const e = error as { name?: string; code?: string; cause?: { code?: string } };
   if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'ABORT_ERR') return error;
@@ -98,11 +106,12 @@ export class UndiciUpstream implements UpstreamClient {
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
-      throw upstreamFailure(error);
+      throw upstreamFailure(error, upstreamRequest.url);
     }
   }
 
   failure(error: unknown): unknown {
+    // A failure mid-body: the URL is not at hand here; the caller that knows it marks the error (`fromUpstream`).
     return upstreamFailure(error);
   }
 
