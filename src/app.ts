@@ -3,7 +3,7 @@
  * itself, so tests use `inject()` or a port-0 listener (STYLE habit 1).
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Role } from './config.js';
+import type { LogFormat, Role } from './config.js';
 import type { Deps } from './deps.js';
 import { EngramError, openAiErrorBody } from './errors.js';
 import { proxyRoutes } from './http/proxy.js';
@@ -16,6 +16,10 @@ import { pipelinePlugin } from './http/pipeline.js';
 import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 import { createRequestLimits } from './http/request-limits.js';
+import { createMetrics } from './observability/metrics.js';
+import { opsRoutes } from './observability/ops-routes.js';
+import { observedBus, observedEmbedder } from './observability/observed-ports.js';
+import { prettyStream } from './observability/log-format.js';
 
 export interface BuildOptions {
   /** Fastify's logger: off, on, or a level (and a stream, for tests reading what is logged). */
@@ -28,10 +32,15 @@ export interface BuildOptions {
   role?: Role;
 }
 
-/** The request and error serializers keep credentials out of the log (URLs, messages quoting input). */
-function loggerOptions(logger: BuildOptions['logger']): FastifyServerOptions['logger'] {
+/**
+ * The request and error serializers keep credentials out of the log (URLs, messages
+ * quoting input); the pretty format renders the lines they produced.
+ */
+function loggerOptions(logger: BuildOptions['logger'], format: LogFormat): FastifyServerOptions['logger'] {
   if (!logger) return false;
-  return { ...(logger === true ? {} : logger), serializers: { req: safeRequestSerializer, err: (error: Error) => safeErrorSerializer(error) } };
+  const options: Exclude<BuildOptions['logger'], boolean | undefined> | { stream?: undefined } = logger === true ? {} : logger;
+  const stream = format === 'pretty' ? prettyStream(options.stream) : options.stream;
+  return { ...options, ...(stream ? { stream } : {}), serializers: { req: safeRequestSerializer, err: (error: Error) => safeErrorSerializer(error) } };
 }
 
 /** Node checks its request timeouts every 30 s by default: too coarse for short ones. */
@@ -40,11 +49,11 @@ function timeoutCheckInterval(headersTimeoutMs: number, requestTimeoutMs: number
   return Math.min(30_000, Math.max(50, Math.floor(shortest / 4)));
 }
 
-export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress } = deps.config.http;
+export async function buildApp(given: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress } = given.config.http;
   const app = Fastify({
-    logger: loggerOptions(options.logger),
-    bodyLimit: deps.config.bodyLimit,
+    logger: loggerOptions(options.logger, given.config.logFormat),
+    bodyLimit: given.config.bodyLimit,
     // These bound the time a client takes to *send* its request (a slow-loris body is cut
     // with 408); Node stops counting once the request has arrived, so a long answer
     // streams as long as it needs.
@@ -58,6 +67,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     forceCloseConnections: true,
     return503OnClosing: true,
   });
+  // One registry per app (tests build many in one process); the routes and workers get
+  // the bus and the embedder counted and logged at their edge.
+  const metrics = createMetrics({ bus: given.bus, onCollectError: (error) => app.log.warn({ err: error }, 'reading the event bus for /metrics failed') });
+  app.decorate('metrics', metrics);
+  const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log), embedder: observedEmbedder(given.embedder, metrics) };
+  opsRoutes(app, { deps: given, metrics });
   continueWhenReadingBody(app);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))),

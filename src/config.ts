@@ -1,8 +1,12 @@
 /**
  * The only reader of `process.env`. Every setting is also a `engram serve` flag
- * (`--port`, `--data-dir`, ...): flags win over the environment.
+ * (`--port`, `--data-dir`, ...) and a key of the config file (`--config FILE`, else
+ * `<data dir>/engram.toml` when present): flags win over the environment, which wins
+ * over the file.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
 import { adminTokenWeakness } from './domain/token-strength.js';
 import { MAX_REFLECTIONS_PER_AGENT } from './domain/limits.js';
@@ -95,6 +99,12 @@ export interface Config {
     concurrency: number;
   };
   logLevel: string;
+  /** `pretty` for a person at a terminal, `json` for a log collector; by default pretty when stdout is a terminal. */
+  logFormat: LogFormat;
+  /** `GET /metrics` answers only with the admin token (by default it is open on the listen address, as Prometheus targets usually are). */
+  metricsRequireAdmin: boolean;
+  /** The config file the settings were read from, if any. */
+  configFile: string | undefined;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
   conversationTtlMs: number;
   /**
@@ -115,6 +125,10 @@ export interface Config {
 }
 
 export type Role = 'all' | 'api' | 'worker';
+export type LogFormat = 'pretty' | 'json';
+export const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json'];
+/** The config file looked for in the data dir when neither `--config` nor `ENGRAM_CONFIG` names one. */
+export const CONFIG_FILE_NAME = 'engram.toml';
 export const ROLES: readonly Role[] = ['all', 'api', 'worker'];
 
 export type Overrides = Partial<Record<SettingName, string>>;
@@ -158,6 +172,9 @@ const SETTINGS = [
   'transcript-max-concurrent',
   'sse-max-event-bytes',
   'log-level',
+  'log-format',
+  'metrics-require-admin',
+  'config',
   'conversation-ttl-days',
   'mcp-server-names',
   'ws-max-frame-bytes',
@@ -174,13 +191,83 @@ function envName(setting: SettingName): string {
   return 'ENGRAM_' + setting.toUpperCase().replaceAll('-', '_');
 }
 
+/** Settings read from a config file, as strings like the environment's. */
+type FileSettings = Partial<Record<SettingName, string>>;
+interface ConfigFile {
+  path: string;
+  settings: FileSettings;
+}
+
+/**
+ * The settings, from flags (`overrides`), else the environment, else the config file,
+ * else the defaults. The file is `--config` / `ENGRAM_CONFIG` (which must exist), else
+ * `<data dir>/engram.toml` if there is one.
+ */
 export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const named = overrides.config ?? (env.ENGRAM_CONFIG || undefined);
+  if (named !== undefined) return resolveConfig(overrides, env, readConfigFile(path.resolve(named), { required: true }));
+  // The data dir as flags and environment give it, to look for its engram.toml.
+  const base = resolveConfig(overrides, env, undefined);
+  const file = readConfigFile(path.join(base.dataDir, CONFIG_FILE_NAME), { required: false });
+  if (file === undefined) return base;
+  if (file.settings['data-dir'] !== undefined) {
+    throw new ConfigError(`${file.path}: "data-dir" cannot be set in the data dir's own config file; use --config FILE (or ENGRAM_CONFIG) to name a file elsewhere`);
+  }
+  return resolveConfig(overrides, env, file);
+}
+
+/**
+ * A TOML file of settings: keys are the setting names (`rate-limit-agent = 60`, or
+ * `rate_limit_agent`); values are strings, numbers, booleans, or arrays of strings (a
+ * list setting such as `mcp-server-names`). Unknown keys and tables are errors.
+ */
+function readConfigFile(file: string, options: { required: true }): ConfigFile;
+function readConfigFile(file: string, options: { required: boolean }): ConfigFile | undefined;
+function readConfigFile(file: string, { required }: { required: boolean }): ConfigFile | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (!required && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`Cannot read the config file ${file}: ${(error as Error).message}`);
+  }
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseToml(text);
+  } catch (error) {
+    throw new ConfigError(`The config file ${file} is not valid TOML: ${(error as Error).message}`);
+  }
+  const settings: FileSettings = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    const name = key.replaceAll('_', '-').toLowerCase();
+    if (!(SETTINGS as readonly string[]).includes(name) || name === 'config') {
+      throw new ConfigError(`${file}: unknown setting "${key}" (the settings are: ${SETTINGS.filter((setting) => setting !== 'config').join(', ')})`);
+    }
+    settings[name as SettingName] = fileValue(file, key, value);
+  }
+  return { path: file, settings };
+}
+
+function fileValue(file: string, key: string, value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.join(',');
+  throw new ConfigError(`${file}: "${key}" must be a string, a number, a boolean or a list of strings`);
+}
+
+function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: ConfigFile | undefined): Config {
+  const fromFile: FileSettings = file?.settings ?? {};
   const get = (name: SettingName): string | undefined => {
-    const value = overrides[name] ?? env[envName(name)];
+    const value = overrides[name] ?? (env[envName(name)] || undefined) ?? fromFile[name];
     return value === undefined || value === '' ? undefined : value;
   };
-  /** Where a setting's value came from, so an error blames what the user wrote: `--port`, not `ENGRAM_PORT`. */
-  const source = (name: SettingName): string => (overrides[name] !== undefined ? `--${name}` : envName(name));
+  /** Where a setting's value came from, so an error blames what the user wrote: `--port`, `ENGRAM_PORT`, or the file. */
+  const source = (name: SettingName): string => {
+    if (overrides[name] !== undefined) return `--${name}`;
+    if (env[envName(name)]) return envName(name);
+    if (file && fromFile[name] !== undefined) return `"${name}" in ${file.path}`;
+    return envName(name);
+  };
   const int = (name: SettingName, fallback: number, min = 0): number => {
     const raw = get(name);
     if (raw === undefined) return fallback;
@@ -263,6 +350,9 @@ export function loadConfig(overrides: Overrides = {}, env: NodeJS.ProcessEnv = p
       concurrency: int('extraction-concurrency', 2, 1),
     },
     logLevel: get('log-level') ?? 'info',
+    logFormat: logFormat(get('log-format')),
+    metricsRequireAdmin: bool('metrics-require-admin', false),
+    configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),
     mcp: { serverNames: serverNames(get('mcp-server-names')) },
@@ -292,6 +382,12 @@ function collection(raw: string | undefined): string {
     throw new ConfigError(`ENGRAM_WEAVIATE_COLLECTION must be a capital letter then letters, digits or _, got "${value}"`);
   }
   return value;
+}
+
+function logFormat(raw: string | undefined): LogFormat {
+  if (raw === undefined) return process.stdout.isTTY ? 'pretty' : 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError(`ENGRAM_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
+  return raw as LogFormat;
 }
 
 function role(raw: string | undefined): Role {

@@ -57,7 +57,7 @@ type Machine = ReturnType<typeof provideConversationMachine>;
 
 export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const machine = provideConversationMachine({ ...deps, retrieval });
+  const machine = provideConversationMachine({ ...deps, retrieval, observer: app.metrics });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });

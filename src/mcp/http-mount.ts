@@ -112,6 +112,7 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     } catch (error) {
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${(error as Error).message}`);
     }
+    app.metrics.mcpRequest(request.params.agent, body);
     const server = createMcpServer(contextFor(request.params.org, request.params.agent), version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {

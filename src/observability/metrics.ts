@@ -1,0 +1,189 @@
+/**
+ * What Engram tells Prometheus (`GET /metrics`, DESIGN section 11). One registry per app
+ * instance, never prom-client's global one: tests build many apps in one process, and
+ * two apps must not add into each other's counters.
+ *
+ * Labels stay bounded: route patterns (never raw URLs), agent ids only once a token for
+ * that agent was accepted (an unauthenticated caller cannot mint series by inventing
+ * ids), protocol ids, and fixed outcome and kind vocabularies. No token, key or URL is
+ * ever a label value.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventBus } from '../ports/index.js';
+import { EXTRACTION_SUBJECT } from '../memory/extraction-job.js';
+
+/** How one proxied exchange ended, as `runExchange` saw it. */
+export interface ExchangeSummary {
+  agentId: string;
+  protocol: string;
+  /** The conversation machine's final status: settled, upstream_error, interrupted, failed, aborted. */
+  outcome: string;
+  /** What the upstream's failure was, when it failed: see `UPSTREAM_ERROR_KINDS`. */
+  upstreamError?: UpstreamErrorKind;
+  /** Reflections injected into the forwarded request. */
+  injected: number;
+  /** Time Engram added before the upstream request and after the upstream's answer ended, in ms (absent when nothing was forwarded). */
+  addedMs?: number;
+}
+
+export const UPSTREAM_ERROR_KINDS = ['status_4xx', 'status_5xx', 'stream_broken', 'unreachable', 'timeout'] as const;
+export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
+
+/** How an extraction job's delivery ended: acked (extracted, or nothing left to do), to be retried, or dead-lettered. */
+export type ExtractionOutcome = 'done' | 'retry' | 'dead';
+
+/** What the rest of Engram calls; nothing else imports prom-client. */
+export interface Metrics {
+  /** Exposition in Prometheus's text format. */
+  render(): Promise<string>;
+  readonly contentType: string;
+  httpRequest(labels: { route: string; method: string; status: number; agent: string }): void;
+  exchangeFinished(summary: ExchangeSummary): void;
+  /** One MCP POST, by its JSON-RPC method (`batch` for a batch). */
+  mcpRequest(agent: string, message: unknown): void;
+  extractionScheduled(): void;
+  extractionStarted(): void;
+  extractionFinished(outcome: ExtractionOutcome): void;
+  embeddingFailed(): void;
+}
+
+/** JSON-RPC methods an MCP client may send; anything else is counted as `other` (a client picks the string). */
+const MCP_METHODS = new Set([
+  'initialize',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+]);
+
+/** A scrape does not wait longer than this for the bus: a stalled NATS must not stall Prometheus. */
+const COLLECT_TIMEOUT_MS = 2_000;
+
+export interface MetricsSources {
+  /** Where the extraction queue's depth and dead letters are read at each scrape. */
+  bus: EventBus;
+  /** Told when reading the bus for a scrape failed (the gauges keep their last value). */
+  onCollectError?: (error: unknown) => void;
+}
+
+export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'engram_' });
+
+  const requests = new Counter({
+    name: 'engram_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method, status and agent id (empty when no agent token was accepted)',
+    labelNames: ['route', 'method', 'status', 'agent'] as const,
+    registers,
+  });
+  const exchanges = new Counter({
+    name: 'engram_proxy_exchanges_total',
+    help: 'Proxied model requests (HTTP and Responses WebSocket), by agent, protocol and outcome',
+    labelNames: ['agent', 'protocol', 'outcome'] as const,
+    registers,
+  });
+  const added = new Histogram({
+    name: 'engram_added_latency_seconds',
+    help: 'Time Engram adds to a proxied request: before the upstream request starts, plus after the upstream answer ends',
+    labelNames: ['protocol'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers,
+  });
+  const injected = new Counter({
+    name: 'engram_injected_reflections_total',
+    help: 'Reflections injected into forwarded requests, by agent',
+    labelNames: ['agent'] as const,
+    registers,
+  });
+  const upstreamErrors = new Counter({
+    name: 'engram_upstream_errors_total',
+    help: 'Proxied requests whose upstream failed, by agent and kind (status_4xx, status_5xx, stream_broken, unreachable, timeout)',
+    labelNames: ['agent', 'kind'] as const,
+    registers,
+  });
+  const mcp = new Counter({
+    name: 'engram_mcp_requests_total',
+    help: 'MCP requests (the server is stateless: one per POST), by agent and JSON-RPC method',
+    labelNames: ['agent', 'method'] as const,
+    registers,
+  });
+  const scheduled = new Counter({
+    name: 'engram_extraction_jobs_scheduled_total',
+    help: 'Extraction jobs published to the event bus by this process',
+    registers,
+  });
+  const started = new Counter({
+    name: 'engram_extraction_jobs_started_total',
+    help: 'Extraction job deliveries this process started handling (a retry counts again)',
+    registers,
+  });
+  const finished = new Counter({
+    name: 'engram_extraction_jobs_finished_total',
+    help: 'Extraction job deliveries this process finished, by outcome: done (acked), retry (failed, will be redelivered), dead (dead-lettered)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const embeddingFailures = new Counter({
+    name: 'engram_embedding_failures_total',
+    help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
+    registers,
+  });
+  // Read from the bus at each scrape: the queue is shared by every replica.
+  new Gauge({
+    name: 'engram_extraction_jobs_queued',
+    help: 'Extraction jobs stored on the event bus and not yet done or dead-lettered (waiting ones included), all replicas together',
+    registers,
+    async collect() {
+      const value = await withTimeout(bus.pending(EXTRACTION_SUBJECT)).catch((error: unknown) => void onCollectError?.(error));
+      if (value !== undefined) this.set(value);
+    },
+  });
+  new Gauge({
+    name: 'engram_extraction_dead_letters',
+    help: 'Extraction jobs dead-lettered and not yet retried (engram dead-letters list), all replicas together',
+    registers,
+    async collect() {
+      const value = await withTimeout(bus.deadLetters(EXTRACTION_SUBJECT)).catch((error: unknown) => void onCollectError?.(error));
+      if (value !== undefined) this.set(value.length);
+    },
+  });
+
+  return {
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
+    httpRequest({ route, method, status, agent }) {
+      requests.inc({ route, method, status: String(status), agent });
+    },
+    exchangeFinished(summary) {
+      exchanges.inc({ agent: summary.agentId, protocol: summary.protocol, outcome: summary.outcome });
+      if (summary.injected > 0) injected.inc({ agent: summary.agentId }, summary.injected);
+      if (summary.upstreamError) upstreamErrors.inc({ agent: summary.agentId, kind: summary.upstreamError });
+      if (summary.addedMs !== undefined) added.observe({ protocol: summary.protocol }, summary.addedMs / 1000);
+    },
+    mcpRequest(agent, message) {
+      const method = Array.isArray(message) ? 'batch' : (message as { method?: unknown } | null)?.method;
+      mcp.inc({ agent, method: typeof method === 'string' && (MCP_METHODS.has(method) || method === 'batch') ? method : 'other' });
+    },
+    extractionScheduled: () => scheduled.inc(),
+    extractionStarted: () => started.inc(),
+    extractionFinished: (outcome) => finished.inc({ outcome }),
+    embeddingFailed: () => embeddingFailures.inc(),
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${COLLECT_TIMEOUT_MS} ms`)), COLLECT_TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,125 @@
+/**
+ * The event bus and the embedder as the app's routes and workers see them: the same
+ * ports, counted and logged at their edge, so the code that publishes, consumes or
+ * embeds stays unaware of metrics. Every publisher of extraction jobs (the proxy, the
+ * hooks' transcript uploads) and every consumer goes through these.
+ */
+import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/index.js';
+import { consumerOptions } from '../ports/event-bus.js';
+import { EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction-job.js';
+import { safeErrorSerializer, safeText } from '../http/log-safety.js';
+import type { Log } from '../log.js';
+import type { Metrics } from './metrics.js';
+
+/** The ids a log line may carry about a job: never its transcript. */
+function jobFields(payload: unknown): Record<string, unknown> {
+  const job = payload as Partial<ExtractionJob> | null;
+  if (typeof job !== 'object' || job === null) return {};
+  return {
+    agentId: job.agentId,
+    conversationId: job.conversationId,
+    ...(job.source !== undefined ? { source: job.source } : {}),
+    ...(typeof job.turnCount === 'number' && typeof job.firstTurn === 'number' ? { turns: job.turnCount - job.firstTurn } : {}),
+  };
+}
+
+/**
+ * Extraction jobs are counted and logged when scheduled (published), started, done,
+ * failed (with the reason, and whether the bus will retry) and dead-lettered.
+ */
+export function observedBus(bus: EventBus, metrics: Metrics, log: Log): EventBus {
+  const publish: EventBus['publish'] = async (subject, payload, options) => {
+    await bus.publish(subject, payload, options);
+    if (subject !== EXTRACTION_SUBJECT) return;
+    metrics.extractionScheduled();
+    const delayMs = options?.notBefore !== undefined ? Math.max(0, options.notBefore - Date.now()) : 0;
+    log.info({ ...jobFields(payload), delayMs }, 'extraction scheduled');
+  };
+  const consume: EventBus['consume'] = <T>(subject: string, handler: (message: BusMessage<T>) => Promise<void>, options?: Partial<ConsumerOptions>) => {
+    if (subject !== EXTRACTION_SUBJECT) return bus.consume(subject, handler, options);
+    const { maxDeliver } = consumerOptions(options ?? {});
+    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { maxDeliver, metrics, log }), options);
+  };
+  // Every other method is the bus's own, called on the bus: the port may grow without this falling behind.
+  return new Proxy(bus, {
+    get(target, property) {
+      if (property === 'publish') return publish;
+      if (property === 'consume') return consume;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+async function observeDelivery<T>(
+  message: BusMessage<T>,
+  handler: (message: BusMessage<T>) => Promise<void>,
+  { maxDeliver, metrics, log }: { maxDeliver: number; metrics: Metrics; log: Log },
+): Promise<void> {
+  const fields = { ...jobFields(message.payload), attempt: message.attempt };
+  let settled = false;
+  const observed: BusMessage<T> = {
+    id: message.id,
+    subject: message.subject,
+    payload: message.payload,
+    attempt: message.attempt,
+    publishedAt: message.publishedAt,
+    async ack() {
+      await message.ack();
+      settled = true;
+      metrics.extractionFinished('done');
+    },
+    async nak(delayMs) {
+      await message.nak(delayMs);
+      settled = true;
+      metrics.extractionFinished('retry');
+      log.warn(fields, 'extraction failed; will be retried');
+    },
+    async term(reason) {
+      await message.term(reason);
+      settled = true;
+      metrics.extractionFinished('dead');
+      log.warn({ ...fields, reason: safeText(reason) }, 'extraction failed; dead-lettered');
+    },
+    working: () => message.working(),
+  };
+  metrics.extractionStarted();
+  log.info(fields, 'extraction started');
+  try {
+    await handler(observed);
+  } catch (error) {
+    if (!settled) {
+      // A thrown handler is a nak: the bus redelivers it, or dead-letters it after the last delivery.
+      const last = message.attempt >= maxDeliver;
+      metrics.extractionFinished(last ? 'dead' : 'retry');
+      log.warn(
+        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: safeErrorSerializer(error) },
+        last ? `extraction failed on its last delivery (${maxDeliver}); dead-lettered` : 'extraction failed; will be retried',
+      );
+    }
+    throw error;
+  }
+}
+
+/** Counts failed embedding calls: a search that could not embed its query ran on keywords only. */
+export function observedEmbedder(embedder: Embedder, metrics: Metrics): Embedder {
+  return {
+    get id() {
+      return embedder.id;
+    },
+    get dimensions() {
+      return embedder.dimensions;
+    },
+    get relevance() {
+      return embedder.relevance;
+    },
+    async embed(texts) {
+      try {
+        return await embedder.embed(texts);
+      } catch (error) {
+        metrics.embeddingFailed();
+        throw error;
+      }
+    },
+  };
+}
