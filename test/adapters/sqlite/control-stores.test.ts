@@ -129,13 +129,15 @@ sqlite('findToken records lastUsedAt at most once per resolution window', async 
 sqlite('a database written before revision-checked conversations is migrated: states keep, sessions become marks', async () => {
   const temp = tempDb();
   try {
-    // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7).
+    // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7,
+    // nor lease holders, 8).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     temp.db.pragma('user_version = 5');
     temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision; ALTER TABLE reflections DROP COLUMN origin;');
+    temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);
