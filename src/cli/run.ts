@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadCliConfig, type CliOverrides } from '../config.js';
 import { StartupError } from '../errors.js';
+import { ENGRAM_VERSION } from '../version.js';
 import { adminTokenPath, readAdminToken } from '../security/admin-token.js';
 import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
@@ -82,6 +83,10 @@ function makeClient(values: OptionValues): ApiClient {
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
   try {
     const first = argv[0];
+    if (first === '--version' || first === '-V') {
+      io.out(ENGRAM_VERSION);
+      return 0;
+    }
     if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
       const group = first === 'help' ? argv[1] : undefined;
       (first === undefined ? io.err : io.out)(usage(group));

@@ -14,7 +14,8 @@ export interface LineSink {
 /** A pino destination writing pretty lines to `target` (stdout when absent; colours only on a terminal). */
 export function prettyStream(target?: LineSink): LineSink {
   const colorize = target === undefined && process.stdout.isTTY === true;
-  const pretty = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  // One line per record: a proxy's log is read by scrolling past many requests.
+  const pretty = prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   const out: LineSink = target ?? { write: (line) => void process.stdout.write(line) };
   return { write: (line) => out.write(pretty(line)) };
 }

@@ -43,6 +43,9 @@ async function runCheck(check: Check): Promise<{ name: string; ok: boolean; erro
   }
 }
 
+/** Probes and scrapes come every few seconds: their requests are logged only when something is wrong. */
+const QUIET = { logLevel: 'warn' } as const;
+
 /** The route pattern a request matched, never its raw URL (which may carry ids or credentials). */
 function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? '(unmatched)';
@@ -67,7 +70,7 @@ export function opsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps;
     reply.raw.once('close', count);
   });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', QUIET, async () => ({ status: 'ok' }));
 
   const checks: Check[] = [
     // The directory may answer from a local mirror: a conversation read reaches the store itself.
@@ -75,7 +78,7 @@ export function opsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps;
     { name: 'reflections', run: () => deps.reflections.count(PROBE_ID) },
     { name: 'bus', run: () => deps.bus.pending(EXTRACTION_SUBJECT) },
   ];
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', QUIET, async (request, reply) => {
     const results = await Promise.all(checks.map(runCheck));
     const failed = results.filter((result) => !result.ok);
     if (failed.length > 0) {
@@ -89,7 +92,7 @@ export function opsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps;
     return { status: 'ready', checks: Object.fromEntries(results.map(({ name }) => [name, 'ok'])) };
   });
 
-  app.get('/metrics', async (request, reply) => {
+  app.get('/metrics', QUIET, async (request, reply) => {
     if (deps.config.metricsRequireAdmin && !isAdmin(deps.adminTokenHash, request.headers)) {
       return reply
         .code(401)

@@ -58,6 +58,7 @@ export const serveCommand: Command = {
     if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
     else if (admin.file) io.err(`Admin token: ${admin.file}`);
     else io.err('Admin token: from ENGRAM_ADMIN_TOKEN / --admin-token');
+    if (config.configFile) io.err(`Settings from ${config.configFile} (flags and ENGRAM_* variables override it)`);
     // Last, so whoever waits for this line has everything above it.
     const { bus, control, reflections } = server.engines;
     io.err(`Stores: control ${control}, event bus ${bus}, reflections ${reflections}; role ${config.role}`);
