@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
+import WebSocket from 'ws';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { eventually, startEngram, type TestAgent } from '../support/engram.js';
@@ -90,6 +91,8 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
     late.write(`POST ${messagesPath} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${agent.token}\r\n`);
     let lateAnswer = '';
     late.on('data', (chunk: Buffer) => (lateAnswer += chunk.toString()));
+    // A reset (the old behaviour: every connection cut at once) fails the assertions below, not the run.
+    late.on('error', () => undefined);
     const lateClosed = new Promise((resolve) => late.once('close', resolve));
     // Time for the server to read those lines: a connection with a request begun is not idle.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -111,6 +114,60 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
     assert.is(error, undefined);
     assert.ok(text.trimEnd().endsWith('data: [DONE]'), 'the stream ends with [DONE]');
     assert.is(contentOf(text), ANSWER);
+    await closing;
+  } finally {
+    await engram.close();
+    await upstream.close();
+  }
+});
+
+test('close() with a Responses WebSocket answering: the answer finishes on it, a new upgrade gets a 503, the stop waits for the socket to close', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '60000' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    upstream.enqueue([{ type: 'text', text: ANSWER }, { chunkDelayMs: 200 }]);
+    const socket = new WebSocket(`${agent.baseUrl.replace(/^http/, 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${agent.token}` } });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const frames: any[] = [];
+    let firstFrame!: () => void;
+    const started = new Promise<void>((resolve) => (firstFrame = resolve));
+    const completed = new Promise<void>((resolve) =>
+      socket.on('message', (data: Buffer) => {
+        const frame = JSON.parse(data.toString('utf8'));
+        frames.push(frame);
+        firstFrame();
+        if (frame.type === 'response.completed') resolve();
+      }),
+    );
+    const socketClosed = new Promise<number>((resolve) => socket.once('close', (code: number) => resolve(code)));
+    socket.send(JSON.stringify({ type: 'response.create', model: 'gpt-test', input: 'How does the deploy work?' }));
+    await started;
+    // An upgrade whose request is under way when the stop begins.
+    const late = net.connect(Number(new URL(engram.url).port), '127.0.0.1');
+    await new Promise((resolve) => late.once('connect', resolve));
+    late.write(`GET ${new URL(agent.baseUrl).pathname}/v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${agent.token}\r\n`);
+    let lateAnswer = '';
+    late.on('data', (chunk: Buffer) => (lateAnswer += chunk.toString()));
+    // A reset (the old behaviour: every connection cut at once) fails the assertions below, not the run.
+    late.on('error', () => undefined);
+    const lateClosed = new Promise((resolve) => late.once('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const closing = engram.running.close();
+    let closed = false;
+    void closing.then(() => (closed = true));
+    late.write('connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    await lateClosed;
+    assert.match(lateAnswer, /^HTTP\/1\.1 503 /);
+    assert.is(JSON.parse(lateAnswer.slice(lateAnswer.indexOf('\r\n\r\n') + 4)).error.code, 'unavailable');
+
+    await completed;
+    const text = frames.filter((frame) => frame.type === 'response.output_text.delta').map((frame) => frame.delta).join('');
+    assert.is(text, ANSWER);
+    assert.not.ok(closed, 'the open socket holds the stop');
+    socket.close(1000);
+    assert.is(await socketClosed, 1000);
     await closing;
   } finally {
     await engram.close();
