@@ -4,7 +4,9 @@
  * request, a stranger's request. Counters move with bounded labels (route patterns,
  * accepted agent ids), never with raw URLs or tokens.
  */
-import { suite } from 'uvu';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { suite, test as single } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
@@ -172,3 +174,47 @@ test('ENGRAM_METRICS_REQUIRE_ADMIN: /metrics needs the admin token', async () =>
 });
 
 test.run();
+
+single('an unreachable upstream and a failing embeddings endpoint are counted; the request that met them still gets its answer or error', async () => {
+  // The embeddings endpoint answers, with an error: each search runs on keywords only.
+  const embeddings = createServer((_request, response) => void response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"loading"}}'));
+  await new Promise<void>((resolve) => embeddings.listen(0, '127.0.0.1', resolve));
+  // A port nobody listens on any more.
+  const gone = createServer();
+  await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+  const gonePort = (gone.address() as AddressInfo).port;
+  await new Promise((resolve) => gone.close(resolve));
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'embeddings-url': `http://127.0.0.1:${(embeddings.address() as AddressInfo).port}`, 'embeddings-model': 'test-embed' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    upstream.enqueue({ type: 'text', text: 'Fine.' });
+    const degraded = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Where is the deploy script?' }] }),
+    });
+    assert.is(degraded.status, 200, 'a degraded search does not fail the request');
+    await degraded.text();
+
+    const lost = await engram.createAgent(`http://127.0.0.1:${gonePort}`);
+    const unreachable = await fetch(`${lost.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${lost.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Anyone there?' }] }),
+    });
+    assert.is(unreachable.status, 502);
+    await unreachable.text();
+
+    const text = await scrape(engram);
+    assert.ok(sample(text, 'engram_embedding_failures_total')! >= 1, 'the failed embedding is counted');
+    assert.is(sample(text, 'engram_upstream_errors_total', { agent: lost.agentId, kind: 'unreachable' }), 1);
+    assert.is(sample(text, 'engram_proxy_exchanges_total', { agent: lost.agentId, outcome: 'failed' }), 1);
+  } finally {
+    await engram.close();
+    await upstream.close();
+    await new Promise((resolve) => embeddings.close(resolve));
+  }
+});
+
+single.run();
