@@ -25,8 +25,8 @@ import type { WordVectors } from './memory/embedders/word-vectors.js';
 import { createSoftMatchReranker } from './memory/rerank.js';
 import type { ControlStores, EventBus, ReflectionStore } from './ports/index.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
-import { loadOrCreateSecretKey, SecretBox } from './security/secret-box.js';
-import { Vault } from './security/vault.js';
+import { openVault } from './security/open-vault.js';
+import { lockDataDir } from './adapters/sqlite/data-dir-lock.js';
 import { sealedBus } from './security/sealed-bus.js';
 import { DeferredLog, type Log } from './log.js';
 
@@ -45,20 +45,30 @@ export interface ConnectOptions {
   log?: Log;
   /** Name shown in NATS's connection list. */
   name?: string;
+  /**
+   * Take the data dir's lock (default): a second server on the same embedded store is
+   * refused. Not taken when ENGRAM_NATS_URL is set (replicas share by design); the
+   * archive commands, which may run beside a server, pass false.
+   */
+  lock?: boolean;
 }
 
 /** Opens the adapters the config selects. */
 export async function connect(config: Config, options: ConnectOptions = {}): Promise<Connected> {
   const log = options.log ?? new DeferredLog();
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
-  const vault = new Vault(new SecretBox(loadOrCreateSecretKey(config.dataDir, config.secretKey)));
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
     // Last opened, first closed: consumers stop before the connection they use.
     for (const closer of closers.reverse()) await closer().catch((error) => log.error({ err: error }, 'closing an adapter failed'));
   };
+  // First, so a refused second server writes nothing (no admin token, no key).
+  if (options.lock !== false && !config.natsUrl) {
+    const lock = lockDataDir(config.dataDir);
+    closers.push(async () => lock.release());
+  }
   try {
+    const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
     let bus: EventBus | undefined;
     let stores: ControlStores | undefined;
     let reflections: ReflectionStore | undefined;
@@ -103,8 +113,16 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       });
       closers.push(sqlite.close);
     }
+    const controlStores = stores ?? sqlite!.control;
+    // After the stores: the key is checked against what they hold sealed.
+    const vault = await openVault({
+      dataDir: config.dataDir,
+      configured: config.secretKey,
+      directory: controlStores.directory,
+      store: `the control store (${engines.control}${engines.control === 'sqlite' ? ` ${path.join(config.dataDir, DATABASE_FILE)}` : ''})`,
+    });
     const now = Date.now;
-    const control = new Control(stores ?? sqlite!.control, { vault, now });
+    const control = new Control(controlStores, { vault, now });
     // Extra upstream header values an older version stored in clear are sealed like the key.
     const sealedHeaders = await control.sealClearHeaders();
     if (sealedHeaders > 0) log.info({ agents: sealedHeaders }, 'upstream header values stored in clear are now sealed');

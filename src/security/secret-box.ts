@@ -6,13 +6,26 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, StartupError } from '../errors.js';
 
 const VERSION = 'v1';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_FILE = 'secret-key';
+
+/** Where a data dir keeps its generated key. */
+export function secretKeyPath(dataDir: string): string {
+  return path.join(dataDir, KEY_FILE);
+}
+
+/** The key file is missing and `loadOrCreateSecretKey` was told not to create one. */
+export class SecretKeyMissingError extends StartupError {
+  override name = 'SecretKeyMissingError';
+  constructor(readonly file: string) {
+    super(`${file} is missing and ENGRAM_SECRET_KEY is not set`);
+  }
+}
 
 export class SecretBoxError extends Error {
   override name = 'SecretBoxError';
@@ -84,8 +97,10 @@ export function parseSecretKey(text: string): Buffer | undefined {
  * `<dataDir>/secret-key`, created on first start (directory 0700, file 0600) so a
  * zero-setup install still never stores upstream keys in clear. Losing that file makes
  * stored upstream keys unreadable, which is why an explicit key can be configured.
+ * With `create: false` a missing file throws `SecretKeyMissingError` instead: a new key
+ * over data sealed with the old one would open none of it.
  */
-export function loadOrCreateSecretKey(dataDir: string, configured?: string): Buffer {
+export function loadOrCreateSecretKey(dataDir: string, configured?: string, options: { create?: boolean } = {}): Buffer {
   if (configured !== undefined && configured !== '') {
     const key = parseSecretKey(configured);
     if (!key) {
@@ -93,9 +108,10 @@ export function loadOrCreateSecretKey(dataDir: string, configured?: string): Buf
     }
     return key;
   }
-  const file = path.join(dataDir, KEY_FILE);
+  const file = secretKeyPath(dataDir);
   const existing = readKeyFile(file);
   if (existing) return existing;
+  if (options.create === false) throw new SecretKeyMissingError(file);
 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(KEY_BYTES);

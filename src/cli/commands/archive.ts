@@ -39,7 +39,7 @@ export const archiveCommands: Command[] = [
       const out = stringOption(context, 'out');
       const { connect } = await import('../../main.js');
       const { exportArchive } = await import('../../archive/export-archive.js');
-      const connected = await connect(config);
+      const connected = await connect(config, { lock: false });
       const file = out === undefined ? undefined : fs.createWriteStream(out, { mode: 0o600 });
       try {
         const write = (line: string) =>
@@ -67,7 +67,7 @@ export const archiveCommands: Command[] = [
       if (!fs.existsSync(file)) throw new CliError(`No such file: ${file}`);
       const { connect } = await import('../../main.js');
       const { importArchive, ArchiveError } = await import('../../archive/import-archive.js');
-      const connected = await connect(config);
+      const connected = await connect(config, { lock: false });
       try {
         const lines = () => readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
         const result = await importArchive({ control: connected.deps.control, reflections: connected.deps.reflections }, lines).catch((error) => {

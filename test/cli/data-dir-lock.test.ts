@@ -1,0 +1,94 @@
+/**
+ * One server per data dir: a second `engram serve` on the same embedded store is refused
+ * with a message naming the dir and the pid holding it; the lock goes with its holder,
+ * on close and on `kill -9`. The archive commands may still run beside a server, and
+ * replicas on NATS still share a dir. Real processes, the real SQLite files.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { StartupError } from '../../src/errors.js';
+import { BIN, cleanEnv, runCli } from '../support/cli.js';
+import { ADMIN_TOKEN, startEngram } from '../support/engram.js';
+import { serveProcess } from '../support/engram-process.js';
+import { startNatsServer } from '../support/nats-server.js';
+
+/** `engram serve` to its exit; one that starts listening instead is stopped and reported (code null). */
+function serveUntilExitOrListening(dataDir: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN], { env: cleanEnv() });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('Engram listening on')) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+test('a second server on the same data dir is refused, naming the dir and the pid; after a kill -9 the dir is free again', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-'));
+  let first = await serveProcess({ ENGRAM_DATA_DIR: dataDir });
+  try {
+    const second = await serveUntilExitOrListening(dataDir);
+    assert.is(second.code, 1, second.stderr);
+    const lines = second.stderr.trim().split('\n');
+    assert.is(lines.length, 1, second.stderr);
+    assert.match(lines[0], `engram: Another Engram (pid ${first.child.pid}, since `);
+    assert.match(lines[0], `is using the data dir ${dataDir}:`);
+    assert.not.match(second.stderr, '    at ');
+
+    // `engram export` reads the stores beside a running server, as the README promises.
+    const exported = await runCli(['export', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN]);
+    assert.is(exported.code, 0, exported.stderr);
+
+    await first.crash();
+    first = await serveProcess({ ENGRAM_DATA_DIR: dataDir });
+  } finally {
+    await first.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('in one process too: refused while the first runs, free once it closed', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-'));
+  const first = await startEngram({}, dataDir);
+  try {
+    const error = await startEngram({}, dataDir).then(
+      async (second) => {
+        await second.close();
+        return assert.unreachable('the second server started');
+      },
+      (refused: unknown) => refused as Error,
+    );
+    assert.instance(error, StartupError);
+    assert.match(error.message, `Another Engram (pid ${process.pid}, since `);
+    assert.match(error.message, dataDir);
+  } finally {
+    await first.close();
+  }
+  const again = await startEngram({}, dataDir);
+  await again.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('replicas on NATS share a data dir by design: no lock', async () => {
+  const nats = await startNatsServer();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-nats-'));
+  const settings = { 'nats-url': nats.url, 'nats-prefix': 'lock', 'secret-key': 'ab'.repeat(32) };
+  const a = await startEngram(settings, dataDir);
+  try {
+    const b = await startEngram(settings, dataDir);
+    await b.close();
+  } finally {
+    await a.close();
+    await nats.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();
