@@ -32,8 +32,19 @@ export interface ConnectInput {
   locations: Locations;
   /** The agent token, when one was given or minted; only files that cannot reference `$ENGRAM_TOKEN` use it. */
   token: string | undefined;
-  /** Model name for clients whose provider entry lists models; undefined means the kind's default. */
+  /** Model name for clients whose provider entry lists models (`ClientKind.model`); undefined means the kind's default. */
   model: string | undefined;
+  /** Claude Code: also put the base URL and the token header in its settings file's `env` (`--settings-env`). */
+  settingsEnv?: boolean;
+}
+
+/** The model a client kind's configuration names: which dialect lists it, and the name used when none can be asked for. */
+export interface ModelChoice {
+  /** `openai`: the upstream's `GET /v1/models` as OpenAI answers it; `anthropic`: as Anthropic does (`anthropic-version`). */
+  family: 'openai' | 'anthropic';
+  fallback: string;
+  /** The model goes into a file `--write` writes (not only into printed exports or snippets). */
+  inFiles: boolean;
 }
 
 /** A JSON path: object keys and array indexes. */
@@ -99,5 +110,7 @@ export interface ClientKind {
   summary: string;
   /** Its files must hold the token itself, so a token is required to write them. */
   needsToken?: boolean;
+  /** Its configuration names a model, which must be one the agent's upstream serves. */
+  model?: ModelChoice;
   plan(input: ConnectInput): Setup;
 }

@@ -10,7 +10,8 @@ import { FileFormatError } from '../../connect/json-file.js';
 import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations as locationsFor } from '../../connect/locations.js';
 import { renderJson, renderText, type Report } from '../../connect/render.js';
-import type { AgentInfo } from '../../connect/types.js';
+import { modelIds, pickModel } from '../../connect/models.js';
+import type { AgentInfo, ClientKind } from '../../connect/types.js';
 import { agentPath, AGENT_OPTIONS, flag, requireOption, stringOption, type Command, type CommandContext } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
@@ -43,10 +44,69 @@ export async function resolveToken(context: CommandContext, kindName: string, fr
   return { token: given ?? fromEnv, minted: false };
 }
 
+/** The ids the agent's upstream lists, asked through Engram with the agent token; else why not. */
+async function servedModels(agent: AgentInfo, token: string, family: 'openai' | 'anthropic'): Promise<{ ids?: string[]; why?: string }> {
+  try {
+    const response = await fetch(`${agent.baseUrl}/v1/models`, {
+      headers: { authorization: `Bearer ${token}`, ...(family === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await response.text();
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      answer = undefined;
+    }
+    if (!response.ok) {
+      const error = (answer as { error?: { message?: unknown } } | undefined)?.error;
+      const message = typeof error?.message === 'string' ? `: ${error.message}` : '';
+      return { why: `its model list answered HTTP ${response.status}${message}` };
+    }
+    const ids = modelIds(answer);
+    return ids ? { ids } : { why: 'its answer to GET /v1/models is not a model list' };
+  } catch (error) {
+    return { why: `its model list could not be fetched: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * The model the client's configuration names: `--model`, else one the agent's upstream
+ * lists, else the kind's usual one, said to be a guess. Writing a file that would name a
+ * model the upstream may not serve is refused: the client would fail on its first request
+ * with a provider error far from its cause.
+ */
+async function chooseModel(
+  context: CommandContext,
+  kind: ClientKind,
+  agent: AgentInfo,
+  token: string | undefined,
+  write: boolean,
+): Promise<{ model: string | undefined; note?: string }> {
+  const given = stringOption(context, 'model');
+  if (given !== undefined || !kind.model) return { model: given };
+  let why: string;
+  if (token === undefined) {
+    why = 'no agent token to ask with: set ENGRAM_TOKEN, or use --token-env VAR, --token-file PATH, --token-stdin or --new-token';
+  } else {
+    const served = await servedModels(agent, token, kind.model.family);
+    const picked = served.ids && pickModel(served.ids, kind.model);
+    if (picked) return { model: picked, note: `Model ${picked}: the agent's upstream serves it (one of ${served.ids!.length} it lists); --model picks another.` };
+    why = served.why ?? 'its model list is empty';
+  }
+  if (write && kind.model.inFiles) {
+    throw new CliError(`${kind.title}'s configuration names a model, and Engram cannot tell which ones the agent's upstream serves (${why}). Pass --model NAME with one it serves.`);
+  }
+  return {
+    model: kind.model.fallback,
+    note: `Model ${kind.model.fallback} is a guess: Engram could not ask the agent's upstream (${why}); --model NAME picks one it serves.`,
+  };
+}
+
 export const connectCommand: Command = {
   path: ['connect'],
   // The list of clients rides on the synopsis: `engram connect --help` and usage errors show it, `engram help` keeps one line.
-  synopsis: `<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [${TOKEN_SYNOPSIS}] [--model NAME] [--home DIR] [--json]\n\nClients:\n${KIND_LIST}`,
+  synopsis: `<client> --org NAME_OR_ID --agent NAME_OR_ID [--write] [${TOKEN_SYNOPSIS}] [--model NAME] [--settings-env] [--home DIR] [--json]\n\nClients:\n${KIND_LIST}`,
   summary: "Set up a client to use an agent: prints its configuration, or merges it into the client's files with --write",
   positionals: 1,
   remote: true,
@@ -55,6 +115,7 @@ export const connectCommand: Command = {
     write: { type: 'boolean' },
     ...TOKEN_OPTIONS,
     model: { type: 'string' },
+    'settings-env': { type: 'boolean' },
     home: { type: 'string' },
   },
   async run(context) {
@@ -77,10 +138,14 @@ export const connectCommand: Command = {
     const agent = agentInfo(await context.api().get<AgentJson>(agentPath(context)));
     const { token, minted } = await resolveToken(context, kind.name, environment.token);
     const write = flag(context, 'write');
-    if (write && kind.needsToken && token === undefined) {
+    const settingsEnv = flag(context, 'settings-env');
+    if (settingsEnv && kind.name !== 'claude-code') throw new UsageError('--settings-env is for claude-code (its settings.json env)');
+    if (write && (kind.needsToken || settingsEnv) && token === undefined) {
       throw new CliError(`${kind.title} keeps the token in its file: set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token to mint one.`);
     }
-    const setup = kind.plan({ agent, locations, token, model: stringOption(context, 'model') });
+    const { model, note } = await chooseModel(context, kind, agent, token, write);
+    const setup = kind.plan({ agent, locations, token, model, settingsEnv });
+    if (note) setup.notes.unshift(note);
 
     const report: Report = {
       kind,

@@ -7,6 +7,7 @@ export const agentsSdk: ClientKind = {
   name: 'agents-sdk',
   title: 'OpenAI Agents SDK',
   summary: 'OpenAI Agents SDK (TypeScript or Python): chat-completions model and MCP server',
+  model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
   plan(input) {
     const { agent } = input;
     const model = input.model ?? DEFAULT_COPILOT_MODEL;

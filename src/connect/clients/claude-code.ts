@@ -4,8 +4,20 @@
  * headers), SessionStart and Stop hooks in ~/.claude/settings.json.
  */
 import path from 'node:path';
-import type { ClientKind } from '../types.js';
+import type { ClientKind, Edit } from '../types.js';
 import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
+
+/**
+ * `--settings-env`: Claude Code applies its settings' `env` to every session, so no shell
+ * profile is needed. The header carries the token (Claude's own login or key goes out as
+ * well, and Engram ignores it).
+ */
+function settingsEnvEdits(baseUrl: string, token: string | undefined): Edit[] {
+  return [
+    { kind: 'set', path: ['env', 'ANTHROPIC_BASE_URL'], value: baseUrl },
+    { kind: 'set', path: ['env', 'ANTHROPIC_CUSTOM_HEADERS'], value: `X-Engram-Api-Key: ${token ?? '<ENGRAM_TOKEN>'}` },
+  ];
+}
 
 export const claudeCode: ClientKind = {
   name: 'claude-code',
@@ -41,8 +53,10 @@ export const claudeCode: ClientKind = {
           type: 'structured',
           path: path.join(locations.home, '.claude', 'settings.json'),
           format: 'json',
-          purpose: 'SessionStart and Stop hooks',
-          edits: commandHookEdits(hooks),
+          purpose: input.settingsEnv ? 'SessionStart and Stop hooks; the base URL and token header for every session (env)' : 'SessionStart and Stop hooks',
+          edits: [...commandHookEdits(hooks), ...(input.settingsEnv ? settingsEnvEdits(input.agent.baseUrl, input.token) : [])],
+          // Claude Code does not expand variables in its settings' env: the token is written as it is.
+          ...(input.settingsEnv ? { secret: true } : {}),
         },
         ...hooks.files,
       ],

@@ -13,6 +13,7 @@ export const copilot: ClientKind = {
   name: 'copilot',
   title: 'GitHub Copilot CLI',
   summary: 'GitHub Copilot CLI: provider variables, MCP server, sessionStart/agentStop hooks',
+  model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
   plan(input) {
     const { agent, locations } = input;
     const hooks = hookScripts(input, {

@@ -16,6 +16,7 @@ export const crush: ClientKind = {
   name: 'crush',
   title: 'Crush',
   summary: 'Crush: messages-style provider and MCP server in crush.json',
+  model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
   plan(input) {
     const { agent, locations } = input;
     const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;

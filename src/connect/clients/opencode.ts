@@ -14,6 +14,7 @@ export const opencode: ClientKind = {
   name: 'opencode',
   title: 'opencode',
   summary: 'opencode: messages-style provider and MCP server in opencode.json',
+  model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
   plan(input) {
     const { agent, locations } = input;
     const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
