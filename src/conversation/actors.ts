@@ -7,7 +7,7 @@ import { conversationMachine, type StepInput } from '../../machines/conversation
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
-import { EngramError } from '../errors.js';
+import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
 import { buildExtractionJob, publishExtractionJob, type ExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
@@ -147,13 +147,18 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const secrets = await control.agentSecrets(agent.id);
     if (!secrets) throw new EngramError('internal', 'The agent has no upstream credentials');
     const { adapter } = request;
-    const response = await upstream.send({
-      url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
-      method: 'POST',
-      headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
-      body: results.inject!.forwardBody,
-      signal,
-    });
+    const response = await upstream
+      .send({
+        url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
+        method: 'POST',
+        headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
+        body: results.inject!.forwardBody,
+        signal,
+      })
+      // The log of a failure names the agent and the upstream's host (never the key).
+      .catch((error: unknown) => {
+        throw fromUpstream(error, { agentId: agent.id, url: agent.upstream.baseUrl });
+      });
     return { ok: response.status >= 200 && response.status < 300, ...response };
   });
 
@@ -169,7 +174,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       adapter: request.adapter,
       sse,
       signal,
-      failure: (error) => upstream.failure(error),
+      failure: (error) => {
+        const { agent } = results.authenticate!;
+        return fromUpstream(upstream.failure(error), { agentId: agent.id, url: agent.upstream.baseUrl });
+      },
       maxEventBytes: config.sseMaxEventBytes,
     });
     const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
