@@ -61,7 +61,7 @@ test('in one process too: refused while the first runs, free once it closed', as
     const error = await startEngram({}, dataDir).then(
       async (second) => {
         await second.close();
-        return assert.unreachable('the second server started');
+        throw new Error('the second server started');
       },
       (refused: unknown) => refused as Error,
     );

@@ -58,7 +58,7 @@ const refusal = (run: Promise<{ close(): Promise<void> }>) =>
   run.then(
     async (started) => {
       await started.close();
-      return assert.unreachable('started');
+      throw new Error('started: expected a refusal');
     },
     (error: unknown) => error as Error,
   );
