@@ -1,7 +1,7 @@
 /**
  * Issue 14: `engram serve` failures a user can act on. A taken port names the port and
  * how to choose another, without a stack trace; a bad value blames where it was written
- * (`--port` or `ENGRAM_PORT`), not always the variable.
+ * (`--port`, `ENGRAM_PORT` or the config file), not always the variable.
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -32,7 +32,7 @@ test('a port already taken: one line naming the port and --port / ENGRAM_PORT, n
   }
 });
 
-test('--port abc blames the flag; ENGRAM_PORT=abc blames the variable', async () => {
+test('--port abc blames the flag; ENGRAM_PORT=abc the variable; a config file value the file', async () => {
   const cwd = tempDir();
   try {
     const flag = await runCli(['serve', '--port', 'abc', '--data-dir', cwd], { cwd, env: cleanEnv() });
@@ -41,6 +41,11 @@ test('--port abc blames the flag; ENGRAM_PORT=abc blames the variable', async ()
     const variable = await runCli(['serve', '--data-dir', cwd], { cwd, env: cleanEnv({ ENGRAM_PORT: 'abc' }) });
     assert.is(variable.code, 2);
     assert.match(variable.stderr, /engram: ENGRAM_PORT must be an integer/);
+    const file = path.join(cwd, 'engram.toml');
+    fs.writeFileSync(file, 'port = "abc"\n');
+    const fromFile = await runCli(['serve', '--config', file], { cwd, env: cleanEnv() });
+    assert.is(fromFile.code, 2);
+    assert.ok(fromFile.stderr.includes(`"port" in ${file} must be an integer`), fromFile.stderr);
     const bool = await runCli(['serve', '--upstream-allow-private', 'maybe', '--data-dir', cwd], { cwd, env: cleanEnv() });
     assert.match(bool.stderr, /--upstream-allow-private must be true or false/);
   } finally {
