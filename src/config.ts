@@ -434,7 +434,11 @@ export function loadCliConfig(overrides: CliOverrides = {}, env: NodeJS.ProcessE
     if (host === '0.0.0.0') host = '127.0.0.1';
     else if (host === '::' || host === '[::]') host = '[::1]';
     else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-    url = `http://${host}:${get('port', 'ENGRAM_PORT') ?? '8420'}`;
+    const port = get('port', 'ENGRAM_PORT') ?? '8420';
+    if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) {
+      throw new ConfigError(`${overrides.port !== undefined ? '--port' : 'ENGRAM_PORT'} must be a port number (0-65535), got "${port}"`);
+    }
+    url = `http://${host}:${port}`;
   }
   let parsed: URL;
   try {

@@ -53,4 +53,21 @@ test('--port abc blames the flag; ENGRAM_PORT=abc the variable; a config file va
   }
 });
 
+test('a port out of range, or a client command given a bad --port, blames the flag', async () => {
+  const cwd = tempDir();
+  try {
+    const serve = await runCli(['serve', '--port', '70000', '--data-dir', cwd], { cwd, env: cleanEnv() });
+    assert.is(serve.code, 2, serve.stderr);
+    assert.match(serve.stderr, /engram: --port must be a port number \(0-65535\), got 70000/);
+    assert.not.match(serve.stderr, /\n\s+at /, 'no stack trace');
+    const client = await runCli(['org', 'list', '--port', 'abc'], { cwd, env: cleanEnv() });
+    assert.is(client.code, 2);
+    assert.match(client.stderr, /engram: --port must be a port number \(0-65535\), got "abc"/);
+    const variable = await runCli(['org', 'list'], { cwd, env: cleanEnv({ ENGRAM_PORT: 'abc' }) });
+    assert.match(variable.stderr, /engram: ENGRAM_PORT must be a port number/);
+  } finally {
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 test.run();

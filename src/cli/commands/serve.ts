@@ -15,13 +15,16 @@ const EXIT_GRACE_MS = 2_000;
 const STOP_AFTER_GRACE_MS = 10_000;
 
 /** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
-function listenFailure(error: unknown, host: string, port: number): CliError | undefined {
+function listenFailure(error: unknown, host: string, port: number, portSource: string): CliError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EADDRINUSE') {
     return new CliError(`Port ${port} on ${host} is already in use (another Engram, or another program): choose another with --port N or ENGRAM_PORT=N`);
   }
   if (code === 'EACCES') {
     return new CliError(`Not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges): choose another with --port N or ENGRAM_PORT=N`);
+  }
+  if (code === 'ERR_SOCKET_BAD_PORT') {
+    return new CliError(`${portSource} must be a port number (0-65535), got ${port}`, 2);
   }
   if (code === 'EADDRNOTAVAIL') {
     return new CliError(`Cannot listen on ${host}: no network interface has that address; choose another with --host or ENGRAM_HOST`);
@@ -51,7 +54,7 @@ export const serveCommand: Command = {
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
     const server = await start(config).catch((error: unknown) => {
-      throw listenFailure(error, config.host, config.port) ?? error;
+      throw listenFailure(error, config.host, config.port, typeof values.port === 'string' ? '--port' : 'ENGRAM_PORT') ?? error;
     });
     // DESIGN section 4: a generated admin token's location is printed, never the token.
     const admin = server.adminToken;
