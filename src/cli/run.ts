@@ -11,6 +11,7 @@ import { ApiClient } from './api-client.js';
 import type { Command, CommandContext, Io, OptionValues, OptionsConfig } from './command.js';
 import { agentCommands } from './commands/agents.js';
 import { archiveCommands } from './commands/archive.js';
+import { backupCommand } from './commands/backup.js';
 import { connectCommand } from './commands/connect.js';
 import { deadLetterCommands } from './commands/dead-letters.js';
 import { jobsCommand } from './commands/jobs.js';
@@ -21,7 +22,7 @@ import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands, backupCommand];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },
@@ -34,7 +35,7 @@ const REMOTE_OPTIONS: OptionsConfig = {
 const REMOTE_HELP = `Server and credentials (client commands):
   --url URL             server address (ENGRAM_URL; default http://ENGRAM_HOST:ENGRAM_PORT, 127.0.0.1:8420)
   --admin-token TOKEN   admin token (ENGRAM_ADMIN_TOKEN; default: read <data dir>/admin-token)
-  --data-dir DIR        data dir holding admin-token (ENGRAM_DATA_DIR; default ./.engram)`;
+  --data-dir DIR        data dir holding admin-token (ENGRAM_DATA_DIR; default ~/.engram)`;
 
 export const processIo: Io = {
   out: (text) => void process.stdout.write(text + '\n'),
