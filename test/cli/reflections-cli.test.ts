@@ -1,0 +1,78 @@
+/**
+ * `engram reflections add|edit|export` as a user runs them: a real process against the
+ * real management plugin over SQLite.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runCli } from '../support/cli.js';
+import { ADMIN, startManagementServer, type ManagementServer } from '../http/management-server.js';
+
+const test = suite<{ server: ManagementServer; agent: any; target: string[]; base: string }>('engram reflections add, edit, export');
+
+test.before(async (context) => {
+  context.server = await startManagementServer();
+  context.agent = await context.server.createAgent('cli-refl-org', 'bot');
+  context.target = ['--org', 'cli-refl-org', '--agent', 'bot', '--url', context.server.url, '--admin-token', ADMIN];
+  context.base = `/v0/orgs/${context.agent.org_id}/agents/${context.agent.id}`;
+});
+
+test.after(async ({ server }) => server.close());
+
+test('add stores a memory by hand, redacted and tagged; a restatement and a missing kind are refused', async ({ server, target, base }) => {
+  const added = await runCli(['reflections', 'add', 'Use pnpm, never npm; the registry token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--kind', 'procedural', '--topic', 'tooling', '--tag', 'pnpm', ...target]);
+  assert.is(added.code, 0, added.stderr);
+  assert.match(added.stdout, /^Added reflection ref_\w+ \[procedural\] \(tooling\): Use pnpm, never npm/);
+  assert.not.match(added.stdout, /ghp_abcdef/);
+  const id = /ref_\w+/.exec(added.stdout)![0];
+  const stored = await server.call('GET', `${base}/reflections/${id}`);
+  assert.equal(stored.json.tags, ['pnpm', 'added-by-hand']);
+
+  const again = await runCli(['reflections', 'add', 'use pnpm, never npm; the registry token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', '--kind', 'procedural', ...target]);
+  assert.is(again.code, 1);
+  assert.match(again.stderr, new RegExp(`says the same \\(\`${id}\`\\)`));
+  const noKind = await runCli(['reflections', 'add', 'Something', ...target]);
+  assert.is(noKind.code, 2);
+  assert.match(noKind.stderr, /--kind is required/);
+});
+
+test('edit changes a memory in place: same id, marked edited-by-hand', async ({ server, agent, target, base }) => {
+  const [seeded] = await server.seed(agent.id, [{ kind: 'factual', content: 'Staging is on port 8443', topic: 'staging', origin: { conversation: 'conv_s' } }]);
+  const edited = await runCli(['reflections', 'edit', seeded.id, '--content', 'Staging is on port 9443', '--json', ...target]);
+  assert.is(edited.code, 0, edited.stderr);
+  const json = JSON.parse(edited.stdout);
+  assert.equal([json.id, json.content, json.origin.conversation_id], [seeded.id, 'Staging is on port 9443', 'conv_s']);
+  assert.ok(json.tags.includes('edited-by-hand'));
+  assert.is((await server.call('GET', `${base}/reflections/${seeded.id}`)).json.content, 'Staging is on port 9443');
+  assert.is((await runCli(['reflections', 'edit', seeded.id, ...target])).code, 2, 'nothing to change');
+});
+
+test('export writes every reflection as JSON lines (stdout or a private file) or one JSON document', async ({ server, agent, target }) => {
+  const count = await server.deps.reflections.count(agent.id);
+  const lines = await runCli(['reflections', 'export', ...target]);
+  assert.is(lines.code, 0, lines.stderr);
+  const parsed = lines.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+  assert.is(parsed.length, count);
+  assert.ok(parsed.every((r) => r.agent_id === agent.id));
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-export-'));
+  try {
+    const file = path.join(dir, 'reflections.jsonl');
+    const written = await runCli(['reflections', 'export', '--out', file, ...target]);
+    assert.is(written.code, 0, written.stderr);
+    assert.is(fs.statSync(file).mode & 0o777, 0o600);
+    assert.equal(fs.readFileSync(file, 'utf8'), lines.stdout);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const json = await runCli(['reflections', 'export', '--format', 'json', ...target]);
+  assert.equal(JSON.parse(json.stdout).data.map((r: any) => r.id), parsed.map((r) => r.id));
+  assert.is((await runCli(['reflections', 'export', '--format', 'csv', ...target])).code, 2);
+  const missing = await runCli(['reflections', 'export', '--org', 'cli-refl-org', '--agent', 'nobody', '--url', server.url, '--admin-token', ADMIN]);
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, /No agent `nobody`/);
+});
+
+test.run();

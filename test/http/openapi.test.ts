@@ -1,0 +1,246 @@
+/**
+ * The OpenAPI document is the management API's contract: every route Fastify registers
+ * is in it, real answers of a real Engram (SQLite file, HTTP) validate against its
+ * schemas, and every call the `engram` CLI makes is one of its operations.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { IncomingMessage } from 'node:http';
+import Fastify from 'fastify';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { managementRoutes } from '../../src/http/management.js';
+import { COMMANDS, runCli } from '../../src/cli/run.js';
+import type { Io } from '../../src/cli/command.js';
+import { ADMIN_TOKEN, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+interface Context {
+  engram: TestEngram;
+  agent: TestAgent;
+  doc: any;
+  ajv: Ajv2020;
+}
+
+const test = suite<Context>('management OpenAPI document');
+const DOC_ID = 'https://engram.test/openapi.json';
+
+/** A path template of the document as a regular expression over concrete paths. */
+function pattern(template: string): RegExp {
+  const escaped = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
+  return new RegExp(`^${escaped}$`);
+}
+
+function documented(doc: any, method: string, concretePath: string): string | undefined {
+  return Object.keys(doc.paths).find((template) => pattern(template).test(concretePath) && doc.paths[template][method.toLowerCase()]);
+}
+
+test.before(async (context) => {
+  context.engram = await startEngram();
+  context.agent = await context.engram.createAgent('https://api.example.test', { name: 'doc-agent', org: 'doc-org' });
+  const response = await fetch(`${context.engram.url}/v0/openapi.json`);
+  assert.is(response.status, 200, 'served without a token');
+  context.doc = await response.json();
+  context.ajv = addFormats(new Ajv2020({ strict: false, validateSchema: false, allErrors: true }));
+  context.ajv.addSchema({ ...context.doc, $id: DOC_ID });
+});
+
+test.after(async ({ engram }) => engram.close());
+
+/** Validates `body` against the documented answer of `method template` with `status`. */
+function check(context: Context, method: string, template: string, status: number, body: unknown, mediaType = 'application/json'): void {
+  const operation = context.doc.paths[template]?.[method];
+  assert.ok(operation, `${method.toUpperCase()} ${template} is documented`);
+  const response = operation.responses[String(status)];
+  assert.ok(response, `${method.toUpperCase()} ${template} documents ${status}`);
+  const schema = JSON.parse(JSON.stringify(response.content[mediaType].schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`));
+  const validate = context.ajv.compile(schema);
+  assert.ok(validate(body), `${method.toUpperCase()} ${template} ${status}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+}
+
+test('an OpenAPI 3.1 document with the bearer scheme and the error shape', ({ doc }) => {
+  assert.is(doc.openapi, '3.1.0');
+  assert.equal(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearer.description });
+  assert.equal(doc.components.schemas.Error.required, ['error']);
+  assert.equal(doc.paths['/v0/openapi.json'].get.security, []);
+  const post = doc.paths['/v0/orgs/{org}/agents/{agent}/reflections'].post;
+  assert.equal(post.security, [{ bearer: [] }]);
+  assert.equal(post.parameters.map((p: any) => [p.name, p.in, p.required]), [['org', 'path', true], ['agent', 'path', true]]);
+  assert.equal(post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewReflection' });
+  assert.equal(doc.components.schemas.NewReflection.required, ['content', 'kind']);
+  assert.equal(doc.components.schemas.NewReflection.properties.kind.enum, ['factual', 'procedural']);
+  for (const status of ['400', '401', '403', '404', '409']) {
+    assert.equal(post.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/Error' }, status);
+  }
+  const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
+  assert.is(new Set(ids).size, ids.length, 'operation ids are unique');
+});
+
+test('every management route Fastify registers is a documented operation, and nothing else is', async ({ engram, doc }) => {
+  const routes: Array<{ method: string; url: string }> = [];
+  const app = Fastify({ logger: false });
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method: method.toLowerCase(), url: route.url });
+  });
+  await app.register(managementRoutes, { deps: engram.running.deps });
+  await app.ready();
+  await app.close();
+  assert.ok(routes.length >= 20, `${routes.length} routes`);
+  for (const route of routes) {
+    const template = route.url.replace(/:(\w+)/g, '{$1}');
+    const operation = doc.paths[template]?.[route.method];
+    assert.ok(operation, `${route.method.toUpperCase()} ${route.url} is missing from the OpenAPI document`);
+    const names = (operation.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
+    assert.equal(names, [...route.url.matchAll(/:(\w+)/g)].map(([, name]) => name), `path parameters of ${route.url}`);
+  }
+  const registered = new Set(routes.map((route) => `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`));
+  for (const [template, item] of Object.entries<any>(doc.paths)) {
+    for (const method of Object.keys(item)) assert.ok(registered.has(`${method} ${template}`), `${method} ${template} is documented but not served`);
+  }
+});
+
+test('real answers validate against the documented schemas', async (context) => {
+  const { engram, agent } = context;
+  const base = `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
+  const call = async (method: string, pathname: string, body?: unknown, token?: string) => {
+    const reply = await engram.api(method, pathname, body, token);
+    return reply;
+  };
+  const A = '/v0/orgs/{org}/agents/{agent}';
+
+  check(context, 'get', '/v0/orgs', 200, (await call('GET', '/v0/orgs')).json);
+  const org = await call('POST', '/v0/orgs', { name: 'doc-org-2' });
+  check(context, 'post', '/v0/orgs', 201, org.json);
+  check(context, 'get', '/v0/orgs/{org}', 200, (await call('GET', `/v0/orgs/${org.json.id}`)).json);
+  const created = await call('POST', `/v0/orgs/${org.json.id}/agents`, {
+    name: 'a2',
+    type: 'api_provider',
+    upstream: { base_url: 'https://api.example.test/v1', api_key: 'sk-x', headers: { 'X-Title': 'doc' }, responses_state: 'upstream' },
+    memory: { inject: false, extract: true, top_k: 3, token_budget: 500, min_score: 0.2, extraction_model: 'gpt-small' },
+  });
+  assert.is(created.status, 201, JSON.stringify(created.json));
+  check(context, 'post', '/v0/orgs/{org}/agents', 201, created.json);
+  check(context, 'get', '/v0/orgs/{org}/agents', 200, (await call('GET', `/v0/orgs/${org.json.id}/agents`)).json);
+  check(context, 'patch', A, 200, (await call('PATCH', `/v0/orgs/${org.json.id}/agents/a2`, { memory: { extraction_model: null } })).json);
+  check(context, 'get', A, 200, (await call('GET', base, undefined, agent.token)).json);
+  const token = await call('POST', `${base}/tokens`, { name: 'ci' });
+  check(context, 'post', `${A}/tokens`, 201, token.json);
+  check(context, 'get', `${A}/tokens`, 200, (await call('GET', `${base}/tokens`)).json);
+  check(context, 'delete', `${A}/tokens/{tokenId}`, 200, (await call('DELETE', `${base}/tokens/${token.json.id}`)).json);
+
+  const added = await call('POST', `${base}/reflections`, { content: 'The deploy script is tools/deploy.sh', kind: 'factual', topic: 'deploy' });
+  check(context, 'post', `${A}/reflections`, 201, added.json);
+  check(context, 'get', `${A}/reflections`, 200, (await call('GET', `${base}/reflections`)).json);
+  check(context, 'get', `${A}/reflections`, 200, (await call('GET', `${base}/reflections?q=deploy`)).json);
+  check(context, 'get', `${A}/reflections/{id}`, 200, (await call('GET', `${base}/reflections/${added.json.id}`)).json);
+  check(context, 'patch', `${A}/reflections/{id}`, 200, (await call('PATCH', `${base}/reflections/${added.json.id}`, { topic: 'ops' })).json);
+  check(context, 'put', `${A}/reflections/{id}`, 200, (await call('PUT', `${base}/reflections/${added.json.id}`, { content: 'Deploys run tools/deploy.sh', kind: 'procedural', topic: 'ops' })).json);
+  const exported = await fetch(`${engram.url}${base}/reflections/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  for (const line of (await exported.text()).trim().split('\n')) check(context, 'get', `${A}/reflections/export`, 200, JSON.parse(line), 'application/x-ndjson');
+  check(context, 'get', `${A}/reflections/export`, 200, (await call('GET', `${base}/reflections/export?format=json`)).json);
+  check(context, 'get', `${A}/index`, 200, (await call('GET', `${base}/index`)).json);
+  check(context, 'get', `${A}/jobs`, 200, (await call('GET', `${base}/jobs`)).json);
+  check(context, 'get', `${A}/extraction/dead-letters`, 200, (await call('GET', `${base}/extraction/dead-letters`)).json);
+  check(context, 'delete', `${A}/reflections`, 200, (await call('DELETE', `${base}/reflections?conversation=conv_x`)).json);
+  check(context, 'delete', `${A}/reflections/{id}`, 200, (await call('DELETE', `${base}/reflections/${added.json.id}`)).json);
+
+  // Errors, in the documented envelope, for the statuses documented.
+  const invalid = await call('POST', `${base}/reflections`, { content: 'x y', kind: 'opinion' });
+  check(context, 'post', `${A}/reflections`, 400, invalid.json);
+  check(context, 'post', `${A}/reflections`, 401, (await call('POST', `${base}/reflections`, { content: 'a b', kind: 'factual' }, 'egm_wrong')).json);
+  check(context, 'post', `${A}/reflections`, 403, (await call('POST', `${base}/reflections`, { content: 'a b', kind: 'factual' }, agent.token)).json);
+  check(context, 'get', `${A}/reflections/{id}`, 404, (await call('GET', `${base}/reflections/ref_nope`)).json);
+  check(context, 'post', '/v0/orgs', 409, (await call('POST', '/v0/orgs', { name: 'doc-org-2' })).json);
+  check(context, 'post', `${A}/extraction/dead-letters/{id}/retry`, 404, (await call('POST', `${base}/extraction/dead-letters/1/retry`, {})).json);
+  check(context, 'delete', A, 200, (await call('DELETE', `/v0/orgs/${org.json.id}/agents/a2`)).json);
+  check(context, 'delete', '/v0/orgs/{org}', 200, (await call('DELETE', `/v0/orgs/${org.json.id}`)).json);
+
+  // A schema that disagreed with the answers would fail here: the check itself can fail.
+  const validate = context.ajv.compile({ $ref: `${DOC_ID}#/components/schemas/Reflection` });
+  assert.not.ok(validate({ ...added.json, kind: 'opinion' }), 'an undocumented kind is refused');
+  assert.not.ok(validate({ ...added.json, surprise: 1 }), 'an undocumented field is refused');
+});
+
+/**
+ * Values for a command's options: enough for it to reach the server. Secrets come from
+ * plain flags (the file/env/stdin forms read elsewhere), and 404s are fine: the call was made.
+ */
+function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent: string; reflection: string; out: string }): string[] {
+  const values: Record<string, string> = {
+    org: names.org,
+    agent: names.agent,
+    name: `cli-${command.path.join('-')}`,
+    upstream: 'https://api.example.test',
+    'upstream-key': 'sk-cli-test',
+    header: 'X-Title: cli',
+    kind: 'factual',
+    format: 'jsonl',
+    limit: '5',
+    offset: '0',
+    'top-k': '5',
+    'token-budget': '100',
+    'extraction-model': 'gpt-small',
+    'responses-state': 'service',
+    content: 'An edited memory about the CLI',
+    topic: 'cli',
+    tag: 'cli',
+    conversation: 'conv_cli',
+    out: names.out,
+  };
+  const args: string[] = [];
+  for (const [name, option] of Object.entries(command.options ?? {})) {
+    if (option.type === 'boolean') {
+      if (name === 'yes') args.push('--yes');
+      continue;
+    }
+    if (/-(env|file|stdin)$/.test(name)) continue;
+    args.push(`--${name}`, values[name] ?? 'x');
+  }
+  const positionals: Record<string, string[]> = {
+    'org create': ['cli-org-created'],
+    'org delete': ['cli-org-created'],
+    'reflections add': ['A memory added by the CLI conformance test'],
+    'reflections search': ['deploy'],
+    'transcripts upload': ['codex', names.out],
+    // Without --write, connect only prints the settings it would write.
+    connect: ['codex'],
+  };
+  const given = positionals[command.path.join(' ')] ?? (command.positionals ? [names.reflection] : []);
+  return [...command.path, ...given, ...args];
+}
+
+test('every call of every engram client command is a documented operation', async ({ engram, agent, doc }) => {
+  const seen: Array<{ method: string; path: string; admin: boolean }> = [];
+  const listener = (request: IncomingMessage) => {
+    seen.push({ method: request.method ?? '', path: (request.url ?? '').split('?')[0], admin: request.headers.authorization === `Bearer ${ADMIN_TOKEN}` });
+  };
+  engram.running.app.server.on('request', listener);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-cli-doc-'));
+  try {
+    const added = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`, { content: 'The CLI conformance test edits this', kind: 'factual' });
+    const names = { org: agent.orgId, agent: agent.agentId, reflection: added.json.id, out: path.join(dir, 'out.jsonl') };
+    const remote = COMMANDS.filter((command) => command.remote);
+    // Deletions last, so the other commands find what they work on.
+    remote.sort((a, b) => Number(a.path.includes('delete')) - Number(b.path.includes('delete')));
+    assert.ok(remote.length >= 20, `${remote.length} client commands`);
+    const silent: Io = { out: () => undefined, err: () => undefined };
+    for (const command of remote) {
+      const before = seen.length;
+      const code = await runCli([...argsFor(command, names), '--url', engram.url, '--admin-token', ADMIN_TOKEN], silent);
+      const calls = seen.slice(before).filter((call) => call.admin);
+      assert.ok(calls.length > 0, `engram ${command.path.join(' ')} made no management call (exit ${code})`);
+      for (const call of calls) {
+        assert.ok(documented(doc, call.method, call.path), `engram ${command.path.join(' ')}: ${call.method} ${call.path} is not a documented operation`);
+      }
+    }
+  } finally {
+    engram.running.app.server.off('request', listener);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
