@@ -5,6 +5,7 @@
  * over the file.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
@@ -313,7 +314,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   return {
     port: int('port', 8420),
     host: get('host') ?? '127.0.0.1',
-    dataDir: path.resolve(get('data-dir') ?? '.engram'),
+    dataDir: path.resolve(get('data-dir') ?? defaultDataDir(env)),
     adminToken: adminToken(get('admin-token')),
     settleMs: int('settle-ms', 30_000),
     role: role(get('role')),
@@ -407,6 +408,14 @@ function serverNames(raw: string | undefined): string[] {
   return names;
 }
 
+/**
+ * `~/.engram` (DESIGN section 4): per user, not per working directory, so the client
+ * commands find the server's admin token from anywhere. `$HOME`, else the OS's idea of it.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.HOME || os.homedir(), '.engram');
+}
+
 /** Where the `engram` client commands (org, agent, token, ...) find the server. */
 export interface CliConfig {
   /** Server base URL, without a trailing slash. */
@@ -452,7 +461,7 @@ export function loadCliConfig(overrides: CliOverrides = {}, env: NodeJS.ProcessE
   return {
     url: url.replace(/\/+$/, ''),
     adminToken: get('admin-token', 'ENGRAM_ADMIN_TOKEN'),
-    dataDir: path.resolve(get('data-dir', 'ENGRAM_DATA_DIR') ?? '.engram'),
+    dataDir: path.resolve(get('data-dir', 'ENGRAM_DATA_DIR') ?? defaultDataDir(env)),
   };
 }
 
