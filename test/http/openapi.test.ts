@@ -62,6 +62,46 @@ function check(context: Context, method: string, template: string, status: numbe
   assert.ok(validate(body), `${method.toUpperCase()} ${template} ${status}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
 }
 
+/** The documented request body of `method template` accepts `body` (or, with `accepted` false, refuses it). */
+function checkRequest(context: Context, method: string, template: string, body: unknown, accepted = true): void {
+  const schema = context.doc.paths[template][method].requestBody.content['application/json'].schema;
+  const validate = context.ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`)));
+  assert.is(validate(body), accepted, `${method.toUpperCase()} ${template} request ${JSON.stringify(body)}: ${JSON.stringify(validate.errors)}`);
+}
+
+test('the documented request bodies accept what the server accepts and refuse what it refuses', async (context) => {
+  const { engram } = context;
+  const A = '/v0/orgs/{org}/agents/{agent}';
+  const cases: Array<[string, string, string, unknown]> = [
+    ['post', '/v0/orgs', '/v0/orgs', { name: 'req-org' }],
+    ['post', '/v0/orgs/{org}/agents', '/v0/orgs/req-org/agents', {
+      name: 'req-agent',
+      type: 'api_provider',
+      upstream: { base_url: 'https://api.example.test', api_key: '', headers: { 'X-A': 'b' }, responses_state: 'service' },
+      memory: { inject: true, extract: false, top_k: 100, token_budget: 1, min_score: 1, extraction_model: null },
+    }],
+    ['patch', A, '/v0/orgs/req-org/agents/req-agent', { name: 'req-agent-2', upstream: { api_key: 'sk-new' }, memory: {} }],
+    ['post', `${A}/tokens`, '/v0/orgs/req-org/agents/req-agent-2/tokens', {}],
+    ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'Requests match', kind: 'factual', topic: 'doc', tags: ['a'] }],
+  ];
+  for (const [method, template, concrete, body] of cases) {
+    checkRequest(context, method, template, body);
+    const reply = await engram.api(method.toUpperCase(), concrete, body);
+    assert.ok(reply.status < 300, `${method} ${concrete}: ${reply.status} ${JSON.stringify(reply.json)}`);
+  }
+  const refused: Array<[string, string, string, unknown]> = [
+    ['post', '/v0/orgs', '/v0/orgs', { name: 'x', extra: 1 }],
+    ['post', '/v0/orgs/{org}/agents', '/v0/orgs/req-org/agents', { name: 'n', upstream: {} }],
+    ['patch', A, '/v0/orgs/req-org/agents/req-agent-2', { memory: { top_k: 0 } }],
+    ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'c', kind: 'opinion' }],
+    ['patch', `${A}/reflections/{id}`, '/v0/orgs/req-org/agents/req-agent-2/reflections/ref_x', { origin: null }],
+  ];
+  for (const [method, template, concrete, body] of refused) {
+    checkRequest(context, method, template, body, false);
+    assert.is((await engram.api(method.toUpperCase(), concrete, body)).status, 400, `${method} ${concrete} ${JSON.stringify(body)}`);
+  }
+});
+
 test('an OpenAPI 3.1 document with the bearer scheme and the error shape', ({ doc }) => {
   assert.is(doc.openapi, '3.1.0');
   assert.equal(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearer.description });

@@ -176,7 +176,7 @@ export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'export'],
     synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--format jsonl|json] [--out FILE]',
-    summary: "Write all of an agent's reflections as JSON lines (default) or one JSON document, streamed",
+    summary: "Write all of an agent's reflections as JSON lines (default) or one JSON document, streamed (a whole deployment, vectors and all: engram export)",
     remote: true,
     options: { org: { type: 'string' }, agent: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
     async run(context) {
