@@ -77,7 +77,6 @@ export interface MetricsSources {
 export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  collectDefaultMetrics({ register: registry, prefix: 'engram_' });
 
   const requests = new Counter({
     name: 'engram_http_requests_total',
@@ -158,7 +157,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
 
   return {
-    render: () => registry.metrics(),
+    render: () => Registry.merge([registry, processMetrics()]).metrics(),
     contentType: registry.contentType,
     httpRequest({ route, method, status, agent }) {
       requests.inc({ route, method, status: String(status), agent });
@@ -178,6 +177,21 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     extractionFinished: (outcome) => finished.inc({ outcome }),
     embeddingFailed: () => embeddingFailures.inc(),
   };
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * CPU, memory, event-loop lag, handles: they describe the process, not an app, so every
+ * app of the process shows the same ones, collected once (the event-loop monitor runs
+ * until the process exits; one per app would add up in a test run).
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'engram_' });
+  }
+  return processRegistry;
 }
 
 function withTimeout<T>(promise: Promise<T>): Promise<T> {
