@@ -15,7 +15,7 @@ import {
   type CommandContext,
   type Io,
 } from '../command.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { learningLine } from './jobs.js';
 import { clip, printJson, printTable, shortTime } from '../output.js';
 
@@ -77,6 +77,23 @@ function printReflection(io: Io, r: ReflectionJson): void {
 function showReflection(context: CommandContext, reflection: ReflectionJson): void {
   if (flag(context, 'json')) printJson(context.io, reflection);
   else printReflection(context.io, reflection);
+}
+
+/** Copies an export to `out` (private to the user: reflections may hold what one would not share) or, line by line, to stdout. */
+async function writeExport(io: Io, body: Readable, out: string | undefined): Promise<void> {
+  if (out !== undefined) {
+    await pipeline(body, fs.createWriteStream(out, { mode: 0o600 }));
+    return;
+  }
+  let rest = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of body) {
+    const lines = (rest + decoder.decode(chunk as Uint8Array, { stream: true })).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) io.out(line);
+  }
+  rest += decoder.decode();
+  if (rest !== '') io.out(rest);
 }
 
 /** `reflections edit` (and its older name `update`): PATCH of the fields given. */
@@ -184,21 +201,13 @@ export const reflectionCommands: Command[] = [
       if (format !== 'jsonl' && format !== 'json') throw new UsageError(`--format must be jsonl or json, got "${format}"`);
       const body = await context.api().stream(`${agentPath(context)}/reflections/export?format=${format}`);
       const out = stringOption(context, 'out');
-      if (out !== undefined) {
-        // Reflections may hold what a person would rather not share: the file is the user's alone.
-        await pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), fs.createWriteStream(out, { mode: 0o600 }));
-        context.io.err(`Exported to ${out}.`);
-        return;
+      try {
+        await writeExport(context.io, Readable.fromWeb(body as NodeReadableStream<Uint8Array>), out);
+      } catch (error) {
+        // A connection cut mid-stream must not pass for a complete export.
+        throw new CliError(`The export was cut off (${(error as Error).message}): ${out ?? 'the output'} is incomplete`);
       }
-      let rest = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of Readable.fromWeb(body as NodeReadableStream<Uint8Array>)) {
-        const lines = (rest + decoder.decode(chunk as Uint8Array, { stream: true })).split('\n');
-        rest = lines.pop() ?? '';
-        for (const line of lines) context.io.out(line);
-      }
-      rest += decoder.decode();
-      if (rest !== '') context.io.out(rest);
+      if (out !== undefined) context.io.err(`Exported to ${out}.`);
     },
   },
   {
