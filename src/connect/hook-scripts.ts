@@ -62,7 +62,7 @@ post() {
     detail=$(head -c 500 "$work/answer" 2>/dev/null)
     echo "$hook: POST $1 failed (HTTP \${code:-none}): $(cat "$work/curl-error") \${detail}" >&2
     if [ "\${code:-}" = "401" ]; then
-      echo "$hook: Engram rejected ENGRAM_TOKEN (revoked, mistyped, or another agent's token?)." >&2
+      echo "$hook: Engram rejected ENGRAM_TOKEN; its message above says why (a revoked token, a provider key, ...). A mistyped or another agent's token gets the generic message." >&2
     fi
     return 1
   fi

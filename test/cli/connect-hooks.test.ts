@@ -142,6 +142,7 @@ test('a revoked token: every hook fails with Engram\'s 401 on stderr and nothing
     assert.match(run.stderr, /failed \(HTTP 401\)/);
     assert.match(run.stderr, /"code":"unauthorized"/);
     assert.match(run.stderr, /rejected ENGRAM_TOKEN/);
+    assert.match(run.stderr, /This token was revoked/, `${script}: Engram's reason reaches the user`);
   }
 });
 
