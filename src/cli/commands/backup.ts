@@ -61,9 +61,9 @@ export const backupCommand: Command = {
       context.io.out(`Backed up ${result.orgs} organisations, ${result.agents} agents, ${result.reflections} reflections (${result.bytes} bytes) to ${target} (mode 0600).`);
       if (key) context.io.out(`The secret key is in ${keyFile} (mode 0600): keep the two together, and as safe as the key itself.`);
       context.io.out(
-        `Restore: stop the server, then into an empty data dir DIR: cp ${target} DIR/${DATABASE_FILE}` +
+        `Restore into an empty data dir DIR, with no server on it: cp ${target} DIR/${DATABASE_FILE}` +
           (key ? ` && install -m 600 ${keyFile} DIR/secret-key` : '') +
-          ', and start `engram serve --data-dir DIR`.',
+          ', then `engram serve --data-dir DIR`.',
       );
     }
     if (config.secretKey) {
