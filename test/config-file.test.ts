@@ -103,9 +103,11 @@ test('engram serve --config FILE listens as the file says', async () => {
     assert.match(output, `Settings from ${file}`);
     assert.match(output, `(data dir ${dataDir})`);
   } finally {
-    const exited = new Promise((resolve) => serve.once('close', resolve));
-    serve.kill('SIGTERM');
-    await exited;
+    if (serve.exitCode === null && serve.signalCode === null) {
+      const exited = new Promise((resolve) => serve.once('close', resolve));
+      serve.kill('SIGTERM');
+      await exited;
+    }
   }
 });
 
