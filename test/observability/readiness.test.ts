@@ -11,14 +11,14 @@ import { startNatsServer } from '../support/nats-server.js';
 test('readyz is 503 naming the bus and the control store when their NATS server is down, 200 once it is back', async () => {
   const nats = await startNatsServer();
   const engram = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'ready', 'secret-key': '34'.repeat(32) });
-  let down = false;
+  let natsDown = false;
   try {
     const ready = await fetch(`${engram.url}/readyz`);
     assert.is(ready.status, 200);
     assert.equal(await ready.json(), { status: 'ready', checks: { control: 'ok', reflections: 'ok', bus: 'ok' } });
 
     await nats.stop();
-    down = true;
+    natsDown = true;
     const down = await fetch(`${engram.url}/readyz`);
     assert.is(down.status, 503);
     const body = await down.json();
@@ -32,7 +32,7 @@ test('readyz is 503 naming the bus and the control store when their NATS server 
     await health.text();
 
     await nats.restart();
-    down = false;
+    natsDown = false;
     await eventually(async () => {
       const again = await fetch(`${engram.url}/readyz`);
       await again.text();
@@ -40,7 +40,7 @@ test('readyz is 503 naming the bus and the control store when their NATS server 
     }, 20_000, 'ready again');
   } finally {
     // Closing a NATS connection waits for its server: bring it back should an assertion have failed while it was down.
-    if (down) await nats.restart();
+    if (natsDown) await nats.restart();
     await engram.close();
     await nats.cleanup();
   }
