@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { suite, test as single } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
@@ -214,6 +215,67 @@ single('an unreachable upstream and a failing embeddings endpoint are counted; t
     await engram.close();
     await upstream.close();
     await new Promise((resolve) => embeddings.close(resolve));
+  }
+});
+
+single('probes and scrapes are answered while the process-wide request cap is full', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'max-in-flight': '1', 'rate-limit-agent': '1' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const held = new AbortController();
+    upstream.enqueue({ type: 'stall', afterEvents: 1 });
+    const first = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'Take your time.' }] }),
+      signal: held.signal,
+    });
+    assert.is(first.status, 200);
+    const second = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Me too.' }] }),
+    });
+    assert.is(second.status, 429, 'the caps are full');
+    await second.text();
+    for (let i = 0; i < 3; i++) {
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        const probe = await fetch(engram.url + path);
+        assert.is(probe.status, 200, path);
+        await probe.text();
+      }
+    }
+    held.abort();
+    await first.body?.cancel().catch(() => undefined);
+  } finally {
+    await engram.close();
+    await upstream.close();
+  }
+});
+
+single('a Responses WebSocket turn is counted as an exchange of its agent', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram();
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    upstream.enqueue({ type: 'text', text: 'Over the socket.' });
+    const socket = new WebSocket(`${agent.baseUrl.replace(/^http/, 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${agent.token}` } });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const completed = new Promise<void>((resolve) =>
+      socket.on('message', (data) => {
+        if (['response.completed', 'error', 'response.failed'].includes(JSON.parse(String(data)).type)) resolve();
+      }),
+    );
+    socket.send(JSON.stringify({ type: 'response.create', model: 'gpt-test', input: 'Hello over a socket.' }));
+    await completed;
+    socket.close();
+    const text = await scrape(engram);
+    assert.is(sample(text, 'engram_proxy_exchanges_total', { agent: agent.agentId, protocol: 'responses', outcome: 'settled' }), 1);
+    assert.is(sample(text, 'engram_added_latency_seconds_count', { protocol: 'responses' }), 1);
+  } finally {
+    await engram.close();
+    await upstream.close();
   }
 });
 
