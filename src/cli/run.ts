@@ -49,7 +49,7 @@ function commandLine(command: Command): string {
 export function usage(group?: string): string {
   const commands = COMMANDS.filter((command) => group === undefined || command.path[0] === group);
   const lines = commands.map((command) => `  ${command.path.join(' ').padEnd(20)} ${command.summary}`);
-  return ['Usage: engram <command> [options]   (engram <command> --help for its options)', '', 'Commands:', ...lines, '', REMOTE_HELP].join('\n');
+  return ['Usage: engram <command> [options]   (engram <command> --help for its options; engram --version)', '', 'Commands:', ...lines, '', REMOTE_HELP].join('\n');
 }
 
 function findCommand(argv: string[]): Command | undefined {
