@@ -5,7 +5,7 @@
  * replicas on NATS still share a dir. Real processes, the real SQLite files.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
@@ -74,6 +74,24 @@ test('in one process too: refused while the first runs, free once it closed', as
   const again = await startEngram({}, dataDir);
   await again.close();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('a lock file that cannot be used stops the start in one line naming it', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-'));
+  writeFileSync(path.join(dataDir, 'engram.lock'), 'not a lock file, and long enough to be read as a database header........................................\n');
+  try {
+    const error = await startEngram({}, dataDir).then(
+      async (started) => {
+        await started.close();
+        throw new Error('started beside an unusable lock file');
+      },
+      (refused: unknown) => refused as Error,
+    );
+    assert.instance(error, StartupError);
+    assert.match(error.message, `Cannot lock the data dir ${dataDir} (${path.join(dataDir, 'engram.lock')}): file is not a database`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('replicas on NATS share a data dir by design: no lock', async () => {

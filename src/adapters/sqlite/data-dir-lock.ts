@@ -49,14 +49,19 @@ export interface DataDirLock {
 /** Takes the data dir's lock, or throws `DataDirLockedError` naming the process that holds it. */
 export function lockDataDir(dataDir: string): DataDirLock {
   const file = path.join(dataDir, LOCK_FILE);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  let db: BetterSqlite3.Database;
   try {
-    closeSync(openSync(file, 'wx', 0o600));
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    try {
+      closeSync(openSync(file, 'wx', 0o600));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    // timeout 0: a held lock answers SQLITE_BUSY at once instead of after a wait.
+    db = new BetterSqlite3(file, { timeout: 0 });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    throw cannotLock(dataDir, file, error);
   }
-  // timeout 0: a held lock answers SQLITE_BUSY at once instead of after a wait.
-  const db = new BetterSqlite3(file, { timeout: 0 });
   try {
     // The holder's pid is committed first (readers see only committed rows), then the
     // lock is taken again and kept. Should another process slip in between, the second
@@ -70,7 +75,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     const holder = isBusy(error) ? readHolder(db) : undefined;
     db.close();
     if (isBusy(error)) throw new DataDirLockedError(dataDir, holder);
-    throw error;
+    throw cannotLock(dataDir, file, error);
   }
   return {
     file,
@@ -79,6 +84,11 @@ export function lockDataDir(dataDir: string): DataDirLock {
       if (db.open) db.close();
     },
   };
+}
+
+/** A permission, a file that is not Engram's lock, a file system without locks: one line, not a stack. */
+function cannotLock(dataDir: string, file: string, error: unknown): StartupError {
+  return new StartupError(`Cannot lock the data dir ${dataDir} (${file}): ${(error as Error).message}`, { cause: error });
 }
 
 function isBusy(error: unknown): boolean {
