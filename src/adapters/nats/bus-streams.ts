@@ -30,6 +30,8 @@ import type { BusNames } from './bus-subjects.js';
 export const MIN_SERVER_VERSION = [2, 9, 4] as const;
 
 const STREAM_NAME_IN_USE = 10058;
+/** What nats-server 2.9 answers, instead of "name in use", to a replica that adds a stream another is adding at that moment. */
+const STREAM_SUBJECT_OVERLAP = 10065;
 const CONSUMER_NAME_IN_USE = 10013;
 const CONSUMER_ALREADY_EXISTS = 10148;
 const NO_MESSAGE_FOUND = 10037;
@@ -81,12 +83,24 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
     // starting together both get here without an error.
     await jsm.streams.add(config);
   } catch (error) {
-    if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error;
-    // It exists with another configuration (say a new dedup window): update it. A change
-    // the server refuses (retention, storage) surfaces as its error.
+    const code = error instanceof JetStreamApiError ? error.code : undefined;
+    if (code === STREAM_SUBJECT_OVERLAP && !(await streamExists(jsm, config.name))) throw error;
+    if (code !== STREAM_NAME_IN_USE && code !== STREAM_SUBJECT_OVERLAP) throw error;
+    // It exists with another configuration (say a new dedup window), or another replica
+    // has just created it: update it. A change the server refuses (retention, storage)
+    // surfaces as its error.
     const { name, ...changes } = config;
     await jsm.streams.update(name, changes);
   }
+}
+
+/** Whether the stream exists, allowing a replica that is creating it a moment to finish. */
+async function streamExists(jsm: JetStreamManager, name: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await jsm.streams.info(name).then(() => true, () => false)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 export interface DurableConsumer {
