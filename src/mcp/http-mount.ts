@@ -85,14 +85,18 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
   app.addHook('onRequest', async (request, reply) => {
     try {
       await authenticateFromHeaders(deps.control, request);
-    } catch {
+    } catch (error) {
+      // The 401's message is the one every surface gives (src/control/auth.ts): what was
+      // wrong where that reveals nothing, the generic one otherwise.
+      const refusal = toEngramError(error);
+      if (refusal.status !== 401) throw error;
       const given = request.headers.authorization !== undefined;
       closeIfBodyPending(request, reply);
       await rpcError(
         reply.header('www-authenticate', `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`),
         401,
         UNAUTHORIZED,
-        given ? 'The access token is not valid for this agent' : 'Send the agent access token as Authorization: Bearer <token>',
+        refusal.message,
       );
       return reply;
     }

@@ -69,6 +69,17 @@ async function hookRefusal(agent: { orgId: string; agentId: string }, engram: Te
   return { status: response.status, message: ((await response.json()) as any).error.message as string };
 }
 
+async function mcpRefusal(agent: { baseUrl: string }, headers: Record<string, string>) {
+  const response = await fetch(`${agent.baseUrl}/v0/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const body = (await response.json()) as any;
+  assert.is(body.jsonrpc, '2.0', 'the JSON-RPC envelope');
+  return { status: response.status, message: body.error.message as string };
+}
+
 function upgradeRefusal(engram: TestEngram, agent: TestAgent, headers: Record<string, string>): Promise<{ status: number; message: string }> {
   const url = `${engram.url.replace(/^http/, 'ws')}/v0/orgs/${agent.orgId}/agents/${agent.agentId}/v1/responses`;
   const socket = new WebSocket(url, { headers });
@@ -103,6 +114,9 @@ test('no token at all: told which headers carry it, on the proxy, the hooks and 
   const upgrade = await upgradeRefusal(engram, agent, {});
   assert.is(upgrade.status, 401);
   assert.match(upgrade.message, /Authorization: Bearer egm_…/);
+  const rpc = await mcpRefusal(agent, {});
+  assert.is(rpc.status, 401);
+  assert.match(rpc.message, /Authorization: Bearer egm_…/);
 });
 
 test('a provider key instead of the Engram token is named as such (OpenAI SDK, Anthropic SDK)', async ({ agent }) => {
@@ -121,6 +135,9 @@ test('the admin token on the proxy is pointed at the management API', async ({ a
   const upgrade = await upgradeRefusal(engram, agent, { authorization: `Bearer ${ADMIN_TOKEN}` });
   assert.is(upgrade.status, 401);
   assert.match(upgrade.message, /admin token/);
+  const rpc = await mcpRefusal(agent, { authorization: `Bearer ${ADMIN_TOKEN}` });
+  assert.is(rpc.status, 401);
+  assert.match(rpc.message, /admin token is for the management API/);
 });
 
 test('a revoked token is told so on its own agent, and gets the generic answer elsewhere', async ({ engram, agent, other }) => {
@@ -161,6 +178,7 @@ test("another agent's live token reveals nothing: the same answer as a token nev
   assert.equal(anthropic[0], anthropic[1]);
   assert.equal(await hookRefusal(agent, engram, { authorization: `Bearer ${other.token}` }), { status: 401, message: GENERIC });
   assert.equal(await upgradeRefusal(engram, agent, { authorization: `Bearer ${other.token}` }), { status: 401, message: GENERIC });
+  assert.equal(await mcpRefusal(agent, { authorization: `Bearer ${other.token}` }), { status: 401, message: GENERIC });
 });
 
 test.run();
