@@ -69,7 +69,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
 
   app.setErrorHandler((error, request, reply) => {
     const adapter = request.routeOptions.config.protocol ?? chatCompletions;
-    const rendered = adapter.renderError(toEngramError(error));
+    const rendered = adapter.renderError(toEngramError(error, { what: 'The request body', bytes: deps.config.bodyLimit, setting: 'ENGRAM_BODY_LIMIT' }));
     if (rendered.status >= 500) request.log.error({ err: error }, 'proxy request failed');
     closeIfBodyPending(request, reply);
     return reply.code(rendered.status).header('x-engram-injected', '0').send(rendered.body);

@@ -74,7 +74,7 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) => done(null, body));
   app.setErrorHandler((error, request, reply) => {
-    const engramError = toEngramError(error);
+    const engramError = toEngramError(error, { what: 'The MCP request body', bytes: MCP_BODY_LIMIT });
     if (engramError.status >= 500) request.log.error({ err: error }, 'MCP request failed');
     closeIfBodyPending(request, reply);
     return rpcError(reply, engramError.status, INVALID_REQUEST, engramError.message);

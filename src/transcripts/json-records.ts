@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import { EngramError } from '../errors.js';
+import { EngramError, tooLarge } from '../errors.js';
 import { RecordReader } from './record-reader.js';
 
 export interface ReadOptions {
@@ -87,7 +87,7 @@ export async function readJsonRecords(
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     bytes += chunk.length;
     if (bytes > options.maxBytes) {
-      throw new EngramError('body_too_large', `The transcript is larger than the limit of ${options.maxBytes} bytes`);
+      throw tooLarge({ what: 'The transcript', bytes: options.maxBytes, setting: 'ENGRAM_TRANSCRIPT_MAX_BYTES' });
     }
     for (let at = 0; at < chunk.length; at += SLICE) {
       const slice = chunk.subarray(at, at + SLICE);

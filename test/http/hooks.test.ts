@@ -8,7 +8,8 @@ import http from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { fixture, releaseExtractor, transcriptOf, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -151,7 +152,7 @@ test('a body over the limit gets 413, declared or streamed, and nothing of it is
 
   const declared = await upload(agent, 'copilot/stop', oversized);
   assert.is(declared.status, 413);
-  assert.match(declared.json.error.message, new RegExp(`limit of ${LIMIT} bytes`));
+  assert.match(declared.json.error.message, new RegExp(`limit of 64 KiB \\(${LIMIT} bytes\\); ENGRAM_TRANSCRIPT_MAX_BYTES raises it`));
 
   // Chunked, no content-length: refused once the limit is crossed.
   const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -165,9 +166,10 @@ test('a body over the limit gets 413, declared or streamed, and nothing of it is
     Readable.from([oversized.slice(0, 30000), oversized.slice(30000)]).pipe(request);
   });
   assert.is(streamed.status, 413);
-  assert.match(JSON.parse(streamed.body).error.message, /limit/);
+  assert.match(JSON.parse(streamed.body).error.message, /ENGRAM_TRANSCRIPT_MAX_BYTES/);
 
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Once nothing is queued, nothing of the refused uploads reached extraction.
+  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
   assert.is(upstream.extractionRequests().filter((r) => JSON.stringify(r.json).includes('ee098856')).length, 0);
   const whole = await upload(agent, 'copilot/stop', base);
   assert.is(whole.status, 202, 'the refused uploads left no mark: the same session is new');

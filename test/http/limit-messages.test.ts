@@ -39,7 +39,7 @@ test('the proxy: OpenAI SDK sees a 413 naming ENGRAM_BODY_LIMIT', async ({ agent
     const apiError = error as InstanceType<typeof OpenAI.APIError>;
     assert.is(apiError.status, 413);
     assert.is((apiError.error as any).code, 'body_too_large');
-    assert.match((apiError.error as any).message, /larger than the limit; ENGRAM_BODY_LIMIT raises it/);
+    assert.match((apiError.error as any).message, /^The request body is larger than the limit of 4 KiB \(4096 bytes\); ENGRAM_BODY_LIMIT raises it$/);
   }
 });
 
@@ -54,7 +54,7 @@ test('the proxy: Anthropic SDK sees request_too_large naming ENGRAM_BODY_LIMIT',
     assert.is(apiError.status, 413);
     const body = apiError.error as any;
     assert.is(body.error.type, 'request_too_large');
-    assert.match(body.error.message, /ENGRAM_BODY_LIMIT raises it/);
+    assert.match(body.error.message, /limit of 4 KiB \(4096 bytes\); ENGRAM_BODY_LIMIT raises it/);
   }
 });
 
@@ -62,6 +62,18 @@ test('the management API names its own limit with the figure', async ({ engram }
   const answer = await engram.api('POST', '/v0/orgs', { name: 'big', padding: LARGE });
   assert.is(answer.status, 413);
   assert.match(answer.json.error.message, /^The management request body is larger than the limit of 4 KiB \(4096 bytes\)$/);
+});
+
+test('MCP names its fixed limit in a JSON-RPC error', async ({ agent }) => {
+  const response = await fetch(`${agent.baseUrl}/v0/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { padding: 'x'.repeat(5 * 1024 * 1024) } }),
+  });
+  assert.is(response.status, 413);
+  const body = (await response.json()) as any;
+  assert.is(body.jsonrpc, '2.0');
+  assert.match(body.error.message, /^The MCP request body is larger than the limit of 4 MiB \(4194304 bytes\)$/);
 });
 
 test.run();

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../../deps.js';
 import type { Agent, ProtocolId } from '../../domain/types.js';
-import { EngramError } from '../../errors.js';
+import { EngramError, tooLarge } from '../../errors.js';
 import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
@@ -123,7 +123,7 @@ function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
 function checkLength(request: FastifyRequest, limit: number): void {
   const length = Number(request.headers['content-length']);
   if (Number.isFinite(length) && length > limit) {
-    throw new EngramError('body_too_large', `The transcript is larger than the limit of ${limit} bytes`);
+    throw tooLarge({ what: 'The transcript', bytes: limit, setting: 'ENGRAM_TRANSCRIPT_MAX_BYTES' });
   }
 }
 

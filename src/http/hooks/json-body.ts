@@ -1,4 +1,4 @@
-import { EngramError } from '../../errors.js';
+import { EngramError, tooLarge } from '../../errors.js';
 
 /** A small JSON body read from its stream: `{}` when empty; 400 when not JSON, 413 past `limit` bytes. */
 export async function readJsonBody(body: AsyncIterable<Buffer | string>, limit: number): Promise<unknown> {
@@ -7,7 +7,7 @@ export async function readJsonBody(body: AsyncIterable<Buffer | string>, limit: 
   for await (const piece of body) {
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece;
     size += chunk.length;
-    if (size > limit) throw new EngramError('body_too_large', `The body is larger than the limit of ${limit} bytes`);
+    if (size > limit) throw tooLarge({ what: 'The body', bytes: limit });
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
