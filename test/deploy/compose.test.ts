@@ -23,6 +23,8 @@ interface Service {
   depends_on?: string[] | Record<string, unknown>;
   volumes?: string[];
   ports?: string[];
+  stop_grace_period?: string;
+  healthcheck?: { test?: string[] };
 }
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -57,6 +59,15 @@ test('two Engram replicas, each with every setting known to Engram and valid', (
     assert.ok(config.natsUrl && config.weaviateUrl, `${name} runs on NATS and Weaviate`);
     assert.ok(config.secretKey && config.adminToken, `${name} shares the secret key and admin token with the others`);
     assert.is(config.host, '0.0.0.0', `${name} listens beyond its container`);
+  }
+});
+
+test('a replica is given time to drain before it is killed, and reports ready from /readyz', () => {
+  for (const [name, service] of engrams) {
+    const grace = loadConfig({}, {}).shutdownGraceMs;
+    const period = /^(\d+)s$/.exec(service.stop_grace_period ?? '');
+    assert.ok(period && Number(period[1]) * 1000 > grace + 10_000, `${name}: stop_grace_period ${service.stop_grace_period} exceeds the drain (${grace} ms) and the exit after it (10 s)`);
+    assert.match(String(service.healthcheck?.test), /\/readyz/, `${name} is healthy when ready`);
   }
 });
 
