@@ -109,7 +109,10 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     let sqlite: SqliteAdapters | undefined;
     if (!bus || !stores || !reflections) {
       sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE), {
-        bus: { onError: (error) => log.error({ err: error }, 'event bus (sqlite) failed') },
+        bus: {
+          onError: (error) => log.error({ err: error }, 'event bus (sqlite) failed'),
+          onReclaim: (jobs) => log.info({ jobs }, 'jobs a stopped or crashed process was running are due again'),
+        },
       });
       closers.push(sqlite.close);
     }
