@@ -1,7 +1,7 @@
 import { agentPath, AGENT_OPTIONS, flag, positional, seg, type Command } from '../command.js';
 import { printJson, printTable, shortTime } from '../output.js';
 
-interface DeadLetterJson {
+export interface DeadLetterJson {
   id: string;
   conversation_id: string | null;
   source: string;

@@ -7,6 +7,7 @@ import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../comman
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../errors.js';
 import { printJson, printTable, shortTime } from '../output.js';
+import type { DeadLetterJson } from './dead-letters.js';
 
 interface JobJson {
   id: string;
@@ -18,15 +19,6 @@ interface JobJson {
   attempts: number | null;
 }
 
-interface DeadJson {
-  id: string;
-  conversation_id: string | null;
-  source: string;
-  turns: number | null;
-  reason: string;
-  attempts: number;
-  failed_at: string;
-}
 
 export interface JobsJson {
   agent_id: string;
@@ -35,7 +27,7 @@ export interface JobsJson {
   queued: JobJson[];
   running: JobJson[];
   failed: JobJson[];
-  dead: DeadJson[];
+  dead: DeadLetterJson[];
   truncated: boolean;
 }
 

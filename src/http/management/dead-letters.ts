@@ -14,7 +14,7 @@ import { agentRead, findAgent, type AgentParams } from './access.js';
 import { isoTime, Time } from './wire.js';
 
 /** What a listing shows of an extraction job: what it covers, never its transcript text. */
-const JobFields = {
+export const JobFields = {
   id: z.string(),
   conversation_id: z.string().nullable(),
   source: z.enum(['conversation', 'transcript']),

@@ -12,17 +12,12 @@ import type { Deps } from '../../deps.js';
 import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
 import { QUEUED_LIMIT, type QueuedMessage } from '../../ports/event-bus.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import { DeadLetterJson, deadLetterWire, jobFields, ofAgent } from './dead-letters.js';
+import { DeadLetterJson, deadLetterWire, JobFields, jobFields, ofAgent } from './dead-letters.js';
 import { isoTime, Time } from './wire.js';
 
 export const JobJson = z
   .object({
-    id: z.string(),
-    conversation_id: z.string().nullable(),
-    source: z.enum(['conversation', 'transcript']),
-    model: z.string().nullable(),
-    turns: z.number().int().nullable().describe('How many turns the job covers'),
-    published_at: Time,
+    ...JobFields,
     due_at: Time.nullable().describe('When it runs (queued) or is tried again (failed); null when it may run now'),
     attempts: z.number().int().nullable().describe('Deliveries so far, where the engine counts them per job'),
   })
