@@ -24,7 +24,6 @@ import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { expandRequest, keepResponse } from './chains.js';
-import type { ExchangeObserver } from './run-exchange.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
@@ -50,8 +49,6 @@ const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
-  /** Told how each exchange ended (`runExchange` reports to it): the app's metrics. */
-  observer?: ExchangeObserver;
 }
 
 export function provideConversationMachine(deps: ConversationActorDeps) {
@@ -258,10 +255,9 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
   });
 
-  const provided = conversationMachine.provide({
+  return conversationMachine.provide({
     actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, settle },
   });
-  return Object.assign(provided, { observer: deps.observer });
 }
 
 const SESSION_MARK_REFRESH_MS = 24 * 60 * 60 * 1000;

@@ -11,6 +11,8 @@ export interface ExchangeHooks {
   onClientGone(callback: () => void): void;
   /** Pino-compatible (structured fields first), as Fastify's request logger is. */
   log: { info(fields: object, message: string): void; error(fields: object, message: string): void; warn(fields: object, message: string): void };
+  /** Told how the exchange ended: the app's metrics. */
+  observer?: ExchangeObserver;
 }
 
 /** Told how each exchange ended (the app's metrics). */
@@ -61,7 +63,7 @@ export async function runExchange(machine: ProvidedMachine, request: ExchangeReq
       addedMs,
     };
     // Only for a token that was accepted: an unknown agent id must not become a metric series.
-    if (results.authenticate) machine.observer?.exchangeFinished(summary);
+    if (results.authenticate) hooks.observer?.exchangeFinished(summary);
     hooks.log.info(
       {
         orgId: request.orgId,

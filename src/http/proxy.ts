@@ -57,7 +57,7 @@ type Machine = ReturnType<typeof provideConversationMachine>;
 
 export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const machine = provideConversationMachine({ ...deps, retrieval, observer: app.metrics });
+  const machine = provideConversationMachine({ ...deps, retrieval });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
@@ -114,6 +114,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, machine: Machine): void {
         {
           onClientGone: (callback) => raw.once('close', () => !raw.writableFinished && callback()),
           log: request.log,
+          observer: app.metrics,
         },
       );
     });

@@ -167,7 +167,7 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
         }),
         chainCache: cache,
       },
-      { onClientGone: (callback) => (abortInFlight = callback), log: request.log },
+      { onClientGone: (callback) => (abortInFlight = callback), log: request.log, observer: request.server.metrics },
     );
 
   const warm = async (body: Record<string, unknown>) => {
