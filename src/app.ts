@@ -15,6 +15,7 @@ import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
 import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
+import { decorateStopping } from './http/drain.js';
 import { createRequestLimits } from './http/request-limits.js';
 import { createMetrics } from './observability/metrics.js';
 import { opsRoutes } from './observability/ops-routes.js';
@@ -71,6 +72,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
   // the bus and the embedder counted and logged at their edge.
   const metrics = createMetrics({ bus: given.bus, onCollectError: (error) => app.log.warn({ err: error }, 'reading the event bus for /metrics failed') });
   app.decorate('metrics', metrics);
+  decorateStopping(app);
   const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log), embedder: observedEmbedder(given.embedder, metrics) };
   opsRoutes(app, { deps: given, metrics });
   continueWhenReadingBody(app);

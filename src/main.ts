@@ -218,6 +218,7 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     engines: connected.engines,
     close: () =>
       (closing ??= (async () => {
+        app.beginStop();
         const finished = await gate.drain(config.shutdownGraceMs);
         if (!finished) app.log.warn({ inFlight: gate.inFlight, graceMs: config.shutdownGraceMs }, 'shutdown grace is over: cutting what is still in flight');
         // Fastify's close cuts every connection left (forceCloseConnections) and stops the workers.

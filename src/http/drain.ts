@@ -11,11 +11,13 @@
  * resolves once nothing is in flight, or at the deadline; the caller then closes the app,
  * which cuts what remains.
  *
- * A WebSocket is in flight while it is open: the gate cannot tell a response being
- * streamed on it from an idle connection, so an open WebSocket holds the drain until its
- * client closes it or the deadline.
+ * A WebSocket is in flight while it is open. The gate cannot tell a response being
+ * streamed on it from an idle connection: the app's `stopping` signal, aborted as the
+ * stop begins (`beginStop`), tells the socket's own code, which closes it with 1001
+ * (going away) at once when idle, or once its response in flight is complete.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { Duplex } from 'node:stream';
 import { EngramError, openAiErrorBody } from '../errors.js';
 import { PROTOCOLS } from '../protocols/index.js';
@@ -128,4 +130,20 @@ function refuseUpgrade(request: IncomingMessage, socket: Duplex): void {
     `HTTP/1.1 ${status} Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` +
       `retry-after: ${RETRY_AFTER_SECONDS}\r\nconnection: close\r\n\r\n${text}`,
   );
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Aborted when a stop begins: long-lived connections (WebSockets) wind down. */
+    stopping: AbortSignal;
+    /** Aborts `stopping`; `close()` calls it before draining. */
+    beginStop(): void;
+  }
+}
+
+/** Gives the app its `stopping` signal and `beginStop()`. */
+export function decorateStopping(app: FastifyInstance): void {
+  const controller = new AbortController();
+  app.decorate('stopping', controller.signal);
+  app.decorate('beginStop', () => controller.abort());
 }

@@ -121,7 +121,7 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
   }
 });
 
-test('close() with a Responses WebSocket answering: the answer finishes on it, a new upgrade gets a 503, the stop waits for the socket to close', async () => {
+test('close() with a Responses WebSocket answering: the answer finishes on it, a new upgrade gets a 503, then the socket goes away (1001)', async () => {
   const upstream = await startScriptedUpstream();
   const engram = await startEngram({ 'settle-ms': '60000' });
   try {
@@ -165,10 +165,26 @@ test('close() with a Responses WebSocket answering: the answer finishes on it, a
     await completed;
     const text = frames.filter((frame) => frame.type === 'response.output_text.delta').map((frame) => frame.delta).join('');
     assert.is(text, ANSWER);
-    assert.not.ok(closed, 'the open socket holds the stop');
-    socket.close(1000);
-    assert.is(await socketClosed, 1000);
+    // Its answer complete, the socket is closed by Engram: the stop need not wait for the client.
+    assert.is(await socketClosed, 1001);
     await closing;
+    assert.ok(closed);
+  } finally {
+    await engram.close();
+    await upstream.close();
+  }
+});
+
+test('close() with an idle Responses WebSocket open: it goes away at once (1001) and the stop does not wait out the grace', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '60000', 'shutdown-grace-ms': '600000' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const socket = new WebSocket(`${agent.baseUrl.replace(/^http/, 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${agent.token}` } });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const socketClosed = new Promise<[number, string]>((resolve) => socket.once('close', (code: number, reason: Buffer) => resolve([code, reason.toString()])));
+    await engram.running.close();
+    assert.equal(await socketClosed, [1001, 'Engram is shutting down']);
   } finally {
     await engram.close();
     await upstream.close();

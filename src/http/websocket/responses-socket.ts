@@ -116,6 +116,13 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
     else expire();
   }, deps.config.websocket.maxConnectionMs);
   timer.unref();
+  // Engram stopping: the connection goes away once it has no response in flight, so the
+  // stop waits for answers, not for idle clients.
+  const stopping = request.server.stopping;
+  const goAway = () => socket.close(1001, 'Engram is shutting down');
+  const onStop = () => (inFlight ? void inFlight.finally(goAway) : goAway());
+  stopping.addEventListener('abort', onStop, { once: true });
+  socket.once('close', () => stopping.removeEventListener('abort', onStop));
   // A peer that vanished without a close (a laptop put to sleep, a dropped NAT entry)
   // answers no ping: its connection, and any response in flight on it, is ended.
   let alive = true;
