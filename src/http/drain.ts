@@ -16,6 +16,7 @@
  * stop begins (`beginStop`), tells the socket's own code, which closes it with 1001
  * (going away) at once when idle, or once its response in flight is complete.
  */
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Duplex } from 'node:stream';
@@ -144,6 +145,8 @@ declare module 'fastify' {
 /** Gives the app its `stopping` signal and `beginStop()`. */
 export function decorateStopping(app: FastifyInstance): void {
   const controller = new AbortController();
+  // One listener per open WebSocket: thousands are expected, none is a leak.
+  setMaxListeners(0, controller.signal);
   app.decorate('stopping', controller.signal);
   app.decorate('beginStop', () => controller.abort());
 }

@@ -191,6 +191,33 @@ test('close() with an idle Responses WebSocket open: it goes away at once (1001)
   }
 });
 
+test('many open WebSockets: each waits on the stop signal without a listener-leak warning, and all go away at the stop', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '60000' });
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = new WebSocket(`${agent.baseUrl.replace(/^http/, 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${agent.token}` } });
+        await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+        return { closed: new Promise<number>((resolve) => socket.once('close', (code: number) => resolve(code))) };
+      }),
+    );
+    await engram.running.close();
+    assert.equal(await Promise.all(sockets.map((socket) => socket.closed)), Array(20).fill(1001));
+    // Warnings are emitted on the next tick: by now any would have been.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+    await engram.close();
+    await upstream.close();
+  }
+});
+
 test('SIGTERM mid-stream: the stream finishes, then the process exits 0', async () => {
   const upstream = await startScriptedUpstream();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-sigterm-'));
