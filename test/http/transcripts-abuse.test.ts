@@ -55,6 +55,15 @@ function post(agent: TestAgent, route: string, body: Buffer): Promise<Answer> {
 }
 
 /**
+ * Before the streaming parser the event loop was held 8.5 s and an admin request took as
+ * long; now a few milliseconds (bench/abuse/parsers.ts reports the figures). The bounds
+ * catch the first by far without failing on a loaded machine's garbage collection pauses
+ * (145 ms was seen at a load average of 7).
+ */
+const STALL_BOUND_MS = 1_000;
+const ADMIN_BOUND_MS = 1_500;
+
+/**
  * Runs `work` while measuring, in this process (the server runs in it): the longest the
  * event loop was held, the slowest of the admin requests made every 50 ms, and the growth
  * of the resident set.
@@ -114,8 +123,8 @@ test('64 MiB of {} in one document: a quick 400, and the server answers meanwhil
   assert.is(refused.status, 400, JSON.stringify(refused.json));
   assert.match(refused.json.error.message, /not a Copilot CLI events\.jsonl: none of the first \d+ JSON records is one/);
   assert.ok(refused.ms < 3_000, `refused after ${refused.ms.toFixed(0)} ms`);
-  assert.ok(measured.stall < 100, `the event loop was held ${measured.stall.toFixed(0)} ms`);
-  assert.ok(Math.max(...measured.admin) < 200, `admin requests took up to ${Math.max(...measured.admin).toFixed(0)} ms`);
+  assert.ok(measured.stall < STALL_BOUND_MS, `the event loop was held ${measured.stall.toFixed(0)} ms`);
+  assert.ok(Math.max(...measured.admin) < ADMIN_BOUND_MS, `admin requests took up to ${Math.max(...measured.admin).toFixed(0)} ms`);
   assert.ok(measured.rssGrowth() < 300 * 1024 * 1024, `RSS grew by ${(measured.rssGrowth() / 1048576).toFixed(0)} MiB`);
 });
 
@@ -132,8 +141,8 @@ test('a large document that must be read whole: read as it arrives, the server a
   assert.is(read.json.records, count + 1);
   assert.is(read.json.session, 'big-document');
   assert.ok(measured.admin.length >= 3, `${measured.admin.length} admin requests during the upload`);
-  assert.ok(measured.stall < 100, `the event loop was held ${measured.stall.toFixed(0)} ms`);
-  assert.ok(Math.max(...measured.admin) < 200, `admin requests took up to ${Math.max(...measured.admin).toFixed(0)} ms`);
+  assert.ok(measured.stall < STALL_BOUND_MS, `the event loop was held ${measured.stall.toFixed(0)} ms`);
+  assert.ok(Math.max(...measured.admin) < ADMIN_BOUND_MS, `admin requests took up to ${Math.max(...measured.admin).toFixed(0)} ms`);
   assert.ok(measured.rssGrowth() < 300 * 1024 * 1024, `RSS grew by ${(measured.rssGrowth() / 1048576).toFixed(0)} MiB`);
 });
 
