@@ -164,7 +164,8 @@ test('16 million {} in one document: read whole without holding the event loop o
   } finally {
     clearInterval(timer);
   }
-  assert.ok(stall < 100, `the event loop was held ${stall.toFixed(0)} ms`);
+  // A whole-document parse held it for seconds; the bound leaves room for a loaded machine's GC.
+  assert.ok(stall < 1_000, `the event loop was held ${stall.toFixed(0)} ms`);
   assert.ok(heapPeak - heapBefore < 200 * 1024 * 1024, `the heap grew by ${((heapPeak - heapBefore) / 1048576).toFixed(0)} MiB`);
 });
 
