@@ -6,6 +6,11 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: Buffer | string;
   signal?: AbortSignal;
+  /**
+   * Longest wait for the response headers when shorter than the client's own: a provider
+   * sends a streamed answer's headers at once, so a long wait only suits answers sent whole.
+   */
+  headersTimeoutMs?: number;
 }
 
 export interface UpstreamResponse {

@@ -2,7 +2,8 @@
  * Issue 15: an upstream that stalls mid-answer is given up on after
  * `ENGRAM_UPSTREAM_IDLE_TIMEOUT_MS` of silence (60 s by default), not after the long
  * `ENGRAM_UPSTREAM_TIMEOUT_MS` (600 s, the wait for headers, which a non-streamed answer
- * only sends once generated). The client gets the protocol's error event mid-stream, or
+ * only sends once generated; a streamed one sends them at once, so it waits only the idle
+ * timeout for them). The client gets the protocol's error event mid-stream, or
  * 504 when nothing came at all; an answer that keeps flowing may run past both.
  */
 import { suite } from 'uvu';
@@ -94,10 +95,20 @@ test('a non-streamed answer that stalls mid-body is cut after the idle timeout',
   assert.ok(performance.now() - started < TOTAL_MS / 2);
 });
 
-test('an upstream that never sends headers gets 504 after the headers timeout', async ({ upstream, agent }) => {
+test('a streamed request whose upstream never sends headers gets 504 after the idle timeout', async ({ upstream, agent }) => {
   upstream.enqueue({ type: 'hang' });
   const started = performance.now();
   const response = await chat(agent, true);
+  assert.is(response.status, 504);
+  assert.is((await response.json()).error.code, 'upstream_timeout');
+  const took = performance.now() - started;
+  assert.ok(took >= IDLE_MS - 50 && took < TOTAL_MS / 2, `504 after ${took.toFixed(0)} ms`);
+});
+
+test('a request answered whole may wait the long headers timeout (the provider sends nothing until done)', async ({ upstream, agent }) => {
+  upstream.enqueue({ type: 'hang' });
+  const started = performance.now();
+  const response = await chat(agent, false);
   assert.is(response.status, 504);
   assert.is((await response.json()).error.code, 'upstream_timeout');
   assert.ok(performance.now() - started >= TOTAL_MS - 100);

@@ -103,6 +103,7 @@ export class UndiciUpstream implements UpstreamClient {
         body: upstreamRequest.body,
         signal: upstreamRequest.signal,
         dispatcher: this.dispatcher,
+        ...(upstreamRequest.headersTimeoutMs ? { headersTimeout: upstreamRequest.headersTimeoutMs } : {}),
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
