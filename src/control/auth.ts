@@ -61,11 +61,18 @@ function idProblem(orgId: string, agentId: string): string | undefined {
 }
 
 /** What a credential that matches no live token looks like, when its shape or its own history says. */
-async function missedBecause(control: Control, token: string, hash: string, orgId: string, agentId: string): Promise<string | undefined> {
+async function missedBecause(
+  control: Control,
+  token: string,
+  hash: string,
+  orgId: string,
+  agentId: string,
+  adminTokenHash: string | undefined,
+): Promise<string | undefined> {
   if (token.startsWith('sk-ant-')) return AUTH_HINTS.anthropicKey;
   if (/^sk-[A-Za-z0-9_-]{8,}/.test(token)) return AUTH_HINTS.openAiKey;
-  // Generated admin tokens carry a public prefix; a configured one of another shape gets the generic answer.
-  if (token.startsWith(ADMIN_TOKEN_PREFIX)) return AUTH_HINTS.adminToken;
+  // Generated admin tokens carry a public prefix; a configured one is known by its hash.
+  if (token.startsWith(ADMIN_TOKEN_PREFIX) || (adminTokenHash !== undefined && sameHash(hash, adminTokenHash))) return AUTH_HINTS.adminToken;
   if (!looksLikeToken(token)) return undefined;
   // Revoked tokens keep their record (revoked_at): looked up among the path agent's own
   // tokens only, so the holder learns that its token was revoked and nothing else. A
@@ -89,6 +96,8 @@ export async function authenticateAgent(
   headers: IncomingHttpHeaders,
   orgId: string,
   agentId: string,
+  /** The admin token's hash, so that one configured without the generated prefix is named too. */
+  adminTokenHash?: string,
 ): Promise<TokenLookup> {
   const malformed = idProblem(orgId, agentId);
   if (malformed) throw new EngramError('unauthorized', malformed);
@@ -98,7 +107,7 @@ export async function authenticateAgent(
   const found = await control.directory.findToken(hash);
   if (found && found.agent.id === agentId && found.agent.orgId === orgId) return found;
   if (found) throw new EngramError('unauthorized');
-  throw new EngramError('unauthorized', await missedBecause(control, token, hash, orgId, agentId));
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, orgId, agentId, adminTokenHash));
 }
 
 export function isAdmin(adminTokenHash: string, headers: IncomingHttpHeaders): boolean {

@@ -41,9 +41,9 @@ export function closeIfBodyPending(request: FastifyRequest, reply: FastifyReply)
  * lookup on the request (`request.agentToken`). Throws the 401 otherwise: the plugin's
  * error handler renders it, with the connection closed when a body was on its way.
  */
-export async function authenticateFromHeaders(control: Control, request: FastifyRequest): Promise<TokenLookup> {
+export async function authenticateFromHeaders(control: Control, request: FastifyRequest, adminTokenHash?: string): Promise<TokenLookup> {
   const { org, agent } = request.params as { org?: string; agent?: string };
-  request.agentToken = await authenticateAgent(control, request.headers, org ?? '', agent ?? '');
+  request.agentToken = await authenticateAgent(control, request.headers, org ?? '', agent ?? '', adminTokenHash);
   return request.agentToken;
 }
 

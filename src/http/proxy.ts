@@ -86,7 +86,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
   // Everything else needs the agent's token, checked from the headers before the body is read.
   await app.register(async (scope) => {
     scope.addHook('onRequest', async (request) => {
-      await authenticateFromHeaders(deps.control, request);
+      await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
     });
     scope.addHook('onRequest', limits.onRequest);
     scope.addHook('onRequest', bodyReads);

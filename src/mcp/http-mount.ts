@@ -84,7 +84,7 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
   // The token is checked from the headers before any byte of the body is read.
   app.addHook('onRequest', async (request, reply) => {
     try {
-      await authenticateFromHeaders(deps.control, request);
+      await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
     } catch (error) {
       // The 401's message is the one every surface gives (src/control/auth.ts): what was
       // wrong where that reveals nothing, the generic one otherwise.

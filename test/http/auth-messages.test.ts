@@ -140,6 +140,24 @@ test('the admin token on the proxy is pointed at the management API', async ({ a
   assert.match(rpc.message, /admin token is for the management API/);
 });
 
+test('an admin token configured in another shape (openssl rand -hex 32) is named too', async ({ upstream }) => {
+  const configured = 'f3a1c9d27b845e60a1d3c5e7f9b0a2c4d6e8f0a1b3c5d7e9f1a2b4c6d8e0f2a4';
+  const engram = await startEngram({ 'admin-token': configured });
+  try {
+    const created = await engram.api('POST', '/v0/orgs', { name: 'hex' }, configured);
+    assert.is(created.status, 201);
+    const agent = await engram.api('POST', `/v0/orgs/${created.json.id}/agents`, { name: 'bot', upstream: { base_url: upstream.url, api_key: 'sk-x' } }, configured);
+    assert.is(agent.status, 201, JSON.stringify(agent.json));
+    const refused = await openAiRefusal(agent.json.base_url, configured);
+    assert.is(refused.status, 401);
+    assert.match(refused.message, /admin token is for the management API/);
+    const rpc = await mcpRefusal({ baseUrl: agent.json.base_url }, { authorization: `Bearer ${configured}` });
+    assert.match(rpc.message, /admin token/);
+  } finally {
+    await engram.close();
+  }
+});
+
 test('a revoked token is told so on its own agent, and gets the generic answer elsewhere', async ({ engram, agent, other }) => {
   const created = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/tokens`, { name: 'laptop' });
   assert.is(created.status, 201, JSON.stringify(created.json));

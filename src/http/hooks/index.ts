@@ -57,7 +57,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.addHook('onRequest', async (request) => {
     const { org, agent } = request.params as Params;
-    const lookup = await authenticateAgent(deps.control, request.headers, org, agent);
+    const lookup = await authenticateAgent(deps.control, request.headers, org, agent, deps.adminTokenHash);
     agents.set(request, lookup.agent);
     request.agentToken = lookup;
   });

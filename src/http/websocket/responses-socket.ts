@@ -66,7 +66,7 @@ export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: 
     config: { protocol: responses },
     // Refused before the upgrade, with an HTTP 401 (or 429), like a POST without a token.
     preValidation: async (request, reply) => {
-      const lookup = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent);
+      const lookup = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent, deps.adminTokenHash);
       try {
         const release = limits.admit(lookup, 'socket');
         admitted.set(request, { lookup, release });
