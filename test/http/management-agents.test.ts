@@ -29,6 +29,23 @@ test('POST /v0/orgs creates an org; GET finds it by id and by name', async ({ se
   assert.ok(list.json.data.some((org: any) => org.id === created.json.id));
 });
 
+test('a body its documented schema refuses is told the field and what it takes', async ({ server }) => {
+  const missing = await server.call('POST', '/v0/orgs', { body: {} });
+  assert.equal([missing.status, missing.json.error.param, missing.json.error.message], [400, 'name', '`name` is required']);
+  const org = await server.call('POST', '/v0/orgs', { body: { name: 'schema-org' } });
+  const unknown = await server.call('POST', `/v0/orgs/${org.json.id}/agents`, {
+    body: { name: 'bot', upstream: { base_url: 'http://127.0.0.1:9', baseUrl: 'http://127.0.0.1:9' } },
+  });
+  assert.is(unknown.status, 400);
+  assert.is(unknown.json.error.param, 'upstream.baseUrl');
+  assert.is(unknown.json.error.message, 'Unknown field `upstream.baseUrl`; expected one of: base_url, api_key, headers, responses_state');
+  const range = await server.call('POST', `/v0/orgs/${org.json.id}/agents`, {
+    body: { name: 'bot', upstream: { base_url: 'http://127.0.0.1:9' }, memory: { top_k: 0 } },
+  });
+  assert.equal([range.status, range.json.error.param], [400, 'memory.top_k']);
+  assert.match(range.json.error.message, /^`memory.top_k`: .*>=1/);
+});
+
 test('org validation errors use the envelope', async ({ server }) => {
   const duplicate = await server.call('POST', '/v0/orgs', { body: { name: 'acme' } });
   assert.is(duplicate.status, 409);

@@ -6,13 +6,15 @@ import { hostRefusal, type AddressPolicy } from '../../security/address-policy.j
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
 import type { AgentPatch, NewAgent } from '../../domain/directory-records.js';
 import {
+  AgentBody,
+  AgentPatchBody,
   asObject,
-  bodyObject,
   invalid,
   onlyKeys,
   optionalBoolean,
   optionalNumber,
   optionalString,
+  parseBody,
   requiredString,
   resourceName,
   type Json,
@@ -152,7 +154,8 @@ function parseMemory(value: unknown): Partial<MemorySettings> {
 }
 
 export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
-  const body = bodyObject(rawBody);
+  // The documented schema decides the shape; the checks below add what a schema cannot say.
+  const body = parseBody(AgentBody, rawBody) as Json;
   onlyKeys(body, AGENT_FIELDS);
   const name = resourceName(body, 'name', true);
   checkType(body);
@@ -169,7 +172,7 @@ export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
 }
 
 export function parseAgentPatch(rawBody: unknown): AgentPatch {
-  const body = bodyObject(rawBody);
+  const body = parseBody(AgentPatchBody, rawBody) as Json;
   onlyKeys(body, AGENT_FIELDS);
   // `type` may be repeated as is, but an agent never changes type.
   checkType(body);

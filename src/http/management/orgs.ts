@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { findOrg, type OrgParams } from './access.js';
-import { bodyObject, onlyKeys, resourceName } from './validate.js';
+import { OrgBody, parseBody, resourceName } from './validate.js';
 import { orgWire } from './wire.js';
 
 /** `/v0/orgs`: admin only. */
@@ -10,9 +10,7 @@ export const orgRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   const { control } = deps;
 
   app.post('/v0/orgs', async (request, reply) => {
-    const body = bodyObject(request.body);
-    onlyKeys(body, ['name']);
-    const name = resourceName(body, 'name', true);
+    const name = resourceName(parseBody(OrgBody, request.body), 'name', true);
     // getOrg also matches ids, so a name can never shadow another org's id either.
     if (await control.directory.getOrg(name)) {
       throw new EngramError('conflict', `An organisation named \`${name}\` already exists`, { param: 'name' });

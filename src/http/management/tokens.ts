@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { findAgent, type AgentParams } from './access.js';
 import { issueToken } from './issue-token.js';
-import { bodyObject, onlyKeys, resourceName } from './validate.js';
+import { parseBody, resourceName, TokenBody } from './validate.js';
 import { isoTime, tokenWire } from './wire.js';
 
 interface TokenParams extends AgentParams {
@@ -16,9 +16,7 @@ export const tokenRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
 
   app.post<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/tokens', async (request, reply) => {
     const { agent } = await findAgent(control, request.params);
-    const body = bodyObject(request.body);
-    onlyKeys(body, ['name']);
-    const name = resourceName(body, 'name', false) ?? 'default';
+    const name = resourceName(parseBody(TokenBody, request.body), 'name', false) ?? 'default';
     const { token, record } = await issueToken(control, agent, name);
     return reply.code(201).send({ id: record.id, name: record.name, prefix: record.prefix, token, created_at: isoTime(record.createdAt) });
   });

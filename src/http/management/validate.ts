@@ -165,23 +165,47 @@ export function queryString(raw: unknown, param: string): string | undefined {
  * `param` (an array item is named by its array), an unknown field by its own name.
  */
 export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const result = schema.safeParse(bodyObject(raw));
+  const body = bodyObject(raw);
+  const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue.path.filter((part): part is string => typeof part === 'string');
   if (issue.code === 'unrecognized_keys') {
     const field = [...path, issue.keys[0]].join('.');
-    throw invalid(field, `Unknown field \`${field}\``);
+    const allowed = fieldsAt(schema, path);
+    throw invalid(field, `Unknown field \`${field}\`${allowed ? `; expected one of: ${allowed.join(', ')}` : ''}`);
   }
   const param = path.length === 0 ? null : path.join('.');
+  if (param !== null && issue.code === 'invalid_type' && valueAt(body, path) === undefined) {
+    throw invalid(param, `\`${param}\` is required`);
+  }
   throw invalid(param, param === null ? issue.message : `\`${param}\`: ${issue.message}`);
 }
 
+function valueAt(body: unknown, path: string[]): unknown {
+  let value = body;
+  for (const key of path) value = typeof value === 'object' && value !== null ? (value as Json)[key] : undefined;
+  return value;
+}
+
+/** The field names an object schema at `path` takes, for the message about an unknown one. */
+function fieldsAt(schema: z.ZodType, path: string[]): string[] | undefined {
+  let current: z.ZodType | undefined = schema;
+  for (const key of ['', ...path]) {
+    while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) current = current.unwrap() as z.ZodType;
+    if (!(current instanceof z.ZodObject)) return undefined;
+    if (key !== '') current = (current.shape as Record<string, z.ZodType>)[key];
+  }
+  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) current = current.unwrap() as z.ZodType;
+  return current instanceof z.ZodObject ? Object.keys(current.shape) : undefined;
+}
+
 /*
- * The bodies of the routes whose checks are the hand-written ones above (orgs, agents,
- * tokens), as schemas for the OpenAPI document. The checks stay the authority (they also
- * refuse deceptive names and forbidden upstream addresses, which a schema cannot say);
- * `test/http/openapi.test.ts` holds the two together by sending what the schemas allow.
+ * The bodies of the org, agent and token routes: each route parses its body with its
+ * schema first (`parseBody`), so the shape the OpenAPI document shows (fields, types,
+ * ranges) is the one enforced. The hand-written checks above then add what a schema
+ * cannot say: deceptive names, the upstream URL's form and address, header names.
+ * `test/http/openapi.test.ts` sends what the schemas allow and refuse and expects the same.
  */
 const Name = (what: string) =>
   z.string().min(1).max(100).describe(`The ${what}'s name: printable, no "/", no invisible or text-direction characters`);
