@@ -65,6 +65,22 @@ function onNewConnection(url: string): Promise<string | number> {
   });
 }
 
+/**
+ * A request whose first lines are sent now and the rest later (`socket.write`): under way
+ * when the stop begins. Its answer is read as it comes; a reset (the old behaviour: every
+ * connection cut at once) fails the test's assertions, not the run.
+ */
+async function beginRequest(url: string, requestLine: string, token: string) {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(`${requestLine} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${token}\r\n`);
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+  socket.on('error', () => undefined);
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  return { socket, closed, answer: () => answer };
+}
+
 async function apiAgent(url: string, upstream: ScriptedUpstream): Promise<TestAgent> {
   const org = await adminApi(url, 'POST', '/v0/orgs', { name: 'stopping' });
   const agent = await adminApi(url, 'POST', `/v0/orgs/${org.id}/agents`, {
@@ -85,15 +101,7 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
     const stream = streamChat(agent);
     await stream.started;
     // A request whose headers are on their way when the stop begins (its connection is not idle).
-    const late = net.connect(Number(new URL(engram.url).port), '127.0.0.1');
-    await new Promise((resolve) => late.once('connect', resolve));
-    const messagesPath = new URL(`${agent.baseUrl}/v1/messages`).pathname;
-    late.write(`POST ${messagesPath} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${agent.token}\r\n`);
-    let lateAnswer = '';
-    late.on('data', (chunk: Buffer) => (lateAnswer += chunk.toString()));
-    // A reset (the old behaviour: every connection cut at once) fails the assertions below, not the run.
-    late.on('error', () => undefined);
-    const lateClosed = new Promise((resolve) => late.once('close', resolve));
+    const late = await beginRequest(engram.url, `POST ${new URL(`${agent.baseUrl}/v1/messages`).pathname}`, agent.token);
     // Time for the server to read those lines: a connection with a request begun is not idle.
     await new Promise((resolve) => setTimeout(resolve, 100));
 
@@ -101,11 +109,11 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
     let closed = false;
     void closing.then(() => (closed = true));
     assert.is(await onNewConnection(engram.url), 'ECONNREFUSED', 'a new connection is refused');
-    late.write('content-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
-    await lateClosed;
-    assert.match(lateAnswer, /^HTTP\/1\.1 503 /);
-    assert.match(lateAnswer, /connection: close/i);
-    const body = JSON.parse(lateAnswer.slice(lateAnswer.indexOf('\r\n\r\n') + 4));
+    late.socket.write('content-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+    await late.closed;
+    assert.match(late.answer(), /^HTTP\/1\.1 503 /);
+    assert.match(late.answer(), /connection: close/i);
+    const body = JSON.parse(late.answer().slice(late.answer().indexOf('\r\n\r\n') + 4));
     assert.equal(body.type, 'error', 'the Messages envelope');
     assert.is(body.error.type, 'overloaded_error');
     assert.not.ok(closed, 'still draining while the stream runs');
@@ -144,23 +152,16 @@ test('close() with a Responses WebSocket answering: the answer finishes on it, a
     socket.send(JSON.stringify({ type: 'response.create', model: 'gpt-test', input: 'How does the deploy work?' }));
     await started;
     // An upgrade whose request is under way when the stop begins.
-    const late = net.connect(Number(new URL(engram.url).port), '127.0.0.1');
-    await new Promise((resolve) => late.once('connect', resolve));
-    late.write(`GET ${new URL(agent.baseUrl).pathname}/v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${agent.token}\r\n`);
-    let lateAnswer = '';
-    late.on('data', (chunk: Buffer) => (lateAnswer += chunk.toString()));
-    // A reset (the old behaviour: every connection cut at once) fails the assertions below, not the run.
-    late.on('error', () => undefined);
-    const lateClosed = new Promise((resolve) => late.once('close', resolve));
+    const late = await beginRequest(engram.url, `GET ${new URL(agent.baseUrl).pathname}/v1/responses`, agent.token);
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     const closing = engram.running.close();
     let closed = false;
     void closing.then(() => (closed = true));
-    late.write('connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
-    await lateClosed;
-    assert.match(lateAnswer, /^HTTP\/1\.1 503 /);
-    assert.is(JSON.parse(lateAnswer.slice(lateAnswer.indexOf('\r\n\r\n') + 4)).error.code, 'unavailable');
+    late.socket.write('connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    await late.closed;
+    assert.match(late.answer(), /^HTTP\/1\.1 503 /);
+    assert.is(JSON.parse(late.answer().slice(late.answer().indexOf('\r\n\r\n') + 4)).error.code, 'unavailable');
 
     await completed;
     const text = frames.filter((frame) => frame.type === 'response.output_text.delta').map((frame) => frame.delta).join('');
