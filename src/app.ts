@@ -16,7 +16,7 @@ import { pipelinePlugin } from './http/pipeline.js';
 import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 import { decorateStopping } from './http/drain.js';
-import { createRequestLimits } from './http/request-limits.js';
+import { createRequestLimits, retryAfterHeader } from './http/request-limits.js';
 import { createMetrics } from './observability/metrics.js';
 import { opsRoutes } from './observability/ops-routes.js';
 import { observedBus, observedEmbedder } from './observability/observed-ports.js';
@@ -76,6 +76,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
   const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log), embedder: observedEmbedder(given.embedder, metrics) };
   opsRoutes(app, { deps: given, metrics });
   continueWhenReadingBody(app);
+  app.addHook('onError', retryAfterHeader);
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))),
   );

@@ -37,6 +37,14 @@ export interface RequestLimits {
   onRequest(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
+/**
+ * An `onError` hook for the app's root: a refusal carries its `Retry-After`, whichever
+ * surface renders it (each error handler then gives the body in its protocol's shape).
+ */
+export async function retryAfterHeader(_request: FastifyRequest, reply: FastifyReply, error: Error): Promise<void> {
+  if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+}
+
 const GLOBAL = '';
 
 export function createRequestLimits(settings: LimitSettings, now: () => number = Date.now): RequestLimits {
@@ -96,13 +104,7 @@ export function createRequestLimits(settings: LimitSettings, now: () => number =
     async onRequest(request, reply) {
       const lookup = request.agentToken;
       if (!lookup) throw new EngramError('unauthorized');
-      let release: () => void;
-      try {
-        release = admit(lookup);
-      } catch (error) {
-        if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
-        throw error;
-      }
+      const release = admit(lookup);
       // `close` comes once the answer is sent or the connection is gone, whichever is first.
       reply.raw.once('close', release);
     },

@@ -77,29 +77,19 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     const engramError = toEngramError(error, { what: 'The MCP request body', bytes: MCP_BODY_LIMIT });
     if (engramError.status >= 500) request.log.error({ err: error }, 'MCP request failed');
     closeIfBodyPending(request, reply);
+    if (engramError.status === 401) {
+      // The message is the one every surface gives (src/control/auth.ts); the header is OAuth's.
+      const given = request.headers.authorization !== undefined;
+      reply.header('www-authenticate', `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`);
+      return rpcError(reply, 401, UNAUTHORIZED, engramError.message);
+    }
     return rpcError(reply, engramError.status, INVALID_REQUEST, engramError.message);
   });
   app.decorateRequest('agentToken', null);
 
   // The token is checked from the headers before any byte of the body is read.
-  app.addHook('onRequest', async (request, reply) => {
-    try {
-      await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
-    } catch (error) {
-      // The 401's message is the one every surface gives (src/control/auth.ts): what was
-      // wrong where that reveals nothing, the generic one otherwise.
-      const refusal = toEngramError(error);
-      if (refusal.status !== 401) throw error;
-      const given = request.headers.authorization !== undefined;
-      closeIfBodyPending(request, reply);
-      await rpcError(
-        reply.header('www-authenticate', `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`),
-        401,
-        UNAUTHORIZED,
-        refusal.message,
-      );
-      return reply;
-    }
+  app.addHook('onRequest', async (request) => {
+    await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
   });
   app.addHook('onRequest', limits.onRequest);
   app.addHook('onRequest', bodyReads);

@@ -18,7 +18,7 @@ import { MAX_JSON_DEPTH, isObject, jsonDeeperThan, tooDeep } from '../../protoco
 import { responses } from '../../protocols/responses/adapter.js';
 import { authenticateAgent } from '../../control/auth.js';
 import type { TokenLookup } from '../../ports/index.js';
-import { RateLimitedError, type RequestLimits } from '../request-limits.js';
+import type { RequestLimits } from '../request-limits.js';
 import { errorFrame, wsSink } from './ws-sink.js';
 import { warmUp } from './warm-up.js';
 
@@ -65,17 +65,12 @@ export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: 
     url: `${prefix}/v1/responses`,
     config: { protocol: responses },
     // Refused before the upgrade, with an HTTP 401 (or 429), like a POST without a token.
-    preValidation: async (request, reply) => {
+    preValidation: async (request) => {
       const lookup = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent, deps.adminTokenHash);
-      try {
-        const release = limits.admit(lookup, 'socket');
-        admitted.set(request, { lookup, release });
-        // Released with the connection, or with the request when the upgrade never happens.
-        request.raw.socket.once('close', release);
-      } catch (error) {
-        if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
-        throw error;
-      }
+      const release = limits.admit(lookup, 'socket');
+      admitted.set(request, { lookup, release });
+      // Released with the connection, or with the request when the upgrade never happens.
+      request.raw.socket.once('close', release);
     },
     handler: async (request) => {
       admitted.get(request)?.release();
