@@ -15,7 +15,7 @@ import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
-import { authenticateAgent } from '../../control/auth.js';
+import { agentTokenOf, authenticateFromHeaders } from '../before-body.js';
 import type { RequestLimits } from '../request-limits.js';
 import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
@@ -47,7 +47,6 @@ const FORMAT_PATHS: Record<string, TranscriptFormat> = {
 
 export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits }> = async (app, { deps, limits }) => {
   const queue = createSessionQueue();
-  const agents = new WeakMap<FastifyRequest, Agent>();
   /** Uploads in progress per agent id, in this process. */
   const uploading = new ConcurrencyLimiter(deps.config.transcriptMaxConcurrent);
 
@@ -56,10 +55,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.addHook('onRequest', async (request) => {
-    const { org, agent } = request.params as Params;
-    const lookup = await authenticateAgent(deps.control, request.headers, org, agent, deps.adminTokenHash);
-    agents.set(request, lookup.agent);
-    request.agentToken = lookup;
+    await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
   });
   app.decorateRequest('agentToken', null);
   app.addHook('onRequest', limits.onRequest);
@@ -108,9 +104,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
   });
 
   function agentOf(request: FastifyRequest): Agent {
-    const agent = agents.get(request);
-    if (!agent) throw new EngramError('unauthorized');
-    return agent;
+    return agentTokenOf(request).agent;
   }
 };
 
