@@ -3,10 +3,12 @@
  * upstream called directly or the same upstream through Engram. Bounded loops only.
  */
 import { Pool } from 'undici';
+import { summarise, type Summary } from './stats.js';
 import type { Protocol } from './workload.js';
 
 export interface Target {
-  name: 'direct' | 'engram';
+  /** `bare`: the bare Node proxy reference (bench/bare-proxy-process.ts). */
+  name: 'direct' | 'bare' | 'engram';
   origin: string;
   /** Path prefix before `/v1/...` (Engram's agent base path; '' for the upstream). */
   prefix: string;
@@ -121,6 +123,8 @@ export interface ClosedLoop {
   seconds: number;
   rps: number;
   injectedShare: number;
+  /** Each request's time, errors included. */
+  latency: Summary;
   firstError?: string;
 }
 
@@ -138,10 +142,12 @@ export async function closedLoop(
   let errors = 0;
   let injected = 0;
   let firstError: string | undefined;
+  const times: number[] = [];
   const started = performance.now();
   const deadline = started + durationMs;
   const worker = async () => {
     while (performance.now() < deadline) {
+      const sentAt = performance.now();
       try {
         const sent = await c.send(protocol, make(n++));
         if (sent.status !== 200) {
@@ -152,12 +158,13 @@ export async function closedLoop(
         errors++;
         firstError ??= String(error);
       }
+      times.push(performance.now() - sentAt);
       requests++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { requests, errors, seconds, rps: (requests - errors) / seconds, injectedShare: injected / Math.max(1, requests), firstError };
+  return { requests, errors, seconds, rps: (requests - errors) / seconds, injectedShare: injected / Math.max(1, requests), latency: summarise(times), firstError };
 }
 
 export interface Held {

@@ -1,14 +1,17 @@
 /**
- * The measured phases. Each takes the two targets (upstream direct, through Engram) and
- * returns plain figures; run.ts orders them and reports.
+ * The measured phases. Each takes the targets (upstream direct, through the bare proxy
+ * reference when the bench has one, through Engram) and returns plain figures; run.ts
+ * orders them and reports.
  */
 import type { Child } from './ipc.js';
-import { client, closedLoop, holdStreams, interleaved, type Client, type Sent, type Target } from './load.js';
-import { summarise, type Summary } from './stats.js';
+import { client, closedLoop, holdStreams, interleaved, type ClosedLoop, type Client, type Sent, type Target } from './load.js';
+import { ratioTo, summarise, type Summary } from './stats.js';
 import { bodyTemplate, questions, type BodyTemplate, type Protocol } from './workload.js';
 
 export interface Bench {
   direct: Target;
+  /** The bare Node proxy (issue 12): measured beside direct and Engram where it is set. */
+  bare?: Target;
   engram: Target;
   upstream: Child<unknown>;
   engramChild: Child<unknown>;
@@ -31,9 +34,27 @@ export interface LatencyResult {
   addedP99: number;
   errors: number;
   injectedShare: number;
+  /** The bare proxy, what it added over direct, and Engram's added time as a multiple of it. */
+  bare?: Summary;
+  bareAddedP50?: number;
+  bareAddedP99?: number;
+  vsBare?: VsBare;
 }
 
-/** Sequential non-streaming requests, direct and through Engram in alternating blocks. */
+/** Engram's added time over the bare proxy's added time (null: the bare proxy added nothing measurable). */
+export interface VsBare {
+  addedP50Ratio: number | null;
+  addedP99Ratio: number | null;
+}
+
+/** The clients of a sequential phase, in interleaving order: direct, bare (if any), Engram. */
+function sequentialClients(bench: Bench): { clients: Client[]; bare?: Client } {
+  const direct = client(bench.direct, 1);
+  const bare = bench.bare ? client(bench.bare, 1) : undefined;
+  return { clients: [direct, ...(bare ? [bare] : []), client(bench.engram, 1)], bare };
+}
+
+/** Sequential non-streaming requests, direct, bare and through Engram in alternating blocks. */
 export async function latency(
   bench: Bench,
   protocol: Protocol,
@@ -41,42 +62,53 @@ export async function latency(
   options: { warmup: number; requests: number; block: number; firstN: number },
 ): Promise<LatencyResult> {
   const template = bodyTemplate(protocol, bytes, ASKS);
-  const clients = [client(bench.direct, 1), client(bench.engram, 1)];
+  const { clients, bare } = sequentialClients(bench);
   try {
     let n = options.firstN;
     const once = (c: Client) => c.send(protocol, template.body(n++));
     await interleaved(clients, options.warmup, options.warmup, once);
     const results = await interleaved(clients, options.requests, options.block, once);
-    return compare(protocol, template, results.get(clients[0])!, results.get(clients[1])!, (s) => s.ms);
+    return compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ms, bare && results.get(bare));
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-function compare<S extends Sent>(protocol: Protocol, template: BodyTemplate, direct: S[], engram: S[], value: (s: S) => number): LatencyResult {
+function compare<S extends Sent>(protocol: Protocol, template: BodyTemplate, direct: S[], engram: S[], value: (s: S) => number, bare?: S[]): LatencyResult {
   const ok = (s: S) => s.status === 200;
   const d = summarise(direct.filter(ok).map(value));
   const e = summarise(engram.filter(ok).map(value));
-  return {
+  const result: LatencyResult = {
     protocol,
     bodyBytes: template.bytes,
     direct: d,
     engram: e,
     addedP50: e.p50 - d.p50,
     addedP99: e.p99 - d.p99,
-    errors: [...direct, ...engram].filter((s) => !ok(s)).length,
+    errors: [...direct, ...engram, ...(bare ?? [])].filter((s) => !ok(s)).length,
     injectedShare: engram.filter((s) => s.injected > 0).length / Math.max(1, engram.length),
+  };
+  if (!bare) return result;
+  const b = summarise(bare.filter(ok).map(value));
+  const bareAddedP50 = b.p50 - d.p50;
+  const bareAddedP99 = b.p99 - d.p99;
+  return {
+    ...result,
+    bare: b,
+    bareAddedP50,
+    bareAddedP99,
+    vsBare: { addedP50Ratio: ratioTo(result.addedP50, bareAddedP50), addedP99Ratio: ratioTo(result.addedP99, bareAddedP99) },
   };
 }
 
-/** Sequential streamed requests: time to the first body byte, direct and through Engram. */
+/** Sequential streamed requests: time to the first body byte, direct, bare and through Engram. */
 export async function firstByte(
   bench: Bench,
   options: { warmup: number; requests: number; block: number; firstN: number; protocol?: Protocol },
 ): Promise<LatencyResult & { incomplete: number }> {
   const protocol = options.protocol ?? 'messages';
   const template = bodyTemplate(protocol, 4096, ASKS);
-  const clients = [client(bench.direct, 1), client(bench.engram, 1)];
+  const { clients, bare } = sequentialClients(bench);
   try {
     let n = options.firstN;
     const once = (c: Client) => c.stream(protocol, template.body(n++, true));
@@ -84,7 +116,7 @@ export async function firstByte(
     const results = await interleaved(clients, options.requests, options.block, once);
     const all = [...results.values()].flat();
     return {
-      ...compare(protocol, template, results.get(clients[0])!, results.get(clients[1])!, (s) => s.ttfbMs),
+      ...compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ttfbMs, bare && results.get(bare)),
       incomplete: all.filter((s) => !s.complete).length,
     };
   } finally {
@@ -94,8 +126,27 @@ export async function firstByte(
 
 export interface CapacityResult {
   concurrency: number;
-  direct: Awaited<ReturnType<typeof closedLoop>>;
-  engram: Awaited<ReturnType<typeof closedLoop>>;
+  direct: ClosedLoop;
+  engram: ClosedLoop;
+  bare?: ClosedLoop;
+  vsBare?: CapacityVsBare;
+}
+
+/**
+ * Engram under load against the bare proxy under the same load: req/s over the bare
+ * proxy's req/s, and the p99 each adds over direct at that concurrency, Engram's over the bare's.
+ */
+export interface CapacityVsBare {
+  rpsRatio: number | null;
+  engramAddedP99: number;
+  bareAddedP99: number;
+  addedP99Ratio: number | null;
+}
+
+export function capacityVsBare(direct: ClosedLoop, bare: ClosedLoop, engram: ClosedLoop): CapacityVsBare {
+  const engramAddedP99 = engram.latency.p99 - direct.latency.p99;
+  const bareAddedP99 = bare.latency.p99 - direct.latency.p99;
+  return { rpsRatio: ratioTo(engram.rps, bare.rps), engramAddedP99, bareAddedP99, addedP99Ratio: ratioTo(engramAddedP99, bareAddedP99) };
 }
 
 /** Closed-loop throughput at `concurrency`, 4 KB chat completions, after a warm-up. */
@@ -106,15 +157,18 @@ export async function capacity(
   const template = bodyTemplate('chat', 4096, ASKS);
   const make = (n: number) => template.body(n);
   const direct = client(bench.direct, options.concurrency);
+  const bare = bench.bare ? client(bench.bare, options.concurrency) : undefined;
   const engram = client(bench.engram, options.concurrency);
   try {
     await closedLoop(engram, 'chat', make, options.concurrency, options.warmupMs, options.firstN);
+    if (bare) await closedLoop(bare, 'chat', make, options.concurrency, options.warmupMs / 2, options.firstN);
     await closedLoop(direct, 'chat', make, options.concurrency, options.warmupMs / 2, options.firstN);
     const d = await closedLoop(direct, 'chat', make, options.concurrency, options.durationMs, options.firstN + 1_000_000);
+    const b = bare && (await closedLoop(bare, 'chat', make, options.concurrency, options.durationMs, options.firstN + 3_000_000));
     const e = await closedLoop(engram, 'chat', make, options.concurrency, options.durationMs, options.firstN + 2_000_000);
-    return { concurrency: options.concurrency, direct: d, engram: e };
+    return { concurrency: options.concurrency, direct: d, engram: e, ...(b ? { bare: b, vsBare: capacityVsBare(d, b, e) } : {}) };
   } finally {
-    await Promise.all([direct.close(), engram.close()]);
+    await Promise.all([direct.close(), engram.close(), bare?.close()]);
   }
 }
 

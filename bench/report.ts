@@ -8,7 +8,9 @@ import type { RedactionBenchResult } from './redaction.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
 import type { TranscriptBenchResult } from './transcripts.js';
+import type { MultiTurnResult, TurnLatency } from './multi-turn.js';
 import { round } from './stats.js';
+import type { BareVerdicts } from './versus-bare.js';
 
 export interface Results {
   startedAt: string;
@@ -33,35 +35,55 @@ export interface Results {
   redaction?: RedactionBenchResult;
   /** The same 4 KB and capacity phases with the bus and control stores on NATS. */
   nats?: { server: string; latency4k: LatencyResult; capacity: CapacityResult };
+  /** Conversations growing turn by turn, 1 and 50 virtual users, and a 400 KB one continued (issue 12). */
+  multiTurn?: MultiTurnResult;
+  /** Issue 12's targets against the bare proxy, or why no verdict is given. */
+  bareVerdicts?: BareVerdicts;
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
 }
 
-type Row = [measure: string, direct: string, engram: string, figure: string, target: string, verdict: string];
+/** `bare` and `vsBare`: the bare proxy reference's figure, and Engram's as a multiple of it (issue 12). */
+type Row = [measure: string, direct: string, engram: string, figure: string, target: string, verdict: string, bare?: string, vsBare?: string];
 
 const ms = (x: number) => `${round(x, 2)} ms`;
 const mb = (bytes: number) => `${round(bytes / 2 ** 20, 0)} MB`;
 const pct = (x: number) => `${round(x * 100, 1)}%`;
 const verdict = (ok: boolean) => (ok ? 'pass' : 'MISS');
+const times = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${round(x, 2)}x`);
+
+/** The bare proxy's cells of a latency row: its percentile, and Engram's added time over the bare's. */
+function bareCells(x: LatencyResult, p: 'p50' | 'p99'): [bare?: string, vsBare?: string] {
+  if (!x.bare || !x.vsBare) return [];
+  const bareAdded = p === 'p50' ? x.bareAddedP50! : x.bareAddedP99!;
+  return [ms(x.bare[p]), `added ${times(p === 'p50' ? x.vsBare.addedP50Ratio : x.vsBare.addedP99Ratio)} (bare +${ms(bareAdded)})`];
+}
+
+/** The bare proxy's cells of a capacity row: its req/s, Engram's req/s and added p99 over the bare's. */
+function bareLoadCells(c: { bare?: { rps: number }; vsBare?: { rpsRatio: number | null; addedP99Ratio: number | null; bareAddedP99: number } }): [bare?: string, vsBare?: string] {
+  if (!c.bare || !c.vsBare) return [];
+  return [`${round(c.bare.rps, 0)}`, `req/s ${times(c.vsBare.rpsRatio)}; added p99 ${times(c.vsBare.addedP99Ratio)} (bare +${ms(c.vsBare.bareAddedP99)})`];
+}
 
 export function rows(r: Results): Row[] {
   const { latency4k: a, latency400k: b, capacity: c, firstByte: t, streams: s, retrieval: q } = r;
   const kb = (bytes: number) => `${round(bytes / 1024, 0)} KB`;
   return [
-    [`${kb(a.bodyBytes)} ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}`, '<= 1 ms', verdict(a.addedP50 <= 1 && a.errors === 0)],
-    [`${kb(a.bodyBytes)} ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)}`, '<= 5 ms', verdict(a.addedP99 <= 5 && a.errors === 0)],
-    [`${kb(b.bodyBytes)} ${b.protocol}, p50 (n=${b.engram.n})`, ms(b.direct.p50), ms(b.engram.p50), `+${ms(b.addedP50)}`, '<= 8 ms', verdict(b.addedP50 <= 8 && b.errors === 0)],
-    [`${kb(b.bodyBytes)} ${b.protocol}, p99`, ms(b.direct.p99), ms(b.engram.p99), `+${ms(b.addedP99)}`, '-', '-'],
+    [`${kb(a.bodyBytes)} ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}`, '<= 1 ms', verdict(a.addedP50 <= 1 && a.errors === 0), ...bareCells(a, 'p50')],
+    [`${kb(a.bodyBytes)} ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)}`, '<= 5 ms', verdict(a.addedP99 <= 5 && a.errors === 0), ...bareCells(a, 'p99')],
+    [`${kb(b.bodyBytes)} ${b.protocol}, p50 (n=${b.engram.n})`, ms(b.direct.p50), ms(b.engram.p50), `+${ms(b.addedP50)}`, '<= 8 ms', verdict(b.addedP50 <= 8 && b.errors === 0), ...bareCells(b, 'p50')],
+    [`${kb(b.bodyBytes)} ${b.protocol}, p99`, ms(b.direct.p99), ms(b.engram.p99), `+${ms(b.addedP99)}`, '-', '-', ...bareCells(b, 'p99')],
     [
       `req/s at ${c.concurrency} concurrent, ${round(c.engram.seconds, 1)} s`,
       `${round(c.direct.rps, 0)}`,
       `${round(c.engram.rps, 0)}`,
-      `errors ${c.engram.errors} (direct ${c.direct.errors})`,
+      `errors ${c.engram.errors} (direct ${c.direct.errors}); p99 ${ms(c.engram.latency.p99)} (direct ${ms(c.direct.latency.p99)})`,
       '>= 2,500, 0 errors',
       verdict(c.engram.rps >= 2500 && c.engram.errors === 0),
+      ...bareLoadCells(c),
     ],
-    [`stream TTFB ${t.protocol}, p50 (n=${t.engram.n})`, ms(t.direct.p50), ms(t.engram.p50), `+${ms(t.addedP50)}`, '<= 2 ms', verdict(t.addedP50 <= 2 && t.errors + t.incomplete === 0)],
+    [`stream TTFB ${t.protocol}, p50 (n=${t.engram.n})`, ms(t.direct.p50), ms(t.engram.p50), `+${ms(t.addedP50)}`, '<= 2 ms', verdict(t.addedP50 <= 2 && t.errors + t.incomplete === 0), ...bareCells(t, 'p50')],
     [
       `${s.streams} streams held (~${round(s.eachStreamMs / 1000, 1)} s each)`,
       '-',
@@ -88,7 +110,51 @@ export function rows(r: Results): Row[] {
     ...(r.extractionCost ? extractionCostRows(r.extractionCost) : []),
     ...(r.nats ? natsRows(r.nats, a, c) : []),
     ...(r.redaction ? redactionRows(r.redaction) : []),
+    ...(r.multiTurn ? multiTurnRows(r.multiTurn) : []),
+    ...(r.bareVerdicts ? bareVerdictRows(r.bareVerdicts) : []),
   ];
+}
+
+/** Conversations growing turn by turn (bench/multi-turn.ts), beside the bare proxy. */
+function multiTurnRows(m: MultiTurnResult): Row[] {
+  const kb = (bytes: number) => `${round(bytes / 1024, 1)} KB`;
+  const { sequential: s, concurrent: c, continued400k: x } = m;
+  const row = (measure: string, x: TurnLatency, p: 'p50' | 'p99', detail = ''): Row => {
+    const [added, bareAdded, ratio] = p === 'p50' ? [x.addedP50, x.bareAddedP50, x.vsBare.addedP50Ratio] : [x.addedP99, x.bareAddedP99, x.vsBare.addedP99Ratio];
+    return [measure, ms(x.direct[p]), ms(x.engram[p]), `+${ms(added)}${detail}`, 'issue 12 (below)', '-', ms(x.bare[p]), `added ${times(ratio)} (bare +${ms(bareAdded)})`];
+  };
+  const users = c.engram.virtualUsers;
+  return [
+    row(
+      `multi-turn, 1 user, ${s.turnsPerConversation} turns (${kb(s.bodyBytes.min)}-${kb(s.bodyBytes.max)}), p50 (n=${s.engram.n})`,
+      s,
+      'p50',
+      `; injected ${pct(s.injectedShare)}; errors ${s.errors}`,
+    ),
+    row(`multi-turn, 1 user, p99`, s, 'p99'),
+    [
+      `multi-turn, ${users} users, req/s (${round(c.engram.seconds, 1)} s, ${c.engram.conversations} conversations)`,
+      `${round(c.direct.rps, 0)}`,
+      `${round(c.engram.rps, 0)}`,
+      `p99 ${ms(c.engram.latency.p99)} (direct ${ms(c.direct.latency.p99)}, bare ${ms(c.bare.latency.p99)}); errors ${c.engram.errors}; ` +
+        `extraction calls ${c.extractionRequests}, queued after ${c.extractionPendingAfter}`,
+      'issue 12 (below)',
+      '-',
+      ...bareLoadCells(c),
+    ],
+    row(
+      `${kb(x.bodyBytes.min)} conversation continued, ${x.turnsPerConversation - 1} more turns, p50 (n=${x.engram.n})`,
+      x,
+      'p50',
+      `; opening turn +${ms(x.opening.engramAddedP50)} (bare +${ms(x.opening.bareAddedP50)}); errors ${x.errors}`,
+    ),
+    row(`${kb(x.bodyBytes.min)} conversation continued, p99`, x, 'p99'),
+  ];
+}
+
+/** Issue 12's targets against the bare proxy; `no verdict (why)` on a quick run or a small host. */
+function bareVerdictRows(v: BareVerdicts): Row[] {
+  return v.targets.map((t): Row => [`issue 12: ${t.measure}`, '-', '-', t.figure, t.target, t.result]);
 }
 
 /** Redaction runs on every extraction input: its cost on 48 KB, before the ruleset and now. */
@@ -106,8 +172,8 @@ function natsRows(n: NonNullable<Results['nats']>, embedded: LatencyResult, embe
   const { latency4k: a, capacity: c } = n;
   const overEmbedded = a.addedP50 - embedded.addedP50;
   return [
-    [`NATS mode: 4 KB ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}; over embedded +${ms(overEmbedded)}`, '<= embedded + 0.3 ms', verdict(overEmbedded <= 0.3 && a.errors === 0)],
-    [`NATS mode: 4 KB ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)} (embedded +${ms(embedded.addedP99)})`, '-', '-'],
+    [`NATS mode: 4 KB ${a.protocol}, p50 (n=${a.engram.n})`, ms(a.direct.p50), ms(a.engram.p50), `+${ms(a.addedP50)}; over embedded +${ms(overEmbedded)}`, '<= embedded + 0.3 ms', verdict(overEmbedded <= 0.3 && a.errors === 0), ...bareCells(a, 'p50')],
+    [`NATS mode: 4 KB ${a.protocol}, p99`, ms(a.direct.p99), ms(a.engram.p99), `+${ms(a.addedP99)} (embedded +${ms(embedded.addedP99)})`, '-', '-', ...bareCells(a, 'p99')],
     [
       `NATS mode: req/s at ${c.concurrency} concurrent`,
       `${round(c.direct.rps, 0)}`,
@@ -115,6 +181,7 @@ function natsRows(n: NonNullable<Results['nats']>, embedded: LatencyResult, embe
       `embedded ${round(embeddedCapacity.engram.rps, 0)}; errors ${c.engram.errors}`,
       'reported',
       '-',
+      ...bareLoadCells(c),
     ],
   ];
 }
@@ -229,11 +296,17 @@ function responsesRows({ http, ws }: ResponsesResults): Row[] {
 }
 
 export function table(r: Results): string {
-  const header: Row = ['measure', 'direct', 'engram', 'added / detail', 'target', 'result'];
-  const all = [header, ...rows(r)];
+  // Printed with the bare proxy beside direct, and Engram's ratio to it after the added time.
+  const columns = (row: Row): string[] => {
+    const [measure, direct, engram, figure, target, result, bare = '-', vsBare = '-'] = row;
+    return [measure, direct, bare, engram, figure, vsBare, target, result];
+  };
+  const header = ['measure', 'direct', 'bare proxy', 'engram', 'added / detail', 'engram vs bare', 'target', 'result'];
+  const body = rows(r).map(columns);
+  const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i].length)));
-  const line = (row: Row) => '| ' + row.map((cell, i) => cell.padEnd(widths[i])).join(' | ') + ' |';
-  return [line(header), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows(r).map(line)].join('\n');
+  const line = (row: string[]) => '| ' + row.map((cell, i) => cell.padEnd(widths[i])).join(' | ') + ' |';
+  return [line(header), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');
 }
 
 export function writeJson(r: Results, dir: string): string {

@@ -8,6 +8,11 @@
  * then what extraction sends upstream over an agent-like session (bench/extraction-cost.ts),
  * then what secret redaction costs on 48 KB of agent text (bench/redaction.ts).
  *
+ * Beside "direct" runs a bare Node proxy (bench/bare-proxy-process.ts, its own child): the
+ * single-turn HTTP phases and the multi-turn agent workload (bench/multi-turn.ts) measure it
+ * too, and Engram's added time and capacity are reported as ratios to it, with issue 12's
+ * verdicts (bench/versus-bare.ts) on a full run on at least 4 cores.
+ *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
  * Engram process under the capacity load and under 400 KB requests, summarised by self
  * time (the profiles are left in bench/results/profiles/).
@@ -17,15 +22,18 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BareProxyHello } from './bare-proxy-process.js';
 import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
-import { client, closedLoop } from './load.js';
+import { client, closedLoop, type Target } from './load.js';
 import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from './phases.js';
 import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { mcpRecall } from './mcp-recall.js';
 import { transcriptUploads } from './transcripts.js';
 import { extractionCost } from './extraction-cost.js';
 import { redactionBench } from './redaction.js';
+import { multiTurn } from './multi-turn.js';
+import { bareVerdicts } from './versus-bare.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -68,12 +76,12 @@ function revision(): { commit: string; dirty: boolean } | undefined {
  * started here, on loopback, as a deployment would run it beside Engram): a second Engram
  * child, the same 4 KB sequential and 50-concurrent phases.
  */
-async function natsMode(upstream: Child<UpstreamHello>, children: Array<Child<unknown>>): Promise<Results['nats']> {
+async function natsMode(upstream: Child<UpstreamHello>, bare: Target, children: Array<Child<unknown>>): Promise<Results['nats']> {
   if (!natsServerBinary()) {
-    log('13/13 NATS mode: skipped, no nats-server installed (apt-get install nats-server)');
+    log('14/14 NATS mode: skipped, no nats-server installed (apt-get install nats-server)');
     return undefined;
   }
-  log('13/13 NATS mode: bus on JetStream, control stores on KV; 4 KB sequential, then 50 concurrent');
+  log('14/14 NATS mode: bus on JetStream, control stores on KV; 4 KB sequential, then 50 concurrent');
   const server = await startNatsServer();
   try {
     const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
@@ -82,6 +90,7 @@ async function natsMode(upstream: Child<UpstreamHello>, children: Array<Child<un
     children.push(engram);
     const bench: Bench = {
       direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      bare,
       engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
       upstream,
       engramChild: engram,
@@ -102,9 +111,13 @@ async function main(): Promise<void> {
   const started = performance.now();
   const children: Array<Child<unknown>> = [];
   try {
-    log('starting the scripted upstream and Engram in child processes');
+    log('starting the scripted upstream, the bare proxy and Engram in child processes');
     const upstream = await startChild<UpstreamHello>(path.join(HERE, 'upstream-process.ts'));
     children.push(upstream);
+    const bareProxy = await startChild<BareProxyHello>(path.join(HERE, 'bare-proxy-process.ts'), { env: { BENCH_UPSTREAM_URL: upstream.hello.url } });
+    children.push(bareProxy);
+    // Forwards the client's headers: the direct token reaches the upstream as it does direct.
+    const bare: Target = { name: 'bare', origin: bareProxy.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' };
     const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
       env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS) },
     });
@@ -112,44 +125,62 @@ async function main(): Promise<void> {
     log(`Engram at ${engram.hello.url} with ${engram.hello.reflections} reflections (seeded in ${Math.round(engram.hello.seedMs)} ms)`);
     const bench: Bench = {
       direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      bare,
       engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
       upstream,
       engramChild: engram,
     };
+    // The Responses and WebSocket phases compare with direct only.
+    const withoutBare: Bench = { ...bench, bare: undefined };
 
-    log('1/13 added latency, 4 KB, sequential');
+    log('1/14 added latency, 4 KB, sequential (direct, bare proxy, Engram)');
     const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
     await upstream.call('reset');
-    log('2/13 added latency, 400 KB, sequential');
+    log('2/14 added latency, 400 KB, sequential');
     const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
-    log('3/13 capacity, 50 concurrent');
+    log('3/14 capacity, 50 concurrent');
     const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
-    log('4/13 streaming, time to first byte');
+    log('4/14 streaming, time to first byte');
     const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
-    log('5/13 1,000 concurrent streams held');
+    log('5/14 1,000 concurrent streams held');
     const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
     await upstream.call('reset');
-    log('6/13 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
-    const responsesOverHttp = await responsesHttp(bench, scale, 80_000_000);
-    log('7/13 Responses over WebSocket: time to the first event of each chained turn');
-    const firstEvent = await wsFirstEvent(bench, { chains: scale(200), warmup: scale(20), turns: 5, block: 10, firstN: 90_000_000 });
-    log('8/13 Responses over WebSocket: 500 connections at once, 3 turns each');
-    const concurrent500 = await wsConcurrent(bench, { connections: 500, turns: 3, firstN: 95_000_000 });
-    log('9/13 retrieval over 10,000 reflections, in the Engram process');
+    log('6/14 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
+    const responsesOverHttp = await responsesHttp(withoutBare, scale, 80_000_000);
+    log('7/14 Responses over WebSocket: time to the first event of each chained turn');
+    const firstEvent = await wsFirstEvent(withoutBare, { chains: scale(200), warmup: scale(20), turns: 5, block: 10, firstN: 90_000_000 });
+    log('8/14 Responses over WebSocket: 500 connections at once, 3 turns each');
+    const concurrent500 = await wsConcurrent(withoutBare, { connections: 500, turns: 3, firstN: 95_000_000 });
+    log('9/14 retrieval over 10,000 reflections, in the Engram process');
     const found = await retrieval(bench, { reflections: 10_000, iterations: scale(1000), warmup: scale(100) });
-    log('10/13 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
+    log('10/14 MCP recall over HTTP, one session, 10,000 reflections (a second Engram child)');
     const recall10k = await mcpRecall(upstream.hello.url, { reflections: 10_000, calls: scale(500), warmup: scale(50) });
-    log('11/13 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
+    log('11/14 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
     const transcripts = await transcriptUploads(engram, { uploads: quick ? 2 : 5 });
-    log('12/13 extraction cost: an agent session through Engram (a third Engram child, settle 200 ms); extraction bytes / conversation bytes');
+    log('12/14 extraction cost: an agent session through Engram (a third Engram child, settle 200 ms); extraction bytes / conversation bytes');
     const cost = await extractionCost(upstream, { settleMs: 200 });
     log(
-      `12/13 session: ${cost.session.extraction_bytes} extraction bytes in ${cost.session.extraction_requests} calls / ` +
+      `12/14 session: ${cost.session.extraction_bytes} extraction bytes in ${cost.session.extraction_requests} calls / ` +
         `${cost.session.conversation_bytes} conversation bytes in ${cost.session.conversation_requests} requests = ${(cost.session.ratio * 100).toFixed(2)}%; ` +
         `each task alone: ${cost.task_alone.extraction_bytes} / ${cost.task_alone.conversation_bytes} = ${(cost.task_alone.ratio * 100).toFixed(2)}%; ` +
         `lesson lines kept ${cost.session.lessons_kept}/${cost.session.lessons}`,
     );
-    const nats = await natsMode(upstream, children);
+    log(
+      `13/14 multi-turn agent workload (a fourth Engram child, ${REFLECTIONS} reflections, settle 300 ms): ` +
+        '4 KB system prompt, 6 turns, the whole history re-sent; 1 user, a 400 KB conversation continued, then 50 users',
+    );
+    const turns = await multiTurn(upstream, bare, {
+      reflections: REFLECTIONS,
+      settleMs: 300,
+      sequentialConversations: scale(150),
+      continuedConversations: scale(6),
+      continuedTurns: 10,
+      users: 50,
+      warmupMs: quick ? 500 : 2000,
+      durationMs: quick ? 1000 : 5000,
+      drainTimeoutMs: quick ? 5000 : 20_000,
+    });
+    const nats = await natsMode(upstream, bare, children);
     log('redaction: redactSecrets on 48 KB of agent text, in this process, now and before the ruleset (bench/redaction.ts)');
     const redaction = await redactionBench({ iterations: scale(500) });
 
@@ -170,8 +201,10 @@ async function main(): Promise<void> {
       extractionCost: cost,
       ...(nats ? { nats } : {}),
       redaction,
+      multiTurn: turns,
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
+    results.bareVerdicts = bareVerdicts(results, { quick, cpus: results.machine.cpus });
     console.log(table(results));
 
     if (profile) {

@@ -30,3 +30,11 @@ export function summarise(samples: readonly number[]): Summary {
 }
 
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * Engram's figure over the bare proxy's (issue 12). Null when the bare proxy added
+ * nothing measurable (its added time at or below zero): a ratio to noise is no figure.
+ */
+export function ratioTo(engram: number, bare: number): number | null {
+  return Number.isFinite(engram) && Number.isFinite(bare) && bare > 0 ? engram / bare : null;
+}
