@@ -287,12 +287,14 @@ export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, op
     await upstream.call('resetBytes', {});
     const phase: Phase = { clients: one, drain };
     const shape = agentShape(TURNS);
-    await sequential(phase, shape, { conversations: Math.max(1, Math.round(options.sequentialConversations / 10)), block: 2, firstId: 1_000_000 });
-    const seq = await sequential(phase, shape, { conversations: options.sequentialConversations, block: 10, firstId: 2_000_000 });
+    await sequential(phase, shape, { conversations: Math.max(1, Math.round(options.sequentialConversations / 10)), block: 5, firstId: 1_000_000 });
+    // Blocks of 25 conversations (about a second through Engram): the extraction of a
+    // block's first conversations runs while its later ones are measured.
+    const seq = await sequential(phase, shape, { conversations: options.sequentialConversations, block: 25, firstId: 2_000_000 });
 
     const long = agentShape(options.continuedTurns, toolHistory(400 * 1024));
     await sequential(phase, long, { conversations: 1, block: 1, firstId: 3_000_000 });
-    const continued = await sequential(phase, long, { conversations: options.continuedConversations, block: 1, firstId: 3_100_000 });
+    const continued = await sequential(phase, long, { conversations: options.continuedConversations, block: 3, firstId: 3_100_000 });
     const later = (samples: Sample[]) => samples.filter((s) => s.turn > 1);
     const opening = turnLatency(
       { direct: continued.direct.filter((s) => s.turn === 1), bare: continued.bare.filter((s) => s.turn === 1), engram: continued.engram.filter((s) => s.turn === 1) },

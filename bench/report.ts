@@ -9,7 +9,7 @@ import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
 import type { TranscriptBenchResult } from './transcripts.js';
 import type { MultiTurnResult, TurnLatency } from './multi-turn.js';
-import { round } from './stats.js';
+import { round, signedMs } from './stats.js';
 import type { BareVerdicts } from './versus-bare.js';
 
 export interface Results {
@@ -57,13 +57,13 @@ const times = (x: number | null | undefined) => (x === null || x === undefined ?
 function bareCells(x: LatencyResult, p: 'p50' | 'p99'): [bare?: string, vsBare?: string] {
   if (!x.bare || !x.vsBare) return [];
   const bareAdded = p === 'p50' ? x.bareAddedP50! : x.bareAddedP99!;
-  return [ms(x.bare[p]), `added ${times(p === 'p50' ? x.vsBare.addedP50Ratio : x.vsBare.addedP99Ratio)} (bare +${ms(bareAdded)})`];
+  return [ms(x.bare[p]), `added ${times(p === 'p50' ? x.vsBare.addedP50Ratio : x.vsBare.addedP99Ratio)} (bare ${signedMs(bareAdded)})`];
 }
 
 /** The bare proxy's cells of a capacity row: its req/s, Engram's req/s and added p99 over the bare's. */
 function bareLoadCells(c: { bare?: { rps: number }; vsBare?: { rpsRatio: number | null; addedP99Ratio: number | null; bareAddedP99: number } }): [bare?: string, vsBare?: string] {
   if (!c.bare || !c.vsBare) return [];
-  return [`${round(c.bare.rps, 0)}`, `req/s ${times(c.vsBare.rpsRatio)}; added p99 ${times(c.vsBare.addedP99Ratio)} (bare +${ms(c.vsBare.bareAddedP99)})`];
+  return [`${round(c.bare.rps, 0)}`, `req/s ${times(c.vsBare.rpsRatio)}; added p99 ${times(c.vsBare.addedP99Ratio)} (bare ${signedMs(c.vsBare.bareAddedP99)})`];
 }
 
 export function rows(r: Results): Row[] {
@@ -121,7 +121,7 @@ function multiTurnRows(m: MultiTurnResult): Row[] {
   const { sequential: s, concurrent: c, continued400k: x } = m;
   const row = (measure: string, x: TurnLatency, p: 'p50' | 'p99', detail = ''): Row => {
     const [added, bareAdded, ratio] = p === 'p50' ? [x.addedP50, x.bareAddedP50, x.vsBare.addedP50Ratio] : [x.addedP99, x.bareAddedP99, x.vsBare.addedP99Ratio];
-    return [measure, ms(x.direct[p]), ms(x.engram[p]), `+${ms(added)}${detail}`, 'issue 12 (below)', '-', ms(x.bare[p]), `added ${times(ratio)} (bare +${ms(bareAdded)})`];
+    return [measure, ms(x.direct[p]), ms(x.engram[p]), `+${ms(added)}${detail}`, 'issue 12 (below)', '-', ms(x.bare[p]), `added ${times(ratio)} (bare ${signedMs(bareAdded)})`];
   };
   const users = c.engram.virtualUsers;
   return [
@@ -146,7 +146,7 @@ function multiTurnRows(m: MultiTurnResult): Row[] {
       `${kb(x.bodyBytes.min)} conversation continued, ${x.turnsPerConversation - 1} more turns, p50 (n=${x.engram.n})`,
       x,
       'p50',
-      `; opening turn +${ms(x.opening.engramAddedP50)} (bare +${ms(x.opening.bareAddedP50)}); errors ${x.errors}`,
+      `; opening turn ${signedMs(x.opening.engramAddedP50)} (bare ${signedMs(x.opening.bareAddedP50)}); errors ${x.errors}`,
     ),
     row(`${kb(x.bodyBytes.min)} conversation continued, p99`, x, 'p99'),
   ];

@@ -38,3 +38,6 @@ export const round = (x: number, digits = 2): number => Math.round(x * 10 ** dig
 export function ratioTo(engram: number, bare: number): number | null {
   return Number.isFinite(engram) && Number.isFinite(bare) && bare > 0 ? engram / bare : null;
 }
+
+/** Milliseconds with their sign: `+1.2 ms`, `-0.16 ms`. */
+export const signedMs = (x: number): string => `${x < 0 ? '-' : '+'}${round(Math.abs(x), 2)} ms`;

@@ -11,7 +11,7 @@
  */
 import type { CapacityResult, LatencyResult } from './phases.js';
 import type { MultiTurnResult } from './multi-turn.js';
-import { ratioTo, round } from './stats.js';
+import { ratioTo, round, signedMs } from './stats.js';
 
 export const MIN_CORES = 4;
 
@@ -44,13 +44,13 @@ interface Sources {
   multiTurn?: MultiTurnResult;
 }
 
-const times = (x: number | null) => (x === null ? 'n/a (bare added <= 0)' : `${round(x, 2)}x`);
+const times = (x: number | null) => (x === null ? 'n/a' : `${round(x, 2)}x`);
 
 function sequentialTarget(measure: string, engramAdded: number, bareAdded: number): Omit<BareTarget, 'result'> {
   return {
     measure,
     target: 'added p50 <= 3x bare',
-    figure: `${times(ratioTo(engramAdded, bareAdded))} (engram +${round(engramAdded, 2)} ms, bare +${round(bareAdded, 2)} ms)`,
+    figure: `${times(ratioTo(engramAdded, bareAdded))} (engram ${signedMs(engramAdded)}, bare ${signedMs(bareAdded)})`,
     met: engramAdded <= 3 * bareAdded,
   };
 }
@@ -69,7 +69,7 @@ function capacityTarget(measure: string, direct: Load, bare: Load, engram: Load)
     target: 'req/s >= 0.5x bare, added p99 <= 3x bare',
     figure:
       `req/s ${times(ratioTo(engram.rps, bare.rps))} (${round(engram.rps, 0)} / ${round(bare.rps, 0)}); ` +
-      `added p99 ${times(ratioTo(engramAdded, bareAdded))} (+${round(engramAdded, 1)} / +${round(bareAdded, 1)} ms); errors ${engram.errors}`,
+      `added p99 ${times(ratioTo(engramAdded, bareAdded))} (engram ${signedMs(engramAdded)}, bare ${signedMs(bareAdded)}); errors ${engram.errors}`,
     met: engram.rps >= 0.5 * bare.rps && engramAdded <= 3 * bareAdded && engram.errors === 0,
   };
 }
@@ -94,7 +94,7 @@ export function bareVerdicts(r: Sources, run: { quick: boolean; cpus: number }):
     found.push({
       measure: `${Math.round(x.bodyBytes.min / 1024)} KB conversation continued`,
       target: 'added p50 <= 4 ms',
-      figure: `+${round(x.addedP50, 2)} ms (bare +${round(x.bareAddedP50, 2)} ms); errors ${x.errors}`,
+      figure: `${signedMs(x.addedP50)} (bare ${signedMs(x.bareAddedP50)}); errors ${x.errors}`,
       met: x.addedP50 <= 4 && x.errors === 0,
     });
   }
