@@ -3,7 +3,8 @@
  * Provided once per app with `conversationMachine.provide(...)`.
  */
 import { fromPromise } from 'xstate';
-import { conversationMachine, type StepInput } from '../../machines/conversation.machine.js';
+import { conversationMachine, type ConversationOutput, type StepInput, type StepName } from '../../machines/conversation.machine.js';
+import { compileStepMachine, type StepFunction } from './step-runner.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
@@ -11,6 +12,7 @@ import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
 import { buildExtractionJob, publishExtractionJob, type ExtractionJob } from '../memory/extraction.js';
 import type { Retrieval } from '../memory/retrieval.js';
+import type { CleanedTurns } from '../memory/cleaned-turns.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
@@ -27,10 +29,11 @@ import { expandRequest, keepResponse } from './chains.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
-function step<T>(run: Step<T>) {
-  return fromPromise<unknown, StepInput>(({ input, signal }) =>
-    run({ request: input.request as ExchangeRequest, results: input.results as ExchangeResults, signal }),
-  );
+function step<T>(run: Step<T>): StepFunction {
+  return (input, signal) => {
+    const { request, results } = input as StepInput;
+    return run({ request: request as ExchangeRequest, results: results as ExchangeResults, signal });
+  };
 }
 
 /** The client's JSON; refused (400) when empty, invalid, or nested too deep for the steps that walk it. */
@@ -49,6 +52,8 @@ const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
+  /** Turns already cleaned for extraction: the history re-sent each turn is redacted once. */
+  cleanedTurns: CleanedTurns;
 }
 
 export function provideConversationMachine(deps: ConversationActorDeps) {
@@ -232,6 +237,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         watermark: compacted ? 0 : watermark,
         maxBytes: config.extraction.maxBytes,
         settledAt,
+        cleaned: deps.cleanedTurns,
       });
     }
     const queued = job !== undefined;
@@ -258,10 +264,21 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
   });
 
-  return conversationMachine.provide({
-    actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, settle },
-  });
+  const steps: Record<StepName, StepFunction> = { authenticate, resolveConversation, inject, forward, relay: relayStep, settle };
+  return {
+    /** The machine with these steps, for XState's own tools (an actor, the inspector). */
+    machine: conversationMachine.provide({
+      actors: Object.fromEntries(
+        Object.entries(steps).map(([name, run]) => [name, fromPromise<unknown, StepInput>(({ input, signal }) => run(input, signal))]),
+      ) as Record<StepName, ReturnType<typeof fromPromise<unknown, StepInput>>>,
+    }),
+    /** Runs one exchange through the machine, without an actor per request (`step-runner.ts`). */
+    run: compileStepMachine<ConversationOutput>(conversationMachine, steps),
+  };
 }
+
+/** The conversation machine given Engram's steps. */
+export type ConversationFlow = ReturnType<typeof provideConversationMachine>;
 
 const SESSION_MARK_REFRESH_MS = 24 * 60 * 60 * 1000;
 

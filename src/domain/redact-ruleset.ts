@@ -59,11 +59,12 @@ const isTokenChar = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2b || c === 0x2f;
 const EQUALS = 0x3d;
 
+const unsupported = (): never => {
+  throw new Error('redaction gives the ruleset no positions');
+};
+
 /** What the rules read of a text: its content, never a file. */
 function sourceOf(content: string): SecretLintSourceCode {
-  const unsupported = (): never => {
-    throw new Error('redaction gives the ruleset no positions');
-  };
   return {
     hasBOM: false,
     content,
@@ -80,6 +81,27 @@ function sourceOf(content: string): SecretLintSourceCode {
   };
 }
 
+/** The text being scanned and what the rules reported in it; set only during `rulesetFindings`. */
+let scanning: { text: string; found: Finding[] } | undefined;
+
+/**
+ * Each rule's `file` handler, created once: a rule keeps nothing between the texts it
+ * scans, and creating twenty rules per redacted text cost more than scanning a short one.
+ * Reports go to the scan under way.
+ */
+const HANDLERS = RULESET.map(({ id, kind, creator }) => {
+  const context: SecretLintRuleContext = {
+    sharedOptions: {},
+    // The translated message would hold the secret; only its id is kept.
+    createTranslator: () => (messageId) => ({ message: String(messageId), messageId: String(messageId), data: undefined }),
+    report: ({ range: [start, end] }) => {
+      if (scanning) scanning.found.push(grow(scanning.text, start, end, kind));
+    },
+    ignore: () => undefined,
+  };
+  return { id, file: creator.create(context, {}).file };
+});
+
 /**
  * Every span the ruleset reports in `text`, grown to whole tokens. A rule whose handler
  * returns a promise (none in the preset does for text without a path) is counted in
@@ -88,19 +110,18 @@ function sourceOf(content: string): SecretLintSourceCode {
 export function rulesetFindings(text: string, asyncRules?: Set<string>): Finding[] {
   const found: Finding[] = [];
   const source = sourceOf(text);
-  for (const { id, kind, creator } of RULESET) {
-    const context: SecretLintRuleContext = {
-      sharedOptions: {},
-      // The translated message would hold the secret; only its id is kept.
-      createTranslator: () => (messageId) => ({ message: String(messageId), messageId: String(messageId), data: undefined }),
-      report: ({ range: [start, end] }) => found.push(grow(text, start, end, kind)),
-      ignore: () => undefined,
-    };
-    const result = creator.create(context, {}).file?.(source);
-    if (result !== undefined) {
-      asyncRules?.add(id);
-      result.catch(() => undefined);
+  const outer = scanning;
+  scanning = { text, found };
+  try {
+    for (const { id, file } of HANDLERS) {
+      const result = file?.(source);
+      if (result !== undefined) {
+        asyncRules?.add(id);
+        result.catch(() => undefined);
+      }
     }
+  } finally {
+    scanning = outer;
   }
   return found;
 }

@@ -8,12 +8,13 @@
  * token a request costs Engram a token lookup, never a buffered body.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { provideConversationMachine } from '../conversation/actors.js';
+import { provideConversationMachine, type ConversationFlow } from '../conversation/actors.js';
 import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
 import { createRetrieval } from '../memory/retrieval.js';
+import { createCleanedTurns } from '../memory/cleaned-turns.js';
 import { memorySearchDeps } from './memory-search-deps.js';
 import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
@@ -53,11 +54,9 @@ export interface ProxyOptions {
   limits: RequestLimits;
 }
 
-type Machine = ReturnType<typeof provideConversationMachine>;
-
 export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const machine = provideConversationMachine({ ...deps, retrieval });
+  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns: createCleanedTurns() });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
@@ -81,7 +80,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     app.head(path, async (_request, reply) => reply.code(200).send());
   }
   // The upgrade request has no body; the route checks its token itself, answering 401 over HTTP.
-  responsesSocketRoute(app, deps, machine, AGENT_PREFIX, limits);
+  responsesSocketRoute(app, deps, flow, AGENT_PREFIX, limits);
 
   // Everything else needs the agent's token, checked from the headers before the body is read.
   await app.register(async (scope) => {
@@ -90,17 +89,17 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     });
     scope.addHook('onRequest', limits.onRequest);
     scope.addHook('onRequest', bodyReads);
-    tokenRoutes(scope, deps, machine);
+    tokenRoutes(scope, deps, flow);
   });
 };
 
-function tokenRoutes(app: FastifyInstance, deps: Deps, machine: Machine): void {
+function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): void {
   for (const adapter of [chatCompletions, messages, responses]) {
     app.post<{ Params: AgentParams }>(AGENT_PREFIX + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
       reply.hijack();
       const raw = reply.raw;
       await runExchange(
-        machine,
+        flow,
         {
           adapter,
           orgId: request.params.org,

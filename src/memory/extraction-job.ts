@@ -8,6 +8,7 @@ import type { ProtocolId, ReflectionSource } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions, EventBus, PublishOptions } from '../ports/index.js';
+import type { CleanedText, CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
@@ -61,6 +62,8 @@ export interface BuildExtractionJobInput {
   maxChunks?: number;
   settledAt: number;
   source?: ExtractionSource;
+  /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
+  cleaned?: CleanedTurns;
 }
 
 /** Role label and blank line around each turn, counted against `maxBytes`. */
@@ -148,7 +151,10 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
     const least = Math.min(stripped.length, tool ? TOOL_LEAST : cap) / REDACTION_MARGIN + TURN_OVERHEAD;
     if (kept.length > 0 && total + least > budget) break;
-    const { text, bytes } = cleanTurnText(stripped, { cap, window, tool });
+    const shape = { cap, window, tool };
+    const { text, bytes } = input.cleaned
+      ? input.cleaned.get(stripped, `${cap}/${window}/${tool ? 't' : ''}`, () => cleanTurnText(stripped, shape))
+      : cleanTurnText(stripped, shape);
     const size = bytes + TURN_OVERHEAD;
     if (total + size > budget && kept.length > 0) break;
     keep(turn.role, text, size, tool ? stripped : undefined);
@@ -217,7 +223,7 @@ function turnCap(turn: Turn, maxBytes: number): number {
  * `text` (already stripped of Engram's blocks) redacted, trimmed when it is a tool result,
  * and cut to `cap` bytes; and its size.
  */
-function cleanTurnText(text: string, { cap, window, tool }: { cap: number; window: number; tool: boolean }): { text: string; bytes: number } {
+function cleanTurnText(text: string, { cap, window, tool }: { cap: number; window: number; tool: boolean }): CleanedText {
   // Trimming comes after redaction: a secret spanning lines (a PEM key) is whole when
   // redacted, whatever lines trimming then keeps.
   let out = redactedEnds(text, window);

@@ -1,0 +1,59 @@
+/**
+ * Turns already cleaned for extraction, remembered by a digest of their text. A client
+ * re-sends the whole history every turn, so without it each turn redacts every earlier
+ * turn again: the cost of settling a conversation would grow with its length. Only the
+ * cleaned (redacted) text is kept, never the client's own; the digest stands for it.
+ * Bounded by the characters it holds, least recently used first out.
+ */
+import { createHash } from 'node:crypto';
+
+export interface CleanedText {
+  text: string;
+  /** `text`'s UTF-8 length. */
+  bytes: number;
+}
+
+export interface CleanedTurns {
+  /** What `clean` makes of `text` under `shape` (the cut and window it was cleaned for). */
+  get(text: string, shape: string, clean: () => CleanedText): CleanedText;
+  /** Entries and characters held (for tests and metrics). */
+  readonly size: { entries: number; chars: number };
+}
+
+/**
+ * Texts shorter than this are cleaned again rather than remembered: redaction costs
+ * some 20 µs a call however short the text, hashing a couple, but a map entry per word
+ * of a chat is not worth it.
+ */
+const MIN_CHARS = 64;
+
+export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
+  const entries = new Map<string, CleanedText>();
+  let chars = 0;
+  return {
+    get(text, shape, clean) {
+      if (text.length < MIN_CHARS) return clean();
+      const key = `${shape}:${createHash('sha256').update(text).digest('base64url')}`;
+      const known = entries.get(key);
+      if (known) {
+        // Moved to the newest end of the map's order.
+        entries.delete(key);
+        entries.set(key, known);
+        return known;
+      }
+      const cleaned = clean();
+      if (cleaned.text.length > maxChars) return cleaned;
+      entries.set(key, cleaned);
+      chars += cleaned.text.length;
+      for (const [oldest, value] of entries) {
+        if (chars <= maxChars) break;
+        entries.delete(oldest);
+        chars -= value.text.length;
+      }
+      return cleaned;
+    },
+    get size() {
+      return { entries: entries.size, chars };
+    },
+  };
+}
