@@ -6,14 +6,17 @@
 import type { ConversationState } from '../../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../../ports/conversations.js';
 import type { SqliteDatabase } from './database.js';
+import { groupCommitOf, type GroupCommit } from './group-commit.js';
 import { isSqliteError } from './sqlite-errors.js';
 
 export class SqliteConversationStore implements ConversationStore {
   readonly #db: SqliteDatabase;
+  readonly #group: GroupCommit;
   readonly #sql;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
+    this.#group = groupCommitOf(db);
     this.#sql = {
       // On every proxied request: one lookup through the (agent_id, id) index.
       get: db.prepare<[string, string], { state: string; revision: number }>(
@@ -40,8 +43,13 @@ export class SqliteConversationStore implements ConversationStore {
     return row && { value: JSON.parse(row.state) as ConversationState, revision: row.revision };
   }
 
-  async put(state: ConversationState, expected: number | undefined): Promise<number | undefined> {
+  /** Committed with the other writes of this turn of the event loop (`GroupCommit`). */
+  put(state: ConversationState, expected: number | undefined): Promise<number | undefined> {
     const json = JSON.stringify(state);
+    return this.#group.run(() => this.#put(state, json, expected));
+  }
+
+  #put(state: ConversationState, json: string, expected: number | undefined): number | undefined {
     if (expected === undefined) {
       try {
         this.#sql.insert.run(state.agentId, state.id, json, state.lastActivityAt);
@@ -70,7 +78,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async markSession(agentId: string, sessionDigest: string, at: number): Promise<void> {
-    this.#sql.markSession.run(agentId, sessionDigest, at);
+    await this.#group.run(() => this.#sql.markSession.run(agentId, sessionDigest, at));
   }
 
   async hasSession(agentId: string, sessionDigest: string): Promise<boolean> {

@@ -27,6 +27,7 @@ import {
 } from '../../ports/event-bus.js';
 import { BusConsumer } from './bus-consumer.js';
 import { BusQueue, type LeaseHolder } from './bus-queue.js';
+import { groupCommitOf, type GroupCommit } from './group-commit.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface SqliteEventBusOptions {
@@ -57,6 +58,7 @@ export function pidAlive(pid: number): boolean {
 export class SqliteEventBus implements EventBus {
   readonly #queue: BusQueue;
   readonly #now: () => number;
+  readonly #group: GroupCommit;
   readonly #maxPollMs: number;
   readonly #onError: (error: unknown) => void;
   readonly #holder: LeaseHolder;
@@ -67,6 +69,7 @@ export class SqliteEventBus implements EventBus {
 
   constructor(db: SqliteDatabase, options: SqliteEventBusOptions = {}) {
     this.#queue = new BusQueue(db);
+    this.#group = groupCommitOf(db);
     this.#now = options.now ?? Date.now;
     this.#maxPollMs = options.maxPollMs ?? 250;
     this.#onError = options.onError ?? ((error) => console.error('engram event bus:', error));
@@ -78,7 +81,9 @@ export class SqliteEventBus implements EventBus {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
     const now = this.#now();
     const dueAt = Math.max(now, options.notBefore ?? now);
-    const stored = this.#queue.publish(subject, JSON.stringify(payload) ?? 'null', options.msgId ?? null, now, dueAt);
+    const json = JSON.stringify(payload) ?? 'null';
+    // Committed with the other writes of this turn of the event loop (`GroupCommit`).
+    const stored = await this.#group.run(() => this.#queue.publish(subject, json, options.msgId ?? null, now, dueAt));
     if (!stored) return;
     for (const consumer of this.#consumers) if (consumer.subject === subject) consumer.published(dueAt);
   }

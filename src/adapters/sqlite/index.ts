@@ -6,6 +6,7 @@ import type { ControlStores } from '../../ports/index.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
 import { SqliteConversationStore } from './conversations.js';
 import { SqliteDirectory } from './directory.js';
+import { groupCommitOf } from './group-commit.js';
 import { SqliteEventBus, type SqliteEventBusOptions } from './event-bus.js';
 import { SqliteReflectionStore } from './reflection-store.js';
 import { SqliteResponseStore } from './response-records.js';
@@ -45,6 +46,8 @@ export function openSqliteAdapters(file: string, options: { bus?: SqliteEventBus
       closing ??= (async () => {
         await bus.close();
         await reflections.close();
+        // Writes still waiting for their group's commit land before the file closes.
+        groupCommitOf(db).flush();
         db.close();
       })();
       return closing;
