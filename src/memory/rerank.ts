@@ -62,14 +62,26 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
         .slice(0, MAX_QUERY_WORDS);
       const total = asked.reduce((sum, term) => sum + term.weight, 0);
       if (total === 0) return [...results];
+      // Candidates share many words: each query word's cosine to a vocabulary row is
+      // computed once per search, not once per candidate holding it.
+      const cosines = asked.map(() => new Map<number, number>());
+      const cosine = (t: number, row: number): number => {
+        let value = cosines[t].get(row);
+        if (value === undefined) {
+          value = vectors.similarity(asked[t].row!, row);
+          cosines[t].set(row, value);
+        }
+        return value;
+      };
       return results
         .map((result) => {
           const words = termsOf(`${result.reflection.content} ${result.reflection.topic}`);
           let matched = 0;
-          for (const term of asked) {
+          for (let t = 0; t < asked.length; t++) {
+            const term = asked[t];
             let best = 0;
             for (const word of words) {
-              const similarity = word.stem === term.stem ? 1 : term.row !== undefined && word.row !== undefined ? vectors.similarity(term.row, word.row) : 0;
+              const similarity = word.stem === term.stem ? 1 : term.row !== undefined && word.row !== undefined ? cosine(t, word.row) : 0;
               if (similarity > best) best = similarity;
               if (best === 1) break;
             }
