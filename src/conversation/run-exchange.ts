@@ -1,10 +1,7 @@
-import { createActor, toPromise } from 'xstate';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
 import type { ExchangeRequest, ExchangeResults } from './exchange.js';
-import type { provideConversationMachine } from './actors.js';
-
-type ProvidedMachine = ReturnType<typeof provideConversationMachine>;
+import type { ConversationFlow } from './actors.js';
 
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
@@ -34,20 +31,22 @@ function upstreamErrorOf(status: string, results: ExchangeResults, error: Engram
  * Runs one conversation actor to its end and answers the client with an error in the
  * protocol's envelope when a step failed before any byte was sent.
  */
-export async function runExchange(machine: ProvidedMachine, request: ExchangeRequest, hooks: ExchangeHooks): Promise<void> {
-  const actor = createActor(machine, { input: { request } });
-  const finished = toPromise(actor);
-  hooks.onClientGone(() => actor.send({ type: 'CLIENT_GONE' }));
+export async function runExchange(flow: ConversationFlow, request: ExchangeRequest, hooks: ExchangeHooks): Promise<void> {
   // Engram's own time: until the upstream request starts, and from the end of the upstream's answer.
   const startedAt = performance.now();
   let forwardAt: number | undefined;
   let upstreamDoneAt: number | undefined;
-  actor.subscribe((snapshot) => {
-    if (snapshot.value === 'forwarding') forwardAt ??= performance.now();
-    else if (forwardAt !== undefined && snapshot.value !== 'relaying') upstreamDoneAt ??= performance.now();
-  });
-  actor.start();
-  const output = await finished;
+  const run = flow.run(
+    { request },
+    {
+      onState(state) {
+        if (state === 'forwarding') forwardAt ??= performance.now();
+        else if (forwardAt !== undefined && state !== 'relaying') upstreamDoneAt ??= performance.now();
+      },
+    },
+  );
+  hooks.onClientGone(() => run.send({ type: 'CLIENT_GONE' }));
+  const output = await run.done;
   const results = output.results as ExchangeResults;
   let sentStatus: number | undefined = results.forward?.status;
   const report = (error?: EngramError) => {

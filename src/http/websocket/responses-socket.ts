@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
 import type { ChainCache } from '../../conversation/chains.js';
-import type { provideConversationMachine } from '../../conversation/actors.js';
+import type { ConversationFlow } from '../../conversation/actors.js';
 import { runExchange } from '../../conversation/run-exchange.js';
 import { bridgedHeaders } from '../../conversation/headers.js';
 import type { Deps } from '../../deps.js';
@@ -26,8 +26,6 @@ interface Params {
   org: string;
   agent: string;
 }
-
-type Machine = ReturnType<typeof provideConversationMachine>;
 
 const HEARTBEAT_MS = 30_000;
 
@@ -57,7 +55,7 @@ function createBody(data: RawData, isBinary: boolean): { body: Record<string, un
   return { body, generate: generate !== false };
 }
 
-export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: Machine, prefix: string, limits: RequestLimits): void {
+export function responsesSocketRoute(app: FastifyInstance, deps: Deps, flow: ConversationFlow, prefix: string, limits: RequestLimits): void {
   /** The open connection's place under the limits, released when it closes. */
   const admitted = new WeakMap<FastifyRequest, { lookup: TokenLookup; release: () => void }>();
   app.route<{ Params: Params }>({
@@ -79,7 +77,7 @@ export function responsesSocketRoute(app: FastifyInstance, deps: Deps, machine: 
     wsHandler: (socket: WebSocket, request: FastifyRequest<{ Params: Params }>) => {
       const place = admitted.get(request);
       if (place) socket.once('close', place.release);
-      openSession(socket, request, deps, machine, () => place && limits.count(place.lookup));
+      openSession(socket, request, deps, flow, () => place && limits.count(place.lookup));
     },
   });
 }
@@ -90,7 +88,7 @@ function limitText(ms: number): string {
 }
 
 /** `count` is called for each `response.create` and throws when the tenant is over its rate. */
-function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, machine: Machine, count: () => void): void {
+function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, flow: ConversationFlow, count: () => void): void {
   const cache: ChainCache = {};
   const bridged = bridgedHeaders(request.headers);
   const { org, agent } = request.params;
@@ -155,7 +153,7 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
 
   const generate = (body: Record<string, unknown>) =>
     runExchange(
-      machine,
+      flow,
       {
         adapter: responses,
         orgId: org,
