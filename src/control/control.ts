@@ -27,6 +27,9 @@ export interface ControlOptions {
   now: () => number;
 }
 
+/** Agents whose opened secrets are kept (`Control.agentSecrets`). */
+const MAX_OPENED = 10_000;
+
 export class Control {
   readonly directory: ControlStores['directory'];
   readonly conversations: ControlStores['conversations'];
@@ -34,6 +37,12 @@ export class Control {
   readonly indexes: ControlStores['indexes'];
   readonly #vault: Vault;
   readonly #now: () => number;
+  /**
+   * Secrets already opened, by agent, with the sealed text and agent version they came
+   * from: every proxied request needs them, and opening means decrypting. A changed
+   * agent or re-sealed secrets miss, so an update on any replica is seen at once.
+   */
+  readonly #opened = new Map<string, { sealed: string; updatedAt: number; secrets: AgentSecrets }>();
 
   constructor(stores: ControlStores, options: ControlOptions) {
     this.directory = stores.directory;
@@ -121,7 +130,18 @@ export class Control {
   /** Decrypted secrets, for the upstream call only. */
   async agentSecrets(agentId: string): Promise<AgentSecrets | undefined> {
     const entry = await this.directory.agentEntry(agentId);
-    return entry && this.#openEntry(agentId, entry);
+    if (!entry) {
+      this.#opened.delete(agentId);
+      return undefined;
+    }
+    const known = this.#opened.get(agentId);
+    if (known && known.sealed === entry.sealedSecrets && known.updatedAt === entry.agent.updatedAt) return known.secrets;
+    // Shared by every request of the agent from now on: frozen, so none can change it for the others.
+    const opened = this.#openEntry(agentId, entry);
+    const secrets = Object.freeze({ ...opened, upstreamHeaders: Object.freeze({ ...opened.upstreamHeaders }) });
+    if (this.#opened.size >= MAX_OPENED) this.#opened.clear();
+    this.#opened.set(agentId, { sealed: entry.sealedSecrets, updatedAt: entry.agent.updatedAt, secrets });
+    return secrets;
   }
 
   /** Throws `SecretBoxError` when this deployment's key cannot open secrets sealed for the agent (an import from elsewhere). */

@@ -217,6 +217,10 @@ test('upstreams at link-local or cloud metadata addresses are refused (SSRF); lo
 test('PATCH changes name, upstream and memory; the new key is stored, not shown', async ({ server }) => {
   const agent = await server.createAgent('acme', 'patchme');
   const path = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+  // Opened once (as a proxied request does), so the change below must get past what was opened.
+  const before = await server.deps.control.agentSecrets(agent.id);
+  assert.ok(before && before.upstreamApiKey !== 'sk-new-key-abcdef');
+  assert.ok(Object.isFrozen(before), 'the opened secrets are shared, so nobody may change them');
   const patched = await server.call('PATCH', path, {
     body: {
       name: 'patched',
