@@ -28,6 +28,12 @@ export interface MemoryQuery {
   kind?: ReflectionKind;
   /** Weight of the vector score in the fusion. */
   alpha: number;
+  /**
+   * Reflections the caller drops from what is found (those a conversation already
+   * holds): left out before reranking, which scores each result on its own, so the
+   * others come out as they would have.
+   */
+  exclude?: ReadonlySet<string>;
 }
 
 export async function searchMemory(deps: MemorySearchDeps, agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> {
@@ -44,5 +50,8 @@ export async function searchMemory(deps: MemorySearchDeps, agentId: string, quer
     kind: query.kind,
     alpha: query.alpha,
   });
-  return deps.reranker ? deps.reranker.rerank(query.text, found) : found;
+  const exclude = query.exclude;
+  const kept = exclude && exclude.size > 0 ? found.filter((result) => !exclude.has(result.reflection.id)) : found;
+  // A search that found one result leaves its fused score as it is (nothing to rank it against).
+  return deps.reranker && found.length >= 2 ? deps.reranker.rerank(query.text, kept) : kept;
 }

@@ -12,7 +12,7 @@ import { stem, words } from '../domain/keywords.js';
 import type { WordVectors } from './embedders/word-vectors.js';
 
 export interface Reranker {
-  /** The results reordered, best first; each keeps its scores, `score` becomes the blend. */
+  /** The results reordered, best first; each keeps its scores, `score` becomes the blend (one result is scored too). */
   rerank(query: string, results: readonly ScoredReflection[]): ScoredReflection[];
 }
 
@@ -56,7 +56,7 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
   };
   return {
     rerank(query, results) {
-      if (results.length < 2) return [...results];
+      if (results.length === 0) return [];
       const asked = terms(query)
         .sort((a, b) => b.weight - a.weight)
         .slice(0, MAX_QUERY_WORDS);

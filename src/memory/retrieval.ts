@@ -49,7 +49,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       const search = injectionQuery(query);
       const { topK, tokenBudget, minScore } = agent.memory;
       if (!search || topK <= 0 || tokenBudget <= 0) return [];
-      const results = await searchMemory(deps, agent.id, { ...search, limit: injectionSearchLimit(topK) + exclude.size });
+      const results = await searchMemory(deps, agent.id, { ...search, limit: injectionSearchLimit(topK) + exclude.size, exclude });
       const rule = relevanceRule(deps.embedder, minScore);
       const relevant = results.filter((r) => !exclude.has(r.reflection.id) && isRelevant(r, rule));
       return fitBudget(rank(relevant).slice(0, topK), tokenBudget);
