@@ -141,6 +141,10 @@ export function compileStepMachine<Output>(
     });
   }
   const rootEvents = new Map([...root.transitions.keys()].map((type) => [type, transitions(root, type)]));
+  for (const [type, candidates] of rootEvents) {
+    // The run's one signal is spent once a root event stops a step: nothing may run after it.
+    if (candidates.some((t) => !states.get(t.target)?.final)) throw new UnsupportedMachineError(`step runner: ${type} must lead to a final state`);
+  }
   const initial = root.config.initial;
   if (typeof initial !== 'string' || !states.has(initial)) throw new UnsupportedMachineError('step runner: the machine needs an initial state among its own');
   const makeContext = config.context;
@@ -150,7 +154,9 @@ export function compileStepMachine<Output>(
     let context: Context =
       typeof makeContext === 'function' ? (makeContext as (a: { input: unknown }) => Context)({ input }) : { ...(makeContext as Context) };
     let current: CompiledState = states.get(initial)!;
-    let controller: AbortController | undefined;
+    // One signal for the run: a step that is running when a root event moves the machine
+    // is stopped through it; steps that ended no longer listen.
+    const controller = new AbortController();
     /** Bumped on every move, so a step that ends after the machine moved on is ignored. */
     let generation = 0;
     let finish!: (output: Output) => void;
@@ -174,7 +180,6 @@ export function compileStepMachine<Output>(
       }
       const { src, done: onDone, error: onError } = current.step!;
       const at = generation;
-      controller = new AbortController();
       let running: Promise<unknown>;
       try {
         running = steps[src](current.step!.input(context, event), controller.signal);
@@ -216,7 +221,7 @@ export function compileStepMachine<Output>(
         const chosen = pick(rootEvents.get(event.type) ?? [], event);
         if (!chosen) return;
         // The running step is stopped, as XState stops an invoked actor on leaving its state.
-        controller?.abort();
+        controller.abort();
         context = chosen.apply(context, event);
         enter(chosen.target, event);
       },

@@ -16,23 +16,22 @@ export interface CleanedText {
 export interface CleanedTurns {
   /** What `clean` makes of `text` under `shape` (the cut and window it was cleaned for). */
   get(text: string, shape: string, clean: () => CleanedText): CleanedText;
-  /** Entries and characters held (for tests and metrics). */
+  /** Entries held, and the characters they count for (their texts and `ENTRY_OVERHEAD` each). */
   readonly size: { entries: number; chars: number };
 }
 
 /**
- * Texts shorter than this are cleaned again rather than remembered: redaction costs
- * some 20 µs a call however short the text, hashing a couple, but a map entry per word
- * of a chat is not worth it.
+ * What an entry costs beside its text (its key, the map's slot), counted against the
+ * bound: redaction costs some 20 µs a call however short the text, so short turns (a
+ * tool call's one line) are remembered too, and the bound must see them.
  */
-const MIN_CHARS = 64;
+const ENTRY_OVERHEAD = 96;
 
 export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
   const entries = new Map<string, CleanedText>();
   let chars = 0;
   return {
     get(text, shape, clean) {
-      if (text.length < MIN_CHARS) return clean();
       const key = `${shape}:${createHash('sha256').update(text).digest('base64url')}`;
       const known = entries.get(key);
       if (known) {
@@ -42,13 +41,14 @@ export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
         return known;
       }
       const cleaned = clean();
-      if (cleaned.text.length > maxChars) return cleaned;
+      const cost = cleaned.text.length + ENTRY_OVERHEAD;
+      if (cost > maxChars) return cleaned;
       entries.set(key, cleaned);
-      chars += cleaned.text.length;
+      chars += cost;
       for (const [oldest, value] of entries) {
         if (chars <= maxChars) break;
         entries.delete(oldest);
-        chars -= value.text.length;
+        chars -= value.text.length + ENTRY_OVERHEAD;
       }
       return cleaned;
     },
