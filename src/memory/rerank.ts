@@ -62,26 +62,28 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
         .slice(0, MAX_QUERY_WORDS);
       const total = asked.reduce((sum, term) => sum + term.weight, 0);
       if (total === 0) return [...results];
-      // Candidates share many words: each query word's cosine to a vocabulary row is
-      // computed once per search, not once per candidate holding it.
-      const cosines = asked.map(() => new Map<number, number>());
-      const cosine = (t: number, row: number): number => {
-        let value = cosines[t].get(row);
-        if (value === undefined) {
-          value = vectors.similarity(asked[t].row!, row);
-          cosines[t].set(row, value);
-        }
-        return value;
-      };
+      // Every cosine a search needs (each query word to each vocabulary row its candidates
+      // hold) in one batch, which runs as SIMD (`WordVectors.cosines`).
+      const candidates = results.map((result) => termsOf(`${result.reflection.content} ${result.reflection.topic}`));
+      const column = new Map<number, number>();
+      for (const words of candidates) for (const word of words) if (word.row !== undefined && !column.has(word.row)) column.set(word.row, column.size);
+      const askedRows: number[] = [];
+      const line = asked.map((term) => (term.row === undefined ? -1 : askedRows.push(term.row) - 1));
+      const table = vectors.cosines(askedRows, [...column.keys()]);
+      const width = column.size;
       return results
-        .map((result) => {
-          const words = termsOf(`${result.reflection.content} ${result.reflection.topic}`);
+        .map((result, index) => {
+          const words = candidates[index];
+          const columns = words.map((word) => (word.row === undefined ? -1 : column.get(word.row)!));
           let matched = 0;
           for (let t = 0; t < asked.length; t++) {
             const term = asked[t];
+            const at = line[t] * width;
             let best = 0;
-            for (const word of words) {
-              const similarity = word.stem === term.stem ? 1 : term.row !== undefined && word.row !== undefined ? cosine(t, word.row) : 0;
+            for (let w = 0; w < words.length; w++) {
+              const word = words[w];
+              const similarity =
+                word.stem === term.stem || (term.row !== undefined && word.row === term.row) ? 1 : at >= 0 && columns[w] >= 0 ? table[at + columns[w]] : 0;
               if (similarity > best) best = similarity;
               if (best === 1) break;
             }
