@@ -65,7 +65,7 @@ interface Shape {
   open(id: number): Growing;
 }
 
-function agentShape(turns: number, historyJson = ''): Shape {
+export function agentShape(turns: number, historyJson = ''): Shape {
   return {
     turns,
     open: (id) => {
@@ -76,7 +76,7 @@ function agentShape(turns: number, historyJson = ''): Shape {
 }
 
 /** About `bytes` of earlier tool-using turns (read_file calls and their 40-line results), as JSON to splice after the opening. */
-function toolHistory(bytes: number): string {
+export function toolHistory(bytes: number): string {
   let json = '';
   for (let i = 0; json.length < bytes; i++) {
     const call = { role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module-${i}.ts` }) } }] };
@@ -91,7 +91,7 @@ interface Sample extends Sent {
 }
 
 /** One conversation, turn by turn; stops early at `deadline` or at the first failure under load. */
-async function converse(c: Client, shape: Shape, id: number, deadline = Infinity): Promise<{ samples: Sample[]; error?: string }> {
+export async function converse(c: Client, shape: Shape, id: number, deadline = Infinity): Promise<{ samples: Sample[]; error?: string }> {
   const conversation = shape.open(id);
   const samples: Sample[] = [];
   for (let turn = 1; turn <= shape.turns && performance.now() < deadline; turn++) {

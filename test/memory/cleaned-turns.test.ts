@@ -16,7 +16,7 @@ const history: Turn[] = [
   { role: 'assistant', text: 'The deploy fails because the key is rejected: rotate it first. '.repeat(2) },
 ];
 const job = (turns: Turn[], cleaned?: ReturnType<typeof createCleanedTurns>) =>
-  buildExtractionJob({ agentId: 'a', orgId: 'o', conversationId: 'c', protocol: 'chat', model: 'm', turns, watermark: 0, maxBytes: 32_768, settledAt: 1, cleaned });
+  buildExtractionJob({ agentId: 'a', orgId: 'o', conversationId: 'c', protocol: 'chat-completions', model: 'm', turns, watermark: 0, maxBytes: 32_768, settledAt: 1, cleaned });
 
 test('a job built with remembered turns is the job built without them, secrets redacted alike', () => {
   const cleaned = createCleanedTurns();
