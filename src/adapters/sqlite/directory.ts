@@ -46,11 +46,26 @@ export interface SqliteDirectoryOptions {
 
 const AGENT_COLUMNS = 'id, org_id, name, upstream, memory, created_at, updated_at';
 const TOKEN_COLUMNS = 'id, agent_id, org_id, name, prefix, created_at, revoked_at, last_used_at';
+/** Tokens `findToken` keeps at most (all of them are forgotten when it is reached). */
+const FOUND_MAX = 10_000;
+
+/** An agent shared by the requests of its tokens: nobody may change it under the others. */
+function freezeAgent(agent: Agent): Agent {
+  const freeze = (value: unknown): void => {
+    if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+    for (const inner of Object.values(value)) freeze(inner);
+    Object.freeze(value);
+  };
+  freeze(agent);
+  return agent;
+}
 
 export class SqliteDirectory implements Directory {
   readonly #db: SqliteDatabase;
   readonly #now: () => number;
   readonly #lastUsedResolutionMs: number;
+  /** Live tokens found, by hash, until the directory next changes (`findToken`). */
+  readonly #found = new Map<string, TokenLookup>();
   readonly #sql;
 
   constructor(db: SqliteDatabase, options: SqliteDirectoryOptions = {}) {
@@ -117,6 +132,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async deleteOrg(id: string): Promise<string[] | undefined> {
+    this.#found.clear();
     return this.#db.transaction(() => {
       const agentIds = this.#sql.agentIdsOfOrg.all(id);
       this.#sql.deleteOrgTokens.run(id);
@@ -160,6 +176,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async updateAgent(orgId: string, agentId: string, change: (current: AgentEntry) => AgentEntry): Promise<Agent | undefined> {
+    this.#found.clear();
     // One transaction: no other writer comes between the read and the write.
     return this.#db.transaction(() => {
       const row = this.#sql.agentEntry.get(agentId);
@@ -175,6 +192,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
+    this.#found.clear();
     return this.#db.transaction(() => {
       const row = this.#sql.agentEntry.get(agentId);
       if (!row || row.org_id !== orgId) return false;
@@ -203,25 +221,37 @@ export class SqliteDirectory implements Directory {
     }
   }
 
+  /**
+   * Every proxied request's first question. Live tokens found are kept with their agent
+   * (read-only: frozen) until the directory next changes; this handle is the file's only
+   * writer (the data-dir lock), so nothing else can change them.
+   */
   async findToken(tokenHash: string): Promise<TokenLookup | undefined> {
-    const row = this.#sql.findToken.get(tokenHash);
-    if (!row) return undefined;
-    const token = toToken(row);
+    let found = this.#found.get(tokenHash);
+    if (!found) {
+      const row = this.#sql.findToken.get(tokenHash);
+      if (!row) return undefined;
+      const agent = toAgent({
+        id: row.agent_id,
+        org_id: row.org_id,
+        name: row.a_name,
+        upstream: row.a_upstream,
+        memory: row.a_memory,
+        created_at: row.a_created_at,
+        updated_at: row.a_updated_at,
+      });
+      found = { token: toToken(row), agent: freezeAgent(agent) };
+      if (this.#found.size >= FOUND_MAX) this.#found.clear();
+      this.#found.set(tokenHash, found);
+    }
+    const token = { ...found.token };
     const now = this.#now();
     if (token.lastUsedAt === null || now - token.lastUsedAt >= this.#lastUsedResolutionMs) {
       this.#sql.touchToken.run(now, token.id);
       token.lastUsedAt = now;
+      found.token = token;
     }
-    const agent = toAgent({
-      id: row.agent_id,
-      org_id: row.org_id,
-      name: row.a_name,
-      upstream: row.a_upstream,
-      memory: row.a_memory,
-      created_at: row.a_created_at,
-      updated_at: row.a_updated_at,
-    });
-    return { token, agent };
+    return { token: { ...token }, agent: found.agent };
   }
 
   async listTokens(agentId: string): Promise<TokenRecord[]> {
@@ -233,6 +263,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {
+    this.#found.clear();
     return this.#sql.revokeToken.run(at, agentId, tokenId).changes > 0;
   }
 
