@@ -191,7 +191,7 @@ export interface ConversationLoad extends ClosedLoop {
 }
 
 /** `users` virtual users, each running conversations back to back until `durationMs` is up. */
-async function virtualUsers(c: Client, shape: Shape, users: number, durationMs: number, firstId: number): Promise<ConversationLoad> {
+export async function virtualUsers(c: Client, shape: Shape, users: number, durationMs: number, firstId: number): Promise<ConversationLoad> {
   const times: number[] = [];
   let requests = 0;
   let errors = 0;

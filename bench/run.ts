@@ -14,8 +14,9 @@
  * verdicts (bench/versus-bare.ts) on a full run on at least 4 cores.
  *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
- * Engram process under the capacity load and under 400 KB requests, summarised by self
- * time (the profiles are left in bench/results/profiles/).
+ * Engram process under the capacity load, under 400 KB requests and under the multi-turn
+ * workload of 50 users (extraction running), summarised by self time (the profiles are
+ * left in bench/results/profiles/).
  * `--quick` shrinks every phase, to check the bench itself works.
  */
 import { execFileSync } from 'node:child_process';
@@ -32,7 +33,7 @@ import { mcpRecall } from './mcp-recall.js';
 import { transcriptUploads } from './transcripts.js';
 import { extractionCost } from './extraction-cost.js';
 import { redactionBench } from './redaction.js';
-import { multiTurn } from './multi-turn.js';
+import { agentShape, multiTurn, virtualUsers } from './multi-turn.js';
 import { bareVerdicts } from './versus-bare.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
@@ -219,6 +220,18 @@ async function main(): Promise<void> {
         };
       } finally {
         await c.close();
+      }
+      // The multi-turn workload as measured in phase 13: its own Engram child, extraction running.
+      const agentEngram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
+        env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS), BENCH_SETTLE_MS: '300' },
+      });
+      children.push(agentEngram);
+      const users = client({ name: 'engram', origin: agentEngram.hello.url, prefix: new URL(agentEngram.hello.baseUrl).pathname, token: agentEngram.hello.token }, 50);
+      try {
+        await virtualUsers(users, agentShape(6), 50, 2000, 70_000_000);
+        results.profiles.multiTurn = await profiled(agentEngram, 'multi-turn-50-users', () => virtualUsers(users, agentShape(6), 50, 5000, 80_000_000));
+      } finally {
+        await users.close();
       }
     }
     log(`figures written to ${path.relative(process.cwd(), writeJson(results, RESULTS))}`);
