@@ -5,7 +5,7 @@
  * cleaned (redacted) text is kept, never the client's own; the digest stands for it.
  * Bounded by the characters it holds, least recently used first out.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface CleanedText {
   text: string;
@@ -32,7 +32,7 @@ export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
   let chars = 0;
   return {
     get(text, shape, clean) {
-      const key = `${shape}:${createHash('sha256').update(text).digest('base64url')}`;
+      const key = `${shape}:${hash('sha256', text, 'base64url')}`;
       const known = entries.get(key);
       if (known) {
         // Moved to the newest end of the map's order.
