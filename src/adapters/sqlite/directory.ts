@@ -46,7 +46,7 @@ export interface SqliteDirectoryOptions {
 
 const AGENT_COLUMNS = 'id, org_id, name, upstream, memory, created_at, updated_at';
 const TOKEN_COLUMNS = 'id, agent_id, org_id, name, prefix, created_at, revoked_at, last_used_at';
-/** Tokens `findToken` keeps at most (all of them are forgotten when it is reached). */
+/** Tokens (and agent entries) kept at most (all of them are forgotten when it is reached). */
 const FOUND_MAX = 10_000;
 
 /** An agent shared by the requests of its tokens: nobody may change it under the others. */
@@ -66,6 +66,8 @@ export class SqliteDirectory implements Directory {
   readonly #lastUsedResolutionMs: number;
   /** Live tokens found, by hash, until the directory next changes (`findToken`). */
   readonly #found = new Map<string, TokenLookup>();
+  /** Agent entries read, by agent id, until the directory next changes (`agentEntry`). */
+  readonly #entries = new Map<string, AgentEntry>();
   readonly #sql;
 
   constructor(db: SqliteDatabase, options: SqliteDirectoryOptions = {}) {
@@ -132,7 +134,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async deleteOrg(id: string): Promise<string[] | undefined> {
-    this.#found.clear();
+    this.#forget();
     return this.#db.transaction(() => {
       const agentIds = this.#sql.agentIdsOfOrg.all(id);
       this.#sql.deleteOrgTokens.run(id);
@@ -166,9 +168,16 @@ export class SqliteDirectory implements Directory {
     return row && toAgent(row);
   }
 
+  /** Read on every proxied request (its upstream secrets): kept, as `findToken`'s are, until the directory next changes. */
   async agentEntry(agentId: string): Promise<AgentEntry | undefined> {
+    const known = this.#entries.get(agentId);
+    if (known) return known;
     const row = this.#sql.agentEntry.get(agentId);
-    return row && { agent: toAgent(row), sealedSecrets: row.secrets };
+    if (!row) return undefined;
+    const entry: AgentEntry = Object.freeze({ agent: freezeAgent(toAgent(row)), sealedSecrets: row.secrets });
+    if (this.#entries.size >= FOUND_MAX) this.#entries.clear();
+    this.#entries.set(agentId, entry);
+    return entry;
   }
 
   async listAgents(orgId: string): Promise<Agent[]> {
@@ -176,7 +185,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async updateAgent(orgId: string, agentId: string, change: (current: AgentEntry) => AgentEntry): Promise<Agent | undefined> {
-    this.#found.clear();
+    this.#forget();
     // One transaction: no other writer comes between the read and the write.
     return this.#db.transaction(() => {
       const row = this.#sql.agentEntry.get(agentId);
@@ -192,7 +201,7 @@ export class SqliteDirectory implements Directory {
   }
 
   async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
-    this.#found.clear();
+    this.#forget();
     return this.#db.transaction(() => {
       const row = this.#sql.agentEntry.get(agentId);
       if (!row || row.org_id !== orgId) return false;
@@ -263,11 +272,17 @@ export class SqliteDirectory implements Directory {
   }
 
   async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {
-    this.#found.clear();
+    this.#forget();
     return this.#sql.revokeToken.run(at, agentId, tokenId).changes > 0;
   }
 
   /** Does not close the shared database handle; its opener does (see database.ts). */
+  /** Every write to orgs, agents or tokens: nothing kept from before it is served again. */
+  #forget(): void {
+    this.#found.clear();
+    this.#entries.clear();
+  }
+
   async close(): Promise<void> {}
 }
 
