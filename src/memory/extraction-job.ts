@@ -294,7 +294,8 @@ export function renderTranscript(turns: readonly Turn[], firstTurn = 0): string 
 }
 
 /**
- * Publishes `job` for delivery once the conversation has been quiet for `settleMs`. The
+ * Publishes `job` for delivery once the conversation has been quiet for `settleMs`, in
+ * place of the conversation's job still waiting (it covers fewer turns). The
  * message id includes the settle time: a job is superseded by any newer final answer of
  * its conversation (`lastFinalAt`), so the newer one must always be queued, never
  * deduplicated away; the id only makes a re-publish of the very same job a no-op.
@@ -303,6 +304,8 @@ export async function publishExtractionJob(bus: EventBus, job: ExtractionJob, se
   const options: PublishOptions = {
     notBefore: job.settledAt + settleMs,
     msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
+    // The conversation's job still waiting to settle covers fewer turns: this one replaces it.
+    supersedes: `${job.agentId}/${job.conversationId}`,
   };
   await bus.publish(EXTRACTION_SUBJECT, job, options);
 }

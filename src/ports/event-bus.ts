@@ -16,6 +16,16 @@ export interface PublishOptions {
    * never be stored twice are the handler's job (handlers are idempotent).
    */
   msgId?: string;
+  /**
+   * Supersession key: an earlier message of the same subject published with the same key
+   * that is still waiting for its `notBefore` (never delivered) is removed, this one
+   * waiting in its place. A conversation's newer extraction job replaces the one still
+   * waiting for the conversation to settle, so the bus holds one job per conversation,
+   * not one per turn. Messages already due, delivered or redelivered are not affected,
+   * and an adapter may leave a waiting one it cannot remove cheaply (NATS: a payload kept
+   * in the Object Store, a message due within a second): handlers stay idempotent.
+   */
+  supersedes?: string;
 }
 
 /** Shortest deduplication window an adapter may offer (JetStream's default is 2 minutes). */

@@ -254,6 +254,29 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.equal(seen, ['first', 'other']);
   });
 
+  test('supersedes: a waiting message gives way to a newer one with the same key; other keys and due messages stay', async (context) => {
+    const b = bus(context);
+    const s = subject();
+    const other = subject();
+    const later = Date.now() + 2_500;
+    await b.publish(s, 'conv-1 turn 1', { notBefore: later, supersedes: 'conv-1' });
+    await b.publish(s, 'conv-2 turn 1', { notBefore: later, supersedes: 'conv-2' });
+    await b.publish(other, 'elsewhere', { notBefore: later, supersedes: 'conv-1' });
+    await b.publish(s, 'due now', { supersedes: 'conv-3' });
+    await b.publish(s, 'conv-3 later', { notBefore: later, supersedes: 'conv-3' });
+    await b.publish(s, 'conv-1 turn 2', { notBefore: later, supersedes: 'conv-1' });
+    await b.publish(s, 'no key', { notBefore: later });
+    await waitFor(async () => (await b.pending(s)) === 5, 3000, 'five pending on the subject');
+    const { seen, sub } = recording(b, s, (message) => message.ack());
+    await waitFor(() => seen.length === 5, 6000, 'five deliveries');
+    // Idle: every due time has passed and nothing is left to deliver.
+    await waitFor(async () => (await b.pending(s)) === 0 && Date.now() > later, 6000, 'an empty subject');
+    await sleep(150);
+    await sub.stop();
+    assert.equal(seen.map((x) => x.payload).sort(), ['conv-1 turn 2', 'conv-2 turn 1', 'conv-3 later', 'due now', 'no key']);
+    assert.is(await b.pending(other), 1, 'a key supersedes on its own subject only');
+  });
+
   test('concurrency: at most N handlers at once', async (context) => {
     const b = bus(context);
     const s = subject();

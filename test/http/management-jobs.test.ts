@@ -93,6 +93,34 @@ test('a conversation is queued until it has been quiet for the settle time, then
   }
 });
 
+test('a conversation that goes on while its job waits keeps one job, the newest, covering every turn', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '60000' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const messages: Array<{ role: string; content: string }> = [];
+    for (const text of ['Where is the deploy script?', 'And the staging config?', 'Which port does staging use?']) {
+      messages.push({ role: 'user', content: text });
+      upstream.enqueue({ type: 'text', text: `Answer to: ${text}` });
+      const answered = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages }),
+      });
+      assert.is(answered.status, 200);
+      const json = await answered.json();
+      messages.push({ role: 'assistant', content: json.choices[0].message.content });
+    }
+    // Every request has settled (its job published before its answer ended): the bus is idle.
+    const { queued } = await jobsOf(engram, agent);
+    assert.is(queued.length, 1, 'the waiting job of each earlier turn gave way to the next');
+    assert.is(queued[0].turns, 6, 'the one left covers the three questions and their answers');
+  } finally {
+    await engram.close();
+    await upstream.close();
+  }
+});
+
 test('a failed extraction waits as failed with its next attempt; the retry shows as running', async () => {
   const upstream = await startScriptedUpstream();
   const engram = await startEngram({ 'settle-ms': '20' });

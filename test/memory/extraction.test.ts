@@ -319,15 +319,19 @@ test('a malformed job is dead-lettered', async () => {
   }
 });
 
-test('publishExtractionJob delays delivery until the conversation settles and dedupes', async () => {
+test('publishExtractionJob delays delivery until the conversation settles, dedupes, and replaces the waiting job', async () => {
   const h = await harness();
   try {
     const job = h.job({ settledAt: Date.now() });
     await publishExtractionJob(h.world.bus, job, 60_000);
     await publishExtractionJob(h.world.bus, job, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 1);
-    // A later final answer over the same turns supersedes this job, so it must be queued too.
+    // A later final answer of the conversation is queued in place of the job still waiting.
     await publishExtractionJob(h.world.bus, { ...job, settledAt: job.settledAt + 1 }, 60_000);
+    const queued = await h.world.bus.queued(EXTRACTION_SUBJECT);
+    assert.equal(queued.map((message) => (message.payload as { settledAt: number }).settledAt), [job.settledAt + 1]);
+    // Another conversation's job is its own.
+    await publishExtractionJob(h.world.bus, { ...job, conversationId: `${job.conversationId}-other` }, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 2);
   } finally {
     await h.close();

@@ -66,8 +66,13 @@ export class BusQueue {
     this.#db = db;
     this.#sql = {
       insert: db.prepare(
-        `INSERT INTO bus_messages (subject, msg_id, payload, published_at, due_at) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO bus_messages (subject, msg_id, payload, published_at, due_at, supersede_key) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT DO NOTHING`,
+      ),
+      // Only a message still waiting: never delivered, not leased, not yet due.
+      supersede: db.prepare(
+        `DELETE FROM bus_messages
+         WHERE subject = ? AND supersede_key = ? AND attempts = 0 AND lease_owner IS NULL AND due_at > ?`,
       ),
       due: db.prepare<[string, number, number], LeasedRow>(
         `SELECT seq, subject, payload, published_at, attempts FROM bus_messages
@@ -116,9 +121,14 @@ export class BusQueue {
     return this.#db.open;
   }
 
-  /** False when a message with the same `msgId` is still stored on the subject. */
-  publish(subject: string, payload: string, msgId: string | null, now: number, dueAt: number): boolean {
-    return this.#sql.insert.run(subject, msgId, payload, now, dueAt).changes > 0;
+  /**
+   * False when a message with the same `msgId` is still stored on the subject. With a
+   * `supersedes` key, the waiting message it supersedes is removed first (in the caller's
+   * transaction: the two happen together or not at all).
+   */
+  publish(subject: string, payload: string, msgId: string | null, now: number, dueAt: number, supersedes: string | null = null): boolean {
+    if (supersedes !== null) this.#sql.supersede.run(subject, supersedes, now);
+    return this.#sql.insert.run(subject, msgId, payload, now, dueAt, supersedes).changes > 0;
   }
 
   /**
@@ -199,7 +209,7 @@ export class BusQueue {
       .transaction(() => {
         const dead = this.#sql.deadOne.get(seq);
         if (!dead) return undefined;
-        this.#sql.insert.run(dead.subject, null, dead.payload, now, now);
+        this.#sql.insert.run(dead.subject, null, dead.payload, now, now, null);
         this.#sql.deleteDead.run(seq);
         return { subject: dead.subject };
       })

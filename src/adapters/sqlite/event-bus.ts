@@ -83,7 +83,7 @@ export class SqliteEventBus implements EventBus {
     const dueAt = Math.max(now, options.notBefore ?? now);
     const json = JSON.stringify(payload) ?? 'null';
     // Committed with the other writes of this turn of the event loop (`GroupCommit`).
-    const stored = await this.#group.run(() => this.#queue.publish(subject, json, options.msgId ?? null, now, dueAt));
+    const stored = await this.#group.run(() => this.#queue.publish(subject, json, options.msgId ?? null, now, dueAt, options.supersedes ?? null));
     if (!stored) return;
     for (const consumer of this.#consumers) if (consumer.subject === subject) consumer.published(dueAt);
   }

@@ -244,6 +244,13 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE bus_messages ADD COLUMN lease_pid INTEGER;
     ALTER TABLE bus_messages ADD COLUMN lease_host TEXT;
   `,
+  // 9: a message waiting for its notBefore can be superseded by a newer one with the same
+  // key (PublishOptions.supersedes): a conversation's newer extraction job replaces the
+  // one still waiting for the conversation to settle.
+  `
+    ALTER TABLE bus_messages ADD COLUMN supersede_key TEXT;
+    CREATE INDEX bus_messages_supersede ON bus_messages (subject, supersede_key) WHERE supersede_key IS NOT NULL;
+  `,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */
