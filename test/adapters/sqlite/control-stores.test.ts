@@ -130,7 +130,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
   const temp = tempDb();
   try {
     // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7,
-    // nor lease holders, 8).
+    // nor lease holders, 8, nor supersession keys, 9).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
@@ -138,6 +138,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.pragma('user_version = 5');
     temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision; ALTER TABLE reflections DROP COLUMN origin;');
     temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
+    temp.db.exec('DROP INDEX bus_messages_supersede; ALTER TABLE bus_messages DROP COLUMN supersede_key;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);
