@@ -18,12 +18,18 @@ export interface PublishOptions {
   msgId?: string;
   /**
    * Supersession key: an earlier message of the same subject published with the same key
-   * that is still waiting for its `notBefore` (never delivered) is removed, this one
+   * that is still waiting for its `notBefore` (never delivered) may be removed, this one
    * waiting in its place. A conversation's newer extraction job replaces the one still
    * waiting for the conversation to settle, so the bus holds one job per conversation,
-   * not one per turn. Messages already due, delivered or redelivered are not affected,
-   * and an adapter may leave a waiting one it cannot remove cheaply (NATS: a payload kept
-   * in the Object Store, a message due within a second): handlers stay idempotent.
+   * not one per turn. Messages already due, delivered or redelivered are never affected,
+   * and every message not superseded is delivered as usual; a superseded one may still be
+   * delivered, so handlers skip what a newer message covers.
+   *
+   * The SQLite queue removes it, in the publish's transaction. The NATS bus keeps every
+   * message: JetStream's one way to replace a stored message, a rollup (`Nats-Rollup: sub`)
+   * on the delay stream, moves a work-queue consumer past other subjects' messages on
+   * nats-server before 2.9.12 (nats-io/nats-server#3838, Debian ships 2.9.10) and still
+   * skips messages under multi-filter consumers (#8571).
    */
   supersedes?: string;
 }

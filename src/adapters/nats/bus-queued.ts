@@ -28,12 +28,11 @@ export interface QueuedContext {
 
 export async function listQueued(context: QueuedContext, subject: string, limit: number): Promise<QueuedMessage[]> {
   const { nats, names } = context;
-  const [deliveredUpTo, ready, ...waitingByFilter] = await Promise.all([
+  const [deliveredUpTo, ready, waiting] = await Promise.all([
     lastDelivered(nats.jsm, names.stream, names.consumer(subject)),
     walk(nats.jsm, names.stream, names.work(subject), limit),
-    ...names.delayedFilters(subject).map((filter) => walk(nats.jsm, names.delayStream, filter, limit)),
+    walk(nats.jsm, names.delayStream, names.delayed(subject), limit),
   ]);
-  const waiting = waitingByFilter.flat();
   const listed = await Promise.all([
     ...ready.map((stored) => toQueued(context, subject, stored, stored.seq <= deliveredUpTo ? { state: 'delivered' } : { state: 'ready' })),
     ...waiting.map((stored) =>

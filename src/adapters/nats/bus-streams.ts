@@ -63,8 +63,7 @@ export async function ensureBusStreams(jsm: JetStreamManager, names: BusNames, d
   });
   await Promise.all([
     ensureStream(jsm, queue(names.stream, names.workAll)),
-    // Rollups: a message with a supersession key replaces the one waiting on its subject.
-    ensureStream(jsm, { ...queue(names.delayStream, names.delayAll), allow_rollup_hdrs: true }),
+    ensureStream(jsm, queue(names.delayStream, names.delayAll)),
     ensureStream(jsm, {
       name: names.deadStream,
       subjects: [names.deadAll],
@@ -187,10 +186,9 @@ export async function storeMessage(
 }
 
 /** Stored messages on one exact subject of a stream. */
-/** Messages of `stream` on the subjects `filter` matches (a subject, or a wildcard filter). */
-export async function countOnSubject(jsm: JetStreamManager, stream: string, filter: string): Promise<number> {
-  const info = await jsm.streams.info(stream, { subjects_filter: filter });
-  return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
+export async function countOnSubject(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  const info = await jsm.streams.info(stream, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
 }
 
 /** True for the API errors that mean "no message with that sequence". */

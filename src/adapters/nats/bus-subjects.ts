@@ -29,8 +29,6 @@ export const BUS_HEADERS = {
 
 /** JetStream's own deduplication header. */
 export const MSG_ID_HEADER = 'Nats-Msg-Id';
-/** JetStream's rollup header: `sub` keeps only this message on its subject. */
-export const ROLLUP_HEADER = 'Nats-Rollup';
 
 /** Encoded tokens longer than this are hashed, so names stay short enough for file names. */
 const MAX_TOKEN_LENGTH = 100;
@@ -71,13 +69,6 @@ export interface BusNames {
   readonly scheduler: string;
   work(subject: string): string;
   delayed(subject: string): string;
-  /**
-   * Where a delayed message with a supersession key waits: one NATS subject per key, so a
-   * newer message rolls the older up (`Nats-Rollup: sub`) and the delay stream keeps one.
-   */
-  delayedKeyed(subject: string, key: string): string;
-  /** The filters that together match every delayed message of a port subject, keyed or not. */
-  delayedFilters(subject: string): [string, string];
   dead(subject: string): string;
   /** The work subject a delayed message moves to when due. */
   workForDelayed(delayedSubject: string): string;
@@ -110,13 +101,10 @@ export function busNames(stream: string, subjectPrefix: string, payloadBucket?: 
     scheduler: 'scheduler',
     work: (subject) => `${work}.${subjectToken(subject)}`,
     delayed: (subject) => `${delayed}.${subjectToken(subject)}`,
-    delayedKeyed: (subject, key) => `${delayed}.${subjectToken(subject)}.k.${subjectToken(key)}`,
-    delayedFilters: (subject) => [`${delayed}.${subjectToken(subject)}`, `${delayed}.${subjectToken(subject)}.>`],
     dead: (subject) => `${dead}.${subjectToken(subject)}`,
     workForDelayed: (delayedSubject) => {
       if (!delayedSubject.startsWith(`${delayed}.`)) throw new Error(`not a delayed subject: ${delayedSubject}`);
-      // The port subject's token is the first after the prefix; a supersession key's follow it.
-      return `${work}.${delayedSubject.slice(delayed.length + 1).split('.')[0]}`;
+      return `${work}.${delayedSubject.slice(delayed.length + 1)}`;
     },
     consumer: (subject) => `q_${subjectToken(subject)}`,
     msgId: (subject, msgId) =>

@@ -35,7 +35,7 @@ import { BusPayloads } from './bus-payloads.js';
 import { listQueued } from './bus-queued.js';
 import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
-import { BUS_HEADERS, busNames, encodeText, ROLLUP_HEADER, type BusNames } from './bus-subjects.js';
+import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
 
 export interface NatsEventBusOptions {
   /** Work-queue stream name; the delay and dead-letter streams add `_DELAY` and `_DEAD`. */
@@ -99,15 +99,11 @@ export class NatsEventBus implements EventBus {
     if (delayed) headers.set(BUS_HEADERS.notBefore, String(options.notBefore));
     const { data, object } = await this.#payloads.encode(payload, headers);
     const stream = delayed ? names.delayStream : names.stream;
-    // A waiting message is superseded by a rollup of its key's subject. Not one whose payload
-    // is in the Object Store: the rolled-up message's object would be left behind.
-    const keyed = delayed && options.supersedes !== undefined && !object;
-    if (keyed) headers.set(ROLLUP_HEADER, 'sub');
     let stored: Awaited<ReturnType<typeof storeMessage>>;
     try {
       stored = await storeMessage(this.#nats, this.#gate, {
         stream,
-        subject: keyed ? names.delayedKeyed(subject, options.supersedes!) : delayed ? names.delayed(subject) : names.work(subject),
+        subject: delayed ? names.delayed(subject) : names.work(subject),
         data,
         headers,
         // Without a caller's id, a fresh one still makes the client's own retries safe.
@@ -162,11 +158,11 @@ export class NatsEventBus implements EventBus {
    */
   async pending(subject: string): Promise<number> {
     const { jsm } = this.#nats;
-    const [ready, ...waiting] = await Promise.all([
+    const [ready, waiting] = await Promise.all([
       countOnSubject(jsm, this.#names.stream, this.#names.work(subject)),
-      ...this.#names.delayedFilters(subject).map((filter) => countOnSubject(jsm, this.#names.delayStream, filter)),
+      countOnSubject(jsm, this.#names.delayStream, this.#names.delayed(subject)),
     ]);
-    return ready + waiting.reduce((sum, count) => sum + count, 0);
+    return ready + waiting;
   }
 
   queued(subject: string, query: QueuedQuery = {}): Promise<QueuedMessage[]> {

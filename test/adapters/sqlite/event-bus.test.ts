@@ -34,6 +34,33 @@ sqlite('default consumer options', () => {
   assert.equal([1, 2, 3, 7, 8, 20].map(DEFAULT_CONSUMER_OPTIONS.backoffMs), [1000, 2000, 4000, 60_000, 60_000, 60_000]);
 });
 
+sqlite('supersedes removes the waiting message of its key at once; a due or leased one stays', async () => {
+  const temp = tempDb();
+  const bus = new SqliteEventBus(temp.db, { maxPollMs: 20 });
+  try {
+    const later = Date.now() + 60_000;
+    await bus.publish('jobs', 'conv-1 turn 1', { notBefore: later, supersedes: 'conv-1' });
+    await bus.publish('jobs', 'conv-1 turn 2', { notBefore: later, supersedes: 'conv-1' });
+    await bus.publish('jobs', 'conv-2 now', { supersedes: 'conv-2' });
+    const seen: string[] = [];
+    const sub = bus.consume<string>('jobs', async (message) => {
+      seen.push(message.payload);
+      await sleep(200);
+      await message.ack();
+    });
+    await waitFor(() => seen.length === 1, 3000, 'the due one delivered');
+    // Leased now: a newer message of its key does not take it away.
+    await bus.publish('jobs', 'conv-2 later', { notBefore: later, supersedes: 'conv-2' });
+    assert.equal((await bus.queued('jobs')).map((message) => message.payload).sort(), ['conv-1 turn 2', 'conv-2 later', 'conv-2 now']);
+    await waitFor(async () => (await bus.pending('jobs')) === 2, 3000, 'the leased one acked');
+    await sub.stop();
+    assert.equal(seen, ['conv-2 now']);
+  } finally {
+    await bus.close();
+    temp.remove();
+  }
+});
+
 sqlite('two buses on one file (two processes) never deliver one message twice', async () => {
   const temp = tempDb();
   const other = openDatabase(temp.file);
