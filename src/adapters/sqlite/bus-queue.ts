@@ -69,9 +69,10 @@ export class BusQueue {
         `INSERT INTO bus_messages (subject, msg_id, payload, published_at, due_at, supersede_key) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT DO NOTHING`,
       ),
-      // Only a message still waiting: never delivered, not leased, not yet due.
+      // Only a message still waiting: never delivered, not leased, not yet due. The planner
+      // would otherwise take the (subject, due_at) index and walk every waiting message.
       supersede: db.prepare(
-        `DELETE FROM bus_messages
+        `DELETE FROM bus_messages INDEXED BY bus_messages_supersede
          WHERE subject = ? AND supersede_key = ? AND attempts = 0 AND lease_owner IS NULL AND due_at > ?`,
       ),
       due: db.prepare<[string, number, number], LeasedRow>(
