@@ -1,8 +1,7 @@
 /**
- * The implementations of the conversation machine's steps, given Engram's ports.
- * Provided once per app with `conversationMachine.provide(...)`.
+ * The implementations of the conversation machine's steps, given Engram's ports,
+ * compiled with the machine once per app (`compileStepMachine`).
  */
-import { fromPromise } from 'xstate';
 import { conversationMachine, type ConversationOutput, type StepInput, type StepName } from '../../machines/conversation.machine.js';
 import { compileStepMachine, type StepFunction } from './step-runner.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
@@ -266,13 +265,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
 
   const steps: Record<StepName, StepFunction> = { authenticate, resolveConversation, inject, forward, relay: relayStep, settle };
   return {
-    /** The machine with these steps, for XState's own tools (an actor, the inspector). */
-    machine: conversationMachine.provide({
-      actors: Object.fromEntries(
-        Object.entries(steps).map(([name, run]) => [name, fromPromise<unknown, StepInput>(({ input, signal }) => run(input, signal))]),
-      ) as Record<StepName, ReturnType<typeof fromPromise<unknown, StepInput>>>,
-    }),
-    /** Runs one exchange through the machine, without an actor per request (`step-runner.ts`). */
+    /**
+     * Runs one exchange through the conversation machine with these steps, without an
+     * actor per request (`step-runner.ts`; the machine tests run XState's actor beside it).
+     */
     run: compileStepMachine<ConversationOutput>(conversationMachine, steps),
   };
 }

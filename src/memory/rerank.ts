@@ -78,7 +78,7 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
           let matched = 0;
           for (let t = 0; t < asked.length; t++) {
             const term = asked[t];
-            const at = line[t] * width;
+            const at = line[t] < 0 ? -1 : line[t] * width;
             let best = 0;
             for (let w = 0; w < words.length; w++) {
               const word = words[w];
