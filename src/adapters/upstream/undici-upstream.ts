@@ -95,7 +95,7 @@ export class UndiciUpstream implements UpstreamClient {
   async send(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
     try {
       // An address literal never goes through the lookup: checked here.
-      const refused = this.policy && hostRefusal(new URL(upstreamRequest.url), this.policy);
+      const refused = this.policy && this.#refusal(new URL(upstreamRequest.url), this.policy);
       if (refused) throw new EngramError('upstream_unreachable', `The upstream host is refused: ${refused}`);
       const response = await request(upstreamRequest.url, {
         method: upstreamRequest.method,
@@ -109,6 +109,18 @@ export class UndiciUpstream implements UpstreamClient {
     } catch (error) {
       throw upstreamFailure(error, upstreamRequest.url);
     }
+  }
+
+  /** Host -> why it is refused (or undefined): the answer depends on the host and the policy only. */
+  readonly #refusals = new Map<string, string | undefined>();
+
+  #refusal(url: URL, policy: AddressPolicy): string | undefined {
+    const host = url.hostname;
+    if (this.#refusals.has(host)) return this.#refusals.get(host);
+    const refused = hostRefusal(url, policy);
+    if (this.#refusals.size >= 10_000) this.#refusals.clear();
+    this.#refusals.set(host, refused);
+    return refused;
   }
 
   failure(error: unknown): unknown {
