@@ -60,17 +60,17 @@ function skipValue(json: Uint8Array, at: number): number {
   return i;
 }
 
-/** [start, end) of each element of an array that starts at `at`. */
-function elementSpans(json: Uint8Array, at: number): Array<[number, number]> | undefined {
+/** [start, end) of each element of an array that starts at `at`, and the index just past the array. */
+function elementSpans(json: Uint8Array, at: number): { spans: Array<[number, number]>; end: number } | undefined {
   const spans: Array<[number, number]> = [];
   let i = skipSpace(json, at + 1);
-  if (json[i] === CLOSE_ARRAY) return spans;
+  if (json[i] === CLOSE_ARRAY) return { spans, end: i + 1 };
   for (;;) {
     const end = skipValue(json, i);
     if (end < 0) return undefined;
     spans.push([i, end]);
     i = skipSpace(json, end);
-    if (json[i] === CLOSE_ARRAY) return spans;
+    if (json[i] === CLOSE_ARRAY) return { spans, end: i + 1 };
     if (json[i] !== COMMA) return undefined;
     i = skipSpace(json, i + 1);
   }
@@ -93,9 +93,11 @@ export function arrayElementSpans(json: Uint8Array, field: string): Array<[numbe
     i = skipSpace(json, keyEnd);
     if (json[i] !== COLON) return undefined;
     i = skipSpace(json, i + 1);
-    const valueEnd = skipValue(json, i);
+    // The array itself is scanned once, element by element (a 400 KB history is most of the body).
+    const elements = key === field && json[i] === OPEN_ARRAY ? elementSpans(json, i) : undefined;
+    const valueEnd = elements ? elements.end : skipValue(json, i);
     if (valueEnd < 0) return undefined;
-    if (key === field) found = json[i] === OPEN_ARRAY ? elementSpans(json, i) : undefined;
+    if (key === field) found = elements?.spans;
     i = skipSpace(json, valueEnd);
     if (json[i] === CLOSE_OBJECT) return found;
     if (json[i] !== COMMA) return undefined;
