@@ -15,6 +15,16 @@ export interface Target {
   token: string;
 }
 
+/** The scripted upstream called directly (its token is never checked). */
+export function directTarget(upstream: { url: string }): Target {
+  return { name: 'direct', origin: upstream.url, prefix: '', token: 'sk-bench-direct-0000000000000000' };
+}
+
+/** An Engram child's agent: its origin, the agent's base path and token. */
+export function engramTarget(engram: { url: string; baseUrl: string; token: string }): Target {
+  return { name: 'engram', origin: engram.url, prefix: new URL(engram.baseUrl).pathname, token: engram.token };
+}
+
 export type MakeBody = (n: number) => Buffer;
 
 export interface Client {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
-import { client, type Client, type ClosedLoop, type Sent, type Target } from './load.js';
+import { client, directTarget, engramTarget, type Client, type ClosedLoop, type Sent, type Target } from './load.js';
 import { capacityVsBare, type CapacityVsBare, type VsBare } from './phases.js';
 import { ratioTo, summarise, type Summary } from './stats.js';
 import type { ByteTally, UpstreamHello } from './upstream-process.js';
@@ -271,8 +271,8 @@ export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, op
   const engramChild = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
     env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(options.reflections), BENCH_SETTLE_MS: String(options.settleMs) },
   });
-  const engram: Target = { name: 'engram', origin: engramChild.hello.url, prefix: new URL(engramChild.hello.baseUrl).pathname, token: engramChild.hello.token };
-  const direct: Target = { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' };
+  const engram = engramTarget(engramChild.hello);
+  const direct = directTarget(upstream.hello);
   const queue = () => engramChild.call<{ pending: number; deadLetters: number }>('extractionQueue');
   const extractionCalls = async () => (await upstream.call<ByteTally>('bytes')).extractionRequests;
   const drain = async () => {

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type { BareProxyHello } from './bare-proxy-process.js';
 import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
-import { client, closedLoop, type Target } from './load.js';
+import { client, closedLoop, directTarget, engramTarget, type Target } from './load.js';
 import { capacity, firstByte, heldStreams, latency, retrieval, type Bench } from './phases.js';
 import { responsesHttp, wsConcurrent, wsFirstEvent } from './responses.js';
 import { mcpRecall } from './mcp-recall.js';
@@ -90,9 +90,9 @@ async function natsMode(upstream: Child<UpstreamHello>, bare: Target, children: 
     });
     children.push(engram);
     const bench: Bench = {
-      direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      direct: directTarget(upstream.hello),
       bare,
-      engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
+      engram: engramTarget(engram.hello),
       upstream,
       engramChild: engram,
     };
@@ -125,9 +125,9 @@ async function main(): Promise<void> {
     children.push(engram);
     log(`Engram at ${engram.hello.url} with ${engram.hello.reflections} reflections (seeded in ${Math.round(engram.hello.seedMs)} ms)`);
     const bench: Bench = {
-      direct: { name: 'direct', origin: upstream.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' },
+      direct: directTarget(upstream.hello),
       bare,
-      engram: { name: 'engram', origin: engram.hello.url, prefix: new URL(engram.hello.baseUrl).pathname, token: engram.hello.token },
+      engram: engramTarget(engram.hello),
       upstream,
       engramChild: engram,
     };
@@ -226,7 +226,7 @@ async function main(): Promise<void> {
         env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS), BENCH_SETTLE_MS: '300' },
       });
       children.push(agentEngram);
-      const users = client({ name: 'engram', origin: agentEngram.hello.url, prefix: new URL(agentEngram.hello.baseUrl).pathname, token: agentEngram.hello.token }, 50);
+      const users = client(engramTarget(agentEngram.hello), 50);
       try {
         await virtualUsers(users, agentShape(6), 50, 2000, 70_000_000);
         results.profiles.multiTurn = await profiled(agentEngram, 'multi-turn-50-users', () => virtualUsers(users, agentShape(6), 50, 5000, 80_000_000));

@@ -170,10 +170,15 @@ function assemble(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-/** The compiled module, or undefined where WebAssembly SIMD is unavailable. */
+let compiled: { module: WebAssembly.Module | undefined } | undefined;
+
+/** The compiled module (compiled once, immutable), or undefined where WebAssembly SIMD is unavailable. */
 export function compileDotsModule(): WebAssembly.Module | undefined {
-  const bytes = assemble();
-  return WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : undefined;
+  if (!compiled) {
+    const bytes = assemble();
+    compiled = { module: WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : undefined };
+  }
+  return compiled.module;
 }
 
 /** An instance computing over `memory`. */

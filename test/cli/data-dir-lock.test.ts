@@ -4,37 +4,22 @@
  * on close and on `kill -9`. The archive commands may still run beside a server, and
  * replicas on NATS still share a dir. Real processes, the real SQLite files.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { StartupError } from '../../src/errors.js';
-import { BIN, cleanEnv, runCli } from '../support/cli.js';
+import { runCli, serveUntilExitOrListening } from '../support/cli.js';
 import { ADMIN_TOKEN, startEngram } from '../support/engram.js';
 import { serveProcess } from '../support/engram-process.js';
 import { startNatsServer } from '../support/nats-server.js';
-
-/** `engram serve` to its exit; one that starts listening instead is stopped and reported (code null). */
-function serveUntilExitOrListening(dataDir: string): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN], { env: cleanEnv() });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      if (stderr.includes('Engram listening on')) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
 
 test('a second server on the same data dir is refused, naming the dir and the pid; after a kill -9 the dir is free again', async () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-'));
   let first = await serveProcess({ ENGRAM_DATA_DIR: dataDir });
   try {
-    const second = await serveUntilExitOrListening(dataDir);
+    const second = await serveUntilExitOrListening(['serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN]);
     assert.is(second.code, 1, second.stderr);
     const lines = second.stderr.trim().split('\n');
     assert.is(lines.length, 1, second.stderr);

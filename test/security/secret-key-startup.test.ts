@@ -4,14 +4,13 @@
  * start, in one line naming the key file and ENGRAM_SECRET_KEY, and generates no key over
  * sealed data. Real SQLite files, a real nats-server, real `engram serve` processes.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { StartupError } from '../../src/errors.js';
-import { BIN, cleanEnv } from '../support/cli.js';
+import { serveUntilExitOrListening } from '../support/cli.js';
 import { startEngram } from '../support/engram.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
@@ -38,20 +37,6 @@ function restored(context: Context, name: string, options: { withKey: boolean })
   const target = path.join(context.dir, name);
   cpSync(context.sealed, target, { recursive: true, filter: (source) => options.withKey || path.basename(source) !== 'secret-key' });
   return target;
-}
-
-/** `engram serve` to its exit; one that starts listening instead is stopped and reported (code null). */
-function serveUntilExitOrListening(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv() });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      if (stderr.includes('Engram listening on')) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
 }
 
 const refusal = (run: Promise<{ close(): Promise<void> }>) =>

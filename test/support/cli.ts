@@ -40,3 +40,17 @@ export function runProcess(command: string, args: string[], options: { cwd?: str
     child.stdin.end(options.stdin ?? '');
   });
 }
+
+/** `engram serve` (or another command) to its exit; one that starts listening instead is stopped and reported (code null). */
+export function serveUntilExitOrListening(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv() });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (stderr.includes('Engram listening on')) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
