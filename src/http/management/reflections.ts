@@ -1,15 +1,14 @@
 import { Readable } from 'node:stream';
-import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Reflection, ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import type { ReflectionPatch } from '../../ports/index.js';
-import { reflectionId } from '../../domain/reflection-id.js';
 import { searchMemory } from '../../memory/memory-search.js';
-import { createReflectionWriter, MAX_CONTENT_CHARS, MAX_TOPIC_CHARS, validateReflection } from '../../memory/reflection-writer.js';
+import { MAX_CONTENT_CHARS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { createHandEdits } from '../../memory/hand-edits.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
-import { buildRootIndex, listAllReflections, rebuildRootIndex } from '../../memory/root-index.js';
+import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { invalid, parseBody, queryInteger, queryString } from './validate.js';
 import { reflectionWire, scoredReflectionWire } from './wire.js';
@@ -32,14 +31,6 @@ const MAX_LIMIT = 200;
 /** Rows read per page while an export streams: memory stays bounded however many there are. */
 const EXPORT_PAGE = 500;
 
-/**
- * Tags that record a reflection written by a person through this API rather than learnt:
- * the domain's `source` names where reflections come from automatically (`mcp` covers
- * every reflection stored on purpose), so a hand-made one is marked with a tag anyone
- * can filter on, and an edit keeps its id and origin but says it was edited.
- */
-export const ADDED_BY_HAND_TAG = 'added-by-hand';
-export const EDITED_BY_HAND_TAG = 'edited-by-hand';
 
 const Kind = z.enum(KINDS as [ReflectionKind, ...ReflectionKind[]]);
 const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One self-contained memory; secrets are redacted');
@@ -68,28 +59,18 @@ function kindOf(value: unknown, param: string): ReflectionKind | undefined {
   throw invalid(param, `\`${param}\` must be one of: ${KINDS.join(', ')}`);
 }
 
-function withTag(tags: readonly string[], tag: string): string[] {
-  return [...new Set([...tags, tag])];
-}
-
 /**
  * `/v0/orgs/:org/agents/:agent/reflections` and `/index`. Reads are open to the agent's
  * own token; changes are admin only and rebuild the root memory index.
  */
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const { control, reflections, embedder } = deps;
+  const { control, reflections } = deps;
   const search = memorySearchDeps(deps, app.log);
-  const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
-
-  // The change is already stored; a failed rebuild only delays the index until the next
-  // write, so it is logged rather than turned into an error for a change that succeeded.
-  const rebuildIndex = async (agentId: string, log: FastifyBaseLogger): Promise<void> => {
-    try {
-      await rebuildRootIndex(agentId, { reflections, control });
-    } catch (error) {
-      log.warn({ err: error, agentId }, 'root index rebuild failed');
-    }
-  };
+  const hand = createHandEdits({
+    ...deps,
+    maxReflections: deps.config.limits.maxReflections,
+    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
+  });
 
   /** The agent's reflections learnt from one conversation, most recently updated first. */
   const learntIn = async (agentId: string, conversation: string): Promise<Reflection[]> =>
@@ -136,26 +117,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
   app.post<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/reflections', async (request, reply) => {
     const { agent } = await findAgent(control, request.params);
     const body = parseBody(NewReflectionBody, request.body);
-    const result = await writer.write(agent.id, [{ content: body.content, kind: body.kind, topic: body.topic }], 'mcp');
-    const [stored] = result.stored;
-    if (stored) {
-      const tagged = await reflections.update(agent.id, stored.id, { tags: withTag(body.tags ?? [], ADDED_BY_HAND_TAG) });
-      return reply.code(201).send(reflectionWire(tagged ?? stored));
-    }
-    if (result.overLimit > 0) {
-      throw new EngramError(
-        'conflict',
-        `This agent already holds ${result.limit.toLocaleString('en-US')} reflections, its limit (ENGRAM_MAX_REFLECTIONS): delete some first`,
-      );
-    }
-    if (result.duplicates > 0) {
-      const cleaned = validateReflection(body);
-      const same = cleaned && (await reflections.get(agent.id, reflectionId(agent.id, cleaned.kind, cleaned.content)));
-      throw new EngramError('conflict', `A stored reflection says the same${same ? ` (\`${same.id}\`)` : ''}; nothing was added`, {
-        param: 'content',
-      });
-    }
-    throw invalid('content', '`content` holds no text once secrets are removed');
+    return reply.code(201).send(reflectionWire(await hand.add(agent.id, body)));
   });
 
   // Every reflection of the agent, read a page at a time and written as it is read, so a
@@ -197,11 +159,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     if (conversation === undefined || conversation === '') {
       throw invalid('conversation', 'Give `conversation` to delete what was learnt from it (one reflection: DELETE .../reflections/ID)');
     }
-    const ids: string[] = [];
-    for (const reflection of await learntIn(agent.id, conversation)) {
-      if (await reflections.delete(agent.id, reflection.id)) ids.push(reflection.id);
-    }
-    if (ids.length > 0) await rebuildIndex(agent.id, request.log);
+    const ids = await hand.removeLearntIn(agent.id, await learntIn(agent.id, conversation));
     return { conversation_id: conversation, deleted: ids.length, ids };
   });
 
@@ -209,44 +167,23 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     reflectionWire(await findReflection(request.params)),
   );
 
-  // A person's edit is cleaned like a learnt reflection (redacted, one line, bounded),
-  // re-embedded when its content changes, and keeps its id and origin.
-  const edit = async (params: ReflectionParams, body: EditBody, log: FastifyBaseLogger): Promise<Reflection> => {
+  const edit = async (params: ReflectionParams, body: EditBody): Promise<Reflection> => {
     const current = await findReflection(params);
-    const cleaned = validateReflection({ kind: body.kind ?? current.kind, content: body.content ?? current.content, topic: body.topic ?? current.topic });
-    if (!cleaned) throw invalid('content', '`content` holds no text once secrets are removed');
-    const patch: ReflectionPatch = { tags: withTag(body.tags ?? current.tags, EDITED_BY_HAND_TAG) };
-    if (body.kind !== undefined) patch.kind = cleaned.kind;
-    if (body.topic !== undefined) patch.topic = cleaned.topic;
-    if (body.content !== undefined) {
-      patch.content = cleaned.content;
-      if (cleaned.content !== current.content) {
-        const [vector] = await embedder.embed([cleaned.content]);
-        patch.vector = vector;
-        patch.embedderId = embedder.id;
-      }
-    }
-    const updated = await reflections.update(current.agentId, current.id, patch);
-    if (!updated) throw new EngramError('not_found', `No reflection \`${current.id}\``);
-    await rebuildIndex(current.agentId, log);
-    return updated;
+    return hand.edit(current.agentId, current.id, body);
   };
 
   app.patch<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) =>
-    reflectionWire(await edit(request.params, parseBody(ReflectionPatchBody, request.body), request.log)),
+    reflectionWire(await edit(request.params, parseBody(ReflectionPatchBody, request.body))),
   );
 
   app.put<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) => {
     const body = parseBody(ReplaceReflectionBody, request.body);
-    return reflectionWire(await edit(request.params, { ...body, tags: body.tags ?? [] }, request.log));
+    return reflectionWire(await edit(request.params, { ...body, tags: body.tags ?? [] }));
   });
 
   app.delete<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) => {
     const current = await findReflection(request.params);
-    if (!(await reflections.delete(current.agentId, current.id))) {
-      throw new EngramError('not_found', `No reflection \`${current.id}\``);
-    }
-    await rebuildIndex(current.agentId, request.log);
+    if (!(await hand.remove(current.agentId, current.id))) throw new EngramError('not_found', `No reflection \`${current.id}\``);
     return { id: current.id, deleted: true };
   });
 

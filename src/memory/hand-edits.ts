@@ -1,0 +1,123 @@
+/**
+ * Reflections a person adds, edits or deletes (the management API and the dashboard
+ * alike). An addition takes the path MCP `remember` takes (redaction, restatement checks,
+ * the reflection cap, embedding), marked with a tag; an edit is cleaned like a learnt
+ * reflection, re-embedded when its content changes, and keeps its id and origin. Every
+ * change rebuilds the root memory index; a failed rebuild only delays the index until
+ * the next write, so it is reported, not turned into an error for a change that succeeded.
+ */
+import type { Reflection, ReflectionKind } from '../domain/types.js';
+import { reflectionId } from '../domain/reflection-id.js';
+import { EngramError } from '../errors.js';
+import type { ReflectionPatch } from '../ports/index.js';
+import { createReflectionWriter, validateReflection, type ReflectionWriterDeps } from './reflection-writer.js';
+import { rebuildRootIndex } from './root-index.js';
+
+/**
+ * Tags that record a reflection written by a person rather than learnt: the domain's
+ * `source` names where reflections come from automatically (`mcp` covers every
+ * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
+ * filter on, and an edit says it was edited.
+ */
+export const ADDED_BY_HAND_TAG = 'added-by-hand';
+export const EDITED_BY_HAND_TAG = 'edited-by-hand';
+
+export interface NewHandReflection {
+  content: string;
+  kind: ReflectionKind;
+  topic?: string;
+  tags?: string[];
+}
+
+export type HandEdit = Partial<NewHandReflection>;
+
+export interface HandEditDeps extends ReflectionWriterDeps {
+  /** The change was stored but the root index could not be rebuilt. */
+  onIndexError(error: unknown, agentId: string): void;
+}
+
+export interface HandEdits {
+  /** Rejects with `conflict` (a stored reflection says the same; the agent is full) or `invalid_request`. */
+  add(agentId: string, input: NewHandReflection): Promise<Reflection>;
+  /** Rejects with `not_found` or `invalid_request`. */
+  edit(agentId: string, id: string, change: HandEdit): Promise<Reflection>;
+  /** False when there was no such reflection. */
+  remove(agentId: string, id: string): Promise<boolean>;
+  /** Deletes what was learnt from one conversation; returns the deleted ids. */
+  removeLearntIn(agentId: string, reflections: Reflection[]): Promise<string[]>;
+}
+
+function withTag(tags: readonly string[], tag: string): string[] {
+  return [...new Set([...tags, tag])];
+}
+
+export function createHandEdits(deps: HandEditDeps): HandEdits {
+  const writer = createReflectionWriter(deps);
+  const { reflections, embedder } = deps;
+
+  const rebuildIndex = async (agentId: string): Promise<void> => {
+    try {
+      await rebuildRootIndex(agentId, deps);
+    } catch (error) {
+      deps.onIndexError(error, agentId);
+    }
+  };
+
+  return {
+    async add(agentId, input) {
+      const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic }], 'mcp');
+      const [stored] = result.stored;
+      if (stored) {
+        // The writer rebuilt the index; the tag does not show in it.
+        return (await reflections.update(agentId, stored.id, { tags: withTag(input.tags ?? [], ADDED_BY_HAND_TAG) })) ?? stored;
+      }
+      if (result.overLimit > 0) {
+        throw new EngramError(
+          'conflict',
+          `This agent already holds ${result.limit.toLocaleString('en-US')} reflections, its limit (ENGRAM_MAX_REFLECTIONS): delete some first`,
+        );
+      }
+      if (result.duplicates > 0) {
+        const cleaned = validateReflection(input);
+        const same = cleaned && (await reflections.get(agentId, reflectionId(agentId, cleaned.kind, cleaned.content)));
+        throw new EngramError('conflict', `A stored reflection says the same${same ? ` (\`${same.id}\`)` : ''}; nothing was added`, { param: 'content' });
+      }
+      throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
+    },
+
+    async edit(agentId, id, change) {
+      const current = await reflections.get(agentId, id);
+      if (!current) throw new EngramError('not_found', `No reflection \`${id}\``);
+      const cleaned = validateReflection({ kind: change.kind ?? current.kind, content: change.content ?? current.content, topic: change.topic ?? current.topic });
+      if (!cleaned) throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
+      const patch: ReflectionPatch = { tags: withTag(change.tags ?? current.tags, EDITED_BY_HAND_TAG) };
+      if (change.kind !== undefined) patch.kind = cleaned.kind;
+      if (change.topic !== undefined) patch.topic = cleaned.topic;
+      if (change.content !== undefined) {
+        patch.content = cleaned.content;
+        if (cleaned.content !== current.content) {
+          const [vector] = await embedder.embed([cleaned.content]);
+          patch.vector = vector;
+          patch.embedderId = embedder.id;
+        }
+      }
+      const updated = await reflections.update(agentId, id, patch);
+      if (!updated) throw new EngramError('not_found', `No reflection \`${id}\``);
+      await rebuildIndex(agentId);
+      return updated;
+    },
+
+    async remove(agentId, id) {
+      if (!(await reflections.delete(agentId, id))) return false;
+      await rebuildIndex(agentId);
+      return true;
+    },
+
+    async removeLearntIn(agentId, learnt) {
+      const ids: string[] = [];
+      for (const reflection of learnt) if (await reflections.delete(agentId, reflection.id)) ids.push(reflection.id);
+      if (ids.length > 0) await rebuildIndex(agentId);
+      return ids;
+    },
+  };
+}
