@@ -10,6 +10,8 @@ import { proxyRoutes } from './http/proxy.js';
 import { managementRoutes } from './http/management.js';
 import { mcpRoutes } from './mcp/http-mount.js';
 import { hookRoutes } from './http/hooks/index.js';
+import { registerWeb } from './http/web/plugin.js';
+import { dashboardPages } from './http/dashboard/index.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
@@ -90,6 +92,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     await app.register(managementRoutes, { deps });
     await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
     await app.register(hookRoutes, { deps, limits });
+    await registerWeb(app, { deps, pages: [dashboardPages] });
   }
   if (role !== 'api') {
     await app.register(pipelinePlugin, { deps });

@@ -104,6 +104,13 @@ export interface Config {
   logFormat: LogFormat;
   /** `GET /metrics` answers only with the admin token (by default it is open on the listen address, as Prometheus targets usually are). */
   metricsRequireAdmin: boolean;
+  /**
+   * Engram's public base URL (`ENGRAM_PUBLIC_URL`): the OAuth issuer and the address in
+   * the dashboard's configuration snippets. Undefined: `http://<host>:<port>` of the listener.
+   */
+  publicUrl: string | undefined;
+  /** Whether anyone may sign up on the dashboard (`ENGRAM_SIGNUP=false`: invite-only; users are added by an operator). */
+  signup: boolean;
   /** The config file the settings were read from, if any. */
   configFile: string | undefined;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
@@ -175,6 +182,8 @@ const SETTINGS = [
   'log-level',
   'log-format',
   'metrics-require-admin',
+  'public-url',
+  'signup',
   'config',
   'conversation-ttl-days',
   'mcp-server-names',
@@ -186,6 +195,16 @@ const SETTINGS = [
 export const SETTING_NAMES: readonly string[] = SETTINGS;
 
 export { ConfigError } from './errors.js';
+
+/** The public URL without a trailing slash; it is a base, so it carries no query or fragment. */
+function publicUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const url = new URL(raw);
+  if (url.search || url.hash || !/^https?:$/.test(url.protocol)) {
+    throw new ConfigError(`ENGRAM_PUBLIC_URL must be an http(s) URL without query or fragment, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
 
 /** `ENGRAM_DATA_DIR` for `data-dir`, and so on. */
 function envName(setting: SettingName): string {
@@ -353,6 +372,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     logLevel: get('log-level') ?? 'info',
     logFormat: logFormat(get('log-format')),
     metricsRequireAdmin: bool('metrics-require-admin', false),
+    publicUrl: publicUrl(url('public-url')),
+    signup: bool('signup', true),
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),

@@ -3,6 +3,8 @@ import type { Config } from './config.js';
 import type { Control } from './control/control.js';
 import type { Embedder, EventBus, ReflectionStore, UpstreamClient } from './ports/index.js';
 import type { Reranker } from './memory/rerank.js';
+import type { Accounts } from './accounts/accounts.js';
+import type { Vault } from './security/vault.js';
 
 /** Everything `buildApp` needs, connected by `main.ts` (or by a test). */
 export interface Deps {
@@ -17,6 +19,16 @@ export interface Deps {
   upstream: UpstreamClient;
   /** SHA-256 of the admin token (see `security/tokens.ts`). */
   adminTokenHash: string;
+  /** Dashboard users and their sessions, organisations they belong to (DESIGN section 10). */
+  accounts: Accounts;
+  /** Seals what is stored secret (upstream keys, recorded responses, the OAuth signing key). */
+  vault: Vault;
+  /**
+   * Engram's public base URL, no trailing slash: the OAuth issuer and the address the
+   * dashboard shows. `ENGRAM_PUBLIC_URL`, else the listener's `http://<host>:<port>`
+   * (known once it listens: port 0 picks one).
+   */
+  publicUrl: () => string;
   now: () => number;
 }
 

@@ -19,6 +19,7 @@ import type { Config } from './config.js';
 import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
 import { Control } from './control/control.js';
+import { Accounts } from './accounts/accounts.js';
 import { createEmbedder } from './adapters/embeddings/create-embedder.js';
 import { loadWordVectors } from './adapters/embeddings/word-vectors-file.js';
 import type { WordVectors } from './memory/embedders/word-vectors.js';
@@ -37,6 +38,8 @@ export interface Connected {
   adminToken: AdminToken;
   /** Which engine holds what, for the start-up line. */
   engines: { bus: string; control: string; reflections: string };
+  /** Tells `deps.publicUrl` the address the server listens on (when `ENGRAM_PUBLIC_URL` is not set). */
+  listeningAt(url: string): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,7 @@ export interface ConnectOptions {
 /** Opens the adapters the config selects. */
 export async function connect(config: Config, options: ConnectOptions = {}): Promise<Connected> {
   const log = options.log ?? new DeferredLog();
+  let listeningUrl: string | undefined;
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
@@ -147,9 +151,12 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       reranker,
       upstream,
       adminTokenHash: adminToken.hash,
+      accounts: new Accounts({ store: controlStores.accounts, control, now }),
+      vault,
+      publicUrl: () => config.publicUrl ?? listeningUrl ?? hostUrl(config.host, config.port),
       now,
     };
-    return { deps, adminToken, engines, close };
+    return { deps, adminToken, engines, close, listeningAt: (url) => void (listeningUrl = url) };
   } catch (error) {
     await close();
     throw error;
@@ -183,6 +190,11 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/** `http://<host>:<port>`, an IPv6 host in brackets. */
+function hostUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export async function start(config: Config, options: BuildOptions = {}): Promise<Running> {
   const log = new DeferredLog();
   const role = options.role ?? config.role;
@@ -208,11 +220,12 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = hostUrl(config.host, port);
+  connected.listeningAt(url);
   let closing: Promise<void> | undefined;
   return {
     app,
-    url: `http://${host}:${port}`,
+    url,
     deps: connected.deps,
     adminToken: connected.adminToken,
     engines: connected.engines,

@@ -11,6 +11,7 @@ export type * from './directory.js';
 export type * from './conversations.js';
 export type * from './responses.js';
 export type * from './root-index.js';
+export type * from './accounts.js';
 export type * from './reflections.js';
 export type * from './embedder.js';
 export type * from './upstream.js';
@@ -19,6 +20,7 @@ import type { Directory } from './directory.js';
 import type { ConversationStore } from './conversations.js';
 import type { ResponseStore } from './responses.js';
 import type { RootIndexStore } from './root-index.js';
+import type { AccountStore } from './accounts.js';
 
 /** The control plane's stores, opened together by one adapter family. */
 export interface ControlStores {
@@ -26,4 +28,6 @@ export interface ControlStores {
   conversations: ConversationStore;
   responses: ResponseStore;
   indexes: RootIndexStore;
+  /** Dashboard users, sessions and the global MCP server's OAuth state. */
+  accounts: AccountStore;
 }

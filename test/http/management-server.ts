@@ -64,6 +64,9 @@ export async function startManagementServer(settings: Overrides = {}): Promise<M
     bus: unused('bus'),
     upstream: unused('upstream'),
     adminTokenHash: hashToken(ADMIN),
+    accounts: unused('accounts'),
+    vault: unused('vault'),
+    publicUrl: () => 'http://127.0.0.1',
     now: Date.now,
   };
 

@@ -1,0 +1,154 @@
+/**
+ * Dashboard accounts above their port (DESIGN section 10): sign-up, log-in and sessions,
+ * and which organisations and agents a user may see. Organisations belong to their
+ * members: a user reaches an org only through `User.orgIds`, and every read here checks
+ * it, so one user never sees another's org even by guessing its id. Orgs an operator
+ * deleted (admin API) are skipped where a user's list still names them.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
+import type { Agent, Org } from '../domain/types.js';
+import { EngramError } from '../errors.js';
+import type { AccountStore } from '../ports/accounts.js';
+import { hashPassword, needsRehash, passwordWeakness, verifyPassword } from '../security/passwords.js';
+import type { Control } from '../control/control.js';
+
+export interface AccountsOptions {
+  store: AccountStore;
+  control: Control;
+  now: () => number;
+  /** How long a session lasts from log-in (default 7 days). */
+  sessionTtlMs?: number;
+}
+
+export interface SignedIn {
+  user: User;
+  session: SessionRecord;
+}
+
+export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 3_600_000;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const MAX_ORGS_PER_USER = 100;
+
+function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** A hash verified when the email is unknown, so a log-in takes as long whether or not the account exists. */
+let decoy: Promise<string> | undefined;
+
+export class Accounts {
+  readonly store: AccountStore;
+  readonly #control: Control;
+  readonly #now: () => number;
+  readonly #sessionTtlMs: number;
+
+  constructor(options: AccountsOptions) {
+    this.store = options.store;
+    this.#control = options.control;
+    this.#now = options.now;
+    this.#sessionTtlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  }
+
+  /** Rejects with `invalid_request` (a message for the person) or `conflict` (email taken). */
+  async signUp(email: string, password: string): Promise<User> {
+    const normalised = normaliseEmail(email);
+    if (!EMAIL.test(normalised)) throw new EngramError('invalid_request', 'Enter a valid email address.');
+    const weakness = passwordWeakness(password, normalised);
+    if (weakness) throw new EngramError('invalid_request', weakness);
+    if (await this.store.findUserByEmail(normalised)) throw new EngramError('conflict', 'An account with this email already exists. Log in instead.');
+    const user = newUser(normalised, await hashPassword(password), this.#now());
+    await this.store.createUser(user);
+    return user;
+  }
+
+  /** The user when the password matches; a hash made with older parameters is replaced. */
+  async checkPassword(email: string, password: string): Promise<User | undefined> {
+    const user = await this.store.findUserByEmail(normaliseEmail(email));
+    if (!user) {
+      decoy ??= hashPassword(randomBytes(16).toString('hex'));
+      await verifyPassword(password, await decoy);
+      return undefined;
+    }
+    if (!(await verifyPassword(password, user.passwordHash))) return undefined;
+    if (needsRehash(user.passwordHash)) {
+      const passwordHash = await hashPassword(password);
+      await this.store.updateUser(user.id, (current) => ({ ...current, passwordHash }));
+    }
+    return user;
+  }
+
+  /** A new session for the user; the returned cookie value `<id>.<secret>` is its only clear copy. */
+  async startSession(user: User): Promise<{ cookie: string; session: SessionRecord }> {
+    const secret = randomBytes(32).toString('base64url');
+    const session = newSession(user.id, digest(secret), this.#now(), this.#sessionTtlMs);
+    await this.store.createSession(session);
+    return { cookie: `${session.id}.${secret}`, session };
+  }
+
+  /** The signed-in user of a session cookie, or undefined (absent, malformed, unknown, expired). */
+  async signedIn(cookie: string | undefined): Promise<SignedIn | undefined> {
+    const session = await this.#session(cookie);
+    if (!session) return undefined;
+    const user = await this.store.getUser(session.userId);
+    return user ? { user, session } : undefined;
+  }
+
+  async endSession(cookie: string | undefined): Promise<void> {
+    const session = await this.#session(cookie);
+    if (session) await this.store.deleteSession(session.id);
+  }
+
+  async #session(cookie: string | undefined): Promise<SessionRecord | undefined> {
+    const dot = cookie?.indexOf('.') ?? -1;
+    if (!cookie || dot < 1) return undefined;
+    const session = await this.store.getSession(cookie.slice(0, dot));
+    if (!session || session.expiresAt <= this.#now()) return undefined;
+    const given = Buffer.from(digest(cookie.slice(dot + 1)), 'hex');
+    const stored = Buffer.from(session.secretHash, 'hex');
+    return given.length === stored.length && timingSafeEqual(given, stored) ? session : undefined;
+  }
+
+  /** A new organisation with the user as its member. Rejects with `conflict` when the name is taken. */
+  async createOrg(user: User, name: string): Promise<Org> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 100) throw new EngramError('invalid_request', 'Give the organisation a name of up to 100 characters.');
+    if (user.orgIds.length >= MAX_ORGS_PER_USER) throw new EngramError('invalid_request', `A user may belong to at most ${MAX_ORGS_PER_USER} organisations.`);
+    const org = await this.#control.createOrg(trimmed);
+    try {
+      const updated = await this.store.updateUser(user.id, (current) => ({ ...current, orgIds: [...current.orgIds, org.id] }));
+      if (!updated) throw new EngramError('not_found', 'Your account no longer exists.');
+    } catch (error) {
+      // An org nobody can reach is removed again rather than left behind.
+      await this.#control.deleteOrg(org.id).catch(() => undefined);
+      throw error;
+    }
+    return org;
+  }
+
+  /** The user's organisations that still exist, oldest membership first. */
+  async orgsOf(user: User): Promise<Org[]> {
+    const orgs = await Promise.all(user.orgIds.map((id) => this.#control.directory.getOrg(id)));
+    return orgs.filter((org): org is Org => org !== undefined && user.orgIds.includes(org.id));
+  }
+
+  /** The org when the user is its member; undefined otherwise (never another user's). */
+  async orgOf(user: User, orgId: string): Promise<Org | undefined> {
+    if (!user.orgIds.includes(orgId)) return undefined;
+    const org = await this.#control.directory.getOrg(orgId);
+    return org?.id === orgId ? org : undefined;
+  }
+
+  /** The agent when it belongs to one of the user's orgs. */
+  async agentOf(user: User, orgId: string, agentId: string): Promise<Agent | undefined> {
+    if (!(await this.orgOf(user, orgId))) return undefined;
+    const agent = await this.#control.directory.getAgent(orgId, agentId);
+    return agent?.id === agentId && agent.orgId === orgId ? agent : undefined;
+  }
+
+  /** Every agent the user may act for, by org: the consent page's choices. */
+  async agentsOf(user: User): Promise<{ org: Org; agents: Agent[] }[]> {
+    const orgs = await this.orgsOf(user);
+    return Promise.all(orgs.map(async (org) => ({ org, agents: await this.#control.directory.listAgents(org.id) })));
+  }
+}

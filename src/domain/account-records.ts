@@ -1,0 +1,98 @@
+/**
+ * The records of people and their sign-ins (DESIGN section 10): dashboard users and
+ * their sessions, OAuth clients registered by MCP clients, and the grants a user gave
+ * them. Built above the accounts port so every adapter stores the same record; secrets
+ * arrive hashed (a session's or a code's secret is stored as its SHA-256, a password as a
+ * self-describing scrypt hash), never in clear.
+ */
+import { newId } from './ids.js';
+
+export interface User {
+  id: string;
+  /** Lower-cased and trimmed (`normaliseEmail`); unique. */
+  email: string;
+  /** `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>` (`accounts/passwords.ts`). */
+  passwordHash: string;
+  /** The organisations this user is a member of, oldest first. */
+  orgIds: string[];
+  createdAt: number;
+}
+
+/** A dashboard sign-in: the cookie holds `<id>.<secret>`; the store holds the secret's SHA-256. */
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  secretHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** A public OAuth client (RFC 7591 dynamic registration; no client secret). */
+export interface OAuthClient {
+  id: string;
+  name: string;
+  redirectUris: string[];
+  createdAt: number;
+}
+
+/** The one authorization code a grant starts with (PKCE S256, single use). */
+export interface GrantCode {
+  secretHash: string;
+  codeChallenge: string;
+  redirectUri: string;
+  expiresAt: number;
+  /** Set when exchanged: a second exchange revokes the grant. */
+  usedAt: number | null;
+}
+
+/**
+ * What a user allowed one OAuth client: to act for one of their agents at one resource.
+ * Refresh tokens are `<grantId>.<secret>` and rotate on every use: `refreshHash` is the
+ * live one; `spentRefreshHashes` the ones already used, so presenting one again (a
+ * stolen token replayed) revokes the whole grant.
+ */
+export interface OAuthGrant {
+  id: string;
+  userId: string;
+  clientId: string;
+  orgId: string;
+  agentId: string;
+  /** The protected resource (RFC 8707) the tokens are bound to, as an absolute URL. */
+  resource: string;
+  scope: string;
+  code: GrantCode;
+  refreshHash: string | null;
+  refreshExpiresAt: number | null;
+  spentRefreshHashes: string[];
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** The key that signs access tokens; the private half is sealed by the vault. */
+export interface SigningKeyRecord {
+  kid: string;
+  alg: string;
+  sealedPrivateJwk: string;
+  publicJwk: Record<string, unknown>;
+  createdAt: number;
+}
+
+/** How many spent refresh hashes a grant remembers (a rotation a minute for ~2 days). */
+export const SPENT_REFRESH_KEPT = 64;
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function newUser(email: string, passwordHash: string, now: number): User {
+  return { id: newId('usr'), email: normaliseEmail(email), passwordHash, orgIds: [], createdAt: now };
+}
+
+export function newSession(userId: string, secretHash: string, now: number, lifetimeMs: number): SessionRecord {
+  return { id: newId('ses'), userId, secretHash, createdAt: now, expiresAt: now + lifetimeMs };
+}
+
+export function newOAuthClient(name: string, redirectUris: string[], now: number): OAuthClient {
+  return { id: newId('cli'), name, redirectUris, createdAt: now };
+}

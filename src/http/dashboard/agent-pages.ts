@@ -1,0 +1,210 @@
+/**
+ * An agent's pages: overview (ids, addresses, counts, the root memory index as the model
+ * sees it), reflections (search with the retrieval the management API uses, filter, view,
+ * edit, delete, add by hand), tokens (create, revoke, last used) and extraction activity
+ * (queued, running, failed, dead letters with retry). Changes go through the same core
+ * code as the management API (`memory/hand-edits.ts`, `management/issue-token.ts`).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../deps.js';
+import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { EngramError } from '../../errors.js';
+import { createHandEdits } from '../../memory/hand-edits.js';
+import { searchMemory } from '../../memory/memory-search.js';
+import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
+import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
+import { issueToken } from '../management/issue-token.js';
+import { ofAgent } from '../management/dead-letters.js';
+import { memorySearchDeps } from '../memory-search-deps.js';
+import { requireSignedIn } from '../web/session.js';
+import { ownAgent, type AgentParams } from './access.js';
+import { agentInfo, text } from './forms.js';
+
+interface ReflectionParams extends AgentParams {
+  id: string;
+}
+
+interface ReflectionForm {
+  content?: string;
+  kind?: string;
+  topic?: string;
+  tags?: string;
+}
+
+const KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
+const PAGE = 50;
+const DAYS = 14;
+const DAY_MS = 86_400_000;
+
+function kindOf(raw: unknown): ReflectionKind | undefined {
+  return KINDS.find((kind) => kind === raw);
+}
+
+function tagList(raw: unknown): string[] {
+  return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
+}
+
+/** Reflections learnt per day over the last `DAYS` days, oldest first. */
+function perDay(reflections: Reflection[], now: number): { day: string; count: number }[] {
+  const today = Math.floor(now / DAY_MS);
+  const counts = new Array<number>(DAYS).fill(0);
+  for (const reflection of reflections) {
+    const age = today - Math.floor(reflection.createdAt / DAY_MS);
+    if (age >= 0 && age < DAYS) counts[DAYS - 1 - age]!++;
+  }
+  return counts.map((count, index) => ({ day: new Date((today - (DAYS - 1 - index)) * DAY_MS).toISOString().slice(0, 10), count }));
+}
+
+export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const { control, reflections } = deps;
+  const search = memorySearchDeps(deps, app.log);
+  const hand = createHandEdits({
+    ...deps,
+    maxReflections: deps.config.limits.maxReflections,
+    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
+  });
+  app.addHook('preHandler', requireSignedIn);
+  const base = '/orgs/:org/agents/:agent';
+
+  app.get<{ Params: AgentParams }>(base, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const [all, tokens, queued, dead] = await Promise.all([
+      listAllReflections(reflections, agent.id),
+      control.directory.listTokens(agent.id),
+      deps.bus.queued(EXTRACTION_SUBJECT),
+      deps.bus.deadLetters(EXTRACTION_SUBJECT),
+    ]);
+    const index = (await control.indexes.get(agent.id)) ?? buildRootIndex(all);
+    const jobs = queued.filter((message) => ofAgent(message.payload, agent.id));
+    return reply.page('agent', {
+      title: agent.name,
+      tab: 'overview',
+      org,
+      agent,
+      info: agentInfo(agent, deps.publicUrl()),
+      index,
+      counts: {
+        factual: all.filter((r) => r.kind === 'factual').length,
+        procedural: all.filter((r) => r.kind === 'procedural').length,
+        used: all.reduce((sum, r) => sum + r.useCount, 0),
+        tokens: tokens.filter((t) => t.revokedAt === null).length,
+        queued: jobs.filter((job) => job.state === 'waiting' || job.state === 'ready').length,
+        dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)).length,
+      },
+      days: perDay(all, deps.now()),
+    });
+  });
+
+  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; offset?: string } }>(`${base}/reflections`, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const q = text(request.query.q);
+    const kind = kindOf(request.query.kind);
+    const source = text(request.query.source);
+    const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
+    let rows: { reflection: Reflection; score?: number }[];
+    let more = false;
+    if (q) {
+      const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 });
+      rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
+    } else {
+      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind });
+      more = page.length > PAGE;
+      rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
+    }
+    if (source) rows = rows.filter((row) => row.reflection.source === source);
+    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE });
+  });
+
+  app.post<{ Params: AgentParams; Body: ReflectionForm }>(`${base}/reflections`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const form = request.body ?? {};
+    const kind = kindOf(form.kind);
+    try {
+      if (!kind) throw new EngramError('invalid_request', 'Choose the kind: factual or procedural.');
+      const stored = await hand.add(agent.id, { content: text(form.content), kind, topic: text(form.topic) || undefined, tags: tagList(form.tags) });
+      return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${stored.id}`, 303);
+    } catch (error) {
+      if (!(error instanceof EngramError) || error.status >= 500) throw error;
+      const rows = (await reflections.list(agent.id, { limit: PAGE })).map((reflection) => ({ reflection }));
+      return reply.page(
+        'agent-reflections',
+        { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q: '', offset: 0, more: false, page: PAGE, form, error: error.message.replaceAll('`', '"') },
+        error.status,
+      );
+    }
+  });
+
+  app.get<{ Params: ReflectionParams }>(`${base}/reflections/:id`, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const reflection = await reflections.get(agent.id, request.params.id);
+    if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
+    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection });
+  });
+
+  app.post<{ Params: ReflectionParams; Body: ReflectionForm }>(`${base}/reflections/:id`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const form = request.body ?? {};
+    try {
+      await hand.edit(agent.id, request.params.id, { content: text(form.content), kind: kindOf(form.kind), topic: text(form.topic), tags: tagList(form.tags) });
+      return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${request.params.id}?saved=1`, 303);
+    } catch (error) {
+      if (!(error instanceof EngramError) || error.code !== 'invalid_request') throw error;
+      const reflection = await reflections.get(agent.id, request.params.id);
+      if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
+      return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, error: error.message.replaceAll('`', '"') }, 400);
+    }
+  });
+
+  app.post<{ Params: ReflectionParams }>(`${base}/reflections/:id/delete`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    if (!(await hand.remove(agent.id, request.params.id))) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted already).');
+    // htmx removes the row in place; a plain form comes back to the list.
+    if (request.headers['hx-request']) return reply.send('');
+    return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections`, 303);
+  });
+
+  app.get<{ Params: AgentParams }>(`${base}/tokens`, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const tokens = await control.directory.listTokens(agent.id);
+    return reply.page('agent-tokens', { title: `${agent.name}: tokens`, tab: 'tokens', org, agent, tokens });
+  });
+
+  app.post<{ Params: AgentParams; Body: { name?: string } }>(`${base}/tokens`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const name = text(request.body?.name).slice(0, 100) || 'dashboard';
+    const { token } = await issueToken(control, agent, name);
+    const tokens = await control.directory.listTokens(agent.id);
+    return reply.page('agent-tokens', { title: `${agent.name}: tokens`, tab: 'tokens', org, agent, tokens, created: { name, token } }, 201);
+  });
+
+  app.post<{ Params: AgentParams & { token: string } }>(`${base}/tokens/:token/revoke`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    if (!(await control.revokeToken(agent.id, request.params.token))) throw new EngramError('not_found', 'There is no such live token.');
+    return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/tokens`, 303);
+  });
+
+  app.get<{ Params: AgentParams }>(`${base}/activity`, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const [queued, dead] = await Promise.all([deps.bus.queued(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
+    const jobs = queued.filter((message) => ofAgent(message.payload, agent.id));
+    return reply.page('agent-activity', {
+      title: `${agent.name}: activity`,
+      tab: 'activity',
+      org,
+      agent,
+      queued: jobs.filter((job) => job.state === 'waiting' || job.state === 'ready'),
+      running: jobs.filter((job) => job.state === 'delivered'),
+      failed: jobs.filter((job) => job.state === 'retrying'),
+      dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)),
+    });
+  });
+
+  app.post<{ Params: AgentParams & { id: string } }>(`${base}/activity/dead/:id/retry`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const dead = await deps.bus.deadLetters(EXTRACTION_SUBJECT);
+    if (!dead.some((letter) => letter.id === request.params.id && ofAgent(letter.payload, agent.id)) || !(await deps.bus.retryDeadLetter(request.params.id))) {
+      throw new EngramError('not_found', 'There is no such failed job for this agent.');
+    }
+    return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/activity`, 303);
+  });
+};

@@ -1,0 +1,119 @@
+/**
+ * The seed's onboarding, in its order: organisation -> agent (type API Provider, name,
+ * upstream base URL, key, extra headers, a connection test) -> the tool -> the page with
+ * org ID, agent ID, the token (shown this once) and the tool's configuration, rendered by
+ * the code `engram connect` prints with (`connect/render.ts`), not a copy of it.
+ */
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { EngramError } from '../../errors.js';
+import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
+import { locations } from '../../connect/locations.js';
+import { renderText } from '../../connect/render.js';
+import { issueToken } from '../management/issue-token.js';
+import { parseNewAgent, refuseForbiddenUpstream } from '../management/agent-input.js';
+import { requireSignedIn } from '../web/session.js';
+import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
+import { checkUpstream, type ConnectionCheck } from './connection-check.js';
+import { agentBody, agentInfo, parseHeaderLines, text, type AgentForm } from './forms.js';
+
+/** Paths as the person's own machine has them: `~/.codex/config.toml`. */
+const HOME = locations({ home: '~' });
+
+export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+  const { control } = deps;
+  app.addHook('preHandler', requireSignedIn);
+
+  app.get('/', async (request, reply) => {
+    const user = userOf(request);
+    const orgs = await deps.accounts.agentsOf(user);
+    if (orgs.length === 0) return reply.redirect('/orgs/new', 303);
+    return reply.page('home', { title: 'Your agents', orgs });
+  });
+
+  app.get('/orgs/new', async (_request, reply) => reply.page('org-new', { title: 'New organisation', step: 1 }));
+
+  app.post<{ Body: { name?: string } }>('/orgs/new', { preValidation: app.csrfProtection }, async (request, reply) => {
+    const name = text(request.body?.name);
+    try {
+      const org = await deps.accounts.createOrg(userOf(request), name);
+      return reply.redirect(`/orgs/${org.id}/agents/new`, 303);
+    } catch (error) {
+      if (error instanceof EngramError && (error.code === 'conflict' || error.code === 'invalid_request')) {
+        const message = error.code === 'conflict' ? 'That organisation name is taken: choose another.' : error.message;
+        return reply.page('org-new', { title: 'New organisation', step: 1, name, error: message }, error.status);
+      }
+      throw error;
+    }
+  });
+
+  const agentForm = async (reply: FastifyReply, org: { id: string; name: string }, form: AgentForm, extra: { error?: string; check?: ConnectionCheck } = {}, status = 200) =>
+    reply.page('agent-new', { title: 'New agent', step: 2, org, form, ...extra }, status);
+
+  app.get<{ Params: OrgParams }>('/orgs/:org/agents/new', async (request, reply) => {
+    const { org } = await ownOrg(deps, request);
+    return agentForm(reply, org, {});
+  });
+
+  const check = async (form: AgentForm): Promise<ConnectionCheck> => {
+    let headers: Record<string, string>;
+    try {
+      headers = parseHeaderLines(typeof form.headers === 'string' ? form.headers : '');
+      refuseForbiddenUpstream(text(form.base_url), { allowPrivate: deps.config.upstreamAllowPrivate });
+    } catch (error) {
+      return { ok: false, summary: error instanceof Error ? error.message : String(error), detail: '' };
+    }
+    return checkUpstream(deps.upstream, text(form.base_url), text(form.api_key), headers);
+  };
+
+  // htmx: the result alone, swapped in under the button.
+  app.post<{ Params: OrgParams; Body: AgentForm }>('/orgs/:org/agents/check', { preValidation: app.csrfProtection }, async (request, reply) => {
+    await ownOrg(deps, request);
+    return reply.view('connection-check.eta', { check: await check(request.body ?? {}) });
+  });
+
+  app.post<{ Params: OrgParams; Body: AgentForm & { intent?: string } }>('/orgs/:org/agents/new', { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org } = await ownOrg(deps, request);
+    const form = request.body ?? {};
+    // Without JavaScript the "Test connection" button submits the whole form.
+    if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(form) });
+    let agent;
+    try {
+      const input = parseNewAgent(agentBody(form), org.id);
+      refuseForbiddenUpstream(input.upstream.baseUrl, { allowPrivate: deps.config.upstreamAllowPrivate });
+      const existing = await control.directory.getAgent(org.id, input.name);
+      if (existing) throw new EngramError('conflict', `An agent named "${input.name}" already exists in this organisation.`);
+      agent = await control.createAgent(input);
+    } catch (error) {
+      if (error instanceof EngramError && error.status < 500) return agentForm(reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
+      throw error;
+    }
+    return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/connect`, 303);
+  });
+
+  app.get<{ Params: AgentParams }>('/orgs/:org/agents/:agent/connect', async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS });
+  });
+
+  app.post<{ Params: AgentParams; Body: { tool?: string } }>('/orgs/:org/agents/:agent/connect', { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    const kind = findClientKind(text(request.body?.tool));
+    if (!kind) {
+      return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS, error: 'Choose one of the tools.' }, 400);
+    }
+    const { token } = await issueToken(control, agent, kind.name);
+    const info = agentInfo(agent, deps.publicUrl());
+    const setup = kind.plan({ agent: info, locations: HOME, token, model: undefined });
+    const configuration = renderText({
+      kind,
+      agent: info,
+      setup,
+      locations: HOME,
+      token,
+      minted: true,
+      tokenHint: 'shown once on this page',
+    }).join('\n');
+    return reply.page('connected', { title: 'Connect your tool', step: 4, org, agent, kind, token, info, configuration });
+  });
+};

@@ -1,0 +1,126 @@
+/**
+ * The browser-facing part of Engram (DESIGN section 10): the dashboard's pages and the
+ * OAuth sign-in and consent pages, in one encapsulated scope. Only here are cookies
+ * parsed, forms read, pages rendered and security headers set, so none of it costs the
+ * proxy's hot path anything. Pages are server-rendered (Eta through @fastify/view) and
+ * work without JavaScript; htmx, served from node_modules, makes some actions inline.
+ * Every form carries a CSRF token (double-submit cookie, @fastify/csrf-protection).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyView from '@fastify/view';
+import { Eta } from 'eta';
+import type { Deps } from '../../deps.js';
+import { toEngramError } from '../../errors.js';
+import { SESSION_COOKIE } from './session.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+/** What every page's layout reads: the signed-in user, the CSRF token, the page title. */
+export interface PageContext {
+  title: string;
+  [key: string]: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Renders `views/<name>.eta` inside the layout, with the signed-in user and a CSRF token. */
+    page(name: string, context: PageContext, status?: number): Promise<FastifyReply>;
+  }
+}
+
+export interface WebOptions {
+  deps: Deps;
+  /** Route groups rendered in this scope (dashboard pages, OAuth consent). */
+  pages: FastifyPluginAsync<{ deps: Deps }>[];
+}
+
+const FORM_BODY_LIMIT = 256 * 1024;
+
+function asset(file: string, type: string): { body: Buffer; type: string } {
+  return { body: readFileSync(file), type };
+}
+
+export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pages }) => {
+  const secure = (deps.publicUrl() ?? '').startsWith('https:');
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
+  await app.register(fastifyCsrf, {
+    cookieKey: 'engram_csrf',
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'strict', secure },
+    getToken: (request) => (request.body as Record<string, unknown> | undefined)?._csrf as string | undefined ?? (request.headers['x-csrf-token'] as string | undefined),
+  });
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'https:'],
+        frameAncestors: ["'none'"],
+        upgradeInsecureRequests: null,
+      },
+    },
+    // Pages are served over plain http on loopback by default; HSTS only where it is https.
+    strictTransportSecurity: secure,
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  await app.register(fastifyView, {
+    engine: { eta: new Eta({ views: path.join(here, 'views'), cache: true, autoEscape: true }) },
+    templates: path.join(here, 'views'),
+    production: true,
+  });
+
+  const assets = new Map([
+    ['/assets/htmx.min.js', asset(require.resolve('htmx.org/dist/htmx.min.js'), 'text/javascript; charset=utf-8')],
+    ['/assets/engram.css', asset(path.join(here, 'assets', 'engram.css'), 'text/css; charset=utf-8')],
+    ['/assets/engram.js', asset(path.join(here, 'assets', 'engram.js'), 'text/javascript; charset=utf-8')],
+  ]);
+  for (const [url, { body, type }] of assets) {
+    app.get(url, (_request, reply) => reply.header('content-type', type).header('cache-control', 'public, max-age=3600').send(body));
+  }
+
+  app.decorateRequest('signedIn', undefined);
+  app.addHook('onRequest', async (request) => {
+    request.signedIn = await deps.accounts.signedIn(request.cookies[SESSION_COOKIE]);
+  });
+  // Pages are personal: never cached by a browser or a proxy.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.url.startsWith('/assets/')) reply.header('cache-control', 'no-store');
+  });
+
+  app.decorateReply('page', async function (this: FastifyReply, name: string, context: PageContext, status = 200) {
+    const request = this.request;
+    const csrf = this.generateCsrf();
+    this.code(status);
+    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url });
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const engram = toEngramError(error);
+    const csrfFailure = error.code?.startsWith('FST_CSRF');
+    const status = csrfFailure ? 403 : engram.status;
+    if (status >= 500) request.log.error({ err: error }, 'a dashboard page failed');
+    const message = csrfFailure
+      ? 'This form expired or was sent from another site. Go back, reload the page and try again.'
+      : status >= 500
+        ? 'Something went wrong on our side. Try again in a moment.'
+        : engram.message;
+    return reply.page('error', { title: status === 404 ? 'Not found' : 'Something went wrong', status, message }, status);
+  });
+  for (const routes of pages) await app.register(routes, { deps });
+};
+
+/** Registers the web scope on the app: its pages own `/`, `/login`, `/orgs/...`, `/oauth/authorize`. */
+export async function registerWeb(app: FastifyInstance, options: WebOptions): Promise<void> {
+  await app.register(webRoutes, options);
+}
