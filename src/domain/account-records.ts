@@ -96,3 +96,14 @@ export function newSession(userId: string, secretHash: string, now: number, life
 export function newOAuthClient(name: string, redirectUris: string[], now: number): OAuthClient {
   return { id: newId('cli'), name, redirectUris, createdAt: now };
 }
+
+/**
+ * From when a grant can no longer be used (`AccountStore.prune`): revoked, its code
+ * expired unused, or its refresh token expired; null while none of those is foreseeable
+ * (a code exchanged without a refresh token). Every adapter prunes by this rule.
+ */
+export function grantDeadAt(grant: OAuthGrant): number | null {
+  const ends = [grant.revokedAt, grant.code.usedAt === null ? grant.code.expiresAt : null, grant.refreshExpiresAt];
+  const known = ends.filter((end): end is number => end !== null);
+  return known.length === 0 ? null : Math.min(...known);
+}

@@ -3,6 +3,7 @@
  * reflection store and the event bus (DESIGN section 2).
  */
 import type { ControlStores } from '../../ports/index.js';
+import { SqliteAccountStore } from './accounts.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
 import { SqliteConversationStore } from './conversations.js';
 import { SqliteDirectory } from './directory.js';
@@ -28,6 +29,7 @@ export function sqliteControlStores(db: SqliteDatabase): ControlStores {
     conversations: new SqliteConversationStore(db),
     responses: new SqliteResponseStore(db),
     indexes: new SqliteRootIndexStore(db),
+    accounts: new SqliteAccountStore(db),
   };
 }
 

@@ -251,6 +251,43 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE bus_messages ADD COLUMN supersede_key TEXT;
     CREATE INDEX bus_messages_supersede ON bus_messages (subject, supersede_key) WHERE supersede_key IS NOT NULL;
   `,
+  // 10: dashboard users, their sessions, and the global MCP server's OAuth state
+  // (AccountStore, accounts.ts). Each record is kept whole as JSON; the columns beside it
+  // are what is looked up or pruned by. No foreign keys: the NATS adapter has none either,
+  // and prune removes sessions and grants on its own schedule.
+  `
+    CREATE TABLE account_users (
+      id     TEXT PRIMARY KEY,
+      email  TEXT NOT NULL UNIQUE,  -- normalised; the unique index is what makes it unique
+      record TEXT NOT NULL          -- JSON User
+    );
+    CREATE TABLE account_sessions (
+      id         TEXT PRIMARY KEY,
+      user_id    TEXT NOT NULL,
+      expires_at INTEGER NOT NULL,
+      record     TEXT NOT NULL       -- JSON SessionRecord
+    );
+    CREATE INDEX account_sessions_by_user ON account_sessions (user_id);
+    CREATE INDEX account_sessions_by_expiry ON account_sessions (expires_at);
+    CREATE TABLE oauth_clients (
+      id     TEXT PRIMARY KEY,
+      record TEXT NOT NULL  -- JSON OAuthClient
+    );
+    CREATE TABLE oauth_grants (
+      id         TEXT PRIMARY KEY,
+      user_id    TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      dead_at    INTEGER,        -- from when it can no longer be used; null while that is not known
+      record     TEXT NOT NULL   -- JSON OAuthGrant
+    );
+    CREATE INDEX oauth_grants_by_user ON oauth_grants (user_id, created_at, id);
+    CREATE INDEX oauth_grants_by_death ON oauth_grants (dead_at) WHERE dead_at IS NOT NULL;
+    -- One row: the first key stored wins (AccountStore.signingKey).
+    CREATE TABLE oauth_signing_key (
+      slot   INTEGER PRIMARY KEY CHECK (slot = 1),
+      record TEXT NOT NULL  -- JSON SigningKeyRecord
+    );
+  `,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */

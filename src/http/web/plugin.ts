@@ -102,7 +102,7 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     const request = this.request;
     const csrf = this.generateCsrf();
     this.code(status);
-    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url });
+    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup });
   });
 
   app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,5 @@
 /**
- * The NATS KV control stores against a real nats-server (Debian's 2.9): the four
+ * The NATS KV control stores against a real nats-server (Debian's 2.9): the five
  * contract suites, then what only this adapter family has (mirrors across replicas, NATS
  * going away, key encoding, the Object Store for large records and states, name claims).
  */
@@ -10,11 +10,13 @@ import { Objm } from '@nats-io/obj';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { controlBuckets, controlStreams, openNatsControl, type NatsControlOptions, type NatsControlStores } from '../../../src/adapters/nats/control/index.js';
 import { NatsConversationStore } from '../../../src/adapters/nats/control/conversations.js';
-import { directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
+import { accountKeys, directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
 import { LargeValues } from '../../../src/adapters/nats/control/large-values.js';
 import { updateConversation } from '../../../src/control/conversation-updates.js';
+import { newSession, newUser } from '../../../src/domain/account-records.js';
 import { newConversationState, type ConversationState } from '../../../src/domain/conversation-state.js';
 import { EngramError } from '../../../src/errors.js';
+import { accountsContract } from '../../contracts/accounts.contract.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
 import { directoryContract } from '../../contracts/directory.contract.js';
 import { responsesContract } from '../../contracts/responses.contract.js';
@@ -85,6 +87,7 @@ directoryContract('nats kv', openHarness);
 conversationsContract('nats kv', openHarness);
 responsesContract('nats kv', openHarness);
 rootIndexContract('nats kv', openHarness);
+accountsContract('nats kv', openHarness);
 
 const nats = suite('NATS control stores');
 
@@ -182,6 +185,42 @@ nats('a name claim left by a crash is free once stale; a live one never is', asy
     assert.equal(await r.stores.directory.getOrg('ghost'), ghost);
     const alive = await rejects(() => r.stores.directory.createOrg(org('alive')));
     assert.ok(alive instanceof EngramError && alive.code === 'conflict', 'an old claim with its record stands');
+  } finally {
+    await closeReplica(r);
+    for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);
+  }
+});
+
+nats('accounts: an email claim or a grant marker left by a crash is cleared once stale; removals leave no markers', async () => {
+  const prefix = `accounts${++prefixes}`;
+  const r = await replica(server, prefix, { staleClaimMs: 300 });
+  try {
+    const a = r.stores.accounts;
+    const stream = `KV_${controlBuckets(prefix).accounts}`;
+    const kv = await new Kvm(r.ctx.js).open(controlBuckets(prefix).accounts);
+    // What a crash between claiming an email and writing its user leaves behind.
+    await kv.put(accountKeys.email('ghost@example.test'), JSON.stringify({ id: 'usr_ghost', name: 'ghost@example.test' }));
+    const ghost = newUser('ghost@example.test', 'hash', 1);
+    const young = await rejects(() => a.createUser(ghost));
+    assert.ok(young instanceof EngramError && young.code === 'conflict', 'a young claim may still be in flight');
+    assert.is(await a.findUserByEmail('ghost@example.test'), undefined, 'a claim without its user finds nobody');
+    // What a crash between writing a grant's marker and the grant leaves behind.
+    const marker = accountKeys.userGrant('usr_a', 'grt_lost');
+    await kv.put(marker, JSON.stringify({ userId: 'usr_a', grantId: 'grt_lost' }));
+    assert.equal(await a.listGrants('usr_a'), [], 'a marker without its grant lists nothing');
+    const session = newSession('usr_a', 'hash', 1, 1);
+    await a.createSession(session);
+    await a.createSession(newSession('usr_a', 'hash', 1, 1));
+    await a.deleteSession(session.id);
+    assert.is(await a.prune(10), 1);
+    assert.is((await kv.get(marker))?.operation, 'PUT', 'a young marker may still get its grant');
+
+    await sleep(400);
+    await a.createUser(ghost);
+    assert.equal(await a.findUserByEmail(ghost.email), ghost, 'the stale claim was taken over');
+    assert.is(await a.prune(10), 0);
+    assert.is(await kv.get(marker), null, 'the stale marker was swept');
+    assert.is(await streamMessages(r.ctx, stream), 2, 'the claim and the user; no delete markers');
   } finally {
     await closeReplica(r);
     for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);

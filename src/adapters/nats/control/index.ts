@@ -10,6 +10,8 @@
  * | `<prefix>_response_bodies`  | Object Store: large records and states (pointed   | Responses,    |
  * |                             | to from the KV buckets, `large-values.ts`)        | Conversations |
  * | `<prefix>_indexes`          | root memory index per agent                       | RootIndex     |
+ * | `<prefix>_accounts`         | users, email claims, sessions, OAuth clients and  | Accounts      |
+ * |                             | grants (+ per-user markers), the signing key      |               |
  *
  * Buckets keep one value per key, on file storage, and use nothing newer than
  * nats-server 2.9. Every operation that reaches NATS fails after the connection's
@@ -21,6 +23,7 @@ import { Objm } from '@nats-io/obj';
 import { StorageType } from '@nats-io/jetstream';
 import type { ControlStores } from '../../../ports/index.js';
 import type { NatsContext } from '../connection.js';
+import { NatsAccountStore } from './accounts.js';
 import { NatsConversationStore } from './conversations.js';
 import { NatsDirectory } from './directory.js';
 import { controlBuckets } from './keys.js';
@@ -40,7 +43,7 @@ export interface NatsControlOptions {
   now?: () => number;
   /** `lastUsedAt` of a token is written at most this often (default 60 s). */
   lastUsedResolutionMs?: number;
-  /** A name claim whose record is missing is taken over once this old (default: twice the timeout). */
+  /** A name or email claim whose record is missing is taken over once this old (default: twice the timeout). */
   staleClaimMs?: number;
   /** How often each replica checks that its directory watch still delivers (default 5 s). */
   watchCheckMs?: number;
@@ -60,11 +63,13 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const replicas = options.replicas ?? 1;
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`engram: ${context}:`, error));
-  const [directoryKv, conversationsKv, responsesKv, indexesKv, bodies] = await Promise.all([
+  const staleClaimMs = options.staleClaimMs ?? 2 * ctx.timeoutMs;
+  const [directoryKv, conversationsKv, responsesKv, indexesKv, accountsKv, bodies] = await Promise.all([
     openBucket(ctx, buckets.directory, replicas),
     openBucket(ctx, buckets.conversations, replicas),
     openBucket(ctx, buckets.responses, replicas),
     openBucket(ctx, buckets.indexes, replicas),
+    openBucket(ctx, buckets.accounts, replicas),
     new Objm(ctx.js).create(buckets.responseBodies, { storage: StorageType.File, replicas }),
   ]);
   const directory = await NatsDirectory.open(ctx, directoryKv, {
@@ -72,7 +77,7 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
     timeoutMs: ctx.timeoutMs,
     now,
     lastUsedResolutionMs: options.lastUsedResolutionMs ?? 60_000,
-    staleClaimMs: options.staleClaimMs ?? 2 * ctx.timeoutMs,
+    staleClaimMs,
     watchCheckMs: options.watchCheckMs ?? 5_000,
     onError,
   });
@@ -80,13 +85,15 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const conversations = new NatsConversationStore(ctx, conversationsKv, largeValues, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
   const responses = new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs });
   const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
+  const accounts = new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs: ctx.timeoutMs, staleClaimMs, now, onError });
   return {
     directory,
     conversations,
     responses,
     indexes,
+    accounts,
     async close() {
-      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close()]);
+      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close(), accounts.close()]);
     },
   };
 }

@@ -36,6 +36,8 @@ export interface ControlBuckets {
   /** An Object Store for values larger than one KV value: response records, and conversation states (`conv/...`). */
   responseBodies: string;
   indexes: string;
+  /** Dashboard users, sessions, OAuth clients, grants and the signing key. */
+  accounts: string;
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
@@ -48,13 +50,14 @@ export function controlBuckets(prefix: string): ControlBuckets {
     responses: `${prefix}_responses`,
     responseBodies: `${prefix}_response_bodies`,
     indexes: `${prefix}_indexes`,
+    accounts: `${prefix}_accounts`,
   };
 }
 
 /** The JetStream streams behind the buckets (`KV_<bucket>`, `OBJ_<bucket>`, ADR-8 and ADR-20). */
 export function controlStreams(prefix: string): string[] {
   const b = controlBuckets(prefix);
-  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`];
+  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`, `KV_${b.accounts}`];
 }
 
 /** The subject a KV key is stored under (ADR-8), for stream purges by subject. */
@@ -88,4 +91,23 @@ export const responseKeys = {
 
 export const indexKeys = {
   index: (agentId: string) => `index.${keyPart(agentId)}`,
+};
+
+/**
+ * Keys of the accounts bucket: records by id, the email claims that make emails unique
+ * (`name-claims.ts`), one marker per grant under its user so a user's grants are listed
+ * without reading everyone's, and the one signing key.
+ */
+export const accountKeys = {
+  user: (userId: string) => `user.${keyPart(userId)}`,
+  email: (email: string) => `email.${keyPart(email)}`,
+  session: (sessionId: string) => `session.${keyPart(sessionId)}`,
+  client: (clientId: string) => `client.${keyPart(clientId)}`,
+  grant: (grantId: string) => `grant.${keyPart(grantId)}`,
+  userGrant: (userId: string, grantId: string) => `ugrant.${keyPart(userId)}.${keyPart(grantId)}`,
+  signingKey: 'signingkey',
+  /** Filters over every session, every grant, every grant marker, or the markers of one user. */
+  sessions: 'session.>',
+  grants: 'grant.>',
+  userGrants: (userId?: string) => (userId === undefined ? 'ugrant.>' : `ugrant.${keyPart(userId)}.>`),
 };

@@ -1,0 +1,339 @@
+/**
+ * Dashboard users, sessions and the global MCP server's OAuth state in one NATS KV
+ * bucket, shared by every replica. Keys (`keys.ts`, `accountKeys`):
+ *
+ * | key                     | value                                               |
+ * |-------------------------|-----------------------------------------------------|
+ * | `user.<id>`             | User                                                |
+ * | `email.<email>`         | claim `{id, name: email}` making emails unique      |
+ * | `session.<id>`          | SessionRecord                                       |
+ * | `client.<id>`           | OAuthClient                                         |
+ * | `grant.<id>`            | OAuthGrant                                          |
+ * | `ugrant.<user>.<grant>` | marker `{userId, grantId}` listing a user's grants  |
+ * | `signingkey`            | SigningKeyRecord                                    |
+ *
+ * Every value carries its full ids and readers check them (a key may hold only a digest,
+ * `keyPart`). Updates are revision-checked (`kv.update(key, value, revision)`): a writer
+ * that lost the race runs `change` again on the newer record, so two refreshes of one
+ * grant can never both rotate it. Removals purge the stored message instead of writing a
+ * delete marker: nothing watches this bucket, and hourly pruning would otherwise leave a
+ * marker per session forever.
+ *
+ * Two keys cannot change atomically, so the steps are ordered to leave nothing harmful
+ * behind a crash: an email is claimed before its user is written (a claim without its
+ * user is taken over once stale, `name-claims.ts`), and a grant's marker is written
+ * before the grant (a marker without its grant is ignored, and swept by `prune`).
+ */
+import { JetStreamApiError } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { grantDeadAt, type OAuthClient, type OAuthGrant, type SessionRecord, type SigningKeyRecord, type User } from '../../../domain/account-records.js';
+import { EngramError } from '../../../errors.js';
+import type { AccountStore } from '../../../ports/accounts.js';
+import type { NatsContext } from '../connection.js';
+import { accountKeys, kvSubject } from './keys.js';
+import {
+  CallerError,
+  createKey,
+  forEachLimited,
+  guarded,
+  isWrongLastSequence,
+  purgeRevision,
+  purgeSubjects,
+  readJson,
+  scanLatest,
+  type ErrorReporter,
+} from './kv-support.js';
+import { NameClaims, type NameClaim } from './name-claims.js';
+
+export interface NatsAccountStoreOptions {
+  bucket: string;
+  timeoutMs: number;
+  /** An email claim without its user, or a grant marker without its grant, counts as dead once this old. */
+  staleClaimMs: number;
+  now: () => number;
+  onError: ErrorReporter;
+}
+
+/** A grant's entry in its user's list: the full ids (the key may hold only their digests). */
+interface GrantMarker {
+  userId: string;
+  grantId: string;
+}
+
+/** How an update finds one kind of record, and what a change must keep of it. */
+interface RecordRules<T> {
+  matches: (stored: T) => boolean;
+  keeps: (current: T, next: T) => boolean;
+  /** The error's message when `keeps` fails. */
+  broken: string;
+}
+
+/** Far more than concurrent writers of one record ever are; each lost race re-reads. */
+const UPDATE_ATTEMPTS = 50;
+/** Purges in flight at once while pruning. */
+const PRUNE_CONCURRENCY = 16;
+const CONFLICT_EMAIL = 'A user with this email already exists';
+
+
+const byCreation = (a: OAuthGrant, b: OAuthGrant) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The NATS KV AccountStore; the connection belongs to its opener. */
+export class NatsAccountStore implements AccountStore {
+  readonly #ctx: NatsContext;
+  readonly #kv: KV;
+  readonly #claims: NameClaims;
+  readonly #options: NatsAccountStoreOptions;
+  readonly #stream: string;
+
+  constructor(ctx: NatsContext, kv: KV, options: NatsAccountStoreOptions) {
+    this.#ctx = ctx;
+    this.#kv = kv;
+    this.#options = options;
+    this.#stream = `KV_${options.bucket}`;
+    this.#claims = new NameClaims({ kv, js: ctx.js, bucket: options.bucket, staleAfterMs: options.staleClaimMs, now: options.now });
+  }
+
+  async createUser(user: User): Promise<void> {
+    await this.#guard('createUser', async () => {
+      const emailKey = accountKeys.email(user.email);
+      await this.#claims.take(emailKey, { id: user.id, name: user.email }, (held) => this.#userHolds(held), CONFLICT_EMAIL);
+      const key = accountKeys.user(user.id);
+      let revision: number;
+      try {
+        revision = await createKey(this.#kv, key, JSON.stringify(user));
+      } catch (error) {
+        if (isWrongLastSequence(error)) {
+          // Another user has this id. The claim is this writer's alone unless that user has the email too.
+          if ((await this.#readUser(user.id))?.email !== user.email) await this.#claims.release(emailKey, user.id);
+          throw new EngramError('conflict', 'A user with this id already exists');
+        }
+        // Refused by the server: nothing was written, so free the email. After a timeout the
+        // user may have been written, so the claim stays (dead once stale if it was not).
+        if (error instanceof JetStreamApiError) {
+          await this.#claims.release(emailKey, user.id).catch((undo: unknown) => this.#options.onError(undo, 'releasing an email claim'));
+        }
+        throw error;
+      }
+      if (await this.#claims.holds(emailKey, user.id)) return;
+      // Another writer judged this claim dead and took it over: that writer wins.
+      await this.#purge(key, revision);
+      throw new EngramError('conflict', CONFLICT_EMAIL);
+    });
+  }
+
+  async getUser(id: string): Promise<User | undefined> {
+    return this.#guard('getUser', () => this.#readUser(id));
+  }
+
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    return this.#guard('findUserByEmail', async () => {
+      const claim = await readJson<NameClaim>(this.#kv, accountKeys.email(email));
+      if (claim?.value.name !== email) return undefined;
+      const user = await this.#readUser(claim.value.id);
+      return user?.email === email ? user : undefined;
+    });
+  }
+
+  async updateUser(id: string, change: (current: User) => User): Promise<User | undefined> {
+    return this.#guard('updateUser', () =>
+      this.#update(accountKeys.user(id), change, {
+        matches: (stored) => stored.id === id,
+        keeps: (current, next) => next.id === current.id && next.email === current.email,
+        broken: 'updateUser: change must keep the user id and email',
+      }),
+    );
+  }
+
+  async createSession(session: SessionRecord): Promise<void> {
+    await this.#guard('createSession', () => this.#create(accountKeys.session(session.id), session, 'A session with this id already exists'));
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    return this.#guard('getSession', () => this.#read<SessionRecord>(accountKeys.session(id), id));
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.#guard('deleteSession', async () => {
+      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, accountKeys.session(id)));
+    });
+  }
+
+  async createClient(client: OAuthClient): Promise<void> {
+    await this.#guard('createClient', () => this.#create(accountKeys.client(client.id), client, 'An OAuth client with this id already exists'));
+  }
+
+  async getClient(id: string): Promise<OAuthClient | undefined> {
+    return this.#guard('getClient', () => this.#read<OAuthClient>(accountKeys.client(id), id));
+  }
+
+  async createGrant(grant: OAuthGrant): Promise<void> {
+    await this.#guard('createGrant', async () => {
+      const markerKey = accountKeys.userGrant(grant.userId, grant.id);
+      const marker: GrantMarker = { userId: grant.userId, grantId: grant.id };
+      await this.#kv.put(markerKey, JSON.stringify(marker));
+      try {
+        await this.#create(accountKeys.grant(grant.id), grant, 'A grant with this id already exists');
+      } catch (error) {
+        // The id is another user's grant: this marker would list nothing, so it goes now.
+        if (error instanceof EngramError && (await this.#read<OAuthGrant>(accountKeys.grant(grant.id), grant.id))?.userId !== grant.userId) {
+          await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, markerKey));
+        }
+        throw error;
+      }
+    });
+  }
+
+  async getGrant(id: string): Promise<OAuthGrant | undefined> {
+    return this.#guard('getGrant', () => this.#read<OAuthGrant>(accountKeys.grant(id), id));
+  }
+
+  async updateGrant(id: string, change: (current: OAuthGrant) => OAuthGrant): Promise<OAuthGrant | undefined> {
+    return this.#guard('updateGrant', () =>
+      this.#update(accountKeys.grant(id), change, {
+        matches: (stored) => stored.id === id,
+        keeps: (current, next) => next.id === current.id && next.userId === current.userId && next.clientId === current.clientId,
+        broken: 'updateGrant: change must keep the grant id, user and client',
+      }),
+    );
+  }
+
+  /** The user's markers with one ordered consumer, then each grant by its key. */
+  async listGrants(userId: string): Promise<OAuthGrant[]> {
+    return this.#guard('listGrants', async () => {
+      const markers = await scanLatest(this.#kv, accountKeys.userGrants(userId), this.#options.timeoutMs, (entry) => {
+        const marker = entry.json<GrantMarker>();
+        return marker.userId === userId ? marker.grantId : undefined;
+      });
+      const grants = await Promise.all(markers.map(({ item }) => this.#read<OAuthGrant>(accountKeys.grant(item), item)));
+      return grants.filter((grant): grant is OAuthGrant => grant?.userId === userId).sort(byCreation);
+    });
+  }
+
+  /** `kv.create` decides: the first stored wins, and a caller refused reads the winner. */
+  async signingKey(candidate: SigningKeyRecord): Promise<SigningKeyRecord> {
+    return this.#guard('signingKey', async () => {
+      const key = accountKeys.signingKey;
+      for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+        try {
+          await createKey(this.#kv, key, JSON.stringify(candidate));
+          return candidate;
+        } catch (error) {
+          if (!isWrongLastSequence(error)) throw error;
+        }
+        const stored = await readJson<SigningKeyRecord>(this.#kv, key);
+        if (stored) return stored.value;
+      }
+      throw new Error('the signing key kept appearing and vanishing');
+    });
+  }
+
+  /**
+   * Scans the sessions and grants (the bucket is small: people, not requests) and purges
+   * the revisions seen expired or dead, so one changed since is kept. Grant markers left
+   * without their grant (a crash between the two writes) are swept once stale.
+   */
+  async prune(before: number): Promise<number> {
+    return this.#guard('prune', async () => {
+      const { timeoutMs, staleClaimMs, now } = this.#options;
+      const sessions = await scanLatest(this.#kv, accountKeys.sessions, timeoutMs, (entry) =>
+        entry.json<SessionRecord>().expiresAt < before ? true : undefined,
+      );
+      const grants = await scanLatest(this.#kv, accountKeys.grants, timeoutMs, (entry) => {
+        const grant = entry.json<OAuthGrant>();
+        return { id: grant.id, userId: grant.userId, dead: (grantDeadAt(grant) ?? Infinity) < before };
+      });
+      let pruned = 0;
+      await forEachLimited(sessions, PRUNE_CONCURRENCY, async ({ key, revision }) => {
+        if (await this.#purge(key, revision)) pruned++;
+      });
+      const kept = new Set(grants.filter(({ item }) => !item.dead).map(({ item }) => `${item.userId}\n${item.id}`));
+      await forEachLimited(
+        grants.filter(({ item }) => item.dead),
+        PRUNE_CONCURRENCY,
+        async ({ key, revision, item }) => {
+          if (!(await this.#purge(key, revision))) {
+            kept.add(`${item.userId}\n${item.id}`); // changed since the scan: its marker stays
+            return;
+          }
+          pruned++;
+          await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, accountKeys.userGrant(item.userId, item.id)));
+        },
+      );
+      const orphans = await scanLatest(this.#kv, accountKeys.userGrants(), timeoutMs, (entry) => {
+        const marker = entry.json<GrantMarker>();
+        const young = now() - entry.created.getTime() < staleClaimMs;
+        return young || kept.has(`${marker.userId}\n${marker.grantId}`) ? undefined : marker;
+      });
+      await forEachLimited(orphans, PRUNE_CONCURRENCY, async ({ key, revision, item }) => {
+        // Written after the scan above, or by a create that is slow beyond reason: look once more.
+        const grant = await this.#read<OAuthGrant>(accountKeys.grant(item.grantId), item.grantId);
+        if (grant?.userId !== item.userId) await this.#purge(key, revision);
+      });
+      return pruned;
+    });
+  }
+
+  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
+  async close(): Promise<void> {}
+
+  async #readUser(id: string): Promise<User | undefined> {
+    return this.#read<User>(accountKeys.user(id), id);
+  }
+
+  /** The record under `key`, unless it is another id's whose key digest collides. */
+  async #read<T extends { id: string }>(key: string, id: string): Promise<T | undefined> {
+    const stored = await readJson<T>(this.#kv, key);
+    return stored?.value.id === id ? stored.value : undefined;
+  }
+
+  async #create(key: string, record: unknown, conflict: string): Promise<void> {
+    try {
+      await createKey(this.#kv, key, JSON.stringify(record));
+    } catch (error) {
+      if (isWrongLastSequence(error)) throw new EngramError('conflict', conflict);
+      throw error;
+    }
+  }
+
+  /** Whether the claim's holder is a user with that email (a live claim), `name-claims.ts`. */
+  async #userHolds(held: NameClaim): Promise<boolean> {
+    return (await this.#readUser(held.id))?.email === held.name;
+  }
+
+  /**
+   * Read, change, write revision-checked; on a lost race, again on the newer record. A
+   * `change` that throws, or one that breaks `rules.keeps`, writes nothing and rejects.
+   */
+  async #update<T>(key: string, change: (current: T) => T, rules: RecordRules<T>): Promise<T | undefined> {
+    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+      const stored = await readJson<T>(this.#kv, key);
+      if (!stored || !rules.matches(stored.value)) return undefined;
+      let next: T;
+      try {
+        // A copy: a change that edits its argument in place must still be judged by `keeps`.
+        next = change(structuredClone(stored.value));
+      } catch (error) {
+        throw new CallerError(error);
+      }
+      if (!rules.keeps(stored.value, next)) throw new CallerError(new Error(rules.broken));
+      try {
+        await this.#kv.update(key, JSON.stringify(next), stored.revision);
+        return next;
+      } catch (error) {
+        if (!isWrongLastSequence(error)) throw error;
+      }
+      // Many writers on one record: spread their retries so each round has a winner quickly.
+      if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
+    }
+    throw new Error(`${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it`);
+  }
+
+  /** Removes `key`'s value stored at `revision` (a newer one stays), leaving no delete marker. */
+  #purge(key: string, revision: number): Promise<boolean> {
+    return purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision);
+  }
+
+  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+  }
+}
