@@ -47,6 +47,8 @@ test('engram serve generates the admin token; the CLI finds it; SIGTERM stops it
     assert.not.ok(output.text.includes(fs.readFileSync(tokenFile, 'utf8').trim()), 'the token itself is not printed');
 
     assert.match(output.text, `data dir ${path.join(home, '.engram')}`);
+    // The first start says where a person signs up, at the address it listens on.
+    assert.match(output.text, `Dashboard: ${url}/ (sign up at ${url}/signup)`);
     // Another working directory: the default data dir (~/.engram) is per user, so the CLI finds the token.
     const created = await run(['agent', 'create', '--org', 'served', '--name', 'a', '--upstream', 'https://api.openai.com', '--upstream-key', 'k', '--json', '--url', url], elsewhere, home);
     assert.is(created.code, 0, created.stderr);

@@ -65,6 +65,10 @@ export const serveCommand: Command = {
     // Last, so whoever waits for this line has everything above it.
     const { bus, control, reflections } = server.engines;
     io.err(`Stores: control ${control}, event bus ${bus}, reflections ${reflections}; role ${config.role}`);
+    const site = server.deps.publicUrl();
+    if (config.role !== 'worker') {
+      io.err(config.signup ? `Dashboard: ${site}/ (sign up at ${site}/signup)` : `Dashboard: ${site}/ (sign-up is off: ENGRAM_SIGNUP=false)`);
+    }
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
