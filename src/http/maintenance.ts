@@ -4,7 +4,8 @@
  * conversation has been idle for `conversationTtlMs`. Providers' prompt caches expire
  * within hours, so an old conversation that resumes loses nothing worth keeping; what
  * was learnt from it stays in the reflection store. Recorded responses (Responses chains)
- * older than the same time are dropped too, as the OpenAI API drops its own.
+ * older than the same time are dropped too, as the OpenAI API drops its own. Expired
+ * dashboard sessions and OAuth grants that can no longer be used go as they end.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -25,7 +26,8 @@ export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (
       const before = deps.now() - deps.config.conversationTtlMs;
       const pruned = await deps.control.conversations.prune(before);
       const responses = await deps.control.responses.prune(before);
-      if (pruned > 0 || responses > 0) app.log.info({ pruned, responses }, 'idle conversations and old responses pruned');
+      const accounts = await deps.accounts.store.prune(deps.now());
+      if (pruned > 0 || responses > 0 || accounts > 0) app.log.info({ pruned, responses, accounts }, 'idle conversations, old responses, ended sessions and grants pruned');
     } catch (error) {
       app.log.error({ err: error }, 'pruning idle conversations failed');
     }

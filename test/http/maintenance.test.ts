@@ -1,4 +1,4 @@
-/** Idle conversations are pruned by the running server, active ones kept. */
+/** Idle conversations and ended sessions are pruned by the running server, active ones kept. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,9 +9,10 @@ import { loadConfig } from '../../src/config.js';
 import { connect } from '../../src/main.js';
 import { newConversationState } from '../../src/domain/conversation-state.js';
 import { maintenancePlugin } from '../../src/http/maintenance.js';
+import { newSession } from '../../src/domain/account-records.js';
 import { eventually } from '../support/engram.js';
 
-test('conversations idle longer than the TTL are pruned on schedule', async () => {
+test('conversations idle longer than the TTL, and ended sessions, are pruned on schedule', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-maintenance-'));
   const config = loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_WjjxN7Tt_dNm7EQ7rnC693eJ7vcaiUdk3EOKsXM6_FU', 'conversation-ttl-days': '1' }, {});
   const connected = await connect(config);
@@ -27,6 +28,10 @@ test('conversations idle longer than the TTL are pruned on schedule', async () =
   const now = Date.now();
   await control.conversations.put(newConversationState(agent.id, 'stale', 'messages', now - 2 * 24 * 3600_000), undefined);
   await control.conversations.put(newConversationState(agent.id, 'fresh', 'messages', now - 3600_000), undefined);
+  // Dashboard sessions: one ended an hour ago, one still open.
+  const { store } = connected.deps.accounts;
+  await store.createSession({ ...newSession('usr_a', 'ab'.repeat(32), now - 2 * 3600_000, 3600_000), id: 'ses_ended' });
+  await store.createSession({ ...newSession('usr_a', 'cd'.repeat(32), now, 3600_000), id: 'ses_open' });
 
   const app = Fastify();
   await app.register(maintenancePlugin, { deps: connected.deps, firstAfterMs: 10, everyMs: 50 });
@@ -34,6 +39,8 @@ test('conversations idle longer than the TTL are pruned on schedule', async () =
   try {
     await eventually(async () => ((await control.getConversation(agent.id, 'stale')) === undefined ? true : undefined), 5000, 'the stale conversation to go');
     assert.ok(await control.getConversation(agent.id, 'fresh'));
+    await eventually(async () => ((await connected.deps.accounts.store.getSession('ses_ended')) === undefined ? true : undefined), 5000, 'the ended session to go');
+    assert.ok(await connected.deps.accounts.store.getSession('ses_open'));
   } finally {
     await app.close();
     await connected.close();
