@@ -39,9 +39,9 @@ module.exports = {
     },
     {
       name: 'core-never-reaches-up-or-into-engines',
-      comment: 'The core (conversation, memory, control, archive, streaming, transcripts, security) never imports http, mcp, cli, fastify or an adapter.',
+      comment: 'The core (conversation, memory, control, archive, streaming, transcripts, security, accounts, oauth) never imports http, mcp, cli, fastify or an adapter.',
       severity: 'error',
-      from: { path: ours('conversation', 'memory', 'control', 'archive', 'streaming', 'transcripts', 'security') },
+      from: { path: ours('conversation', 'memory', 'control', 'archive', 'streaming', 'transcripts', 'security', 'accounts', 'oauth') },
       to: { path: [ours('http', 'mcp', 'cli', 'adapters'), '(^|/)node_modules/(fastify|@fastify/)', `(^|/)node_modules/${ENGINES.slice(1)}`] },
     },
     {

@@ -12,6 +12,8 @@ import { mcpRoutes } from './mcp/http-mount.js';
 import { hookRoutes } from './http/hooks/index.js';
 import { registerWeb } from './http/web/plugin.js';
 import { dashboardPages } from './http/dashboard/index.js';
+import { createAuthorizationServer, oauthPages, oauthRoutes } from './http/oauth/index.js';
+import { globalMcpRoutes } from './mcp/global-mount.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
@@ -22,6 +24,7 @@ import { createRequestLimits, retryAfterHeader } from './http/request-limits.js'
 import { createMetrics } from './observability/metrics.js';
 import { opsRoutes } from './observability/ops-routes.js';
 import { observedBus, observedEmbedder } from './observability/observed-ports.js';
+import { ActivityRecorder, withActivity } from './observability/activity.js';
 import { prettyStream } from './observability/log-format.js';
 
 export interface BuildOptions {
@@ -73,9 +76,16 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
   // One registry per app (tests build many in one process); the routes and workers get
   // the bus and the embedder counted and logged at their edge.
   const metrics = createMetrics({ bus: given.bus, onCollectError: (error) => app.log.warn({ err: error }, 'reading the event bus for /metrics failed') });
-  app.decorate('metrics', metrics);
+  // The dashboard's counts over time: summed here, written every few seconds and on close.
+  const activity = new ActivityRecorder({
+    store: given.control.activity,
+    now: given.now,
+    onError: (error) => app.log.warn({ err: error }, 'writing agent activity counts failed; they are kept for the next try'),
+  });
+  app.addHook('onClose', () => activity.close());
+  app.decorate('metrics', withActivity(metrics, activity));
   decorateStopping(app);
-  const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log), embedder: observedEmbedder(given.embedder, metrics) };
+  const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log, activity), embedder: observedEmbedder(given.embedder, metrics) };
   opsRoutes(app, { deps: given, metrics });
   continueWhenReadingBody(app);
   app.addHook('onError', retryAfterHeader);
@@ -92,7 +102,11 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     await app.register(managementRoutes, { deps });
     await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
     await app.register(hookRoutes, { deps, limits });
-    await registerWeb(app, { deps, pages: [dashboardPages] });
+    await registerWeb(app, { deps, pages: [dashboardPages, oauthPages] });
+    // The global MCP server and its authorization server share one (it caches the signing key).
+    const oauth = createAuthorizationServer(deps);
+    await app.register(oauthRoutes, { deps, server: oauth });
+    await app.register(globalMcpRoutes, { deps, version: ENGRAM_VERSION, server: oauth, bodyReads, limits });
   }
   if (role !== 'api') {
     await app.register(pipelinePlugin, { deps });

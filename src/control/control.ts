@@ -35,6 +35,7 @@ export class Control {
   readonly conversations: ControlStores['conversations'];
   readonly responses: ControlStores['responses'];
   readonly indexes: ControlStores['indexes'];
+  readonly activity: ControlStores['activity'];
   readonly #vault: Vault;
   readonly #now: () => number;
   /**
@@ -49,6 +50,7 @@ export class Control {
     this.conversations = stores.conversations;
     this.responses = stores.responses;
     this.indexes = stores.indexes;
+    this.activity = stores.activity;
     this.#vault = options.vault;
     this.#now = options.now;
   }
@@ -191,5 +193,6 @@ export class Control {
     await this.conversations.deleteAgent(agentId);
     await this.responses.deleteAgent(agentId);
     await this.indexes.delete(agentId);
+    await this.activity.deleteAgent(agentId);
   }
 }

@@ -10,7 +10,7 @@
  * fitting HTTP status; a missing or wrong token gets 401 with `WWW-Authenticate`, from the
  * headers alone, before any byte of the body is read.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Deps } from '../deps.js';
 import { EngramError, toEngramError } from '../errors.js';
@@ -50,7 +50,24 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads, limits }) => {
+/** Serves one MCP POST for one agent: what every MCP mount does once it knows the agent. */
+export type ServeAgentMcp = (request: FastifyRequest, reply: FastifyReply, agent: { orgId: string; agentId: string }) => Promise<unknown>;
+
+export interface McpScopeOptions {
+  deps: Deps;
+  version: string;
+  /** The `WWW-Authenticate` value of a 401; `given`: the request carried a credential. */
+  challenge(request: FastifyRequest, given: boolean): string;
+}
+
+/**
+ * Makes `app` (an encapsulated plugin) an MCP scope: JSON-RPC bodies read as text and
+ * parsed by the handler (a malformed one gets a JSON-RPC parse error), errors rendered as
+ * JSON-RPC error objects, 401s with the mount's challenge. Answers the handler that
+ * serves an agent's tools; the per-agent mount and the global one (`global-mount.ts`)
+ * differ only in how they find the agent.
+ */
+export function mcpScope(app: FastifyInstance, { deps, version, challenge }: McpScopeOptions): ServeAgentMcp {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   const index = createIndexRefresher({ ...deps, onError: (error) => app.log.error({ err: error }, 'rebuilding a root index failed') });
   app.addHook('onClose', async () => {
@@ -70,7 +87,6 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     },
   });
 
-  // JSON-RPC bodies are parsed here, so a malformed one gets a JSON-RPC parse error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, done) => done(null, body));
   app.setErrorHandler((error, request, reply) => {
@@ -78,24 +94,13 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     if (engramError.status >= 500) request.log.error({ err: error }, 'MCP request failed');
     closeIfBodyPending(request, reply);
     if (engramError.status === 401) {
-      // The message is the one every surface gives (src/control/auth.ts); the header is OAuth's.
-      const given = request.headers.authorization !== undefined;
-      reply.header('www-authenticate', `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`);
+      reply.header('www-authenticate', challenge(request, request.headers.authorization !== undefined));
       return rpcError(reply, 401, UNAUTHORIZED, engramError.message);
     }
     return rpcError(reply, engramError.status, INVALID_REQUEST, engramError.message);
   });
-  app.decorateRequest('agentToken', null);
 
-  // The token is checked from the headers before any byte of the body is read.
-  app.addHook('onRequest', async (request) => {
-    await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
-  });
-  app.addHook('onRequest', limits.onRequest);
-  app.addHook('onRequest', bodyReads);
-
-  const path = '/v0/orgs/:org/agents/:agent/v0/mcp';
-  app.post<{ Params: Params }>(path, async (request, reply) => {
+  return async (request, reply, { orgId, agentId }) => {
     const text = typeof request.body === 'string' ? request.body : '';
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
@@ -106,8 +111,8 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     } catch (error) {
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${(error as Error).message}`);
     }
-    app.metrics.mcpRequest(request.params.agent, body);
-    const server = createMcpServer(contextFor(request.params.org, request.params.agent), version);
+    app.metrics.mcpRequest(agentId, body);
+    const server = createMcpServer(contextFor(orgId, agentId), version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
       void transport.close().catch(() => undefined);
@@ -116,17 +121,35 @@ export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps
     await server.connect(transport);
     reply.hijack();
     await transport.handleRequest(request.raw, reply.raw, body);
-  });
-  const notAllowed = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-    return rpcError(
-      reply.header('allow', 'POST'),
-      405,
-      METHOD_NOT_ALLOWED,
-      request.method === 'GET'
-        ? 'This MCP server is stateless and sends nothing unprompted: there is no stream to open'
-        : 'This MCP server is stateless: there is no session to end',
-    );
   };
-  app.get<{ Params: Params }>(path, notAllowed);
-  app.delete<{ Params: Params }>(path, notAllowed);
+}
+
+/** GET (a server-to-client stream) and DELETE (ending a session) of a stateless MCP server: 405. */
+export async function mcpMethodNotAllowed(request: FastifyRequest, reply: FastifyReply) {
+  return rpcError(
+    reply.header('allow', 'POST'),
+    405,
+    METHOD_NOT_ALLOWED,
+    request.method === 'GET'
+      ? 'This MCP server is stateless and sends nothing unprompted: there is no stream to open'
+      : 'This MCP server is stateless: there is no session to end',
+  );
+}
+
+export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads, limits }) => {
+  // The message is the one every surface gives (src/control/auth.ts); the header is OAuth's.
+  const serve = mcpScope(app, { deps, version, challenge: (_request, given) => `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}` });
+  app.decorateRequest('agentToken', null);
+
+  // The token is checked from the headers before any byte of the body is read.
+  app.addHook('onRequest', async (request) => {
+    await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
+  });
+  app.addHook('onRequest', limits.onRequest);
+  app.addHook('onRequest', bodyReads);
+
+  const path = '/v0/orgs/:org/agents/:agent/v0/mcp';
+  app.post<{ Params: Params }>(path, (request, reply) => serve(request, reply, { orgId: request.params.org, agentId: request.params.agent }));
+  app.get<{ Params: Params }>(path, mcpMethodNotAllowed);
+  app.delete<{ Params: Params }>(path, mcpMethodNotAllowed);
 };

@@ -9,6 +9,7 @@ import { consumerOptions } from '../ports/event-bus.js';
 import { EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction-job.js';
 import { safeErrorSerializer, safeText } from '../http/log-safety.js';
 import type { Log } from '../log.js';
+import type { ActivityRecorder } from './activity.js';
 import type { Metrics } from './metrics.js';
 
 /** The ids a log line may carry about a job: never its transcript. */
@@ -27,7 +28,7 @@ function jobFields(payload: unknown): Record<string, unknown> {
  * Extraction jobs are counted and logged when scheduled (published), started, done,
  * failed (with the reason, and whether the bus will retry) and dead-lettered.
  */
-export function observedBus(bus: EventBus, metrics: Metrics, log: Log): EventBus {
+export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity?: ActivityRecorder): EventBus {
   const publish: EventBus['publish'] = async (subject, payload, options) => {
     await bus.publish(subject, payload, options);
     if (subject !== EXTRACTION_SUBJECT) return;
@@ -38,7 +39,7 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log): EventBus
   const consume: EventBus['consume'] = <T>(subject: string, handler: (message: BusMessage<T>) => Promise<void>, options?: Partial<ConsumerOptions>) => {
     if (subject !== EXTRACTION_SUBJECT) return bus.consume(subject, handler, options);
     const { maxDeliver } = consumerOptions(options ?? {});
-    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { maxDeliver, metrics, log }), options);
+    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { maxDeliver, metrics, log, activity }), options);
   };
   // Every other method is the bus's own, called on the bus: the port may grow without this falling behind.
   return new Proxy(bus, {
@@ -54,7 +55,7 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log): EventBus
 async function observeDelivery<T>(
   message: BusMessage<T>,
   handler: (message: BusMessage<T>) => Promise<void>,
-  { maxDeliver, metrics, log }: { maxDeliver: number; metrics: Metrics; log: Log },
+  { maxDeliver, metrics, log, activity }: { maxDeliver: number; metrics: Metrics; log: Log; activity?: ActivityRecorder },
 ): Promise<void> {
   const fields = { ...jobFields(message.payload), attempt: message.attempt };
   let settled = false;
@@ -68,6 +69,8 @@ async function observeDelivery<T>(
       await message.ack();
       settled = true;
       metrics.extractionFinished('done');
+      const agentId = (message.payload as { agentId?: unknown } | null)?.agentId;
+      if (typeof agentId === 'string') activity?.record(agentId, { extractions: 1 });
     },
     async nak(delayMs) {
       await message.nak(delayMs);

@@ -12,6 +12,7 @@ export type * from './conversations.js';
 export type * from './responses.js';
 export type * from './root-index.js';
 export type * from './accounts.js';
+export type * from './activity.js';
 export type * from './reflections.js';
 export type * from './embedder.js';
 export type * from './upstream.js';
@@ -21,6 +22,7 @@ import type { ConversationStore } from './conversations.js';
 import type { ResponseStore } from './responses.js';
 import type { RootIndexStore } from './root-index.js';
 import type { AccountStore } from './accounts.js';
+import type { ActivityStore } from './activity.js';
 
 /** The control plane's stores, opened together by one adapter family. */
 export interface ControlStores {
@@ -30,4 +32,6 @@ export interface ControlStores {
   indexes: RootIndexStore;
   /** Dashboard users, sessions and the global MCP server's OAuth state. */
   accounts: AccountStore;
+  /** Per agent and day: requests, injected reflections, extractions. */
+  activity: ActivityStore;
 }

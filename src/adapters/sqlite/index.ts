@@ -4,6 +4,7 @@
  */
 import type { ControlStores } from '../../ports/index.js';
 import { SqliteAccountStore } from './accounts.js';
+import { SqliteActivityStore } from './activity.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
 import { SqliteConversationStore } from './conversations.js';
 import { SqliteDirectory } from './directory.js';
@@ -30,6 +31,7 @@ export function sqliteControlStores(db: SqliteDatabase): ControlStores {
     responses: new SqliteResponseStore(db),
     indexes: new SqliteRootIndexStore(db),
     accounts: new SqliteAccountStore(db),
+    activity: new SqliteActivityStore(db),
   };
 }
 

@@ -288,6 +288,21 @@ export const MIGRATIONS: readonly Migration[] = [
       record TEXT NOT NULL  -- JSON SigningKeyRecord
     );
   `,
+  // 11: requests, injected reflections and extractions per agent and day (ActivityStore,
+  // activity.ts). Small rows looked up by their key: WITHOUT ROWID keeps them in the key's
+  // b-tree. Pruning goes by day across agents, hence the index. No foreign key to agents:
+  // counts flushed after an agent's deletion must not fail (deleteAgent removes them).
+  `
+    CREATE TABLE agent_activity (
+      agent_id    TEXT NOT NULL,
+      day         TEXT NOT NULL,  -- YYYY-MM-DD, UTC: compares as text in date order
+      requests    INTEGER NOT NULL,
+      injected    INTEGER NOT NULL,
+      extractions INTEGER NOT NULL,
+      PRIMARY KEY (agent_id, day)
+    ) WITHOUT ROWID;
+    CREATE INDEX agent_activity_by_day ON agent_activity (day);
+  `,
 ];
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */

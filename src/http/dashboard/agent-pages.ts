@@ -17,6 +17,8 @@ import { issueToken } from '../management/issue-token.js';
 import { ofAgent } from '../management/dead-letters.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
+import { dayOf } from '../../observability/activity.js';
+import type { DailyActivity, DailyCounts } from '../../ports/activity.js';
 import { ownAgent, type AgentParams } from './access.js';
 import { agentInfo, text } from './forms.js';
 
@@ -44,15 +46,25 @@ function tagList(raw: unknown): string[] {
   return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
 }
 
-/** Reflections learnt per day over the last `DAYS` days, oldest first. */
-function perDay(reflections: Reflection[], now: number): { day: string; count: number }[] {
+export interface DayRow extends DailyCounts {
+  day: string;
+  learnt: number;
+}
+
+/** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
+function perDay(activity: DailyActivity[], reflections: Reflection[], now: number): DayRow[] {
   const today = Math.floor(now / DAY_MS);
-  const counts = new Array<number>(DAYS).fill(0);
+  const rows: DayRow[] = [];
+  for (let age = DAYS - 1; age >= 0; age--) {
+    const day = dayOf((today - age) * DAY_MS);
+    const counted = activity.find((row) => row.day === day);
+    rows.push({ day, requests: counted?.requests ?? 0, injected: counted?.injected ?? 0, extractions: counted?.extractions ?? 0, learnt: 0 });
+  }
   for (const reflection of reflections) {
     const age = today - Math.floor(reflection.createdAt / DAY_MS);
-    if (age >= 0 && age < DAYS) counts[DAYS - 1 - age]!++;
+    if (age >= 0 && age < DAYS) rows[DAYS - 1 - age]!.learnt++;
   }
-  return counts.map((count, index) => ({ day: new Date((today - (DAYS - 1 - index)) * DAY_MS).toISOString().slice(0, 10), count }));
+  return rows;
 }
 
 export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
@@ -68,8 +80,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   app.get<{ Params: AgentParams }>(base, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    const [all, tokens, queued, dead] = await Promise.all([
+    const [all, activity, tokens, queued, dead] = await Promise.all([
       listAllReflections(reflections, agent.id),
+      control.activity.read(agent.id, dayOf(deps.now() - (DAYS - 1) * DAY_MS)),
       control.directory.listTokens(agent.id),
       deps.bus.queued(EXTRACTION_SUBJECT),
       deps.bus.deadLetters(EXTRACTION_SUBJECT),
@@ -91,7 +104,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         queued: jobs.filter((job) => job.state === 'waiting' || job.state === 'ready').length,
         dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)).length,
       },
-      days: perDay(all, deps.now()),
+      days: perDay(activity, all, deps.now()),
     });
   });
 

@@ -65,7 +65,7 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
         imgSrc: ["'self'", 'data:'],
-        formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'https:'],
+        formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*', 'https:'],
         frameAncestors: ["'none'"],
         upgradeInsecureRequests: null,
       },

@@ -1,5 +1,5 @@
 /**
- * The NATS KV control stores against a real nats-server (Debian's 2.9): the five
+ * The NATS KV control stores against a real nats-server (Debian's 2.9): the six
  * contract suites, then what only this adapter family has (mirrors across replicas, NATS
  * going away, key encoding, the Object Store for large records and states, name claims).
  */
@@ -10,13 +10,14 @@ import { Objm } from '@nats-io/obj';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { controlBuckets, controlStreams, openNatsControl, type NatsControlOptions, type NatsControlStores } from '../../../src/adapters/nats/control/index.js';
 import { NatsConversationStore } from '../../../src/adapters/nats/control/conversations.js';
-import { accountKeys, directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
+import { accountKeys, activityKeys, directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
 import { LargeValues } from '../../../src/adapters/nats/control/large-values.js';
 import { updateConversation } from '../../../src/control/conversation-updates.js';
 import { newSession, newUser } from '../../../src/domain/account-records.js';
 import { newConversationState, type ConversationState } from '../../../src/domain/conversation-state.js';
 import { EngramError } from '../../../src/errors.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
+import { activityContract } from '../../contracts/activity.contract.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
 import { directoryContract } from '../../contracts/directory.contract.js';
 import { responsesContract } from '../../contracts/responses.contract.js';
@@ -88,6 +89,7 @@ conversationsContract('nats kv', openHarness);
 responsesContract('nats kv', openHarness);
 rootIndexContract('nats kv', openHarness);
 accountsContract('nats kv', openHarness);
+activityContract('nats kv', openHarness);
 
 const nats = suite('NATS control stores');
 
@@ -227,6 +229,28 @@ nats('accounts: an email claim or a grant marker left by a crash is cleared once
   }
 });
 
+nats('activity: one key per agent and day; deleteAgent and prune purge, leaving no markers', async () => {
+  const prefix = `activity${++prefixes}`;
+  const r = await replica(server, prefix);
+  try {
+    const a = r.stores.activity;
+    const stream = `KV_${controlBuckets(prefix).activity}`;
+    for (const agentId of ['agt_a', 'agt_b']) {
+      for (const day of ['2024-03-04', '2024-03-05', '2024-03-06']) await a.add(agentId, day, { requests: 1 });
+      await a.add(agentId, '2024-03-06', { injected: 1 });
+    }
+    assert.is(await streamMessages(r.ctx, stream), 6, 'an update replaces its day: one message per agent and day');
+    await a.deleteAgent('agt_b');
+    assert.is(await a.prune('2024-03-05'), 1);
+    assert.is(await streamMessages(r.ctx, stream), 2, 'no delete markers');
+    const kv = await new Kvm(r.ctx.js).open(controlBuckets(prefix).activity);
+    assert.equal((await kv.get(activityKeys.day('agt_a', '2024-03-06')))?.json(), { agentId: 'agt_a', day: '2024-03-06', requests: 1, injected: 1, extractions: 0 });
+  } finally {
+    await closeReplica(r);
+    for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);
+  }
+});
+
 nats('a second replica sees a revocation within milliseconds, from its own mirror', async () => {
   const h = await openHarness();
   try {
@@ -315,6 +339,7 @@ nats('NATS down: reads answer from the mirror, writes fail clearly; after a rest
       ['put', () => a.stores.conversations.put(newConversationState('agt_a', 'c', 'messages', 1), undefined)],
       ['get', () => a.stores.responses.get('agt_a', 'resp_1')],
       ['put', () => a.stores.indexes.put('agt_a', '# index')],
+      ['add', () => a.stores.activity.add('agt_a', '2024-03-05', { requests: 1 })],
     ];
     const began = Date.now();
     const failures = await Promise.all(writes.map(([operation, write]) => rejects(write, new RegExp(`NATS KV \\w+: ${operation} failed: NATS is unreachable`))));

@@ -11,6 +11,7 @@ import { SecretBox } from '../../../src/security/secret-box.js';
 import { Vault } from '../../../src/security/vault.js';
 import { generateToken, hashToken, tokenDisplayPrefix } from '../../../src/security/tokens.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
+import { activityContract } from '../../contracts/activity.contract.js';
 import type { ControlHarness } from '../../contracts/control-harness.js';
 import { agentEntry, org, token } from '../../contracts/control-harness.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
@@ -58,6 +59,7 @@ for (const [name, open] of [
   responsesContract(name, open);
   rootIndexContract(name, open);
   accountsContract(name, open);
+  activityContract(name, open);
 }
 
 const sqlite = suite('SQLite control stores: specifics');
@@ -132,7 +134,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
   const temp = tempDb();
   try {
     // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7,
-    // nor lease holders, 8, nor supersession keys, 9, nor accounts, 10).
+    // nor lease holders, 8, nor supersession keys, 9, nor accounts, 10, nor activity, 11).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
@@ -142,6 +144,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
     temp.db.exec('DROP INDEX bus_messages_supersede; ALTER TABLE bus_messages DROP COLUMN supersede_key;');
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
+    temp.db.exec('DROP TABLE agent_activity;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);

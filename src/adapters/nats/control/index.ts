@@ -12,6 +12,7 @@
  * | `<prefix>_indexes`          | root memory index per agent                       | RootIndex     |
  * | `<prefix>_accounts`         | users, email claims, sessions, OAuth clients and  | Accounts      |
  * |                             | grants (+ per-user markers), the signing key      |               |
+ * | `<prefix>_activity`         | requests, injections, extractions per agent, day  | Activity      |
  *
  * Buckets keep one value per key, on file storage, and use nothing newer than
  * nats-server 2.9. Every operation that reaches NATS fails after the connection's
@@ -24,6 +25,7 @@ import { StorageType } from '@nats-io/jetstream';
 import type { ControlStores } from '../../../ports/index.js';
 import type { NatsContext } from '../connection.js';
 import { NatsAccountStore } from './accounts.js';
+import { NatsActivityStore } from './activity.js';
 import { NatsConversationStore } from './conversations.js';
 import { NatsDirectory } from './directory.js';
 import { controlBuckets } from './keys.js';
@@ -64,12 +66,13 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`engram: ${context}:`, error));
   const staleClaimMs = options.staleClaimMs ?? 2 * ctx.timeoutMs;
-  const [directoryKv, conversationsKv, responsesKv, indexesKv, accountsKv, bodies] = await Promise.all([
+  const [directoryKv, conversationsKv, responsesKv, indexesKv, accountsKv, activityKv, bodies] = await Promise.all([
     openBucket(ctx, buckets.directory, replicas),
     openBucket(ctx, buckets.conversations, replicas),
     openBucket(ctx, buckets.responses, replicas),
     openBucket(ctx, buckets.indexes, replicas),
     openBucket(ctx, buckets.accounts, replicas),
+    openBucket(ctx, buckets.activity, replicas),
     new Objm(ctx.js).create(buckets.responseBodies, { storage: StorageType.File, replicas }),
   ]);
   const directory = await NatsDirectory.open(ctx, directoryKv, {
@@ -86,14 +89,16 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const responses = new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs });
   const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
   const accounts = new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs: ctx.timeoutMs, staleClaimMs, now, onError });
+  const activity = new NatsActivityStore(ctx, activityKv, { bucket: buckets.activity, timeoutMs: ctx.timeoutMs });
   return {
     directory,
     conversations,
     responses,
     indexes,
     accounts,
+    activity,
     async close() {
-      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close(), accounts.close()]);
+      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close(), accounts.close(), activity.close()]);
     },
   };
 }

@@ -38,6 +38,8 @@ export interface ControlBuckets {
   indexes: string;
   /** Dashboard users, sessions, OAuth clients, grants and the signing key. */
   accounts: string;
+  /** Requests, injected reflections and extractions per agent and day. */
+  activity: string;
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
@@ -51,13 +53,14 @@ export function controlBuckets(prefix: string): ControlBuckets {
     responseBodies: `${prefix}_response_bodies`,
     indexes: `${prefix}_indexes`,
     accounts: `${prefix}_accounts`,
+    activity: `${prefix}_activity`,
   };
 }
 
 /** The JetStream streams behind the buckets (`KV_<bucket>`, `OBJ_<bucket>`, ADR-8 and ADR-20). */
 export function controlStreams(prefix: string): string[] {
   const b = controlBuckets(prefix);
-  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`, `KV_${b.accounts}`];
+  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`, `KV_${b.accounts}`, `KV_${b.activity}`];
 }
 
 /** The subject a KV key is stored under (ADR-8), for stream purges by subject. */
@@ -110,4 +113,15 @@ export const accountKeys = {
   sessions: 'session.>',
   grants: 'grant.>',
   userGrants: (userId?: string) => (userId === undefined ? 'ugrant.>' : `ugrant.${keyPart(userId)}.>`),
+};
+
+/**
+ * Keys of the activity bucket: one per agent and day, the day last, so one agent's days
+ * are one filter. A day is `YYYY-MM-DD` (checked before it reaches a key), which `keyPart`
+ * keeps as it is.
+ */
+export const activityKeys = {
+  day: (agentId: string, day: string) => `act.${keyPart(agentId)}.${keyPart(day)}`,
+  /** Filters over every agent's days, or those of one agent. */
+  days: (agentId?: string) => (agentId === undefined ? 'act.>' : `act.${keyPart(agentId)}.>`),
 };

@@ -1,0 +1,140 @@
+/**
+ * Per agent and day counts in one NATS KV bucket, shared by every replica: one key per
+ * agent and day, `act.<agent>.<day>` (`keys.ts`, `activityKeys`), whose value is
+ * `{agentId, day, requests, injected, extractions}`. The value carries the full agent id
+ * and readers check it (a key may hold only a digest of a long id, `keyPart`).
+ *
+ * `add` reads the day, adds, and writes revision-checked (`kv.create` for a new day,
+ * `kv.update(key, value, revision)` otherwise); a writer that lost the race to another
+ * replica reads again and adds to the newer sum, so no increment is lost or counted twice.
+ * One exception no store can rule out: an `add` that timed out may still have landed, and
+ * the caller cannot tell (the recorder keeps its counts for the next flush).
+ *
+ * Removals purge the stored messages instead of writing delete markers: nothing watches
+ * this bucket, and daily pruning would otherwise leave a marker per agent and day forever.
+ */
+import type { KV } from '@nats-io/kv';
+import { checkIncrement, dayProblem, isEmptyIncrement } from '../../../domain/activity.js';
+import { EngramError } from '../../../errors.js';
+import type { ActivityStore, DailyActivity, DailyCounts } from '../../../ports/activity.js';
+import type { NatsContext } from '../connection.js';
+import { activityKeys, kvSubject } from './keys.js';
+import { createKey, forEachLimited, guarded, isWrongLastSequence, purgeRevision, purgeSubjects, readJson, scanLatest } from './kv-support.js';
+
+export interface NatsActivityStoreOptions {
+  bucket: string;
+  /** A scan with no progress for this long fails (NATS went away mid-scan). */
+  timeoutMs: number;
+}
+
+/** What one key holds. */
+interface StoredDay extends DailyActivity {
+  agentId: string;
+}
+
+/** Far more than the writers of one agent's day ever are (one per replica every few seconds); each lost race re-reads. */
+const ADD_ATTEMPTS = 50;
+/** Purges in flight at once while pruning. */
+const PRUNE_CONCURRENCY = 16;
+
+const byDay = (a: DailyActivity, b: DailyActivity) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);
+
+/** The NATS KV ActivityStore; the connection belongs to its opener. */
+export class NatsActivityStore implements ActivityStore {
+  readonly #ctx: NatsContext;
+  readonly #kv: KV;
+  readonly #options: NatsActivityStoreOptions;
+  readonly #stream: string;
+
+  constructor(ctx: NatsContext, kv: KV, options: NatsActivityStoreOptions) {
+    this.#ctx = ctx;
+    this.#kv = kv;
+    this.#options = options;
+    this.#stream = `KV_${options.bucket}`;
+  }
+
+  async add(agentId: string, day: string, counts: Partial<DailyCounts>): Promise<void> {
+    const checked = checkIncrement(day, counts);
+    if (!checked.ok) throw new EngramError('invalid_request', checked.problem);
+    const increment = checked.counts;
+    if (isEmptyIncrement(increment)) return; // days with nothing stay absent
+    await this.#guard('add', async () => {
+      const key = activityKeys.day(agentId, day);
+      for (let attempt = 1; attempt <= ADD_ATTEMPTS; attempt++) {
+        const stored = await readJson<StoredDay>(this.#kv, key);
+        // Another agent's day under this key would take a SHA-256 collision of two ids: it is replaced, as if absent.
+        const base = stored?.value.agentId === agentId && stored.value.day === day ? stored.value : undefined;
+        const next: StoredDay = {
+          agentId,
+          day,
+          requests: (base?.requests ?? 0) + increment.requests,
+          injected: (base?.injected ?? 0) + increment.injected,
+          extractions: (base?.extractions ?? 0) + increment.extractions,
+        };
+        try {
+          if (stored) await this.#kv.update(key, JSON.stringify(next), stored.revision);
+          else await createKey(this.#kv, key, JSON.stringify(next));
+          return;
+        } catch (error) {
+          if (!isWrongLastSequence(error)) throw error;
+        }
+        // Many writers on one day: spread their retries so each round has a winner quickly.
+        if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
+      }
+      throw new Error(`${key} kept changing under ${ADD_ATTEMPTS} attempts to add to it`);
+    });
+  }
+
+  /**
+   * One ordered consumer over the agent's keys rather than a get per day: values are a few
+   * dozen bytes, so reading the older days along costs less than a request per day, and
+   * the scan fails after `timeoutMs` without progress instead of hanging.
+   */
+  async read(agentId: string, fromDay: string): Promise<DailyActivity[]> {
+    checkDay(fromDay, 'fromDay');
+    return this.#guard('read', async () => {
+      const days = await scanLatest(this.#kv, activityKeys.days(agentId), this.#options.timeoutMs, (entry) => {
+        const { agentId: owner, day, requests, injected, extractions } = entry.json<StoredDay>();
+        return owner === agentId && day >= fromDay ? { day, requests, injected, extractions } : undefined;
+      });
+      return days.map(({ item }) => item).sort(byDay);
+    });
+  }
+
+  async deleteAgent(agentId: string): Promise<void> {
+    await this.#guard('deleteAgent', async () => {
+      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, activityKeys.days(agentId)));
+    });
+  }
+
+  /**
+   * Scans every agent's days and purges the revisions seen before `beforeDay`: a day that
+   * an `add` changed since the scan survives (the purge takes only older messages) and is
+   * not counted.
+   */
+  async prune(beforeDay: string): Promise<number> {
+    checkDay(beforeDay, 'beforeDay');
+    return this.#guard('prune', async () => {
+      const old = await scanLatest(this.#kv, activityKeys.days(), this.#options.timeoutMs, (entry) =>
+        entry.json<StoredDay>().day < beforeDay ? true : undefined,
+      );
+      let pruned = 0;
+      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision }) => {
+        if (await purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision)) pruned++;
+      });
+      return pruned;
+    });
+  }
+
+  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
+  async close(): Promise<void> {}
+
+  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+  }
+}
+
+function checkDay(value: string, name: string): void {
+  const problem = dayProblem(value, name);
+  if (problem) throw new EngramError('invalid_request', problem);
+}

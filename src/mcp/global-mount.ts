@@ -1,0 +1,87 @@
+/**
+ * Endpoint 5: `/v0/mcp`, one MCP server for any MCP-aware client, protected by OAuth
+ * (DESIGN section 10): the client signs the user in on first connection, and no token is
+ * written in its configuration. A request without a valid access token gets 401 with
+ * `WWW-Authenticate: Bearer resource_metadata=...` (RFC 9728 §5.1), from which the client
+ * discovers Engram's authorization server. A valid token is bound to the one agent the
+ * user chose on the consent page: the request is then served exactly as the per-agent
+ * MCP server serves that agent (`mcpScope`), with the same limits.
+ */
+import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
+import type { Deps } from '../deps.js';
+import { EngramError } from '../errors.js';
+import type { TokenLookup } from '../ports/index.js';
+import type { RequestLimits } from '../http/request-limits.js';
+import { allowAnyOrigin } from '../http/oauth/cors.js';
+import type { Access, AuthorizationServer } from '../oauth/authorization-server.js';
+import { OAUTH_PATHS, RESOURCE_PATH } from '../oauth/metadata.js';
+import { OAuthError } from '../oauth/oauth-error.js';
+import { mcpMethodNotAllowed, mcpScope } from './http-mount.js';
+
+export interface GlobalMcpOptions {
+  deps: Deps;
+  version: string;
+  server: AuthorizationServer;
+  /** The app's count of bodies being read per client address (`createBodyReads`). */
+  bodyReads: onRequestHookHandler;
+  /** The app's per-tenant and process-wide limits. */
+  limits: RequestLimits;
+}
+
+const BEARER = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i;
+
+/**
+ * The grant stands in for the agent token in the per-token limits: one client's
+ * connection has its own rate, as a token would.
+ */
+function asTokenLookup(access: Access): TokenLookup {
+  const { grant, agent } = access;
+  return {
+    agent,
+    token: { id: grant.id, agentId: agent.id, orgId: agent.orgId, name: 'OAuth connection', prefix: '', createdAt: grant.createdAt, revokedAt: null, lastUsedAt: grant.lastUsedAt },
+  };
+}
+
+/** `/v0/mcp`: POST served for the token's agent; GET and DELETE 405; CORS open (bearer tokens, no cookies). */
+export const globalMcpRoutes: FastifyPluginAsync<GlobalMcpOptions> = async (app, { deps, version, server, bodyReads, limits }) => {
+  // The preflight is answered here, outside the scope below whose hooks want a token.
+  allowAnyOrigin(app, [RESOURCE_PATH]);
+
+  await app.register(async (scope) => {
+    const serve = mcpScope(scope, {
+      deps,
+      version,
+      challenge: (_request, given) => `Bearer resource_metadata="${server.issuer}${OAUTH_PATHS.resourceMetadata}"${given ? ', error="invalid_token"' : ''}`,
+    });
+    scope.decorateRequest('agentToken', null);
+
+    // The token is checked from the headers before any byte of the body is read.
+    scope.addHook('onRequest', async (request) => {
+      const header = request.headers.authorization;
+      const match = header === undefined ? null : BEARER.exec(header);
+      if (!match) {
+        throw new EngramError(
+          'unauthorized',
+          header === undefined
+            ? 'Sign in first: this MCP server takes an OAuth access token (Authorization: Bearer); your MCP client finds how to get one from the WWW-Authenticate header'
+            : 'The Authorization header is not a bearer token',
+        );
+      }
+      try {
+        request.agentToken = asTokenLookup(await server.authenticate(match[1]));
+      } catch (error) {
+        if (error instanceof OAuthError) throw new EngramError('unauthorized', error.message);
+        throw error;
+      }
+    });
+    scope.addHook('onRequest', limits.onRequest);
+    scope.addHook('onRequest', bodyReads);
+
+    scope.post(RESOURCE_PATH, (request, reply) => {
+      const { agent } = request.agentToken as TokenLookup;
+      return serve(request, reply, { orgId: agent.orgId, agentId: agent.id });
+    });
+    scope.get(RESOURCE_PATH, mcpMethodNotAllowed);
+    scope.delete(RESOURCE_PATH, mcpMethodNotAllowed);
+  });
+};
