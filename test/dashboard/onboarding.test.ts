@@ -106,6 +106,17 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   const sent = upstream.requests.at(-1)!.raw.toString('utf8');
   assert.match(sent, 'docs/RELEASING.md', 'the reflection was injected');
 
+  // The overview counts today's requests, the injected reflection and the two conversations
+  // learnt from (written every few seconds: the page is reloaded until they show).
+  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'second extraction done');
+  await page.goto(`${engram.url}/orgs/${orgId}/agents/${agentId}`);
+  const today = new Date().toISOString().slice(0, 10);
+  await eventually(async () => {
+    await page.reload();
+    const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allInnerTexts();
+    return cells.join(' ') === `${today} 2 1 2 1` ? true : undefined;
+  }, 15_000, "today's activity on the overview");
+
   // The reflection shows in the browser; deleting it removes the row in place.
   await page.goto(`${engram.url}/orgs/${orgId}/agents/${agentId}/reflections`);
   const row = page.locator('#reflections tbody tr', { hasText: 'docs/RELEASING.md' });
