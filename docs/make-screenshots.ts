@@ -3,6 +3,7 @@
  * Debian's Chromium from a fresh Engram with the scripted upstream of the tests (so one
  * reflection is learnt for real). Writes `docs/screenshots/*.png`.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -50,10 +51,60 @@ try {
     await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `REMEMBER: ${fact}` }] });
   }
   await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'extraction');
+  // The activity counts are written every few seconds.
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
   await page.goto(baseUrl.replace('/v0/orgs/', '/orgs/'));
   await shot('5-agent-overview');
   await page.goto(baseUrl.replace('/v0/orgs/', '/orgs/') + '/reflections');
   await shot('6-reflections');
+  // On a phone.
+  const phone = await browser.browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await browser.context.storageState() });
+  const small = await phone.newPage();
+  for (const [name, suffix] of [['phone-overview', ''], ['phone-reflections', '/reflections']] as const) {
+    await small.goto(baseUrl.replace('/v0/orgs/', '/orgs/') + suffix);
+    const width = await small.evaluate(() => document.documentElement.scrollWidth);
+    console.log(`${name}: page width ${width} px in a 390 px viewport`);
+    await small.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+  }
+  await phone.close();
+
+  // An MCP client signing in to /v0/mcp: its consent page, then the connected apps.
+  const registered = (await (
+    await fetch(`${engram.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Codex CLI', redirect_uris: ['http://127.0.0.1:1455/callback'], token_endpoint_auth_method: 'none' }),
+    })
+  ).json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const authorize = new URL(`${engram.url}/oauth/authorize`);
+  for (const [name, value] of Object.entries({
+    response_type: 'code',
+    client_id: registered.client_id,
+    redirect_uri: 'http://127.0.0.1:1455/callback',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource: `${engram.url}/v0/mcp`,
+    state: 'screenshot',
+  })) {
+    authorize.searchParams.set(name, value);
+  }
+  await page.goto(authorize.href);
+  await shot('7-mcp-consent');
+  // The client's callback is not listening here: only the grant matters.
+  const callback = page.waitForRequest(/^http:\/\/127\.0\.0\.1:1455\/callback/);
+  await page.getByRole('button', { name: 'Allow' }).click();
+  const code = new URL((await callback).url()).searchParams.get('code')!;
+  await fetch(`${engram.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: registered.client_id, redirect_uri: 'http://127.0.0.1:1455/callback', resource: `${engram.url}/v0/mcp` }),
+  });
+  const connections = await browser.context.newPage();
+  await connections.goto(`${engram.url}/account/connections`);
+  await connections.screenshot({ path: path.join(out, '8-connected-apps.png'), fullPage: true });
+  console.log('docs/screenshots/8-connected-apps.png');
 } finally {
   await browser.close();
   await engram.close();

@@ -41,7 +41,7 @@ test.after(async ({ engram, upstream, browser }) => {
 const EMAIL = 'ada@example.com';
 const PASSWORD = 'analytical engine 1843';
 
-test('from an empty data dir to a client receiving injected memory, then delete and revoke', async ({ engram, upstream, page }) => {
+test('from an empty data dir to a client receiving injected memory, then delete and revoke', async ({ engram, upstream, browser, page }) => {
   // A visitor lands on the log-in page, and signs up from there.
   await page.goto(engram.url + '/');
   assert.match(page.url(), /\/login\?next=%2F$/);
@@ -140,6 +140,19 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   );
   assert.instance(refused, OpenAI.AuthenticationError);
   assert.is((refused as InstanceType<typeof OpenAI.AuthenticationError>).status, 401);
+
+  // Readable on a phone: no page is wider than a 390 px screen.
+  const phone = await browser.browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await browser.context.storageState() });
+  try {
+    const small = await phone.newPage();
+    const agentPath = `/orgs/${orgId}/agents/${agentId}`;
+    for (const path of ['/', agentPath, `${agentPath}/reflections`, `${agentPath}/tokens`, `${agentPath}/activity`, `${agentPath}/connect`, '/account/connections']) {
+      await small.goto(engram.url + path);
+      assert.ok((await small.evaluate(() => document.documentElement.scrollWidth)) <= 390, `${path} fits a phone`);
+    }
+  } finally {
+    await phone.close();
+  }
 });
 
 test.run();
