@@ -1,6 +1,7 @@
 /** Pure domain records shared by every layer. No I/O here. */
 
 export type ReflectionKind = 'factual' | 'procedural';
+export const REFLECTION_KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
 export type ReflectionSource = 'conversation' | 'transcript' | 'mcp';
 export type ProtocolId = 'chat-completions' | 'messages' | 'responses';
 

@@ -141,16 +141,22 @@ export async function codeFor(engram: TestEngram, web: WebSession, agent: OwnAge
   return { clientId, redirectUri, verifier, code };
 }
 
-/** The flow carried through the token endpoint: access and refresh token. */
-export async function tokensFor(engram: TestEngram, flow: Flow): Promise<{ access_token: string; refresh_token: string; expires_in: number }> {
-  const answer = await tokenRequest(engram, {
+/** The flow's code at the token endpoint, with `change` over the well-formed request (a field set to undefined is left out). */
+export function exchangeCode(engram: TestEngram, flow: Flow, change: Record<string, string | undefined> = {}) {
+  const params: Record<string, string | undefined> = {
     grant_type: 'authorization_code',
     client_id: flow.clientId,
     code: flow.code,
     code_verifier: flow.verifier,
     redirect_uri: flow.redirectUri,
-    resource: `${engram.url}/v0/mcp`,
-  });
+    ...change,
+  };
+  return tokenRequest(engram, Object.fromEntries(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined)));
+}
+
+/** The flow carried through the token endpoint: access and refresh token. */
+export async function tokensFor(engram: TestEngram, flow: Flow): Promise<{ access_token: string; refresh_token: string; expires_in: number }> {
+  const answer = await exchangeCode(engram, flow, { resource: `${engram.url}/v0/mcp` });
   assert.is(answer.status, 200, JSON.stringify(answer.json));
   return answer.json;
 }

@@ -12,7 +12,7 @@ import { AuthorizationServer } from '../../src/oauth/authorization-server.js';
 import { OAuthError } from '../../src/oauth/oauth-error.js';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import type { WebSession } from '../support/web-session.js';
-import { agentFor, codeFor, expiredAccessToken, mcpCall, post, signUp, tokenRequest, tokensFor, type Flow, type OwnAgent } from './support.js';
+import { agentFor, codeFor, exchangeCode, expiredAccessToken, mcpCall, post, signUp, tokenRequest, tokensFor, type Flow, type OwnAgent } from './support.js';
 
 interface Context {
   engram: TestEngram;
@@ -44,13 +44,7 @@ function refresh(engram: TestEngram, flow: Flow, refreshToken: string) {
 test('the tokens work: tools/list on /v0/mcp with the access token (GET and DELETE are 405); the token response is not cacheable', async (context) => {
   const { engram } = context;
   const flow = await freshCode(context);
-  const answer = await tokenRequest(engram, {
-    grant_type: 'authorization_code',
-    client_id: flow.clientId,
-    code: flow.code,
-    code_verifier: flow.verifier,
-    redirect_uri: flow.redirectUri,
-  });
+  const answer = await exchangeCode(engram, flow);
   assert.is(answer.status, 200, JSON.stringify(answer.json));
   assert.is(answer.headers.get('cache-control'), 'no-store');
   assert.is(answer.json.token_type, 'Bearer');
@@ -70,13 +64,7 @@ test('the tokens work: tools/list on /v0/mcp with the access token (GET and DELE
 test('a wrong code_verifier gets invalid_grant and no token', async (context) => {
   const { engram } = context;
   const flow = await freshCode(context);
-  const answer = await tokenRequest(engram, {
-    grant_type: 'authorization_code',
-    client_id: flow.clientId,
-    code: flow.code,
-    code_verifier: 'x'.repeat(43),
-    redirect_uri: flow.redirectUri,
-  });
+  const answer = await exchangeCode(engram, flow, { code_verifier: 'x'.repeat(43) });
   assert.is(answer.status, 400);
   assert.is(answer.json.error, 'invalid_grant');
   assert.match(answer.json.error_description, 'code_verifier');
@@ -87,13 +75,7 @@ test('a code used twice is refused, and the grant is revoked: its refresh token 
   const { engram } = context;
   const flow = await freshCode(context);
   const first = await tokensFor(engram, flow);
-  const replay = await tokenRequest(engram, {
-    grant_type: 'authorization_code',
-    client_id: flow.clientId,
-    code: flow.code,
-    code_verifier: flow.verifier,
-    redirect_uri: flow.redirectUri,
-  });
+  const replay = await exchangeCode(engram, flow);
   assert.is(replay.status, 400);
   assert.is(replay.json.error, 'invalid_grant');
   assert.match(replay.json.error_description, 'already used');
@@ -109,14 +91,7 @@ test('a code used twice is refused, and the grant is revoked: its refresh token 
 test('a token request naming another resource gets invalid_target', async (context) => {
   const { engram } = context;
   const flow = await freshCode(context);
-  const answer = await tokenRequest(engram, {
-    grant_type: 'authorization_code',
-    client_id: flow.clientId,
-    code: flow.code,
-    code_verifier: flow.verifier,
-    redirect_uri: flow.redirectUri,
-    resource: 'https://elsewhere.example/v0/mcp',
-  });
+  const answer = await exchangeCode(engram, flow, { resource: 'https://elsewhere.example/v0/mcp' });
   assert.is(answer.status, 400);
   assert.is(answer.json.error, 'invalid_target');
 });
@@ -268,7 +243,7 @@ test('the token endpoint speaks OAuth errors: an unknown grant type, a missing p
   const password = await tokenRequest(engram, { grant_type: 'password', client_id: flow.clientId });
   assert.is(password.status, 400);
   assert.is(password.json.error, 'unsupported_grant_type');
-  const missing = await tokenRequest(engram, { grant_type: 'authorization_code', client_id: flow.clientId, code: flow.code, redirect_uri: flow.redirectUri });
+  const missing = await exchangeCode(engram, flow, { code_verifier: undefined });
   assert.is(missing.status, 400);
   assert.equal(missing.json, { error: 'invalid_request', error_description: 'code_verifier is required' });
   const json = await post(`${engram.url}/oauth/token`, { grant_type: 'refresh_token' }, 'json');

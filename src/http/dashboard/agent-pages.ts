@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.js';
-import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchMemory } from '../../memory/memory-search.js';
@@ -33,7 +33,7 @@ interface ReflectionForm {
   tags?: string;
 }
 
-const KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
+const KINDS = REFLECTION_KINDS;
 const PAGE = 50;
 const DAYS = 14;
 const DAY_MS = 86_400_000;

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { searchMemory } from '../../memory/memory-search.js';
@@ -26,7 +26,7 @@ interface ReflectionQuery {
   format?: unknown;
 }
 
-const KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
+const KINDS = REFLECTION_KINDS;
 const MAX_LIMIT = 200;
 /** Rows read per page while an export streams: memory stays bounded however many there are. */
 const EXPORT_PAGE = 500;
