@@ -8,6 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import { WebSession } from '../support/web-session.js';
+import { notFoundPage } from '../../src/http/web/not-found.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 const test = suite<{ engram: TestEngram; upstream: ScriptedUpstream }>('dashboard accounts');
@@ -149,6 +150,16 @@ test('an error page is for a person: no stack trace, no JSON', async ({ engram }
   assert.match(missing.headers.get('content-type')!, 'text/html');
   assert.match(missing.text, 'There is no such organisation among yours.');
   assert.not.match(missing.text, /at .*\.ts:\d+/);
+  // A wrong link anywhere: a page for the browser, the API's JSON for a program.
+  const page = await fetch(`${engram.url}/no/such/page`, { headers: { accept: 'text/html,application/xhtml+xml' } });
+  assert.is(page.status, 404);
+  assert.match(page.headers.get('content-type')!, 'text/html');
+  const html = await page.text();
+  assert.match(html, 'There is no page at <span class="mono">/no/such/page</span>');
+  assert.match(notFoundPage('/<script>"'), '/&lt;script&gt;&quot;', 'the path is escaped');
+  const api = await fetch(`${engram.url}/no/such/page`, { headers: { accept: 'application/json' } });
+  assert.is(api.status, 404);
+  assert.is(((await api.json()) as { error: { code: string } }).error.code, 'not_found');
 });
 
 test.run();
