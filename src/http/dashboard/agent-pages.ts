@@ -11,6 +11,7 @@ import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../do
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchMemory } from '../../memory/memory-search.js';
+import { createRetrieval } from '../../memory/retrieval.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
 import { issueToken } from '../management/issue-token.js';
@@ -70,6 +71,7 @@ function perDay(activity: DailyActivity[], reflections: Reflection[], now: numbe
 export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
   const search = memorySearchDeps(deps, app.log);
+  const retrieval = createRetrieval(search);
   const hand = createHandEdits({
     ...deps,
     maxReflections: deps.config.limits.maxReflections,
@@ -116,8 +118,14 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
     let rows: { reflection: Reflection; score?: number }[];
     let more = false;
+    // What a request saying `q` would get injected, by the injection's own retrieval (relevance rule, topK, budget).
+    let injected: string[] | undefined;
     if (q) {
-      const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 });
+      const [found, chosen] = await Promise.all([
+        searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 }),
+        retrieval.retrieve(agent, q, new Set()),
+      ]);
+      injected = chosen.map((reflection) => reflection.id);
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
       const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind });
@@ -125,7 +133,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
-    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE });
+    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE, injected });
   });
 
   app.post<{ Params: AgentParams; Body: ReflectionForm }>(`${base}/reflections`, { preValidation: app.csrfProtection }, async (request, reply) => {

@@ -1,0 +1,118 @@
+/**
+ * An agent's pages over real HTTP, as the forms post them: reflections added, edited,
+ * refused when they restate one, searched with a preview of what injection would pick;
+ * tokens created (shown once) and revoked; queued extraction jobs on the activity page.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startEngram, type TestEngram } from '../support/engram.js';
+import { WebSession } from '../support/web-session.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+
+interface Context {
+  engram: TestEngram;
+  upstream: ScriptedUpstream;
+  web: WebSession;
+  /** `/orgs/<org>/agents/<agent>` */
+  page: string;
+  agentId: string;
+}
+
+const test = suite<Context>('dashboard agent pages');
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+  // A long settle keeps the extraction job queued while the activity page is read.
+  context.engram = await startEngram({ 'settle-ms': '600000' });
+  const web = new WebSession(context.engram.url);
+  await web.signIn('pages@example.com', 'a long enough passphrase');
+  await web.get('/orgs/new');
+  const org = await web.post('/orgs/new', { name: 'pages-org' });
+  await web.get(org.location!);
+  const agent = await web.post(org.location!, { intent: 'create', name: 'coder', base_url: context.upstream.url, api_key: 'sk-x-1234567890', headers: '' });
+  context.page = agent.location!.replace(/\/connect$/, '');
+  context.agentId = context.page.split('/').at(-1)!;
+  context.web = web;
+});
+
+test.after(async ({ engram, upstream }) => {
+  await engram?.close();
+  await upstream?.close();
+});
+
+test('a reflection added by hand is stored, tagged, edited, and a restatement is refused', async ({ web, page, engram, agentId }) => {
+  await web.get(`${page}/reflections`);
+  const added = await web.post(`${page}/reflections`, { content: 'Start Redis with docker compose up cache before npm run build.', kind: 'procedural', topic: 'build', tags: 'infra' });
+  assert.is(added.status, 303);
+  const id = added.location!.split('/').at(-1)!;
+  const stored = await engram.running.deps.reflections.get(agentId, id);
+  assert.ok(stored);
+  assert.equal([...stored.tags].sort(), ['added-by-hand', 'infra']);
+
+  await web.get(`${page}/reflections`);
+  const again = await web.post(`${page}/reflections`, { content: 'Start Redis with docker compose up cache before npm run build.', kind: 'procedural', topic: 'build' });
+  assert.is(again.status, 409);
+  assert.match(again.text, 'A stored reflection says the same');
+
+  const view = await web.get(`${page}/reflections/${id}`);
+  assert.is(view.status, 200);
+  const edited = await web.post(`${page}/reflections/${id}`, { content: 'Start Redis with docker compose up cache before any build.', kind: 'procedural', topic: 'build', tags: 'infra' });
+  assert.is(edited.status, 303);
+  const after = await engram.running.deps.reflections.get(agentId, id);
+  assert.is(after?.content, 'Start Redis with docker compose up cache before any build.');
+  assert.ok(after?.tags.includes('edited-by-hand'));
+  const index = await engram.running.deps.control.indexes.get(agentId);
+  assert.match(index!, 'before any build', 'the root index was rebuilt');
+});
+
+test('search shows what a request saying the same would get injected', async ({ web, page }) => {
+  await web.get(`${page}/reflections`);
+  await web.post(`${page}/reflections`, { content: 'The staging database password rotates every Monday.', kind: 'factual', topic: 'staging' });
+  const related = await web.get(`${page}/reflections?q=${encodeURIComponent('how do I start redis before the build')}`);
+  assert.match(related.text, /would get <strong>1<\/strong> reflection injected/);
+  const marked = related.text.split('<tr>').filter((row) => row.includes('would be injected'));
+  assert.is(marked.length, 1);
+  assert.match(marked[0]!, 'docker compose up cache');
+  const unrelated = await web.get(`${page}/reflections?q=${encodeURIComponent('write me a poem about autumn leaves')}`);
+  assert.match(unrelated.text, /would get <strong>0<\/strong> reflections injected/);
+  const factual = await web.get(`${page}/reflections?kind=factual`);
+  assert.match(factual.text, 'staging database');
+  assert.not.match(factual.text, 'docker compose up cache');
+});
+
+test('a token is shown once when created, then only by its prefix; revoking it locks it out', async ({ web, page, engram }) => {
+  await web.get(`${page}/tokens`);
+  const created = await web.post(`${page}/tokens`, { name: 'laptop' });
+  assert.is(created.status, 201);
+  const token = /id="new-token">([^<]+)</.exec(created.text)![1]!;
+  const base = `${engram.url}/v0${page}`;
+  const models = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+  assert.is(models.status, 200);
+  await models.text();
+  const listed = await web.get(`${page}/tokens`);
+  assert.not.match(listed.text, token);
+  assert.match(listed.text, token.slice(0, 10));
+  const tokenId = (await engram.running.deps.control.directory.listTokens(page.split('/').at(-1)!)).find((t) => t.name === 'laptop')!.id;
+  const revoked = await web.post(`${page}/tokens/${tokenId}/revoke`, {});
+  assert.is(revoked.status, 303);
+  const refused = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+  assert.is(refused.status, 401);
+  await refused.text();
+});
+
+test('the activity page lists the queued extraction job of a conversation', async ({ web, page, engram, upstream }) => {
+  const [, org, agent] = /\/orgs\/([^/]+)\/agents\/([^/]+)/.exec(page)!;
+  const issued = await engram.api('POST', `/v0/orgs/${org}/agents/${agent}/tokens`, { name: 'sdk' });
+  upstream.enqueue({ type: 'text', text: 'Noted.' });
+  const answered = await fetch(`${engram.url}/v0${page}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${issued.json.token}`, 'content-type': 'application/json', 'x-engram-conversation': 'conv-activity' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'REMEMBER: The API lives in services/api.' }] }),
+  });
+  await answered.text();
+  const activity = await web.get(`${page}/activity`);
+  assert.match(activity.text, /Queued \(1\)/);
+  assert.match(activity.text, 'conv-activity');
+});
+
+test.run();
