@@ -6,12 +6,13 @@
  * deleted (admin API) are skipped where a user's list still names them.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
+import { isEmail, MAX_ORGS_PER_USER, newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
 import type { Agent, Org } from '../domain/types.js';
 import { EngramError } from '../errors.js';
 import type { AccountStore } from '../ports/accounts.js';
 import { hashPassword, needsRehash, passwordWeakness, verifyPassword } from '../security/passwords.js';
 import type { Control } from '../control/control.js';
+import { Invitations } from './invitations.js';
 
 export interface AccountsOptions {
   store: AccountStore;
@@ -27,8 +28,6 @@ export interface SignedIn {
 }
 
 export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 3_600_000;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-const MAX_ORGS_PER_USER = 100;
 
 function digest(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
@@ -39,6 +38,8 @@ let decoy: Promise<string> | undefined;
 
 export class Accounts {
   readonly store: AccountStore;
+  /** Members of organisations, invitations and their acceptance. */
+  readonly invitations: Invitations;
   readonly #control: Control;
   readonly #now: () => number;
   readonly #sessionTtlMs: number;
@@ -48,24 +49,33 @@ export class Accounts {
     this.#control = options.control;
     this.#now = options.now;
     this.#sessionTtlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+    this.invitations = new Invitations({ store: options.store, now: options.now });
   }
 
   /** Rejects with `invalid_request` (a message for the person) or `conflict` (email taken). */
   async signUp(email: string, password: string): Promise<User> {
     const normalised = normaliseEmail(email);
-    if (!EMAIL.test(normalised)) throw new EngramError('invalid_request', 'Enter a valid email address.');
+    if (!isEmail(normalised)) throw new EngramError('invalid_request', 'Enter a valid email address.');
     const weakness = passwordWeakness(password, normalised);
     if (weakness) throw new EngramError('invalid_request', weakness);
-    if (await this.store.findUserByEmail(normalised)) throw new EngramError('conflict', 'An account with this email already exists. Log in instead.');
+    const existing = await this.store.findUserByEmail(normalised);
+    if (existing?.invitation) {
+      throw new EngramError('conflict', 'An account with this email already exists: it was invited. Open the invitation link to choose its password (ask for a new one if it expired).');
+    }
+    if (existing) throw new EngramError('conflict', 'An account with this email already exists. Log in instead.');
     const user = newUser(normalised, await hashPassword(password), this.#now());
     await this.store.createUser(user);
     return user;
   }
 
-  /** The user when the password matches; a hash made with older parameters is replaced. */
+  /**
+   * The user when the password matches; a hash made with older parameters is replaced.
+   * An invited user who has not accepted yet has no password (`NO_PASSWORD`, which no
+   * password verifies against) and is answered like an unknown email, in the same time.
+   */
   async checkPassword(email: string, password: string): Promise<User | undefined> {
     const user = await this.store.findUserByEmail(normaliseEmail(email));
-    if (!user) {
+    if (!user || user.invitation) {
       decoy ??= hashPassword(randomBytes(16).toString('hex'));
       await verifyPassword(password, await decoy);
       return undefined;

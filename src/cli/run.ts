@@ -15,6 +15,7 @@ import { backupCommand } from './commands/backup.js';
 import { connectCommand } from './commands/connect.js';
 import { deadLetterCommands } from './commands/dead-letters.js';
 import { jobsCommand } from './commands/jobs.js';
+import { memberCommands } from './commands/members.js';
 import { transcriptUploadCommand } from './commands/transcripts.js';
 import { orgCommands } from './commands/orgs.js';
 import { reflectionCommands } from './commands/reflections.js';
@@ -22,7 +23,7 @@ import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands, backupCommand];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...memberCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands, backupCommand];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

@@ -11,12 +11,29 @@ export interface User {
   id: string;
   /** Lower-cased and trimmed (`normaliseEmail`); unique. */
   email: string;
-  /** `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>` (`accounts/passwords.ts`). */
+  /** `scrypt$<N>$<r>$<p>$<salt b64url>$<hash b64url>` (`security/passwords.ts`), or `NO_PASSWORD` while invited. */
   passwordHash: string;
   /** The organisations this user is a member of, oldest first. */
   orgIds: string[];
   createdAt: number;
+  /**
+   * Set while the user was invited and has not yet chosen a password (`accounts/invitations.ts`);
+   * `passwordHash` is then `NO_PASSWORD`, so nobody can log in as them. Removed on acceptance.
+   */
+  invitation?: Invitation;
 }
+
+/** A pending invitation: the link holds `<userId>.<secret>`; the store holds the secret's SHA-256 (hex). */
+export interface Invitation {
+  secretHash: string;
+  expiresAt: number;
+}
+
+/** The `passwordHash` of an invited user: no scrypt hash, so no password ever verifies against it. */
+export const NO_PASSWORD = '!invited';
+
+/** How many organisations one user may belong to. */
+export const MAX_ORGS_PER_USER = 100;
 
 /** A dashboard sign-in: the cookie holds `<id>.<secret>`; the store holds the secret's SHA-256. */
 export interface SessionRecord {
@@ -83,6 +100,13 @@ export const SPENT_REFRESH_KEPT = 64;
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+/** Whether a normalised email looks like one (a local part, an @, a domain; nothing stricter). */
+export function isEmail(normalised: string): boolean {
+  return EMAIL.test(normalised);
 }
 
 export function newUser(email: string, passwordHash: string, now: number): User {

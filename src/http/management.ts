@@ -1,7 +1,8 @@
 /**
- * The management API (DESIGN section 4): orgs, agents, tokens, reflections, the root
- * memory index, extraction jobs and dead letters under `/v0/orgs`, JSON in snake_case,
- * errors in the chat-completions envelope; its OpenAPI document at `/v0/openapi.json`.
+ * The management API (DESIGN section 4): orgs and their members, agents, tokens,
+ * reflections, the root memory index, extraction jobs and dead letters under
+ * `/v0/orgs`, JSON in snake_case, errors in the chat-completions envelope; its OpenAPI
+ * document at `/v0/openapi.json`.
  * An encapsulated plugin: its auth hook and error handler apply to these routes only
  * (STYLE habit 3), never to the proxy routes that share the `/v0/orgs` prefix.
  */
@@ -12,6 +13,7 @@ import { authorize } from './management/access.js';
 import { agentRoutes } from './management/agents.js';
 import { deadLetterRoutes } from './management/dead-letters.js';
 import { jobRoutes } from './management/jobs.js';
+import { memberRoutes } from './management/members.js';
 import { openApiRoute } from './management/openapi.js';
 import { orgRoutes } from './management/orgs.js';
 import { reflectionRoutes } from './management/reflections.js';
@@ -35,6 +37,7 @@ export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     // not even whether its body would have been valid.
     api.addHook('onRequest', authorize(deps));
     await api.register(orgRoutes, { deps });
+    await api.register(memberRoutes, { deps });
     await api.register(agentRoutes, { deps });
     await api.register(tokenRoutes, { deps });
     await api.register(reflectionRoutes, { deps });

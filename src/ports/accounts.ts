@@ -21,6 +21,11 @@ export interface AccountStore {
   findUserByEmail(email: string): Promise<User | undefined>;
   /** Undefined when there is no such user. `change` keeps `id` and `email`. */
   updateUser(id: string, change: (current: User) => User): Promise<User | undefined>;
+  /**
+   * Every user as last written, oldest first (by `createdAt`, then id). Users are people,
+   * not requests: a deployment has few enough to read them all (an org's members, the operator's view).
+   */
+  listUsers(): Promise<User[]>;
 
   createSession(session: SessionRecord): Promise<void>;
   /** The session, expired or not (the caller checks `expiresAt`). */

@@ -9,8 +9,10 @@ import {
   newOAuthClient,
   newSession,
   newUser,
+  NO_PASSWORD,
   type OAuthGrant,
   type SigningKeyRecord,
+  type User,
 } from '../../src/domain/account-records.js';
 import { newId } from '../../src/domain/ids.js';
 import { EngramError } from '../../src/errors.js';
@@ -135,6 +137,32 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
     await Promise.all(orgIds.map((orgId, i) => writers[i % 2].updateUser(ada.id, (current) => ({ ...current, orgIds: [...current.orgIds, orgId] }))));
     const final = await writers[1].getUser(ada.id);
     assert.equal([...(final?.orgIds ?? [])].sort(), orgIds, 'every append kept, none twice');
+  });
+
+  test('users: an invitation and a password-less hash round-trip whole, and go again on update', async (context) => {
+    const s = store(context);
+    const invited: User = { ...newUser('invited@example.test', NO_PASSWORD, tick()), orgIds: ['org_a'], invitation: { secretHash: 'ab'.repeat(32), expiresAt: tick() + 60_000 } };
+    await s.createUser(invited);
+    assert.equal(await s.getUser(invited.id), invited);
+    assert.equal(await s.findUserByEmail(invited.email), invited);
+    const accepted = await s.updateUser(invited.id, ({ invitation: _accepted, ...current }) => ({ ...current, passwordHash: 'scrypt$accepted' }));
+    assert.is(accepted?.invitation, undefined);
+    assert.equal(await s.getUser(invited.id), accepted);
+    assert.not.ok('invitation' in (await s.getUser(invited.id))!, 'no invitation left in the stored record');
+  });
+
+  test('listUsers: every user as last written, oldest first, on every replica', async (context) => {
+    const s = store(context);
+    assert.equal(await s.listUsers(), [], 'none yet');
+    const base = tick();
+    const newest = { ...user('newest@example.test'), createdAt: base + 2 };
+    const oldest = { ...user('oldest@example.test'), createdAt: base };
+    const middle = { ...user('middle@example.test'), createdAt: base + 1, invitation: { secretHash: 'cd'.repeat(32), expiresAt: base + 60_000 } };
+    for (const u of [newest, oldest, middle]) await s.createUser(u);
+    const joined = await s.updateUser(oldest.id, (current) => ({ ...current, orgIds: ['org_a'] }));
+    assert.equal(await s.listUsers(), [joined, middle, newest]);
+    assert.ok(conflict(await rejects(() => s.createUser(user('middle@example.test')))));
+    assert.equal((await (await second(context)).listUsers()).map((u) => u.email), ['oldest@example.test', 'middle@example.test', 'newest@example.test']);
   });
 
   test('sessions: create, get (expired too), delete', async (context) => {
@@ -303,6 +331,7 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
 
     const reopened = (await h.reopen()).accounts;
     assert.equal(await reopened.getUser(ada.id), updated);
+    assert.equal(await reopened.listUsers(), [updated]);
     assert.equal(await reopened.findUserByEmail(ada.email), updated);
     assert.equal(await reopened.getSession(session.id), session);
     assert.equal(await reopened.getClient(client.id), client);

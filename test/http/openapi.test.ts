@@ -83,6 +83,7 @@ test('the documented request bodies accept what the server accepts and refuse wh
     ['patch', A, '/v0/orgs/req-org/agents/req-agent', { name: 'req-agent-2', upstream: { api_key: 'sk-new' }, memory: {} }],
     ['post', `${A}/tokens`, '/v0/orgs/req-org/agents/req-agent-2/tokens', {}],
     ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'Requests match', kind: 'factual', topic: 'doc', tags: ['a'] }],
+    ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', { email: 'req-member@example.test' }],
   ];
   for (const [method, template, concrete, body] of cases) {
     checkRequest(context, method, template, body);
@@ -95,6 +96,8 @@ test('the documented request bodies accept what the server accepts and refuse wh
     ['patch', A, '/v0/orgs/req-org/agents/req-agent-2', { memory: { top_k: 0 } }],
     ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'c', kind: 'opinion' }],
     ['patch', `${A}/reflections/{id}`, '/v0/orgs/req-org/agents/req-agent-2/reflections/ref_x', { origin: null }],
+    ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', { email: 'x@example.test', role: 'owner' }],
+    ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', {}],
   ];
   for (const [method, template, concrete, body] of refused) {
     checkRequest(context, method, template, body, false);
@@ -196,6 +199,28 @@ test('real answers validate against the documented schemas', async (context) => 
   check(context, 'get', `${A}/reflections/{id}`, 404, (await call('GET', `${base}/reflections/ref_nope`)).json);
   check(context, 'post', '/v0/orgs', 409, (await call('POST', '/v0/orgs', { name: 'doc-org-2' })).json);
   check(context, 'post', `${A}/extraction/dead-letters/{id}/retry`, 404, (await call('POST', `${base}/extraction/dead-letters/1/retry`, {})).json);
+  // Members: an invitation (201), the same email again while invited (201, a new link), a user with an account (200).
+  const M = '/v0/orgs/{org}/members';
+  const members = `/v0/orgs/${org.json.id}/members`;
+  const invited = await call('POST', members, { email: 'Doc.Invitee@Example.test' });
+  assert.is(invited.status, 201, JSON.stringify(invited.json));
+  check(context, 'post', M, 201, invited.json);
+  const again = await call('POST', members, { email: 'doc.invitee@example.test' });
+  assert.is(again.status, 201);
+  check(context, 'post', M, 201, again.json);
+  assert.is.not(again.json.invite_url, invited.json.invite_url, 'a fresh link');
+  await engram.running.deps.accounts.signUp('doc.member@example.test', 'a long enough passphrase');
+  const member = await call('POST', members, { email: 'doc.member@example.test' });
+  assert.is(member.status, 200, JSON.stringify(member.json));
+  check(context, 'post', M, 200, member.json);
+  check(context, 'get', M, 200, (await call('GET', members)).json);
+  check(context, 'post', M, 400, (await call('POST', members, { email: 'not an email' })).json);
+  check(context, 'post', M, 404, (await call('POST', '/v0/orgs/org_missing/members', { email: 'a@example.test' })).json);
+  check(context, 'delete', `${M}/{user}`, 200, (await call('DELETE', `${members}/${member.json.user_id}`)).json);
+  check(context, 'delete', `${M}/{user}`, 200, (await call('DELETE', `${members}/${encodeURIComponent('doc.invitee@example.test')}`)).json);
+  check(context, 'delete', `${M}/{user}`, 404, (await call('DELETE', `${members}/${member.json.user_id}`)).json);
+  check(context, 'get', M, 401, (await call('GET', `/v0/orgs/${agent.orgId}/members`, undefined, agent.token)).json);
+
   check(context, 'delete', A, 200, (await call('DELETE', `/v0/orgs/${org.json.id}/agents/a2`)).json);
   check(context, 'delete', '/v0/orgs/{org}', 200, (await call('DELETE', `/v0/orgs/${org.json.id}`)).json);
 
@@ -243,6 +268,9 @@ function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent
   const positionals: Record<string, string[]> = {
     'org create': ['cli-org-created'],
     'org delete': ['cli-org-created'],
+    'org member add': [names.org, 'cli-member@example.test'],
+    'org member list': [names.org],
+    'org member remove': [names.org, 'cli-member@example.test'],
     'reflections add': ['A memory added by the CLI conformance test'],
     'reflections search': ['deploy'],
     'transcripts upload': ['codex', names.out],

@@ -38,6 +38,8 @@ export class SqliteAccountStore implements AccountStore {
       userById: db.prepare<[string], string>('SELECT record FROM account_users WHERE id = ?').pluck(),
       userByEmail: db.prepare<[string], string>('SELECT record FROM account_users WHERE email = ?').pluck(),
       updateUser: db.prepare('UPDATE account_users SET record = ? WHERE id = ?'),
+      // No column of its own for the creation time (migration 10): the record has it.
+      users: db.prepare<[], string>("SELECT record FROM account_users ORDER BY json_extract(record, '$.createdAt'), id").pluck(),
 
       insertSession: db.prepare('INSERT INTO account_sessions (id, user_id, expires_at, record) VALUES (?, ?, ?, ?)'),
       session: db.prepare<[string], string>('SELECT record FROM account_sessions WHERE id = ?').pluck(),
@@ -81,6 +83,10 @@ export class SqliteAccountStore implements AccountStore {
       write: (next) => this.#sql.updateUser.run(JSON.stringify(next), id),
       broken: 'updateUser: change must keep the user id and email',
     });
+  }
+
+  async listUsers(): Promise<User[]> {
+    return this.#sql.users.all().map((json) => JSON.parse(json) as User);
   }
 
   async createSession(session: SessionRecord): Promise<void> {

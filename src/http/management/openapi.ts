@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { ENGRAM_VERSION } from '../../version.js';
 import { DeadLetterJson, RetriedJson } from './dead-letters.js';
 import { JobsJson } from './jobs.js';
+import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemovedJson } from './members.js';
 import { NewReflectionBody, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody } from './validate.js';
 import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson } from './wire.js';
@@ -42,6 +43,8 @@ interface Operation {
   /** The success answer: status and JSON schema, or a streamed media type. */
   status: number;
   response: z.ZodType | { mediaTypes: Record<string, z.ZodType> };
+  /** Other success answers, each with its own status and schema. */
+  alsoSucceeds?: Array<{ status: number; description: string; response: z.ZodType }>;
   /** Error statuses beyond 400/401 (and 403 for admin routes), which every route may answer. */
   errors?: number[];
 }
@@ -77,6 +80,27 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'get', path: '/v0/orgs', summary: 'List organisations', status: 200, response: list(OrgJson) },
   { method: 'get', path: ORG, summary: 'One organisation (by id or name)', status: 200, response: OrgJson, errors: [404] },
   { method: 'delete', path: ORG, summary: 'Delete an organisation with its agents and their reflections', status: 200, response: Deleted, errors: [404] },
+  {
+    method: 'post',
+    path: `${ORG}/members`,
+    summary:
+      'Give a person the organisation on the dashboard: a user with this email becomes a member (200, idempotent); ' +
+      'an email without an account is invited (201: a link to choose a password, shown once, valid 7 days; inviting again replaces it)',
+    body: MemberBody,
+    status: 200,
+    response: MemberAddedJson,
+    alsoSucceeds: [{ status: 201, description: 'Invited: no account had this email', response: MemberInvitedJson }],
+    errors: [404],
+  },
+  { method: 'get', path: `${ORG}/members`, summary: "The organisation's members, invited ones included", status: 200, response: list(MemberJson), errors: [404] },
+  {
+    method: 'delete',
+    path: `${ORG}/members/:user`,
+    summary: 'Take the organisation from a member',
+    status: 200,
+    response: MemberRemovedJson,
+    errors: [404],
+  },
   {
     method: 'post',
     path: `${ORG}/agents`,
@@ -235,11 +259,17 @@ function converter(components: Record<string, JsonSchema>) {
   };
 }
 
+const PATH_PARAMETER_TEXT: Record<string, string> = {
+  org: "The organisation's id or name",
+  agent: "The agent's id or name",
+  user: "The user's id or email",
+};
+
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid body or query (`error.param` names the field)',
   401: 'Missing or wrong token (also for an org or agent the token may not see)',
   403: "An agent token on a route that needs the admin token",
-  404: 'No such organisation, agent or item',
+  404: 'No such organisation, agent, member or item',
   409: 'Conflicts with what exists (a name in use, a restated reflection, the reflection limit)',
   413: 'Body over the limit',
 };
@@ -259,7 +289,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         in: 'path',
         required: true,
         schema: { type: 'string' },
-        description: name === 'org' || name === 'agent' ? `The ${name === 'org' ? 'organisation' : 'agent'}'s id or name` : undefined,
+        description: PATH_PARAMETER_TEXT[name],
       })),
       ...(operation.query ?? []).map((query) => ({
         name: query.name,
@@ -289,6 +319,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       responses: {
         [operation.status]: { description: 'Success', content: success },
         ...Object.fromEntries(
+          (operation.alsoSucceeds ?? []).map(({ status, description, response }) => [
+            status,
+            { description, content: { 'application/json': { schema: convert(response, 'output') } } },
+          ]),
+        ),
+        ...Object.fromEntries(
           [...new Set(errorStatuses)].sort().map((status) => [status, { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/json': { schema: errorRef } } }]),
         ),
       },
@@ -302,7 +338,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         title: 'Engram management API',
         version: ENGRAM_VERSION,
         description:
-          'Organisations, agents, access tokens, reflections, the root memory index and extraction jobs. JSON in snake_case; ' +
+          'Organisations and their members, agents, access tokens, reflections, the root memory index and extraction jobs. JSON in snake_case; ' +
           'errors as `{"error":{message,type,code,param}}`. The admin token (ENGRAM_ADMIN_TOKEN, or <data dir>/admin-token) ' +
           'may call everything; an agent’s own access token may read its agent, reflections, index and jobs.',
       },

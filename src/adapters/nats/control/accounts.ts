@@ -144,6 +144,25 @@ export class NatsAccountStore implements AccountStore {
     );
   }
 
+  /**
+   * One ordered consumer over the users, then one over the email claims: a user is listed
+   * only while its email's claim names it, as `findUserByEmail` would find it (a user
+   * written by a create that then lost its claim, and crashed before purging, is not).
+   */
+  async listUsers(): Promise<User[]> {
+    return this.#guard('listUsers', async () => {
+      const { timeoutMs } = this.#options;
+      // Users first: a user's claim is written before the user, so every user seen has its claim in the later scan.
+      const users = await scanLatest(this.#kv, accountKeys.users, timeoutMs, (entry) => entry.json<User>());
+      const claims = await scanLatest(this.#kv, accountKeys.emails, timeoutMs, (entry) => entry.json<NameClaim>());
+      const holders = new Map(claims.map(({ item }) => [item.name, item.id]));
+      return users
+        .map(({ item }) => item)
+        .filter((user) => holders.get(user.email) === user.id)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    });
+  }
+
   async createSession(session: SessionRecord): Promise<void> {
     await this.#guard('createSession', () => this.#create(accountKeys.session(session.id), session, 'A session with this id already exists'));
   }
