@@ -5,11 +5,11 @@
  * it, so one user never sees another's org even by guessing its id. Orgs an operator
  * deleted (admin API) are skipped where a user's list still names them.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isEmail, MAX_ORGS_PER_USER, newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
 import type { Agent, Org } from '../domain/types.js';
 import { EngramError } from '../errors.js';
 import type { AccountStore } from '../ports/accounts.js';
+import { hashToken, newSecret, sameHash, splitIdSecret } from '../security/tokens.js';
 import { hashPassword, needsRehash, passwordWeakness, verifyPassword } from '../security/passwords.js';
 import type { Control } from '../control/control.js';
 import { Invitations } from './invitations.js';
@@ -29,13 +29,6 @@ export interface SignedIn {
 
 export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 3_600_000;
 
-function digest(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-/** A hash verified when the email is unknown, so a log-in takes as long whether or not the account exists. */
-let decoy: Promise<string> | undefined;
-
 export class Accounts {
   readonly store: AccountStore;
   /** Members of organisations, invitations and their acceptance. */
@@ -43,6 +36,8 @@ export class Accounts {
   readonly #control: Control;
   readonly #now: () => number;
   readonly #sessionTtlMs: number;
+  /** A hash verified when the email is unknown, so a log-in takes as long whether or not the account exists. */
+  #decoy: Promise<string> | undefined;
 
   constructor(options: AccountsOptions) {
     this.store = options.store;
@@ -76,8 +71,8 @@ export class Accounts {
   async checkPassword(email: string, password: string): Promise<User | undefined> {
     const user = await this.store.findUserByEmail(normaliseEmail(email));
     if (!user || user.invitation) {
-      decoy ??= hashPassword(randomBytes(16).toString('hex'));
-      await verifyPassword(password, await decoy);
+      this.#decoy ??= hashPassword(newSecret());
+      await verifyPassword(password, await this.#decoy);
       return undefined;
     }
     if (!(await verifyPassword(password, user.passwordHash))) return undefined;
@@ -90,8 +85,8 @@ export class Accounts {
 
   /** A new session for the user; the returned cookie value `<id>.<secret>` is its only clear copy. */
   async startSession(user: User): Promise<{ cookie: string; session: SessionRecord }> {
-    const secret = randomBytes(32).toString('base64url');
-    const session = newSession(user.id, digest(secret), this.#now(), this.#sessionTtlMs);
+    const secret = newSecret();
+    const session = newSession(user.id, hashToken(secret), this.#now(), this.#sessionTtlMs);
     await this.store.createSession(session);
     return { cookie: `${session.id}.${secret}`, session };
   }
@@ -110,13 +105,11 @@ export class Accounts {
   }
 
   async #session(cookie: string | undefined): Promise<SessionRecord | undefined> {
-    const dot = cookie?.indexOf('.') ?? -1;
-    if (!cookie || dot < 1) return undefined;
-    const session = await this.store.getSession(cookie.slice(0, dot));
+    const parts = splitIdSecret(cookie);
+    if (!parts) return undefined;
+    const session = await this.store.getSession(parts.id);
     if (!session || session.expiresAt <= this.#now()) return undefined;
-    const given = Buffer.from(digest(cookie.slice(dot + 1)), 'hex');
-    const stored = Buffer.from(session.secretHash, 'hex');
-    return given.length === stored.length && timingSafeEqual(given, stored) ? session : undefined;
+    return sameHash(hashToken(parts.secret), session.secretHash) ? session : undefined;
   }
 
   /** A new organisation with the user as its member. Rejects with `conflict` when the name is taken. */

@@ -9,7 +9,7 @@
  *
  * Orgs are passed as ids: the caller has found the org (by id or name) already.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hashToken, newSecret, sameHash, splitIdSecret } from '../security/tokens.js';
 import {
   isEmail,
   MAX_ORGS_PER_USER,
@@ -55,17 +55,6 @@ export interface AddedMember {
 
 /** How often `addMember` starts again when another writer created or accepted the same user in between. */
 const ADD_ATTEMPTS = 3;
-const MAX_TOKEN_LENGTH = 200;
-
-function digest(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-function sameDigest(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 function notMember(who: string): EngramError {
   return new EngramError('not_found', `\`${who}\` is not a member of this organisation`);
@@ -106,8 +95,8 @@ export class Invitations {
         const user = await this.#store.updateUser(existing.id, join);
         if (user) return { user };
       } else {
-        const secret = randomBytes(32).toString('base64url');
-        const invitation: Invitation = { secretHash: digest(secret), expiresAt: this.#now() + INVITATION_TTL_MS };
+        const secret = newSecret();
+        const invitation: Invitation = { secretHash: hashToken(secret), expiresAt: this.#now() + INVITATION_TTL_MS };
         const invited = (user: User) => ({ user, invitation: { token: `${user.id}.${secret}`, expiresAt: invitation.expiresAt } });
         if (existing) {
           try {
@@ -153,11 +142,10 @@ export class Invitations {
 
   /** The invited user of a link that works now; rejects with `InvitationError` otherwise. */
   async pending(token: string): Promise<User> {
-    const dot = token.indexOf('.');
-    if (dot < 1 || dot === token.length - 1 || token.length > MAX_TOKEN_LENGTH) throw new InvitationError('unknown');
-    const user = await this.#store.getUser(token.slice(0, dot));
-    if (!user) throw new InvitationError('unknown');
-    this.#check(user, digest(token.slice(dot + 1)));
+    const parts = splitIdSecret(token);
+    const user = parts && (await this.#store.getUser(parts.id));
+    if (!parts || !user) throw new InvitationError('unknown');
+    this.#check(user, hashToken(parts.secret));
     return user;
   }
 
@@ -172,7 +160,7 @@ export class Invitations {
     const weakness = passwordWeakness(password, user.email);
     if (weakness) throw new EngramError('invalid_request', weakness);
     const passwordHash = await hashPassword(password);
-    const secretHash = digest(token.slice(token.indexOf('.') + 1));
+    const secretHash = hashToken(splitIdSecret(token)!.secret);
     const accepted = await this.#store.updateUser(user.id, (current) => {
       this.#check(current, secretHash);
       const { invitation: _accepted, ...rest } = current;
@@ -185,7 +173,7 @@ export class Invitations {
   #check(user: User, secretHash: string): void {
     // With the invitation gone, a link for this user can only be one already used (or a guess).
     if (!user.invitation) throw new InvitationError('used');
-    if (!sameDigest(user.invitation.secretHash, secretHash)) throw new InvitationError('unknown');
+    if (!sameHash(user.invitation.secretHash, secretHash)) throw new InvitationError('unknown');
     if (user.invitation.expiresAt <= this.#now()) throw new InvitationError('expired');
   }
 }

@@ -4,15 +4,10 @@
  * tokens: 256 random bits need no slow hash), and PKCE's S256 check (RFC 7636 §4.6).
  * Every comparison of a presented secret is constant-time.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { hashToken, sameHash } from '../security/tokens.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { hashToken, newSecret, sameHash } from '../security/tokens.js';
 
-export { hashToken as digest, sameHash };
-
-/** 256 random bits, base64url. */
-export function newSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
+export { hashToken as digest, newSecret, sameHash };
 
 const GRANT_TOKEN = /^(grt_[A-Za-z0-9]{16})\.([A-Za-z0-9_-]{43})$/;
 

@@ -4,14 +4,9 @@ import type { Deps } from '../../deps.js';
 import type { User } from '../../domain/account-records.js';
 import type { Agent, Org } from '../../domain/types.js';
 import { EngramError } from '../../errors.js';
+import type { AgentParams, OrgParams } from '../management/access.js';
 
-export interface OrgParams {
-  org: string;
-}
-
-export interface AgentParams extends OrgParams {
-  agent: string;
-}
+export type { AgentParams, OrgParams } from '../management/access.js';
 
 export function userOf(request: FastifyRequest): User {
   const user = request.signedIn?.user;

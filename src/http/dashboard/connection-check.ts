@@ -5,6 +5,8 @@
  */
 import type { UpstreamClient } from '../../ports/upstream.js';
 import { toEngramError } from '../../errors.js';
+import { modelIds } from '../../connect/models.js';
+import { readText } from '../../memory/http-body.js';
 
 export interface ConnectionCheck {
   ok: boolean;
@@ -14,20 +16,9 @@ export interface ConnectionCheck {
   detail: string;
 }
 
-const MAX_BODY = 64 * 1024;
+/** A provider's model list can be long (hundreds of models): bounded well above that. */
+const MAX_BODY = 4 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
-
-async function readSome(body: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    chunks.push(buffer);
-    size += buffer.length;
-    if (size >= MAX_BODY) break;
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY);
-}
 
 export async function checkUpstream(upstream: UpstreamClient, baseUrl: string, apiKey: string, headers: Record<string, string>): Promise<ConnectionCheck> {
   let url: URL;
@@ -45,9 +36,9 @@ export async function checkUpstream(upstream: UpstreamClient, baseUrl: string, a
       signal: AbortSignal.timeout(TIMEOUT_MS),
       headersTimeoutMs: TIMEOUT_MS,
     });
-    const text = await readSome(response.body);
+    const text = await readText(response.body, MAX_BODY);
     if (response.status >= 200 && response.status < 300) {
-      const ids = modelIds(text);
+      const ids = modelIds(parsed(text)) ?? [];
       return {
         ok: true,
         summary: `Connected: ${url.origin} answered ${response.status}${ids.length ? ` and lists ${ids.length} model${ids.length === 1 ? '' : 's'}` : ''}.`,
@@ -61,11 +52,10 @@ export async function checkUpstream(upstream: UpstreamClient, baseUrl: string, a
   }
 }
 
-function modelIds(text: string): string[] {
+function parsed(text: string): unknown {
   try {
-    const parsed = JSON.parse(text) as { data?: Array<{ id?: unknown }> };
-    return (parsed.data ?? []).map((model) => model.id).filter((id): id is string => typeof id === 'string');
+    return JSON.parse(text);
   } catch {
-    return [];
+    return undefined;
   }
 }

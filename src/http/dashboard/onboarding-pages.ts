@@ -11,7 +11,8 @@ import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
 import { issueToken } from '../management/issue-token.js';
-import { parseNewAgent, refuseForbiddenUpstream } from '../management/agent-input.js';
+import { refuseForbiddenUpstream } from '../management/agent-input.js';
+import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstream, type ConnectionCheck } from './connection-check.js';
@@ -79,11 +80,7 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(form) });
     let agent;
     try {
-      const input = parseNewAgent(agentBody(form), org.id);
-      refuseForbiddenUpstream(input.upstream.baseUrl, { allowPrivate: deps.config.upstreamAllowPrivate });
-      const existing = await control.directory.getAgent(org.id, input.name);
-      if (existing) throw new EngramError('conflict', `An agent named "${input.name}" already exists in this organisation.`);
-      agent = await control.createAgent(input);
+      ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), allowPrivate: deps.config.upstreamAllowPrivate }));
     } catch (error) {
       if (error instanceof EngramError && error.status < 500) return agentForm(reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
       throw error;

@@ -3,7 +3,8 @@ import type { Agent } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { agentRead, findAgent, findOrg, type AgentParams, type OrgParams } from './access.js';
-import { parseAgentPatch, parseNewAgent, refuseForbiddenUpstream } from './agent-input.js';
+import { parseAgentPatch, refuseForbiddenUpstream } from './agent-input.js';
+import { createAgentFromBody, refuseTakenName } from './create-agent.js';
 import { issueToken } from './issue-token.js';
 import { agentWire, publicBase } from './wire.js';
 
@@ -15,19 +16,9 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   const apiKeySet = async (agent: Agent): Promise<boolean> =>
     ((await control.agentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
 
-  const nameTaken = async (orgId: string, name: string, except?: string): Promise<void> => {
-    const existing = await control.directory.getAgent(orgId, name);
-    if (existing && existing.id !== except) {
-      throw new EngramError('conflict', `An agent named \`${name}\` already exists in this organisation`, { param: 'name' });
-    }
-  };
-
   app.post<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request, reply) => {
     const org = await findOrg(control, request.params.org);
-    const input = parseNewAgent(request.body, org.id);
-    refuseForbiddenUpstream(input.upstream.baseUrl, upstreamPolicy);
-    await nameTaken(org.id, input.name);
-    const agent = await control.createAgent(input);
+    const { agent, input } = await createAgentFromBody(control, { orgId: org.id, body: request.body, allowPrivate: upstreamPolicy.allowPrivate });
     let issued;
     try {
       issued = await issueToken(control, agent, 'default');
@@ -56,7 +47,7 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
     const { org, agent } = await findAgent(control, request.params);
     const patch = parseAgentPatch(request.body);
     if (patch.upstream?.baseUrl !== undefined) refuseForbiddenUpstream(patch.upstream.baseUrl, upstreamPolicy);
-    if (patch.name !== undefined && patch.name !== agent.name) await nameTaken(org.id, patch.name, agent.id);
+    if (patch.name !== undefined && patch.name !== agent.name) await refuseTakenName(control, org.id, patch.name, agent.id);
     const updated = await control.updateAgent(org.id, agent.id, patch);
     if (!updated) throw new EngramError('not_found', `No agent \`${request.params.agent}\``);
     return agentWire(updated, { base: publicBase(request), apiKeySet: await apiKeySet(updated) });

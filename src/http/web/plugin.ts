@@ -90,13 +90,6 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
   }
 
   app.decorateRequest('signedIn', undefined);
-  app.addHook('onRequest', async (request) => {
-    request.signedIn = await deps.accounts.signedIn(request.cookies[SESSION_COOKIE]);
-  });
-  // Pages are personal: never cached by a browser or a proxy.
-  app.addHook('onSend', async (request, reply) => {
-    if (!request.url.startsWith('/assets/')) reply.header('cache-control', 'no-store');
-  });
 
   app.decorateReply('page', async function (this: FastifyReply, name: string, context: PageContext, status = 200) {
     const request = this.request;
@@ -117,7 +110,18 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
         : engram.message;
     return reply.page('error', { title: status === 404 ? 'Not found' : 'Something went wrong', status, message }, status);
   });
-  for (const routes of pages) await app.register(routes, { deps });
+  // The pages, in their own scope: the assets above are the same for everyone, so they
+  // neither look the session up nor lose their cache headers.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request) => {
+      request.signedIn = await deps.accounts.signedIn(request.cookies[SESSION_COOKIE]);
+    });
+    // Pages are personal: never cached by a browser or a proxy.
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+    });
+    for (const routes of pages) await scope.register(routes, { deps });
+  });
 };
 
 /** Registers the web scope on the app: its pages own `/`, `/login`, `/orgs/...`, `/oauth/authorize`. */
