@@ -8,6 +8,7 @@
  */
 import type { Reflection, ReflectionKind } from '../domain/types.js';
 import { reflectionId } from '../domain/reflection-id.js';
+import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText } from '../domain/reflection-text.js';
 import { EngramError } from '../errors.js';
 import type { ReflectionPatch } from '../ports/index.js';
 import { createReflectionWriter, validateReflection, type ReflectionWriterDeps } from './reflection-writer.js';
@@ -17,10 +18,9 @@ import { rebuildRootIndex } from './root-index.js';
  * Tags that record a reflection written by a person rather than learnt: the domain's
  * `source` names where reflections come from automatically (`mcp` covers every
  * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
- * filter on, and an edit says it was edited.
+ * filter on, and an edit says it was edited. They are not searched by meaning.
  */
-export const ADDED_BY_HAND_TAG = 'added-by-hand';
-export const EDITED_BY_HAND_TAG = 'edited-by-hand';
+export { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG } from '../domain/reflection-text.js';
 
 export interface NewHandReflection {
   content: string;
@@ -65,11 +65,11 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
 
   return {
     async add(agentId, input) {
-      const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic }], 'mcp');
+      const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic, tags: input.tags ?? [] }], 'mcp');
       const [stored] = result.stored;
       if (stored) {
-        // The writer rebuilt the index; the tag does not show in it.
-        return (await reflections.update(agentId, stored.id, { tags: withTag(input.tags ?? [], ADDED_BY_HAND_TAG) })) ?? stored;
+        // The writer rebuilt the index; the tag does not show in it, nor in the vector.
+        return (await reflections.update(agentId, stored.id, { tags: withTag(stored.tags, ADDED_BY_HAND_TAG) })) ?? stored;
       }
       if (result.overLimit > 0) {
         throw new EngramError(
@@ -88,18 +88,23 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
     async edit(agentId, id, change) {
       const current = await reflections.get(agentId, id);
       if (!current) throw new EngramError('not_found', `No reflection \`${id}\``);
-      const cleaned = validateReflection({ kind: change.kind ?? current.kind, content: change.content ?? current.content, topic: change.topic ?? current.topic });
+      const cleaned = validateReflection({
+        kind: change.kind ?? current.kind,
+        content: change.content ?? current.content,
+        topic: change.topic ?? current.topic,
+        tags: change.tags ?? current.tags,
+      });
       if (!cleaned) throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
-      const patch: ReflectionPatch = { tags: withTag(change.tags ?? current.tags, EDITED_BY_HAND_TAG) };
+      const patch: ReflectionPatch = { tags: withTag(cleaned.tags, EDITED_BY_HAND_TAG) };
       if (change.kind !== undefined) patch.kind = cleaned.kind;
       if (change.topic !== undefined) patch.topic = cleaned.topic;
-      if (change.content !== undefined) {
-        patch.content = cleaned.content;
-        if (cleaned.content !== current.content) {
-          const [vector] = await embedder.embed([cleaned.content]);
-          patch.vector = vector;
-          patch.embedderId = embedder.id;
-        }
+      if (change.content !== undefined) patch.content = cleaned.content;
+      // The vector is made from the content and the tags: either changing re-embeds.
+      const searched = embeddingText({ content: cleaned.content, tags: cleaned.tags });
+      if (searched !== embeddingText(current)) {
+        const [vector] = await embedder.embed([searched]);
+        patch.vector = vector;
+        patch.embedderId = embedder.id;
       }
       const updated = await reflections.update(agentId, id, patch);
       if (!updated) throw new EngramError('not_found', `No reflection \`${id}\``);

@@ -8,6 +8,7 @@
  */
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Control } from '../control/control.js';
+import { embeddingText } from '../domain/reflection-text.js';
 
 export interface ReembedDeps {
   control: Control;
@@ -32,7 +33,7 @@ export async function reembedStale(deps: ReembedDeps, signal?: AbortSignal): Pro
       for (let at = 0; at < stale.length; at += BATCH) {
         if (signal?.aborted) return done;
         const batch = stale.slice(at, at + BATCH);
-        const vectors = await deps.embedder.embed(batch.map((reflection) => reflection.content));
+        const vectors = await deps.embedder.embed(batch.map(embeddingText));
         const rows: StoredReflection[] = batch.map((reflection, i) => ({ ...reflection, embedderId: deps.embedder.id, vector: vectors[i] }));
         await deps.reflections.upsert(rows);
         done += rows.length;

@@ -7,6 +7,7 @@ import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource } f
 import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
+import { embeddingText, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
 import { MAX_REFLECTIONS_PER_AGENT } from '../domain/limits.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
@@ -27,6 +28,9 @@ export const NEAR_DUPLICATE_THRESHOLD = 0.92;
 export const MAX_CONTENT_CHARS = 1000;
 export const MAX_TOPIC_CHARS = 60;
 export const DEFAULT_TOPIC = 'general';
+/** Tags kept per reflection, and characters per tag: a handful of short phrases. */
+export const MAX_TAGS = 12;
+export const MAX_TAG_CHARS = 60;
 /** Existing neighbours looked at per new reflection (some may come from an older embedder). */
 const NEIGHBOURS = 3;
 
@@ -34,6 +38,8 @@ export interface ValidReflection {
   kind: ReflectionKind;
   content: string;
   topic: string;
+  /** Searched, never injected (`domain/reflection-text.ts`). */
+  tags: string[];
 }
 
 export interface WriteResult {
@@ -73,11 +79,12 @@ export interface ReflectionWriterDeps {
  * The stored form of one proposal, or `undefined` when it is not a reflection: kind
  * `factual` or `procedural` (any case); content on one line, secrets redacted, at most
  * 1,000 characters, holding at least one letter or digit; topic a short lowercase phrase,
- * `general` when missing.
+ * `general` when missing; tags short lowercase phrases, secrets redacted, at most
+ * `MAX_TAGS` distinct ones (anything else given as tags is dropped, not an error).
  */
 export function validateReflection(proposal: unknown): ValidReflection | undefined {
   if (typeof proposal !== 'object' || proposal === null) return undefined;
-  const { kind, content, topic } = proposal as Record<string, unknown>;
+  const { kind, content, topic, tags } = proposal as Record<string, unknown>;
   const normalisedKind = typeof kind === 'string' ? kind.trim().toLowerCase() : '';
   if (normalisedKind !== 'factual' && normalisedKind !== 'procedural') return undefined;
   if (typeof content !== 'string') return undefined;
@@ -88,7 +95,31 @@ export function validateReflection(proposal: unknown): ValidReflection | undefin
     kind: normalisedKind,
     content: text,
     topic: topicText === '' ? DEFAULT_TOPIC : truncateEnd(topicText, MAX_TOPIC_CHARS),
+    tags: validTags(tags),
   };
+}
+
+function validTags(tags: unknown): string[] {
+  if (!Array.isArray(tags)) return [];
+  const kept = new Set<string>();
+  // Engram's own marks (made or edited by hand) do not count against the cap.
+  let subject = 0;
+  for (const tag of tags) {
+    if (typeof tag !== 'string') continue;
+    if (isMarkerTag(tag)) {
+      kept.add(tag);
+      continue;
+    }
+    if (subject === MAX_TAGS) continue;
+    const line = oneLine(tag);
+    // A tag that holds a secret is dropped whole: a redacted phrase finds nothing.
+    if (redactSecrets(line) !== line) continue;
+    const text = truncateEnd(line.toLowerCase(), MAX_TAG_CHARS);
+    if (!/[\p{L}\p{N}]/u.test(text) || kept.has(text)) continue;
+    kept.add(text);
+    subject++;
+  }
+  return [...kept];
 }
 
 export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWriter {
@@ -108,18 +139,24 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit };
 
       const candidates = [...unique];
-      const vectors = await deps.embedder.embed(candidates.map(([, r]) => r.content));
+      const vectors = await deps.embedder.embed(candidates.map(([, r]) => embeddingText(r)));
       const words = candidates.map(([, r]) => embedText(r.content));
       const fresh: Array<StoredReflection & { words: Float32Array }> = [];
       const now = deps.now();
-      const touched = new Set<string>();
+      // Restated reflections, with the tags the restatement brings that they lack.
+      const touched = new Map<string, { reflection: Reflection; tags: string[] }>();
+      const touch = (reflection: Reflection, tags: readonly string[]) => {
+        const entry = touched.get(reflection.id) ?? { reflection, tags: [] };
+        entry.tags.push(...tags);
+        touched.set(reflection.id, entry);
+      };
       for (const [index, [id, valid]] of candidates.entries()) {
         const vector = vectors[index];
         const said = words[index];
         const existing = await deps.reflections.get(agentId, id);
         if (existing) {
           duplicates++;
-          touched.add(id);
+          touch(existing, valid.tags);
           continue;
         }
         if (fresh.some((other) => cosine(other.words, said) >= threshold)) {
@@ -132,14 +169,13 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
         );
         if (near) {
           duplicates++;
-          touched.add(near.reflection.id);
+          touch(near.reflection, valid.tags);
           continue;
         }
         fresh.push({
           id,
           agentId,
           ...valid,
-          tags: [],
           source,
           createdAt: now,
           updatedAt: now,
@@ -156,14 +192,37 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       const overLimit = Math.max(0, fresh.length - room);
       fresh.splice(room);
       await deps.reflections.upsert(fresh.map(({ words: _words, ...stored }) => stored));
-      // An empty patch only bumps `updatedAt`: a restated memory counts as fresh again.
-      for (const id of touched) await deps.reflections.update(agentId, id, {});
+      // A restated memory counts as fresh again (an empty patch only bumps `updatedAt`), and
+      // it gains the restatement's new tags, up to the cap: a lesson learnt again from a
+      // request phrased another way is then found under that phrasing too.
+      for (const { reflection, tags } of touched.values()) {
+        const merged = mergedTags(reflection.tags, tags);
+        if (!merged) {
+          await deps.reflections.update(agentId, reflection.id, {});
+          continue;
+        }
+        const [vector] = await deps.embedder.embed([embeddingText({ content: reflection.content, tags: merged })]);
+        await deps.reflections.update(agentId, reflection.id, { tags: merged, vector, embedderId: deps.embedder.id });
+      }
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
       return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, overLimit, limit };
     },
   };
+}
+
+/** `current` with the subject tags of `added` it lacks, while fewer than `MAX_TAGS`; undefined when none is added. */
+function mergedTags(current: readonly string[], added: readonly string[]): string[] | undefined {
+  const merged = [...current];
+  let subject = subjectTags(current).length;
+  for (const tag of added) {
+    if (subject >= MAX_TAGS) break;
+    if (merged.includes(tag)) continue;
+    merged.push(tag);
+    subject++;
+  }
+  return merged.length > current.length ? merged : undefined;
 }
 
 function idOf(agentId: string, reflection: ValidReflection): string {

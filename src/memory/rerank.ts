@@ -1,7 +1,8 @@
 /**
  * Second-stage ranking of hybrid search candidates by soft term matching: how well each
- * of the query's words is matched by some word of the reflection, exactly (same stem) or
- * by meaning (word-vector cosine), weighted by how rare the query word is. It finds
+ * of the query's words is matched by some word of the reflection (its content, topic and
+ * tags), exactly (same stem) or by meaning (word-vector cosine), weighted by how rare the
+ * query word is. It finds
  * "my build dies because the cache server is down" in "Start Redis with docker compose
  * before npm run build" where one averaged vector per text blurs the words together.
  * It runs on the handful of candidates a search returns, not on the whole store.
@@ -9,6 +10,7 @@
 import type { ScoredReflection } from '../domain/types.js';
 import { STOPWORDS } from '../domain/text.js';
 import { stem, words } from '../domain/keywords.js';
+import { subjectTags } from '../domain/reflection-text.js';
 import type { WordVectors } from './embedders/word-vectors.js';
 
 export interface Reranker {
@@ -64,7 +66,7 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
       if (total === 0) return [...results];
       // Every cosine a search needs (each query word to each vocabulary row its candidates
       // hold) in one batch, which runs as SIMD (`WordVectors.cosines`).
-      const candidates = results.map((result) => termsOf(`${result.reflection.content} ${result.reflection.topic}`));
+      const candidates = results.map(({ reflection }) => termsOf(`${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`));
       const column = new Map<number, number>();
       for (const words of candidates) for (const word of words) if (word.row !== undefined && !column.has(word.row)) column.set(word.row, column.size);
       const askedRows: number[] = [];

@@ -17,6 +17,7 @@ export function proposedFrom(args: unknown): ProposedReflection[] {
             kind: entry.kind,
             content: entry.content,
             topic: typeof entry.topic === 'string' ? entry.topic : '',
+            ...(Array.isArray(entry.tags) && { tags: entry.tags.filter((tag): tag is string => typeof tag === 'string') }),
             ...(Number.isInteger(entry.turn) && (entry.turn as number) >= 0 ? { turn: entry.turn as number } : {}),
           },
         ]

@@ -27,6 +27,8 @@ export interface ProposedReflection {
   kind: ReflectionKind;
   content: string;
   topic: string;
+  /** Phrases it should be found under (searched, never injected); absent when the model gave none. */
+  tags?: string[];
   /** The number of the transcript turn the model learnt it from (the `[n]` before each turn), when it said. */
   turn?: number;
 }
@@ -134,10 +136,11 @@ export const RECORD_REFLECTIONS_SCHEMA = {
           kind: { type: 'string', enum: ['factual', 'procedural'] },
           content: { type: 'string' },
           topic: { type: 'string' },
+          tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
           // Required but nullable: strict tool schemas (Responses) need every property listed.
           turn: { type: ['integer', 'null'], description: 'The [number] of the transcript turn this is learnt from, or null.' },
         },
-        required: ['kind', 'content', 'topic', 'turn'],
+        required: ['kind', 'content', 'topic', 'tags', 'turn'],
         additionalProperties: false,
       },
     },

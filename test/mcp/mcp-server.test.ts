@@ -97,6 +97,24 @@ test('a remembered secret is redacted; recall updates use counts', async ({ engr
   await client.close();
 });
 
+test('remember takes tags: recall finds the memory by a tag it does not say, and the API lists them', async ({ engram, agent }) => {
+  const client = await connect(agent);
+  const { tools } = await client.listTools();
+  assert.ok((tools.find((tool) => tool.name === 'remember')?.inputSchema.properties as any).tags, 'the schema offers tags');
+  const stored = await client.callTool({
+    name: 'remember',
+    arguments: { content: 'Nightly exports land in s3://acme-exports/nightly.', kind: 'factual', tags: ['data dump', 'backup bucket'] },
+  });
+  const id = (stored.structuredContent as any).id;
+  const recalled = await client.callTool({ name: 'recall', arguments: { query: 'where does the data dump go?' } });
+  assert.is((recalled.structuredContent as any).results[0]?.id, id);
+  const listed = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${id}`);
+  assert.equal(listed.json.tags, ['data dump', 'backup bucket']);
+  const tooMany = await client.callTool({ name: 'remember', arguments: { content: 'x', kind: 'factual', tags: Array.from({ length: 13 }, (_, i) => `t${i}`) } });
+  assert.ok(tooMany.isError, 'more than 12 tags is refused with a message');
+  await client.close();
+});
+
 test('recall hits move a memory up the root index', async ({ agent, engram }) => {
   const client = await connect(agent);
   const store = (content: string) => client.callTool({ name: 'remember', arguments: { content, kind: 'factual', topic: 'services' } });

@@ -186,6 +186,38 @@ test('each learnt reflection records the conversation, and the turn and role the
   }
 });
 
+test('the tags the model gives are stored with each reflection (redacted ones dropped), and the tool asks for them', async () => {
+  const h = await harness();
+  try {
+    h.upstream.setExtractor(() => ({
+      type: 'tool_call',
+      name: 'record_reflections',
+      arguments: {
+        reflections: [
+          {
+            kind: 'factual',
+            content: 'The deploy script is tools/deploy.sh.',
+            topic: 'deployment',
+            tags: ['Ship To Production', 'release script', 'token ghp_0123456789abcdefghijABCDEFGHIJ012345'],
+            turn: null,
+          },
+          { kind: 'factual', content: 'Releases are cut from the main branch.', topic: 'release', tags: 'not a list', turn: null },
+        ],
+      },
+    }));
+    await h.run([h.job()]);
+    const tool = h.upstream.extractionRequests()[0].json.tools[0].function;
+    assert.ok(tool.parameters.properties.reflections.items.required.includes('tags'), 'strict schemas list every property');
+    const tags = Object.fromEntries((await h.world.reflections.list(h.world.agent.id)).map((r) => [r.content, r.tags]));
+    assert.equal(tags, {
+      'The deploy script is tools/deploy.sh.': ['ship to production', 'release script'],
+      'Releases are cut from the main branch.': [],
+    });
+  } finally {
+    await h.close();
+  }
+});
+
 test('a redelivered job is acked without calling the upstream again', async () => {
   const h = await harness();
   try {

@@ -92,6 +92,29 @@ test('a near-duplicate of a stored reflection touches it instead of adding one',
   }
 });
 
+test('a restatement brings its new tags to the stored reflection, which is then found under them', async () => {
+  const world = await openWorld();
+  try {
+    const [first] = (
+      await world.writer.write(world.agent.id, [{ kind: 'procedural', content: 'Run npm test before pushing.', topic: 'testing', tags: ['pre-push checks'] }], 'conversation')
+    ).stored;
+    const vectorBefore = (await world.reflections.vectors(world.agent.id, [first.id])).get(first.id);
+    const result = await world.writer.write(
+      world.agent.id,
+      [{ kind: 'procedural', content: 'Run `npm test` before you push.', topic: 'testing', tags: ['pre-push checks', 'broken main branch'] }],
+      'conversation',
+    );
+    assert.is(result.duplicates, 1);
+    assert.equal((await world.reflections.get(world.agent.id, first.id))?.tags, ['pre-push checks', 'broken main branch']);
+    const vectorAfter = (await world.reflections.vectors(world.agent.id, [first.id])).get(first.id);
+    assert.ok(vectorBefore && vectorAfter && vectorAfter.some((x, i) => x !== vectorBefore[i]), 're-embedded with the new tag');
+    const found = await world.reflections.keywords(world.agent.id, { text: 'broken main branch', limit: 5 });
+    assert.equal(found.map((m) => m.id), [first.id]);
+  } finally {
+    await world.dispose();
+  }
+});
+
 test('distinct facts on one subject are all kept', async () => {
   const world = await openWorld();
   try {

@@ -65,6 +65,44 @@ test('soft-match reranking: exact stems and words of like meaning lift the refle
   }
 });
 
+test('a reflection is found by its tags (words it does not say), by meaning and by keyword; tags are never injected', async () => {
+  const world = await openWorld();
+  try {
+    const reranker = createSoftMatchReranker(words);
+    const deps = { reflections: world.reflections, embedder, reranker };
+    const { createReflectionWriter } = await import('../../src/memory/reflection-writer.js');
+    const { createRetrieval, renderReflectionsBlock } = await import('../../src/memory/retrieval.js');
+    const writer = createReflectionWriter({ reflections: world.reflections, embedder, control: world.control, now: () => world.clock.now });
+    const content = 'Design tokens come from packages/ui/tokens.json; Tailwind reads them through apps/web/tailwind.config.ts.';
+    const others = [
+      { kind: 'factual', content: 'Invoices are generated nightly by the billing cron job', topic: 'billing' },
+      { kind: 'procedural', content: 'Run pnpm db:migrate before pnpm test or the tests fail on a missing column', topic: 'database' },
+    ];
+    const request = 'Marketing wants the brand colour a shade darker everywhere. Where is that palette defined?';
+    const retrieval = createRetrieval(deps);
+
+    await writer.write(world.agent.id, [{ kind: 'factual', content, topic: 'frontend' }, ...others], 'mcp');
+    assert.equal(await retrieval.retrieve(world.agent, request, new Set()), [], 'without tags the request shares no word with it');
+
+    const other = await openWorld();
+    try {
+      const tagged = createReflectionWriter({ reflections: other.reflections, embedder, control: other.control, now: () => other.clock.now });
+      await tagged.write(other.agent.id, [{ kind: 'factual', content, topic: 'frontend', tags: ['brand colours', 'colour palette', 'theme'] }, ...others], 'conversation');
+      const injected = await createRetrieval({ ...deps, reflections: other.reflections }).retrieve(other.agent, request, new Set());
+      assert.equal(injected.map((r) => r.content), [content]);
+      assert.equal(injected[0].tags, ['brand colours', 'colour palette', 'theme']);
+      assert.not.match(renderReflectionsBlock(injected), 'palette', 'tags are searched, not injected');
+      const byKeyword = await searchMemory({ reflections: other.reflections, embedder }, other.agent.id, { text: 'palette', keywords: 'palette', limit: 3, alpha: 0.5 });
+      assert.is(byKeyword[0].reflection.content, content);
+      assert.ok(byKeyword[0].keywordScore > 0);
+    } finally {
+      await other.dispose();
+    }
+  } finally {
+    await world.dispose();
+  }
+});
+
 test('an embedder that fails degrades the search to keywords and says so; it never throws', async () => {
   const world = await openWorld();
   try {

@@ -7,6 +7,7 @@ test('accepts a well-formed proposal, trimmed and on one line', () => {
     kind: 'factual',
     content: 'The deploy script is tools/deploy.sh.',
     topic: 'deployment',
+    tags: [],
   });
   assert.is(validateReflection({ kind: 'Procedural', content: 'Run tests first.', topic: 'x' })?.kind, 'procedural');
 });
@@ -47,6 +48,20 @@ test('redacts secrets in content and topic', () => {
     topic: 'db',
   });
   assert.is(valid?.content, 'The staging DB is postgres://app:[REDACTED:url_password]@db.staging:5432/app');
+});
+
+test('tags: lowercase phrases on one line, distinct, at most 12; a tag holding a secret and non-strings are dropped', () => {
+  const tags = validateReflection({
+    kind: 'factual',
+    content: 'The deploy script is tools/deploy.sh.',
+    tags: ['Release  Script', 'release script', '\nship to prod\n', '', '...', 42, null, 'key sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz12345', 'x'.repeat(100)],
+  })?.tags;
+  assert.equal(tags?.slice(0, 2), ['release script', 'ship to prod']);
+  assert.is(tags?.length, 3, JSON.stringify(tags));
+  assert.ok((tags?.[2].length ?? 0) <= 60, 'capped in length');
+  const many = validateReflection({ kind: 'factual', content: 'A fact.', tags: Array.from({ length: 20 }, (_, i) => `tag ${i}`) })?.tags;
+  assert.is(many?.length, 12);
+  assert.equal(validateReflection({ kind: 'factual', content: 'A fact.', tags: 'not a list' })?.tags, []);
 });
 
 test.run();

@@ -5,7 +5,7 @@ import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../do
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { searchMemory } from '../../memory/memory-search.js';
-import { MAX_CONTENT_CHARS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
@@ -35,7 +35,7 @@ const EXPORT_PAGE = 500;
 const Kind = z.enum(KINDS as [ReflectionKind, ...ReflectionKind[]]);
 const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One self-contained memory; secrets are redacted');
 const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
-const Tags = z.array(z.string().trim().min(1).max(100)).max(50);
+const Tags = z.array(z.string().trim().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
 
 /** `POST .../reflections`: one reflection added by hand (the MCP `remember` path). */
 export const NewReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic.optional(), tags: Tags.optional() }).meta({ id: 'NewReflection' });

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../domain/engram-tools.js';
-import { MAX_CONTENT_CHARS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { textResult, type McpContext } from '../context.js';
 
 export function registerRemember(server: McpServer, context: McpContext): void {
@@ -18,12 +18,20 @@ export function registerRemember(server: McpServer, context: McpContext): void {
         content: z.string().min(1).max(MAX_CONTENT_CHARS).describe(`The memory, at most ${MAX_CONTENT_CHARS} characters`),
         kind: z.enum(['factual', 'procedural']).describe('factual: where things are; procedural: how to avoid mistakes'),
         topic: z.string().max(MAX_TOPIC_CHARS).optional().describe('A short topic to file it under, e.g. "deploy" or "tests"'),
+        tags: z
+          .array(z.string().max(MAX_TAG_CHARS))
+          .max(MAX_TAGS)
+          .optional()
+          .describe(
+            'Short phrases a later session needing this memory would use without knowing it: the goal, the symptom or error, ' +
+              'generic names and synonyms of what it names (e.g. "tests fail missing column", "database schema"). Searched, never shown.',
+          ),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ content, kind, topic }) => {
+    async ({ content, kind, topic, tags }) => {
       const agent = await context.agent();
-      const result = await context.writer.write(agent.id, [{ content, kind, topic }], 'mcp');
+      const result = await context.writer.write(agent.id, [{ content, kind, topic, tags }], 'mcp');
       // Some clients (Claude Code, Codex) show the model the structured result instead of
       // the text, so it carries the message too.
       const [stored] = result.stored;
