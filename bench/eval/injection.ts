@@ -13,6 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openSqliteAdapters } from '../../src/adapters/sqlite/index.js';
 import { Control } from '../../src/control/control.js';
+import { embeddingText } from '../../src/domain/reflection-text.js';
 import { oneLine, truncateEnd } from '../../src/domain/text.js';
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type ScoredReflection } from '../../src/domain/types.js';
 import { FUSION_CANDIDATES } from '../../src/memory/hybrid-search.js';
@@ -23,7 +24,7 @@ import type { Reranker } from '../../src/memory/rerank.js';
 import type { Embedder } from '../../src/ports/index.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { Vault } from '../../src/security/vault.js';
-import { NEEDING, REFLECTIONS, UNRELATED, type NeedingRequest, type UnrelatedKind } from './injection-set.js';
+import { NEEDING, REFLECTION_TAGS, REFLECTIONS, UNRELATED, type NeedingRequest, type UnrelatedKind } from './injection-set.js';
 
 /** One hybrid-search result for a request, named by its id in the set. */
 export interface Candidate {
@@ -31,6 +32,8 @@ export interface Candidate {
   score: number;
   vectorScore: number;
   keywordScore: number;
+  /** The reranker's soft word-match score; absent without a reranker. */
+  matchScore?: number;
   /** What `isRelevant` says of it with the agent's `minScore`. */
   relevant: boolean;
   /**
@@ -42,7 +45,7 @@ export interface Candidate {
 
 export interface RequestCandidates {
   request: string;
-  /** The reflection the request needs; absent for an unrelated request. */
+  /** The reflection the request needs (the one it merged into, if the writer merged it); absent for an unrelated request. */
   needs?: string;
   group: NeedingRequest['phrasing'] | UnrelatedKind;
   /** What `retrieve` injected, best first. */
@@ -68,11 +71,18 @@ export interface FalsePositive {
 export interface InjectionOptions {
   /** The second-stage ranking the proxy runs when word vectors are loaded; absent: fused order. */
   reranker?: Reranker;
+  /**
+   * Store each reflection with the tags an extraction model wrote for it (`REFLECTION_TAGS`),
+   * as reflections learnt from conversations are stored; without: as stored on purpose
+   * with no tags (MCP `remember`, by hand).
+   */
+  tags?: boolean;
 }
 
 export interface InjectionResult {
   embedder: string;
   reranked: boolean;
+  tagged: boolean;
   /** Reflections in the set, and how many the writer stored (the rest it took for restatements). */
   reflections: number;
   stored: number;
@@ -125,13 +135,14 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
     const merged: InjectionResult['merged'] = [];
     for (const reflection of REFLECTIONS) {
       const { kind, topic, content } = reflection;
-      const { stored } = await writer.write(agent.id, [{ kind, topic, content }], 'mcp');
+      const tags = options.tags ? [...(REFLECTION_TAGS[reflection.id] ?? [])] : [];
+      const { stored } = await writer.write(agent.id, [{ kind, topic, content, tags }], options.tags ? 'conversation' : 'mcp');
       if (stored[0]) {
         storeIdOf.set(reflection.id, stored[0].id);
         setIdOf.set(stored[0].id, reflection.id);
         continue;
       }
-      const [vector] = await embedder.embed([content]);
+      const [vector] = await embedder.embed([embeddingText({ content, tags })]);
       const [nearest] = await adapters.reflections.nearest(agent.id, { vector, limit: 1 });
       if (!nearest) throw new Error(`reflection ${reflection.id} was neither stored nor merged`);
       storeIdOf.set(reflection.id, nearest.id);
@@ -146,9 +157,11 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
       const { considered, rest } = await rawCandidates(deps, agent, request);
       const candidate = (considered: boolean) => (r: ScoredReflection) => ({
         id: name(r.reflection.id),
-        score: round(r.score),
-        vectorScore: round(r.vectorScore),
-        keywordScore: round(r.keywordScore),
+        // Unrounded: a calibration compares them with thresholds, as `isRelevant` does.
+        score: r.score,
+        vectorScore: r.vectorScore,
+        keywordScore: r.keywordScore,
+        ...(r.matchScore !== undefined && { matchScore: r.matchScore }),
         relevant: isRelevant(r, relevanceRule(embedder, agent.memory.minScore)),
         considered,
       });
@@ -171,10 +184,10 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
 
     for (const request of NEEDING) {
       const { injected, results, drifted } = await run(request.text);
-      candidates.push({ request: request.text, needs: request.needs, group: request.phrasing, injected, results });
-      if (drifted) queryDrift++;
       // The needed reflection under the name it is stored as (itself, or the one it merged into).
       const needed = name(storeIdOf.get(request.needs) ?? request.needs);
+      candidates.push({ request: request.text, needs: needed, group: request.phrasing, injected, results });
+      if (drifted) queryDrift++;
       const group = byPhrasing[request.phrasing];
       group.n++;
       injectedNeeding += injected.length;
@@ -213,6 +226,7 @@ export async function evalInjection(embedder: Embedder, options: InjectionOption
     return {
       embedder: embedder.id,
       reranked: options.reranker !== undefined,
+      tagged: options.tags === true,
       reflections: REFLECTIONS.length,
       stored: REFLECTIONS.length - merged.length,
       merged,

@@ -4,11 +4,13 @@
  *   - `local-default`: what `serve` runs without an embeddings endpoint, the semantic
  *     embedder with the soft-match reranker over the same word vectors.
  * For each: LoCoMo retrieval (R@5, R@10 through `recall`, as the MCP tool runs it) when
- * the dev set is found, and injection (`injection.ts`). Prints a summary table; the
- * whole result (per category, misses, false positives) goes to `bench/results/eval-*.json`.
+ * the dev set is found, and injection (`injection.ts`) twice: the reflections stored
+ * without tags (as `remember` stores them) and with the tags extraction writes. Prints a
+ * summary table; the whole result (per category, misses, false positives) goes to
+ * `bench/results/eval-*.json`.
  * `npm run eval -- --candidates <file>` also writes the injection's per-request raw
  * candidates (score, vectorScore, keywordScore) for each embedder to `<file>`, to
- * calibrate `isRelevant`.
+ * calibrate `isRelevant` with `calibrate.ts`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -56,7 +58,18 @@ for (const { name, embedder, reranker } of setups) {
   started = performance.now();
   const { candidates: raw, ...injection } = await evalInjection(embedder, { reranker });
   candidates[name] = raw;
-  runs.push({ name, embedder: embedder.id, reranker: reranker !== undefined, locomo, injection: { ...injection, seconds: seconds(started) } });
+  const injectionSeconds = seconds(started);
+  started = performance.now();
+  const { candidates: rawTagged, ...injectionTagged } = await evalInjection(embedder, { reranker, tags: true });
+  candidates[`${name}+tags`] = rawTagged;
+  runs.push({
+    name,
+    embedder: embedder.id,
+    reranker: reranker !== undefined,
+    locomo,
+    injection: { ...injection, seconds: injectionSeconds },
+    injectionTagged: { ...injectionTagged, seconds: seconds(started) },
+  });
 }
 if (candidatesFile) writeFileSync(candidatesFile, `${JSON.stringify(candidates, null, 2)}\n`);
 
@@ -77,22 +90,28 @@ const costs: Record<string, unknown> = {};
 const results = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results', `eval-${new Date().toISOString().replaceAll(':', '-')}.json`);
 mkdirSync(path.dirname(results), { recursive: true });
 writeFileSync(results, `${JSON.stringify({ runs, costs, ...(skipped.length > 0 && { skipped }) }, null, 2)}\n`);
+interface Injection {
+  neededHit: number;
+  neededTop1: number;
+  unrelatedAny: number;
+}
 const pct = (x: number | undefined) => (x === undefined ? '-' : `${(x * 100).toFixed(1)}%`);
 console.table(
   Object.fromEntries(
-    (runs as Array<{ name: string; embedder: string; locomo?: { r5: number; r10: number }; injection: { neededHit: number; neededTop1: number; unrelatedAny: number } }>).map((run) => [
+    (runs as Array<{ name: string; embedder: string; locomo?: { r5: number; r10: number }; injection: Injection; injectionTagged: Injection }>).map((run) => [
       run.name,
       {
         embedder: run.embedder,
         'LoCoMo R@5 (>= 78%)': pct(run.locomo?.r5),
         'LoCoMo R@10 (>= 85%)': pct(run.locomo?.r10),
-        'needed injected (>= 90%)': pct(run.injection.neededHit),
-        'needed first': pct(run.injection.neededTop1),
-        'unrelated got any (<= 5%)': pct(run.injection.unrelatedAny),
+        'needed injected (>= 90%)': `${pct(run.injection.neededHit)} / ${pct(run.injectionTagged.neededHit)}`,
+        'needed first': `${pct(run.injection.neededTop1)} / ${pct(run.injectionTagged.neededTop1)}`,
+        'unrelated got any (<= 5%)': `${pct(run.injection.unrelatedAny)} / ${pct(run.injectionTagged.unrelatedAny)}`,
       },
     ]),
   ),
 );
+console.log('injection: reflections without tags (stored on purpose) / with the tags extraction writes');
 console.log('costs of the default embedder:', JSON.stringify(costs));
 for (const line of skipped) console.log(`skipped: ${line}`);
 console.log(`details: ${path.relative(process.cwd(), results)}`);

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { evalInjection, type InjectionResult } from '../../bench/eval/injection.js';
-import { NEEDING, REFLECTIONS, UNRELATED } from '../../bench/eval/injection-set.js';
+import { NEEDING, REFLECTION_TAGS, REFLECTIONS, UNRELATED } from '../../bench/eval/injection-set.js';
 import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
 import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
 import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
@@ -33,6 +33,7 @@ test('the set has its documented sizes, unique ids, and every reflection is need
   assert.equal([...ids].filter((id) => !needed.has(id)), []);
   const texts = [...NEEDING, ...UNRELATED].map((r) => r.text);
   assert.is(new Set(texts).size, texts.length, 'no request appears twice');
+  assert.equal(Object.keys(REFLECTION_TAGS).sort(), [...ids].sort(), 'every reflection has its extraction tags');
 });
 
 function assertWellFormed(result: InjectionResult): void {
@@ -67,11 +68,17 @@ test('runs with the hashing embedder and returns a well-formed result', async ()
   assertWellFormed(result);
 });
 
-test('runs as serve does without an embeddings endpoint: semantic embedder and reranker', async () => {
+test('runs as serve does without an embeddings endpoint: semantic embedder and reranker, reflections with and without tags', async () => {
   const words = loadWordVectors();
-  const result = await evalInjection(createSemanticEmbedder(words), { reranker: createSoftMatchReranker(words) });
+  const embedder = createSemanticEmbedder(words);
+  const reranker = createSoftMatchReranker(words);
+  const result = await evalInjection(embedder, { reranker });
   assert.ok(result.reranked);
+  assert.not.ok(result.tagged);
   assertWellFormed(result);
+  const tagged = await evalInjection(embedder, { reranker, tags: true });
+  assert.ok(tagged.tagged);
+  assertWellFormed(tagged);
 });
 
 test.run();

@@ -78,7 +78,7 @@ test('a reflection is found by its tags (words it does not say), by meaning and 
       { kind: 'factual', content: 'Invoices are generated nightly by the billing cron job', topic: 'billing' },
       { kind: 'procedural', content: 'Run pnpm db:migrate before pnpm test or the tests fail on a missing column', topic: 'database' },
     ];
-    const request = 'Marketing wants the brand colour a shade darker everywhere. Where is that palette defined?';
+    const request = 'Where do I change the brand colour palette?';
     const retrieval = createRetrieval(deps);
 
     await writer.write(world.agent.id, [{ kind: 'factual', content, topic: 'frontend' }, ...others], 'mcp');
