@@ -79,8 +79,9 @@ export interface ReflectionWriterDeps {
  * The stored form of one proposal, or `undefined` when it is not a reflection: kind
  * `factual` or `procedural` (any case); content on one line, secrets redacted, at most
  * 1,000 characters, holding at least one letter or digit; topic a short lowercase phrase,
- * `general` when missing; tags short lowercase phrases, secrets redacted, at most
- * `MAX_TAGS` distinct ones (anything else given as tags is dropped, not an error).
+ * `general` when missing; tags lowercase phrases on one line of at most `MAX_TAG_CHARS`,
+ * at most `MAX_TAGS` distinct ones besides Engram's own marks, a tag holding a secret
+ * left out whole (anything else given as tags is dropped, not an error).
  */
 export function validateReflection(proposal: unknown): ValidReflection | undefined {
   if (typeof proposal !== 'object' || proposal === null) return undefined;
