@@ -134,7 +134,11 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       for (const proposal of proposed) {
         const valid = validateReflection(proposal);
         if (!valid) rejected++;
-        else if (unique.has(idOf(agentId, valid))) duplicates++;
+        else if (unique.has(idOf(agentId, valid))) {
+          duplicates++;
+          const first = unique.get(idOf(agentId, valid))!;
+          first.tags = mergedTags(first.tags, valid.tags) ?? first.tags;
+        }
         else unique.set(idOf(agentId, valid), { ...valid, ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}) });
       }
       if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit };
@@ -146,6 +150,8 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       const now = deps.now();
       // Restated reflections, with the tags the restatement brings that they lack.
       const touched = new Map<string, { reflection: Reflection; tags: string[] }>();
+      // New reflections that gained a later proposal's tags in this batch: embedded again.
+      const retag = new Set<StoredReflection>();
       const touch = (reflection: Reflection, tags: readonly string[]) => {
         const entry = touched.get(reflection.id) ?? { reflection, tags: [] };
         entry.tags.push(...tags);
@@ -160,8 +166,14 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           touch(existing, valid.tags);
           continue;
         }
-        if (fresh.some((other) => cosine(other.words, said) >= threshold)) {
+        const earlier = fresh.find((other) => cosine(other.words, said) >= threshold);
+        if (earlier) {
           duplicates++;
+          const merged = mergedTags(earlier.tags, valid.tags);
+          if (merged) {
+            earlier.tags = merged;
+            retag.add(earlier);
+          }
           continue;
         }
         // The nearest by meaning are the candidates; whether one says the same is judged on the words.
@@ -192,6 +204,11 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       const room = fresh.length === 0 ? 0 : Math.max(0, limit - (await deps.reflections.count(agentId)));
       const overLimit = Math.max(0, fresh.length - room);
       fresh.splice(room);
+      const reembed = fresh.filter((reflection) => retag.has(reflection));
+      if (reembed.length > 0) {
+        const again = await deps.embedder.embed(reembed.map(embeddingText));
+        reembed.forEach((reflection, index) => (reflection.vector = again[index]));
+      }
       await deps.reflections.upsert(fresh.map(({ words: _words, ...stored }) => stored));
       // A restated memory counts as fresh again (an empty patch only bumps `updatedAt`), and
       // it gains the restatement's new tags, up to the cap: a lesson learnt again from a

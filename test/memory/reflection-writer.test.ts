@@ -69,6 +69,28 @@ test('drops duplicates within a batch, exact and near', async () => {
   }
 });
 
+test('duplicates within a batch give their tags to the one kept, which is embedded with them', async () => {
+  const world = await openWorld();
+  try {
+    const result = await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'factual', content: 'Run npm test before pushing.', topic: 'testing', tags: ['pre-push checks'] },
+        { kind: 'factual', content: '  run NPM test before pushing ', topic: 'testing', tags: ['broken main branch'] },
+        { kind: 'factual', content: 'Run `npm test` before you push.', topic: 'testing', tags: ['red ci build'] },
+      ],
+      'conversation',
+    );
+    assert.is(result.stored.length, 1);
+    assert.equal(result.stored[0].tags, ['pre-push checks', 'broken main branch', 'red ci build']);
+    const [vector] = await world.embedder.embed(['Run npm test before pushing.\npre-push checks; broken main branch; red ci build']);
+    const stored = (await world.reflections.vectors(world.agent.id, [result.stored[0].id])).get(result.stored[0].id);
+    assert.equal([...(stored ?? [])], [...vector], 'the vector holds every tag');
+  } finally {
+    await world.dispose();
+  }
+});
+
 test('a near-duplicate of a stored reflection touches it instead of adding one', async () => {
   const world = await openWorld();
   try {
