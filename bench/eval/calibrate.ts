@@ -12,8 +12,10 @@
  * embedder's comment quotes is not only a description of the set it was fitted on.
  */
 import { readFileSync } from 'node:fs';
+import { DEFAULT_MEMORY_SETTINGS } from '../../src/domain/types.js';
+import { isRelevant } from '../../src/memory/retrieval.js';
 import type { RelevanceCalibration } from '../../src/ports/index.js';
-import type { Candidate, RequestCandidates } from './injection.js';
+import type { RequestCandidates } from './injection.js';
 
 const [file, setup = 'local-default'] = process.argv.slice(2);
 if (!file) {
@@ -26,46 +28,41 @@ if (sets.length === 0) throw new Error(`no candidates for ${setup} in ${file}`);
 
 /** The most unrelated requests that may get anything. */
 const MAX_UNRELATED = 0.05;
-/** Mirrors `retrieval.ts`: a keyword-backed result ranks in the upper half. */
-const KEYWORD_MIN_FUSED = 0.5;
-const TOP_K = 5;
 
-const relevant = (c: Candidate, rule: RelevanceCalibration) =>
-  c.vectorScore >= rule.minCosine || (c.keywordScore > 0 && c.score >= KEYWORD_MIN_FUSED && c.vectorScore >= rule.minCosine * rule.keywordFraction);
-
-/** What `retrieve` would inject under `rule`: the considered candidates it keeps, best first, at most topK. */
+/** What `retrieve` would inject under `rule`: the considered candidates `isRelevant` keeps, best first, at most topK. */
 const injected = (request: RequestCandidates, rule: RelevanceCalibration) =>
-  request.results.filter((c) => c.considered && relevant(c, rule)).slice(0, TOP_K).map((c) => c.id);
+  request.results
+    .filter((c) => c.considered && isRelevant(c, rule))
+    .slice(0, DEFAULT_MEMORY_SETTINGS.topK)
+    .map((c) => c.id);
 
 interface Score {
+  /** Share of needing requests, over every set, that got the reflection they need. */
   hit: number;
+  /** Share of unrelated requests that got anything, in the set where it is highest. */
   unrelated: number;
 }
 
-function score(requests: RequestCandidates[][], rule: RelevanceCalibration): Score {
+function score(sets: RequestCandidates[][], rule: RelevanceCalibration): Score {
   let hits = 0;
   let needing = 0;
-  let any = 0;
   let unrelated = 0;
-  let worstUnrelated = 0;
-  for (const set of requests) {
-    let setAny = 0;
-    let setUnrelated = 0;
+  for (const set of sets) {
+    let any = 0;
+    let count = 0;
     for (const request of set) {
       const got = injected(request, rule);
       if (request.needs) {
         needing++;
         if (got.includes(request.needs)) hits++;
       } else {
-        setUnrelated++;
-        if (got.length > 0) setAny++;
+        count++;
+        if (got.length > 0) any++;
       }
     }
-    any += setAny;
-    unrelated += setUnrelated;
-    worstUnrelated = Math.max(worstUnrelated, setAny / Math.max(1, setUnrelated));
+    unrelated = Math.max(unrelated, any / Math.max(1, count));
   }
-  return { hit: hits / Math.max(1, needing), unrelated: Math.max(worstUnrelated, any / Math.max(1, unrelated)) };
+  return { hit: hits / Math.max(1, needing), unrelated };
 }
 
 const RULES: RelevanceCalibration[] = [];
@@ -77,18 +74,13 @@ for (let minCosine = 0.3; minCosine <= 0.8001; minCosine += 0.01) {
  * The rule with the most hits within the unrelated bound; of equals, the one giving
  * unrelated requests least, then the stricter (higher cosine, then higher fraction).
  */
-function best(requests: RequestCandidates[][]): { rule: RelevanceCalibration; score: Score } {
+function best(sets: RequestCandidates[][]): { rule: RelevanceCalibration; score: Score } {
+  const better = (a: { rule: RelevanceCalibration; score: Score }, b: { rule: RelevanceCalibration; score: Score }) =>
+    a.score.hit - b.score.hit || b.score.unrelated - a.score.unrelated || a.rule.minCosine - b.rule.minCosine || a.rule.keywordFraction - b.rule.keywordFraction;
   let found: { rule: RelevanceCalibration; score: Score } | undefined;
   for (const rule of RULES) {
-    const result = score(requests, rule);
-    if (result.unrelated > MAX_UNRELATED) continue;
-    const better =
-      !found ||
-      result.hit - found.score.hit ||
-      found.score.unrelated - result.unrelated ||
-      rule.minCosine - found.rule.minCosine ||
-      rule.keywordFraction - found.rule.keywordFraction;
-    if (better === true || (typeof better === 'number' && better > 0)) found = { rule, score: result };
+    const candidate = { rule, score: score(sets, rule) };
+    if (candidate.score.unrelated <= MAX_UNRELATED && (!found || better(candidate, found) > 0)) found = candidate;
   }
   if (!found) throw new Error('no rule keeps unrelated requests under the bound');
   return found;

@@ -87,7 +87,7 @@ const terms = (query: string): string[] => (query === '' ? [] : query.split(' ')
  *     least `keywordFraction` of minCosine: an exact term (an identifier, a file name) the
  *     embedding underrates, but never a text that only shares a word and nothing else.
  */
-export function isRelevant(result: ScoredReflection, rule: RelevanceCalibration): boolean {
+export function isRelevant(result: Pick<ScoredReflection, 'score' | 'vectorScore' | 'keywordScore'>, rule: RelevanceCalibration): boolean {
   if (result.vectorScore >= rule.minCosine) return true;
   return result.keywordScore > 0 && result.score >= KEYWORD_MIN_FUSED && result.vectorScore >= rule.minCosine * rule.keywordFraction;
 }

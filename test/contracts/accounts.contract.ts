@@ -60,6 +60,19 @@ const rotate = (expected: string, next: string) => (current: OAuthGrant): OAuthG
   return { ...current, refreshHash: next, spentRefreshHashes: [...current.spentRefreshHashes, expected], lastUsedAt: tick() };
 };
 
+/** A user with a session, an OAuth client and a grant to it: one record of each kind. */
+async function seedUser(s: AccountStore) {
+  const ada = user('ada@example.test');
+  await s.createUser(ada);
+  const session = newSession(ada.id, 'h', tick(), 60_000);
+  await s.createSession(session);
+  const client = newOAuthClient('client', ['http://127.0.0.1/cb'], tick());
+  await s.createClient(client);
+  const g = grant(ada.id, { clientId: client.id });
+  await s.createGrant(g);
+  return { ada, session, client, g };
+}
+
 function signingKey(kid: string): SigningKeyRecord {
   return { kid, alg: 'EdDSA', sealedPrivateJwk: `sealed:${kid}`, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: kid }, createdAt: tick() };
 }
@@ -297,14 +310,7 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
     if (!h.peer) return;
     const s = h.stores.accounts;
     const peer = (await h.peer()).accounts;
-    const ada = user('ada@example.test');
-    await s.createUser(ada);
-    const session = newSession(ada.id, 'h', tick(), 60_000);
-    await s.createSession(session);
-    const client = newOAuthClient('client', ['http://127.0.0.1/cb'], tick());
-    await s.createClient(client);
-    const g = grant(ada.id, { clientId: client.id });
-    await s.createGrant(g);
+    const { ada, session, client, g } = await seedUser(s);
     assert.equal(await peer.findUserByEmail(ada.email), ada);
     assert.equal(await peer.getSession(session.id), session);
     assert.equal(await peer.getClient(client.id), client);
@@ -318,15 +324,8 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
     const h = harness(context);
     if (!h.reopen) return;
     const s = h.stores.accounts;
-    const ada = user('ada@example.test');
-    await s.createUser(ada);
+    const { ada, session, client, g } = await seedUser(s);
     const updated = await s.updateUser(ada.id, (current) => ({ ...current, orgIds: ['org_a'] }));
-    const session = newSession(ada.id, 'h', tick(), 60_000);
-    await s.createSession(session);
-    const client = newOAuthClient('client', ['http://127.0.0.1/cb'], tick());
-    await s.createClient(client);
-    const g = grant(ada.id, { clientId: client.id });
-    await s.createGrant(g);
     const key = await s.signingKey(signingKey('kid-durable'));
 
     const reopened = (await h.reopen()).accounts;

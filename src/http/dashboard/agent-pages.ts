@@ -34,13 +34,12 @@ interface ReflectionForm {
   tags?: string;
 }
 
-const KINDS = REFLECTION_KINDS;
 const PAGE = 50;
 const DAYS = 14;
 const DAY_MS = 86_400_000;
 
 function kindOf(raw: unknown): ReflectionKind | undefined {
-  return KINDS.find((kind) => kind === raw);
+  return REFLECTION_KINDS.find((kind) => kind === raw);
 }
 
 function tagList(raw: unknown): string[] {

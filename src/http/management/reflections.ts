@@ -26,13 +26,12 @@ interface ReflectionQuery {
   format?: unknown;
 }
 
-const KINDS = REFLECTION_KINDS;
 const MAX_LIMIT = 200;
 /** Rows read per page while an export streams: memory stays bounded however many there are. */
 const EXPORT_PAGE = 500;
 
 
-const Kind = z.enum(KINDS as [ReflectionKind, ...ReflectionKind[]]);
+const Kind = z.enum(REFLECTION_KINDS as [ReflectionKind, ...ReflectionKind[]]);
 const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One self-contained memory; secrets are redacted');
 const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
 const Tags = z.array(z.string().trim().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
@@ -55,8 +54,8 @@ type EditBody = z.output<typeof ReflectionPatchBody>;
 
 function kindOf(value: unknown, param: string): ReflectionKind | undefined {
   if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string' && (KINDS as readonly string[]).includes(value)) return value as ReflectionKind;
-  throw invalid(param, `\`${param}\` must be one of: ${KINDS.join(', ')}`);
+  if (typeof value === 'string' && (REFLECTION_KINDS as readonly string[]).includes(value)) return value as ReflectionKind;
+  throw invalid(param, `\`${param}\` must be one of: ${REFLECTION_KINDS.join(', ')}`);
 }
 
 /**
