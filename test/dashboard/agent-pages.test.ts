@@ -16,6 +16,8 @@ interface Context {
   /** `/orgs/<org>/agents/<agent>` */
   page: string;
   agentId: string;
+  /** `/orgs/<org>/agents/new` */
+  newAgent: string;
 }
 
 const test = suite<Context>('dashboard agent pages');
@@ -33,6 +35,7 @@ test.before(async (context) => {
   context.page = agent.location!.replace(/\/connect$/, '');
   context.agentId = context.page.split('/').at(-1)!;
   context.web = web;
+  context.newAgent = org.location!;
 });
 
 test.after(async ({ engram, upstream }) => {
@@ -63,6 +66,15 @@ test('a reflection added by hand is stored, tagged, edited, and a restatement is
   assert.ok(after?.tags.includes('edited-by-hand'));
   const index = await engram.running.deps.control.indexes.get(agentId);
   assert.match(index!, 'before any build', 'the root index was rebuilt');
+});
+
+test('the connection test takes the base URL as saving the agent does: a pasted /v1 is dropped, a reserved header refused', async ({ web, newAgent, upstream }) => {
+  await web.get(newAgent);
+  const pasted = await web.post(newAgent, { intent: 'check', name: 'other', base_url: `${upstream.url}/v1/`, api_key: 'sk-x-1234567890', headers: '' });
+  assert.match(pasted.text, /answered 200 and lists \d+ model/);
+  await web.get(newAgent);
+  const reserved = await web.post(newAgent, { intent: 'check', name: 'other', base_url: upstream.url, api_key: 'sk-x-1234567890', headers: 'Host: evil.example' });
+  assert.match(reserved.text, 'is set by Engram itself');
 });
 
 test('search shows what a request saying the same would get injected', async ({ web, page }) => {

@@ -7,6 +7,7 @@ import type { UpstreamClient } from '../../ports/upstream.js';
 import { toEngramError } from '../../errors.js';
 import { modelIds } from '../../connect/models.js';
 import { readText } from '../../memory/http-body.js';
+import { DEFAULT_ANTHROPIC_VERSION } from '../../protocols/messages/adapter.js';
 
 export interface ConnectionCheck {
   ok: boolean;
@@ -20,19 +21,15 @@ export interface ConnectionCheck {
 const MAX_BODY = 4 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
+/** `baseUrl` as the management API cleans it (`upstreamBaseUrl`): `/v1/models` is appended. */
 export async function checkUpstream(upstream: UpstreamClient, baseUrl: string, apiKey: string, headers: Record<string, string>): Promise<ConnectionCheck> {
-  let url: URL;
-  try {
-    url = new URL(baseUrl.replace(/\/+$/, '') + '/v1/models');
-  } catch {
-    return { ok: false, summary: 'The base URL is not a URL.', detail: baseUrl };
-  }
+  const url = new URL(`${baseUrl}/v1/models`);
   const auth: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}`, 'x-api-key': apiKey } : {};
   try {
     const response = await upstream.send({
       url: url.href,
       method: 'GET',
-      headers: { ...auth, 'anthropic-version': '2023-06-01', accept: 'application/json', ...headers },
+      headers: { ...auth, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION, accept: 'application/json', ...headers },
       signal: AbortSignal.timeout(TIMEOUT_MS),
       headersTimeoutMs: TIMEOUT_MS,
     });

@@ -11,12 +11,12 @@ import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
 import { issueToken } from '../management/issue-token.js';
-import { refuseForbiddenUpstream } from '../management/agent-input.js';
+import { parseAgentPatch, refuseForbiddenUpstream } from '../management/agent-input.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstream, type ConnectionCheck } from './connection-check.js';
-import { agentBody, agentInfo, parseHeaderLines, text, type AgentForm } from './forms.js';
+import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
 
 /** Paths as the person's own machine has them: `~/.codex/config.toml`. */
 const HOME = locations({ home: '~' });
@@ -56,15 +56,18 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     return agentForm(reply, org, {});
   });
 
+  // The upstream as saving the agent would take it: the same parser cleans the base URL
+  // (a pasted `/v1` dropped) and refuses the same headers.
   const check = async (form: AgentForm): Promise<ConnectionCheck> => {
-    let headers: Record<string, string>;
     try {
-      headers = parseHeaderLines(typeof form.headers === 'string' ? form.headers : '');
-      refuseForbiddenUpstream(text(form.base_url), { allowPrivate: deps.config.upstreamAllowPrivate });
+      if (!text(form.base_url)) return { ok: false, summary: 'Give the base URL first.', detail: '' };
+      const { upstream, secrets } = parseAgentPatch({ upstream: agentBody(form).upstream });
+      const baseUrl = upstream?.baseUrl as string;
+      refuseForbiddenUpstream(baseUrl, { allowPrivate: deps.config.upstreamAllowPrivate });
+      return await checkUpstream(deps.upstream, baseUrl, secrets?.upstreamApiKey ?? '', upstream?.headers ?? {});
     } catch (error) {
       return { ok: false, summary: error instanceof Error ? error.message : String(error), detail: '' };
     }
-    return checkUpstream(deps.upstream, text(form.base_url), text(form.api_key), headers);
   };
 
   // htmx: the result alone, swapped in under the button.
