@@ -5,7 +5,7 @@
  * it, so one user never sees another's org even by guessing its id. Orgs an operator
  * deleted (admin API) are skipped where a user's list still names them.
  */
-import { isEmail, MAX_ORGS_PER_USER, newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
+import { isEmail, joinedOrg, MAX_ORGS_PER_USER, newSession, newUser, normaliseEmail, type SessionRecord, type User } from '../domain/account-records.js';
 import type { Agent, Org } from '../domain/types.js';
 import { EngramError } from '../errors.js';
 import type { AccountStore } from '../ports/accounts.js';
@@ -116,10 +116,16 @@ export class Accounts {
   async createOrg(user: User, name: string): Promise<Org> {
     const trimmed = name.trim();
     if (!trimmed || trimmed.length > 100) throw new EngramError('invalid_request', 'Give the organisation a name of up to 100 characters.');
-    if (user.orgIds.length >= MAX_ORGS_PER_USER) throw new EngramError('invalid_request', `A user may belong to at most ${MAX_ORGS_PER_USER} organisations.`);
+    const tooMany = () => new EngramError('invalid_request', `A user may belong to at most ${MAX_ORGS_PER_USER} organisations.`);
+    // Checked on the session's copy first (no org made in vain), and again in the update.
+    if (user.orgIds.length >= MAX_ORGS_PER_USER) throw tooMany();
     const org = await this.#control.createOrg(trimmed);
     try {
-      const updated = await this.store.updateUser(user.id, (current) => ({ ...current, orgIds: [...current.orgIds, org.id] }));
+      const updated = await this.store.updateUser(user.id, (current) => {
+        const joined = joinedOrg(current, org.id);
+        if (!joined) throw tooMany();
+        return joined;
+      });
       if (!updated) throw new EngramError('not_found', 'Your account no longer exists.');
     } catch (error) {
       // An org nobody can reach is removed again rather than left behind.

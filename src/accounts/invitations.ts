@@ -12,6 +12,7 @@
 import { hashToken, newSecret, sameHash, splitIdSecret } from '../security/tokens.js';
 import {
   isEmail,
+  joinedOrg,
   MAX_ORGS_PER_USER,
   newUser,
   NO_PASSWORD,
@@ -82,11 +83,9 @@ export class Invitations {
     const normalised = normaliseEmail(email);
     if (!isEmail(normalised)) throw new EngramError('invalid_request', 'Give a valid email address.', { param: 'email' });
     const join = (current: User): User => {
-      if (current.orgIds.includes(orgId)) return current;
-      if (current.orgIds.length >= MAX_ORGS_PER_USER) {
-        throw new EngramError('invalid_request', `This user already belongs to ${MAX_ORGS_PER_USER} organisations, the most one may.`, { param: 'email' });
-      }
-      return { ...current, orgIds: [...current.orgIds, orgId] };
+      const joined = joinedOrg(current, orgId);
+      if (!joined) throw new EngramError('invalid_request', `This user already belongs to ${MAX_ORGS_PER_USER} organisations, the most one may.`, { param: 'email' });
+      return joined;
     };
 
     for (let attempt = 1; ; attempt++) {

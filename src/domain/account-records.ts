@@ -35,6 +35,17 @@ export const NO_PASSWORD = '!invited';
 /** How many organisations one user may belong to. */
 export const MAX_ORGS_PER_USER = 100;
 
+/**
+ * `user` as a member of `orgId` (itself when it is one already), or undefined when it
+ * belongs to `MAX_ORGS_PER_USER` organisations already. Applied inside the store's
+ * atomic update, so two joins at once cannot pass the limit together.
+ */
+export function joinedOrg(user: User, orgId: string): User | undefined {
+  if (user.orgIds.includes(orgId)) return user;
+  if (user.orgIds.length >= MAX_ORGS_PER_USER) return undefined;
+  return { ...user, orgIds: [...user.orgIds, orgId] };
+}
+
 /** A dashboard sign-in: the cookie holds `<id>.<secret>`; the store holds the secret's SHA-256. */
 export interface SessionRecord {
   id: string;

@@ -5,10 +5,16 @@
  * within hours, so an old conversation that resumes loses nothing worth keeping; what
  * was learnt from it stays in the reflection store. Recorded responses (Responses chains)
  * older than the same time are dropped too, as the OpenAI API drops its own. Expired
- * dashboard sessions and OAuth grants that can no longer be used go as they end.
+ * dashboard sessions and OAuth grants that can no longer be used go as they end, and
+ * agents' daily activity counts once they are more than `ACTIVITY_KEEP_DAYS` old.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
+import { dayOf } from '../observability/activity.js';
+
+/** Daily counts kept: the dashboard shows two weeks; a year and a bit allows comparing with last year. */
+export const ACTIVITY_KEEP_DAYS = 400;
+const DAY_MS = 24 * 3600_000;
 
 const EVERY_MS = 60 * 60 * 1000;
 const FIRST_AFTER_MS = 60 * 1000;
@@ -27,7 +33,10 @@ export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (
       const pruned = await deps.control.conversations.prune(before);
       const responses = await deps.control.responses.prune(before);
       const accounts = await deps.accounts.store.prune(deps.now());
-      if (pruned > 0 || responses > 0 || accounts > 0) app.log.info({ pruned, responses, accounts }, 'idle conversations, old responses, ended sessions and grants pruned');
+      const activityDays = await deps.control.activity.prune(dayOf(deps.now() - ACTIVITY_KEEP_DAYS * DAY_MS));
+      if (pruned > 0 || responses > 0 || accounts > 0 || activityDays > 0) {
+        app.log.info({ pruned, responses, accounts, activityDays }, 'idle conversations, old responses, ended sessions and grants, old activity counts pruned');
+      }
     } catch (error) {
       app.log.error({ err: error }, 'pruning idle conversations failed');
     }

@@ -28,7 +28,7 @@ function jobFields(payload: unknown): Record<string, unknown> {
  * Extraction jobs are counted and logged when scheduled (published), started, done,
  * failed (with the reason, and whether the bus will retry) and dead-lettered.
  */
-export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity?: ActivityRecorder): EventBus {
+export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity: ActivityRecorder): EventBus {
   const publish: EventBus['publish'] = async (subject, payload, options) => {
     await bus.publish(subject, payload, options);
     if (subject !== EXTRACTION_SUBJECT) return;
@@ -55,9 +55,10 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity?
 async function observeDelivery<T>(
   message: BusMessage<T>,
   handler: (message: BusMessage<T>) => Promise<void>,
-  { maxDeliver, metrics, log, activity }: { maxDeliver: number; metrics: Metrics; log: Log; activity?: ActivityRecorder },
+  { maxDeliver, metrics, log, activity }: { maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
 ): Promise<void> {
-  const fields = { ...jobFields(message.payload), attempt: message.attempt };
+  const job = jobFields(message.payload);
+  const fields = { ...job, attempt: message.attempt };
   let settled = false;
   const observed: BusMessage<T> = {
     id: message.id,
@@ -69,8 +70,7 @@ async function observeDelivery<T>(
       await message.ack();
       settled = true;
       metrics.extractionFinished('done');
-      const agentId = (message.payload as { agentId?: unknown } | null)?.agentId;
-      if (typeof agentId === 'string') activity?.record(agentId, { extractions: 1 });
+      if (typeof job.agentId === 'string') activity.record(job.agentId, { extractions: 1 });
     },
     async nak(delayMs) {
       await message.nak(delayMs);

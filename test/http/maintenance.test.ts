@@ -11,8 +11,10 @@ import { newConversationState } from '../../src/domain/conversation-state.js';
 import { maintenancePlugin } from '../../src/http/maintenance.js';
 import { newSession } from '../../src/domain/account-records.js';
 import { eventually } from '../support/engram.js';
+import { ACTIVITY_KEEP_DAYS } from '../../src/http/maintenance.js';
+import { dayOf } from '../../src/observability/activity.js';
 
-test('conversations idle longer than the TTL, and ended sessions, are pruned on schedule', async () => {
+test('conversations idle longer than the TTL, ended sessions and old activity counts are pruned on schedule', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-maintenance-'));
   const config = loadConfig({ 'data-dir': dir, 'admin-token': 'egm_admin_WjjxN7Tt_dNm7EQ7rnC693eJ7vcaiUdk3EOKsXM6_FU', 'conversation-ttl-days': '1' }, {});
   const connected = await connect(config);
@@ -32,6 +34,11 @@ test('conversations idle longer than the TTL, and ended sessions, are pruned on 
   const { store } = connected.deps.accounts;
   await store.createSession({ ...newSession('usr_a', 'ab'.repeat(32), now - 2 * 3600_000, 3600_000), id: 'ses_ended' });
   await store.createSession({ ...newSession('usr_a', 'cd'.repeat(32), now, 3600_000), id: 'ses_open' });
+  // Activity counts: a day past the kept span, and one within it.
+  const oldDay = dayOf(now - (ACTIVITY_KEEP_DAYS + 1) * 24 * 3600_000);
+  const keptDay = dayOf(now - (ACTIVITY_KEEP_DAYS - 1) * 24 * 3600_000);
+  await control.activity.add(agent.id, oldDay, { requests: 3 });
+  await control.activity.add(agent.id, keptDay, { requests: 2 });
 
   const app = Fastify();
   await app.register(maintenancePlugin, { deps: connected.deps, firstAfterMs: 10, everyMs: 50 });
@@ -41,6 +48,8 @@ test('conversations idle longer than the TTL, and ended sessions, are pruned on 
     assert.ok(await control.getConversation(agent.id, 'fresh'));
     await eventually(async () => ((await connected.deps.accounts.store.getSession('ses_ended')) === undefined ? true : undefined), 5000, 'the ended session to go');
     assert.ok(await connected.deps.accounts.store.getSession('ses_open'));
+    await eventually(async () => ((await control.activity.read(agent.id, oldDay)).length === 1 ? true : undefined), 5000, 'the old activity day to go');
+    assert.equal((await control.activity.read(agent.id, oldDay)).map((d) => [d.day, d.requests]), [[keptDay, 2]]);
   } finally {
     await app.close();
     await connected.close();
