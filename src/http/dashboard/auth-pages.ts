@@ -8,8 +8,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { RateLimiter } from '../../security/rate-limits.js';
-import { clearSessionCookie, safeNext, setSessionCookie } from '../web/session.js';
-import type { User } from '../../domain/account-records.js';
+import { safeNext, secureCookies, signIn as startSignedIn, signOut } from '../web/session.js';
+import { normaliseEmail, type User } from '../../domain/account-records.js';
 
 interface Credentials {
   email?: string;
@@ -22,14 +22,13 @@ function field(value: unknown): string {
 }
 
 export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const secure = deps.publicUrl().startsWith('https:');
+  const secure = secureCookies(deps.publicUrl());
   const signUps = new RateLimiter({ perMinute: 5, burst: 10 }, deps.now);
   const logInsByAddress = new RateLimiter({ perMinute: 20, burst: 20 }, deps.now);
   const logInsByEmail = new RateLimiter({ perMinute: 5, burst: 10 }, deps.now);
 
   async function signIn(reply: FastifyReply, user: User, next: string) {
-    const { cookie, session } = await deps.accounts.startSession(user);
-    setSessionCookie(reply, cookie, { secure, expiresAt: session.expiresAt });
+    await startSignedIn(reply, deps.accounts, user, secure);
     return reply.redirect(next, 303);
   }
 
@@ -48,7 +47,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
     const email = field(request.body?.email);
     const next = safeNext(request.body?.next);
     const context = { title: 'Log in', next, email, signup: deps.config.signup };
-    const wait = Math.max(logInsByAddress.take(request.ip), logInsByEmail.take(email.trim().toLowerCase()));
+    const wait = Math.max(logInsByAddress.take(request.ip), logInsByEmail.take(normaliseEmail(email)));
     if (wait > 0) return tooMany(reply, wait, 'login', context);
     const user = await deps.accounts.checkPassword(email, field(request.body?.password));
     if (!user) return reply.page('login', { ...context, error: 'Wrong email or password.' }, 401);
@@ -82,8 +81,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   });
 
   app.post('/logout', { preValidation: app.csrfProtection }, async (request: FastifyRequest, reply) => {
-    await deps.accounts.endSession(request.cookies.engram_session);
-    clearSessionCookie(reply, { secure });
+    await signOut(request, reply, deps.accounts, secure);
     return reply.redirect('/login', 303);
   });
 };

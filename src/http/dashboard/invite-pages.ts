@@ -11,7 +11,7 @@ import { InvitationError } from '../../accounts/invitations.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { RateLimiter } from '../../security/rate-limits.js';
-import { setSessionCookie } from '../web/session.js';
+import { secureCookies, signIn } from '../web/session.js';
 
 interface InviteParams {
   token: string;
@@ -27,7 +27,7 @@ function linkFailed(reply: FastifyReply, error: InvitationError) {
 }
 
 export const invitePages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const secure = deps.publicUrl().startsWith('https:');
+  const secure = secureCookies(deps.publicUrl());
   // Each attempt that passes the link check costs a scrypt hash: bounded like sign-up.
   const attempts = new RateLimiter({ perMinute: 10, burst: 10 }, deps.now);
 
@@ -53,8 +53,7 @@ export const invitePages: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
     try {
       const user = await deps.accounts.invitations.accept(token, password);
       request.log.info({ user: user.id }, 'a user accepted an invitation');
-      const { cookie, session } = await deps.accounts.startSession(user);
-      setSessionCookie(reply, cookie, { secure, expiresAt: session.expiresAt });
+      await signIn(reply, deps.accounts, user, secure);
       return reply.redirect('/', 303);
     } catch (error) {
       if (error instanceof InvitationError) return linkFailed(reply, error);

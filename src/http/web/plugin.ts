@@ -19,7 +19,7 @@ import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { Deps } from '../../deps.js';
 import { toEngramError } from '../../errors.js';
-import { SESSION_COOKIE } from './session.js';
+import { SESSION_COOKIE, secureCookies } from './session.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -50,7 +50,7 @@ function asset(file: string, type: string): { body: Buffer; type: string } {
 }
 
 export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pages }) => {
-  const secure = (deps.publicUrl() ?? '').startsWith('https:');
+  const secure = secureCookies(deps.publicUrl());
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
   await app.register(fastifyCsrf, {

@@ -4,7 +4,8 @@
  * by a top-level navigation, which must carry it), Secure when Engram's public URL is https.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SignedIn } from '../../accounts/accounts.js';
+import type { Accounts, SignedIn } from '../../accounts/accounts.js';
+import type { User } from '../../domain/account-records.js';
 
 export const SESSION_COOKIE = 'engram_session';
 
@@ -15,12 +16,21 @@ declare module 'fastify' {
   }
 }
 
-export function setSessionCookie(reply: FastifyReply, value: string, options: { secure: boolean; expiresAt: number }): void {
-  reply.setCookie(SESSION_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.secure, expires: new Date(options.expiresAt) });
+/** Whether the dashboard's cookies are marked Secure: when Engram's public URL is https. */
+export function secureCookies(publicUrl: string): boolean {
+  return publicUrl.startsWith('https:');
 }
 
-export function clearSessionCookie(reply: FastifyReply, options: { secure: boolean }): void {
-  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: options.secure });
+/** Starts a session for `user` and sets its cookie on `reply`. */
+export async function signIn(reply: FastifyReply, accounts: Pick<Accounts, 'startSession'>, user: User, secure: boolean): Promise<void> {
+  const { cookie, session } = await accounts.startSession(user);
+  reply.setCookie(SESSION_COOKIE, cookie, { path: '/', httpOnly: true, sameSite: 'lax', secure, expires: new Date(session.expiresAt) });
+}
+
+/** Ends the request's session on the server and clears its cookie. */
+export async function signOut(request: FastifyRequest, reply: FastifyReply, accounts: Pick<Accounts, 'endSession'>, secure: boolean): Promise<void> {
+  await accounts.endSession(request.cookies[SESSION_COOKIE]);
+  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
 }
 
 /** A path on this site to come back to after logging in: never another origin (`//evil`, `/\evil`). */
