@@ -13,9 +13,8 @@ import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchMemory } from '../../memory/memory-search.js';
 import { createRetrieval } from '../../memory/retrieval.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
-import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
 import { issueToken } from '../management/issue-token.js';
-import { ofAgent } from '../management/dead-letters.js';
+import { agentJobs, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
@@ -81,15 +80,13 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   app.get<{ Params: AgentParams }>(base, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    const [all, activity, tokens, queued, dead] = await Promise.all([
+    const [all, activity, tokens, jobs] = await Promise.all([
       listAllReflections(reflections, agent.id),
       control.activity.read(agent.id, dayOf(deps.now() - (DAYS - 1) * DAY_MS)),
       control.directory.listTokens(agent.id),
-      deps.bus.queued(EXTRACTION_SUBJECT),
-      deps.bus.deadLetters(EXTRACTION_SUBJECT),
+      agentJobs(deps.bus, agent.id),
     ]);
     const index = (await control.indexes.get(agent.id)) ?? buildRootIndex(all);
-    const jobs = queued.filter((message) => ofAgent(message.payload, agent.id));
     return reply.page('agent', {
       title: agent.name,
       tab: 'overview',
@@ -102,8 +99,8 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         procedural: all.filter((r) => r.kind === 'procedural').length,
         used: all.reduce((sum, r) => sum + r.useCount, 0),
         tokens: tokens.filter((t) => t.revokedAt === null).length,
-        queued: jobs.filter((job) => job.state === 'waiting' || job.state === 'ready').length,
-        dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)).length,
+        queued: jobs.queued.length,
+        dead: jobs.dead.length,
       },
       days: perDay(activity, all, deps.now()),
     });
@@ -205,24 +202,12 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   app.get<{ Params: AgentParams }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    const [queued, dead] = await Promise.all([deps.bus.queued(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
-    const jobs = queued.filter((message) => ofAgent(message.payload, agent.id));
-    return reply.page('agent-activity', {
-      title: `${agent.name}: activity`,
-      tab: 'activity',
-      org,
-      agent,
-      queued: jobs.filter((job) => job.state === 'waiting' || job.state === 'ready'),
-      running: jobs.filter((job) => job.state === 'delivered'),
-      failed: jobs.filter((job) => job.state === 'retrying'),
-      dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)),
-    });
+    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, ...(await agentJobs(deps.bus, agent.id)) });
   });
 
   app.post<{ Params: AgentParams & { id: string } }>(`${base}/activity/dead/:id/retry`, { preValidation: app.csrfProtection }, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    const dead = await deps.bus.deadLetters(EXTRACTION_SUBJECT);
-    if (!dead.some((letter) => letter.id === request.params.id && ofAgent(letter.payload, agent.id)) || !(await deps.bus.retryDeadLetter(request.params.id))) {
+    if (!(await retryAgentDeadLetter(deps.bus, agent.id, request.params.id))) {
       throw new EngramError('not_found', 'There is no such failed job for this agent.');
     }
     return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/activity`, 303);

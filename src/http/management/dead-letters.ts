@@ -8,7 +8,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import { EXTRACTION_SUBJECT, type ExtractionJob } from '../../memory/extraction-job.js';
+import type { ExtractionJob } from '../../memory/extraction-job.js';
+import { agentDeadLetters, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
 import type { DeadLetter } from '../../ports/index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { isoTime, Time } from './wire.js';
@@ -42,10 +43,6 @@ export function jobFields(id: string, payload: unknown, publishedAt: number): z.
   };
 }
 
-/** Only this agent's extraction jobs (an unreadable payload belongs to nobody). */
-export function ofAgent(payload: unknown, agentId: string): boolean {
-  return (payload as Partial<ExtractionJob> | null)?.agentId === agentId;
-}
 
 interface DeadLetterParams extends AgentParams {
   id: string;
@@ -54,19 +51,16 @@ interface DeadLetterParams extends AgentParams {
 const path = '/v0/orgs/:org/agents/:agent/extraction/dead-letters';
 
 export const deadLetterRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const deadOf = async (agentId: string): Promise<DeadLetter[]> =>
-    (await deps.bus.deadLetters(EXTRACTION_SUBJECT)).filter((dead) => ofAgent(dead.payload, agentId));
-
   app.get<{ Params: AgentParams }>(path, agentRead, async (request) => {
     const { agent } = await findAgent(deps.control, request.params);
-    return { data: (await deadOf(agent.id)).map(deadLetterWire) };
+    return { data: (await agentDeadLetters(deps.bus, agent.id)).map(deadLetterWire) };
   });
 
   app.post<{ Params: DeadLetterParams }>(`${path}/:id/retry`, async (request) => {
     const { agent } = await findAgent(deps.control, request.params);
     const { id } = request.params;
     // Only this agent's dead letters: an id of another agent's job is not found here.
-    if (!(await deadOf(agent.id)).some((dead) => dead.id === id) || !(await deps.bus.retryDeadLetter(id))) {
+    if (!(await retryAgentDeadLetter(deps.bus, agent.id, id))) {
       throw new EngramError('not_found', `No dead letter \`${id}\` for this agent`);
     }
     return { id, retried: true } satisfies z.output<typeof RetriedJson>;

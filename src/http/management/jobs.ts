@@ -9,10 +9,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { EXTRACTION_SUBJECT } from '../../memory/extraction-job.js';
-import { QUEUED_LIMIT, type QueuedMessage } from '../../ports/event-bus.js';
+import { agentJobs } from '../../memory/agent-jobs.js';
+import type { QueuedMessage } from '../../ports/event-bus.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import { DeadLetterJson, deadLetterWire, JobFields, jobFields, ofAgent } from './dead-letters.js';
+import { DeadLetterJson, deadLetterWire, JobFields, jobFields } from './dead-letters.js';
 import { isoTime, Time } from './wire.js';
 
 export const JobJson = z
@@ -47,21 +47,18 @@ function jobWire(message: QueuedMessage): z.output<typeof JobJson> {
 export const jobRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/jobs', agentRead, async (request): Promise<z.output<typeof JobsJson>> => {
     const { agent } = await findAgent(deps.control, request.params);
-    const [stored, dead] = await Promise.all([deps.bus.queued(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
-    const mine = stored.filter((message) => ofAgent(message.payload, agent.id));
-    const inState = (...states: QueuedMessage['state'][]) => mine.filter((message) => states.includes(message.state)).map(jobWire);
-    const queued = inState('waiting', 'ready').sort((a, b) => (a.due_at ?? '').localeCompare(b.due_at ?? ''));
-    const waiting = mine.filter((message) => message.state === 'waiting').map((message) => message.dueAt ?? Infinity);
-    const ready = mine.some((message) => message.state === 'ready');
+    const jobs = await agentJobs(deps.bus, agent.id);
+    const waiting = jobs.queued.filter((message) => message.state === 'waiting').map((message) => message.dueAt ?? Infinity);
+    const ready = jobs.queued.some((message) => message.state === 'ready');
     return {
       agent_id: agent.id,
       settle_ms: deps.config.settleMs,
       next_due_at: ready ? isoTime(deps.now()) : waiting.length > 0 ? isoTime(Math.min(...waiting)) : null,
-      queued,
-      running: inState('delivered'),
-      failed: inState('retrying'),
-      dead: dead.filter((letter) => ofAgent(letter.payload, agent.id)).map(deadLetterWire),
-      truncated: stored.length >= QUEUED_LIMIT,
+      queued: jobs.queued.map(jobWire).sort((a, b) => (a.due_at ?? '').localeCompare(b.due_at ?? '')),
+      running: jobs.running.map(jobWire),
+      failed: jobs.failed.map(jobWire),
+      dead: jobs.dead.map(deadLetterWire),
+      truncated: jobs.truncated,
     };
   });
 };
