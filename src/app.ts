@@ -10,7 +10,7 @@ import { proxyRoutes } from './http/proxy.js';
 import { managementRoutes } from './http/management.js';
 import { mcpRoutes } from './mcp/http-mount.js';
 import { hookRoutes } from './http/hooks/index.js';
-import { registerWeb } from './http/web/plugin.js';
+import { webRoutes } from './http/web/plugin.js';
 import { notFoundPage, wantsPage } from './http/web/not-found.js';
 import { dashboardPages } from './http/dashboard/index.js';
 import { createAuthorizationServer, oauthPages, oauthRoutes } from './http/oauth/index.js';
@@ -105,9 +105,9 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     await app.register(managementRoutes, { deps });
     await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
     await app.register(hookRoutes, { deps, limits });
-    await registerWeb(app, { deps, pages: [dashboardPages, oauthPages] });
-    // The global MCP server and its authorization server share one (it caches the signing key).
+    // One authorization server for the OAuth endpoints, its pages and the global MCP server (it caches the signing key).
     const oauth = createAuthorizationServer(deps);
+    await app.register(webRoutes, { deps, pages: [dashboardPages, oauthPages(oauth)] });
     await app.register(oauthRoutes, { deps, server: oauth });
     await app.register(globalMcpRoutes, { deps, version: ENGRAM_VERSION, server: oauth, bodyReads, limits });
   }

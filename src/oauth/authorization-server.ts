@@ -22,7 +22,8 @@ import { authorizationServerMetadata, protectedResourceMetadata, resourceOf } fr
 import { OAuthError } from './oauth-error.js';
 import { optional, required, type Params } from './params.js';
 import { parseClientMetadata, registerClient, registrationResponse } from './registration.js';
-import { digest, newSecret, pkceMatches, sameHash, splitGrantToken } from './secrets.js';
+import { pkceMatches, splitGrantToken } from './secrets.js';
+import { hashToken, newSecret, sameHash } from '../security/tokens.js';
 import { SigningKeys } from './signing-keys.js';
 
 export { authorizeFields, type AuthorizeRequest };
@@ -142,7 +143,7 @@ export class AuthorizationServer {
       agentId: agent.id,
       resource: request.resource,
       scope: request.scope,
-      code: { secretHash: digest(secret), codeChallenge: request.codeChallenge, redirectUri: request.redirectUri, expiresAt: now + CODE_TTL_MS, usedAt: null },
+      code: { secretHash: hashToken(secret), codeChallenge: request.codeChallenge, redirectUri: request.redirectUri, expiresAt: now + CODE_TTL_MS, usedAt: null },
       refreshHash: null,
       refreshExpiresAt: null,
       spentRefreshHashes: [],
@@ -183,7 +184,7 @@ export class AuthorizationServer {
     const invalid = new OAuthError('invalid_grant', 'The authorization code is invalid or expired');
     const parts = splitGrantToken(code);
     const grant = parts && (await this.#store.getGrant(parts.grantId));
-    if (!parts || !grant || grant.clientId !== clientId || !sameHash(digest(parts.secret), grant.code.secretHash) || grant.revokedAt !== null) {
+    if (!parts || !grant || grant.clientId !== clientId || !sameHash(hashToken(parts.secret), grant.code.secretHash) || grant.revokedAt !== null) {
       throw invalid;
     }
     if (grant.code.usedAt !== null) {
@@ -211,7 +212,7 @@ export class AuthorizationServer {
         return { ...current, revokedAt: now };
       }
       outcome = 'issued';
-      return { ...current, code: { ...current.code, usedAt: now }, refreshHash: digest(secret), refreshExpiresAt: now + REFRESH_TTL_MS, lastUsedAt: now };
+      return { ...current, code: { ...current.code, usedAt: now }, refreshHash: hashToken(secret), refreshExpiresAt: now + REFRESH_TTL_MS, lastUsedAt: now };
     });
     if (!updated || outcome === 'revoked') throw invalid;
     if (outcome === 'reused') throw new OAuthError('invalid_grant', 'The authorization code was already used: the grant and every token issued from it are revoked');
@@ -227,7 +228,7 @@ export class AuthorizationServer {
     if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', `The refresh token was issued for ${grant.resource}`);
     await this.#stillAllowed(grant, 'invalid_grant');
 
-    const hash = digest(parts.secret);
+    const hash = hashToken(parts.secret);
     const secret = newSecret();
     const now = this.#now();
     let outcome = 'invalid' as 'rotated' | 'reused' | 'invalid';
@@ -240,7 +241,7 @@ export class AuthorizationServer {
         outcome = 'rotated';
         return {
           ...current,
-          refreshHash: digest(secret),
+          refreshHash: hashToken(secret),
           refreshExpiresAt: now + REFRESH_TTL_MS,
           spentRefreshHashes: [current.refreshHash, ...current.spentRefreshHashes].slice(0, SPENT_REFRESH_KEPT),
           lastUsedAt: now,
@@ -278,7 +279,7 @@ export class AuthorizationServer {
     const parts = splitGrantToken(token);
     if (parts) {
       const grant = await this.#store.getGrant(parts.grantId);
-      const hash = digest(parts.secret);
+      const hash = hashToken(parts.secret);
       const known = grant && ((grant.refreshHash !== null && sameHash(hash, grant.refreshHash)) || grant.spentRefreshHashes.some((spent) => sameHash(hash, spent)));
       return known ? grant : undefined;
     }

@@ -1,13 +1,10 @@
 /**
- * The secrets of the authorization server: codes and refresh tokens are `<grant id>.<secret>`
- * (the id finds the grant in one read; only the secret's SHA-256 is stored, as for agent
- * tokens: 256 random bits need no slow hash), and PKCE's S256 check (RFC 7636 §4.6).
- * Every comparison of a presented secret is constant-time.
+ * The shapes of the authorization server's secrets: codes and refresh tokens are
+ * `<grant id>.<secret>` (the id finds the grant in one read; only the secret's SHA-256 is
+ * stored, hashed and compared by `security/tokens.ts` as for agent tokens: 256 random bits
+ * need no slow hash), and PKCE's S256 check (RFC 7636 §4.6), in constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { hashToken, newSecret, sameHash } from '../security/tokens.js';
-
-export { hashToken as digest, newSecret, sameHash };
 
 const GRANT_TOKEN = /^(grt_[A-Za-z0-9]{16})\.([A-Za-z0-9_-]{43})$/;
 

@@ -16,13 +16,10 @@ export function createAuthorizationServer(deps: Deps): AuthorizationServer {
   return new AuthorizationServer({ store: deps.accounts.store, accounts: deps.accounts, vault: deps.vault, issuer: () => deps.publicUrl(), now: () => deps.now() });
 }
 
-/**
- * The OAuth pages of the web scope. They build their own `AuthorizationServer`: all its
- * state is behind the port, and the one thing it caches (the signing key) these pages
- * never use.
- */
-export const oauthPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
-  const server = createAuthorizationServer(deps);
-  await app.register(consentPages(server), { deps });
-  await app.register(connectionsPages(server), { deps });
-};
+/** The OAuth pages of the web scope, over the app's one authorization server. */
+export function oauthPages(server: AuthorizationServer): FastifyPluginAsync<{ deps: Deps }> {
+  return async (app, { deps }) => {
+    await app.register(consentPages(server), { deps });
+    await app.register(connectionsPages(server), { deps });
+  };
+}

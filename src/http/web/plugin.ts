@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
@@ -49,6 +49,7 @@ function asset(file: string, type: string): { body: Buffer; type: string } {
   return { body: readFileSync(file), type };
 }
 
+/** The web scope: its pages own `/`, `/login`, `/orgs/...`, `/oauth/authorize`. */
 export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pages }) => {
   const secure = secureCookies(deps.publicUrl());
   await app.register(fastifyCookie);
@@ -124,7 +125,3 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
   });
 };
 
-/** Registers the web scope on the app: its pages own `/`, `/login`, `/orgs/...`, `/oauth/authorize`. */
-export async function registerWeb(app: FastifyInstance, options: WebOptions): Promise<void> {
-  await app.register(webRoutes, options);
-}
