@@ -40,6 +40,7 @@ import {
   purgeRevision,
   purgeSubjects,
   readJson,
+  retryLostRaces,
   scanLatest,
   type ErrorReporter,
 } from './kv-support.js';
@@ -324,7 +325,7 @@ export class NatsAccountStore implements AccountStore {
    * `change` that throws, or one that breaks `rules.keeps`, writes nothing and rejects.
    */
   async #update<T>(key: string, change: (current: T) => T, rules: RecordRules<T>): Promise<T | undefined> {
-    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+    return retryLostRaces(UPDATE_ATTEMPTS, `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it`, async () => {
       const stored = await readJson<T>(this.#kv, key);
       if (!stored || !rules.matches(stored.value)) return undefined;
       let next: T;
@@ -335,16 +336,9 @@ export class NatsAccountStore implements AccountStore {
         throw new CallerError(error);
       }
       if (!rules.keeps(stored.value, next)) throw new CallerError(new Error(rules.broken));
-      try {
-        await this.#kv.update(key, JSON.stringify(next), stored.revision);
-        return next;
-      } catch (error) {
-        if (!isWrongLastSequence(error)) throw error;
-      }
-      // Many writers on one record: spread their retries so each round has a winner quickly.
-      if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
-    }
-    throw new Error(`${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it`);
+      await this.#kv.update(key, JSON.stringify(next), stored.revision);
+      return next;
+    });
   }
 
   /** Removes `key`'s value stored at `revision` (a newer one stays), leaving no delete marker. */

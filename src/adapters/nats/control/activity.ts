@@ -19,7 +19,7 @@ import { EngramError } from '../../../errors.js';
 import type { ActivityStore, DailyActivity, DailyCounts } from '../../../ports/activity.js';
 import type { NatsContext } from '../connection.js';
 import { activityKeys, kvSubject } from './keys.js';
-import { createKey, forEachLimited, guarded, isWrongLastSequence, purgeRevision, purgeSubjects, readJson, scanLatest } from './kv-support.js';
+import { createKey, forEachLimited, guarded, purgeRevision, purgeSubjects, readJson, retryLostRaces, scanLatest } from './kv-support.js';
 
 export interface NatsActivityStoreOptions {
   bucket: string;
@@ -60,7 +60,7 @@ export class NatsActivityStore implements ActivityStore {
     if (isEmptyIncrement(increment)) return; // days with nothing stay absent
     await this.#guard('add', async () => {
       const key = activityKeys.day(agentId, day);
-      for (let attempt = 1; attempt <= ADD_ATTEMPTS; attempt++) {
+      await retryLostRaces(ADD_ATTEMPTS, `${key} kept changing under ${ADD_ATTEMPTS} attempts to add to it`, async () => {
         const stored = await readJson<StoredDay>(this.#kv, key);
         // Another agent's day under this key would take a SHA-256 collision of two ids: it is replaced, as if absent.
         const base = stored?.value.agentId === agentId && stored.value.day === day ? stored.value : undefined;
@@ -71,17 +71,9 @@ export class NatsActivityStore implements ActivityStore {
           injected: (base?.injected ?? 0) + increment.injected,
           extractions: (base?.extractions ?? 0) + increment.extractions,
         };
-        try {
-          if (stored) await this.#kv.update(key, JSON.stringify(next), stored.revision);
-          else await createKey(this.#kv, key, JSON.stringify(next));
-          return;
-        } catch (error) {
-          if (!isWrongLastSequence(error)) throw error;
-        }
-        // Many writers on one day: spread their retries so each round has a winner quickly.
-        if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2));
-      }
-      throw new Error(`${key} kept changing under ${ADD_ATTEMPTS} attempts to add to it`);
+        if (stored) await this.#kv.update(key, JSON.stringify(next), stored.revision);
+        else await createKey(this.#kv, key, JSON.stringify(next));
+      });
     });
   }
 

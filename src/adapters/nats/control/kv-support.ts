@@ -86,6 +86,25 @@ export function isWrongLastSequence(error: unknown): boolean {
 }
 
 /**
+ * Runs `attempt` (read a record, change it, write it checked against the revision read)
+ * until it does not lose the race: a write refused for a newer revision runs it again on
+ * the newer record, any other failure rejects. Past the third try the retries are spread
+ * at random, so many writers on one record each get a winner quickly. After `attempts`
+ * lost races it rejects with `exhausted`.
+ */
+export async function retryLostRaces<R>(attempts: number, exhausted: string, attempt: () => Promise<R>): Promise<R> {
+  for (let round = 1; round <= attempts; round++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isWrongLastSequence(error)) throw error;
+    }
+    if (round > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * round * 2));
+  }
+  throw new Error(exhausted);
+}
+
+/**
  * Creates `key`, refused by the server when it holds a live value (a delete marker may be
  * replaced). `kv.create` does the same, but after any failure, a timeout included, it
  * asks the server again, doubling the wait when NATS is unreachable.
