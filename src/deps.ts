@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Control } from './control/control.js';
 import type { Embedder, EventBus, ReflectionStore, UpstreamClient } from './ports/index.js';
 import type { Reranker } from './memory/rerank.js';
+import type { Vocabulary } from './memory/named-terms.js';
 import type { Accounts } from './accounts/accounts.js';
 import type { Vault } from './security/vault.js';
 
@@ -16,6 +17,8 @@ export interface Deps {
   embedder: Embedder;
   /** Soft-match reranking of searches, when the word vectors are loaded. */
   reranker?: Reranker;
+  /** What English knows of words (the word vectors, when loaded): tells names from everyday words. */
+  vocabulary?: Vocabulary;
   upstream: UpstreamClient;
   /** SHA-256 of the admin token (see `security/tokens.ts`). */
   adminTokenHash: string;

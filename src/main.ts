@@ -149,6 +149,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       bus: sealedBus(bus ?? sqlite!.bus, vault),
       embedder,
       reranker,
+      vocabulary: words,
       upstream,
       adminTokenHash: adminToken.hash,
       accounts: new Accounts({ store: controlStores.accounts, control, now }),

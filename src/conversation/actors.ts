@@ -98,7 +98,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const injectedIds = new Set(state.injectedIds);
     let injected = 0;
     if (plan.target >= 0 && agent.memory.inject) {
-      const found = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
+      const found = (await deps.retrieval.retrieve(agent, plan.query, injectedIds)).map((judged) => judged.reflection);
       if (found.length > 0) {
         insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
         for (const reflection of found) injectedIds.add(reflection.id);

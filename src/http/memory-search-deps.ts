@@ -17,6 +17,7 @@ export function memorySearchDeps(deps: Deps, log: FastifyBaseLogger): MemorySear
     reflections: deps.reflections,
     embedder: deps.embedder,
     reranker: deps.reranker,
+    vocabulary: deps.vocabulary,
     onDegraded(error) {
       since++;
       const now = deps.now();

@@ -6,9 +6,10 @@
  * fails the request that searched.
  */
 import type { ReflectionKind, ScoredReflection } from '../domain/types.js';
-import type { Embedder, ReflectionStore } from '../ports/index.js';
+import type { Embedder, Match, ReflectionStore } from '../ports/index.js';
 import { hybridSearch } from './hybrid-search.js';
 import type { Reranker } from './rerank.js';
+import type { Vocabulary } from './named-terms.js';
 
 export interface MemorySearchDeps {
   reflections: ReflectionStore;
@@ -17,6 +18,11 @@ export interface MemorySearchDeps {
   reranker?: Reranker;
   /** Told why a search ran on keywords only. */
   onDegraded?: (error: unknown) => void;
+  /**
+   * What English knows of words (the word vectors, when loaded): how injection tells a
+   * name from an everyday word (`named-terms.ts`). Absent: only shape and capitals can.
+   */
+  vocabulary?: Vocabulary;
 }
 
 export interface MemoryQuery {
@@ -34,6 +40,13 @@ export interface MemoryQuery {
    * others come out as they would have.
    */
   exclude?: ReadonlySet<string>;
+  /**
+   * Also consider the reflections holding these terms (a keyword query, searched on its
+   * own), beyond the `limit` best of the main search: a reflection naming a term a long
+   * request mentions once is then judged even when the rest of the request outweighs it.
+   * They follow the main results, with a fused score of 0 and their own cosine.
+   */
+  also?: { keywords: string; limit: number };
 }
 
 export async function searchMemory(deps: MemorySearchDeps, agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> {
@@ -43,15 +56,27 @@ export async function searchMemory(deps: MemorySearchDeps, agentId: string, quer
   } catch (error) {
     deps.onDegraded?.(error);
   }
-  const found = await hybridSearch(deps.reflections, agentId, {
-    text: query.keywords,
-    vector,
-    limit: query.limit,
-    kind: query.kind,
-    alpha: query.alpha,
-  });
+  const [fused, named] = await Promise.all([
+    hybridSearch(deps.reflections, agentId, { text: query.keywords, vector, limit: query.limit, kind: query.kind, alpha: query.alpha }),
+    query.also && query.also.keywords !== ''
+      ? deps.reflections.keywords(agentId, { text: query.also.keywords, limit: query.also.limit, kind: query.kind, vector })
+      : [],
+  ]);
+  const found = named.length === 0 ? fused : withAlso(fused, named);
   const exclude = query.exclude;
   const kept = exclude && exclude.size > 0 ? found.filter((result) => !exclude.has(result.reflection.id)) : found;
   // A search that found one result leaves its fused score as it is (nothing to rank it against).
   return deps.reranker && found.length >= 2 ? deps.reranker.rerank(query.text, kept) : kept;
+}
+
+/** `fused`, then the matches of the extra keyword query it does not hold already. */
+function withAlso(fused: ScoredReflection[], also: readonly Match[]): ScoredReflection[] {
+  const held = new Set(fused.map((result) => result.reflection.id));
+  const out = fused.slice();
+  for (const match of also) {
+    if (held.has(match.id)) continue;
+    held.add(match.id);
+    out.push({ reflection: match.reflection, score: 0, vectorScore: match.cosine, keywordScore: 0 });
+  }
+  return out;
 }

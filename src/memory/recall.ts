@@ -6,7 +6,7 @@
 import type { Agent, ReflectionKind, ScoredReflection } from '../domain/types.js';
 import { keywordQuery } from '../domain/text.js';
 import { searchMemory, type MemorySearchDeps } from './memory-search.js';
-import { isRelated, relevanceRule } from './retrieval.js';
+import { isRelated } from './retrieval.js';
 
 export interface RecallQuery {
   query: string;
@@ -25,6 +25,5 @@ export async function recall(
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   if (text === '') return [];
   const results = await searchMemory(deps, agent.id, { text, keywords: keywordQuery(text), limit: limit * 3, kind, alpha: ALPHA });
-  const rule = relevanceRule(deps.embedder, agent.memory.minScore);
-  return results.filter((result) => isRelated(result, rule)).slice(0, limit);
+  return results.filter((result) => isRelated(result, deps.embedder, agent.memory.minScore)).slice(0, limit);
 }

@@ -1,11 +1,15 @@
 /**
  * Retrieval for injection (DESIGN section 6): which of an agent's reflections belong in
  * the request about to be forwarded. Runs on the proxy's hot path: one embedding, one
- * hybrid search.
+ * hybrid search (and a keyword search for the terms the request names, beside it).
  */
 import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
+import { termForms, type TermForms } from '../domain/named-terms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
+import { keywordTerms } from '../domain/keywords.js';
+import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
+import { namedQuery, probeTerms, strongestNamedTerm, type NamedTerm } from './named-terms.js';
 import type { Embedder, RelevanceCalibration } from '../ports/index.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
@@ -27,8 +31,51 @@ const CANDIDATE_FACTOR = 3;
 const MIN_CANDIDATES = 10;
 /** Weight of the vector score in the fusion (0.5: vector and keyword count alike). */
 const ALPHA = 0.5;
-/** A keyword-backed result must rank in the upper half of the results. */
-const KEYWORD_MIN_FUSED = 0.5;
+/** Reflections holding the request's named terms, judged beside the search's best. */
+const NAMED_CANDIDATES = 24;
+/** Below this strength a shared term is not taken for a name (`named-terms.ts`). */
+const NAMED_MIN_STRENGTH = 0.5;
+/** Reflections whose terms are kept between requests. */
+const TERMS_HELD = 20_000;
+/**
+ * Share of the named bonus a name earns alone, with no other word of the request in the
+ * reflection (its content, topic or tags): "Summarise Kafka's The Metamorphosis" names
+ * Kafka and nothing else the Kafka reflections say; "how do I install deps in quasar?"
+ * names quasar and says "install", which the quasar reflection's tags say too.
+ */
+const UNCORROBORATED_SHARE = 0.5;
+
+/**
+ * The `minScore` at which an agent gets its embedder's calibrated rule: the default, and
+ * the value every agent had before `minScore` could loosen the rule as well as tighten it.
+ */
+export const CALIBRATED_MIN_SCORE = 0.2;
+
+/** Why a reflection is judged relevant to a request. */
+export type RelevanceWhy = 'meaning' | 'named';
+
+/** One candidate as injection judged it. */
+export interface Judged {
+  reflection: Reflection;
+  /**
+   * Its relevance on the scale of `MemorySettings.minScore`: the cosine, plus the named
+   * term's bonus, moved so that the embedder's calibrated bar sits at `CALIBRATED_MIN_SCORE`.
+   * Injected when at or above the agent's `minScore`.
+   */
+  score: number;
+  /** The cosine of the request and the reflection (content and tags). */
+  cosine: number;
+  /** `named`: a term the request names lifted it; `meaning`: its cosine alone. */
+  why: RelevanceWhy;
+  /**
+   * The named term shared with the request, how strongly it names (0..1), whether another
+   * word of the request is in the reflection too (`corroborated`), and the share of the
+   * named bonus that earns (`weight`: the strength, halved when not corroborated), if any.
+   */
+  named?: { term: string; strength: number; corroborated: boolean; weight: number };
+  /** At or above the agent's `minScore`. */
+  relevant: boolean;
+}
 
 export interface Retrieval {
   /**
@@ -38,24 +85,143 @@ export interface Retrieval {
    * Recording the use (`ReflectionStore.markUsed`) is the caller's job, once it has
    * actually injected them.
    */
-  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Reflection[]>;
+  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]>;
+  /**
+   * Every candidate the search considers for `query`, judged (relevant or not), best
+   * first, before `topK` and the budget: what the dashboard shows and the evaluation
+   * sweeps `minScore` over.
+   */
+  judge(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]>;
 }
 
 export type RetrievalDeps = MemorySearchDeps;
 
 export function createRetrieval(deps: RetrievalDeps): Retrieval {
+  // A reflection's terms are read again on every search that finds it: keep them.
+  const held = new Map<string, ReflectionTerms>();
+  const termsOf = (reflection: Reflection): ReflectionTerms => {
+    const key = `${reflection.content}\n${reflection.topic}\n${reflection.tags.join('\n')}`;
+    let terms = held.get(key);
+    if (!terms) {
+      // Names come from what the reflection says, not from its tags (generic on purpose).
+      const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
+      terms = { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)) };
+      if (held.size >= TERMS_HELD) held.clear();
+      held.set(key, terms);
+    }
+    return terms;
+  };
+
+  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]> => {
+    const search = injectionQuery(query);
+    const { topK, tokenBudget } = agent.memory;
+    if (!search || topK <= 0 || tokenBudget <= 0) return [];
+    const named = namedQuery(search.text);
+    const probes = probeTerms(named, deps.vocabulary);
+    const results = await searchMemory(deps, agent.id, {
+      ...search,
+      limit: injectionSearchLimit(topK) + exclude.size,
+      exclude,
+      also: { keywords: probes.join(' '), limit: NAMED_CANDIDATES + exclude.size },
+    });
+    const candidates = results.filter((result) => !exclude.has(result.reflection.id));
+    const holders = holdersAmong(candidates.map((result) => termsOf(result.reflection).forms));
+    const asked = new Set(keywordTerms(search.text));
+    const rule = relevanceRule(deps.embedder, agent.memory.minScore);
+    const judged = candidates.map((result) => {
+      const terms = termsOf(result.reflection);
+      const term = strongestNamedTerm(named, terms.forms, holders, deps.vocabulary);
+      return judgeOne(result, term && { ...term, corroborated: corroborates(asked, term.term, terms.stems) }, rule);
+    });
+    return rank(judged);
+  };
+
   return {
+    judge,
     async retrieve(agent, query, exclude) {
-      const search = injectionQuery(query);
-      const { topK, tokenBudget, minScore } = agent.memory;
-      if (!search || topK <= 0 || tokenBudget <= 0) return [];
-      const results = await searchMemory(deps, agent.id, { ...search, limit: injectionSearchLimit(topK) + exclude.size, exclude });
-      const rule = relevanceRule(deps.embedder, minScore);
-      const relevant = results.filter((r) => !exclude.has(r.reflection.id) && isRelevant(r, rule));
-      return fitBudget(rank(relevant).slice(0, topK), tokenBudget);
+      const judged = await judge(agent, query, exclude);
+      return fitBudget(
+        judged.filter((candidate) => candidate.relevant).slice(0, agent.memory.topK),
+        agent.memory.tokenBudget,
+      );
     },
   };
 }
+
+/** A reflection's terms: what it names, and every word it is searched by. */
+interface ReflectionTerms {
+  forms: TermForms;
+  /** Keyword stems of its content, topic and subject tags. */
+  stems: ReadonlySet<string>;
+}
+
+/** Another word of the request than the named term's own is in the reflection too. */
+function corroborates(asked: ReadonlySet<string>, term: string, stems: ReadonlySet<string>): boolean {
+  const own = new Set(keywordTerms(term));
+  for (const word of asked) if (!own.has(word) && stems.has(word)) return true;
+  return false;
+}
+
+/**
+ * How many of the candidates hold each word (by stem): the agent's reflections that hold
+ * a term the request names are all among them (the named-term search fetched them), so
+ * this is how rare the term is among the agent's reflections, up to that search's limit.
+ */
+function holdersAmong(forms: readonly TermForms[]): (stem: string) => number {
+  const counts = new Map<string, number>();
+  for (const { words } of forms) for (const key of words.keys()) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return (key) => counts.get(key) ?? 0;
+}
+
+/**
+ * The rule that keeps unrelated memories out of a request, on the cosine's absolute
+ * scale (fused and keyword scores are relative to the result set: the best of a bad lot
+ * still scores 1). A reflection is relevant when its cosine, plus `namedBonus` times the
+ * strength of a named term it shares with the request, reaches the bar: the embedder's
+ * calibrated cosine (`Embedder.relevance`, from the injection evaluation), moved by the
+ * agent's `minScore` away from `CALIBRATED_MIN_SCORE` (higher: stricter; lower: looser).
+ * A named term ("quasar", `billing-svc`, "Sentry") lowers the bar for the reflections
+ * naming it, more the more specific it is, and half as much when nothing else of the
+ * request is in the reflection; words shared by chance ("install", "tests") are not names
+ * and lower nothing.
+ */
+function judgeOne(result: ScoredReflection, named: (NamedTerm & { corroborated: boolean }) | undefined, rule: RelevanceRule): Judged {
+  const strength = named && named.strength >= NAMED_MIN_STRENGTH ? named.strength : 0;
+  const cosine = result.vectorScore;
+  const weight = strength * (named?.corroborated ? 1 : UNCORROBORATED_SHARE);
+  const score = cosine + rule.namedBonus * weight - rule.offset;
+  const meaningAlone = cosine - rule.offset >= rule.minScore;
+  return {
+    reflection: result.reflection,
+    score,
+    cosine,
+    why: strength > 0 && !meaningAlone ? 'named' : 'meaning',
+    ...(strength > 0 && named ? { named: { ...named, strength, weight } } : {}),
+    relevant: score >= rule.minScore,
+  };
+}
+
+export interface RelevanceRule {
+  /** The agent's `minScore`: the bar on the `Judged.score` scale. */
+  minScore: number;
+  /** Subtracted from a cosine to put it on that scale (the calibrated cosine minus `CALIBRATED_MIN_SCORE`). */
+  offset: number;
+  /** Added, times a named term's strength, to the cosine of a reflection naming it. */
+  namedBonus: number;
+}
+
+/** The rule for an agent: the embedder's calibration, moved by the agent's `minScore`. */
+export function relevanceRule(embedder: Pick<Embedder, 'relevance'>, minScore: number): RelevanceRule {
+  const calibrated = embedder.relevance ?? UNCALIBRATED;
+  return { minScore, offset: calibrated.minCosine - CALIBRATED_MIN_SCORE, namedBonus: calibrated.namedBonus };
+}
+
+/**
+ * An embedder without a calibration (an endpoint's model): `minScore` is the cosine bar
+ * itself, as it always was, and a named term lifts a cosine by what it does for the
+ * calibrated embedders.
+ */
+const UNCALIBRATED: RelevanceCalibration = { minCosine: CALIBRATED_MIN_SCORE, keywordFraction: 0.75, namedBonus: 0.1 };
 
 /**
  * The search injection runs for a user message, without its limit: Engram's own blocks
@@ -78,46 +244,23 @@ export function injectionSearchLimit(topK: number): number {
 const terms = (query: string): string[] => (query === '' ? [] : query.split(' '));
 
 /**
- * The rule that keeps unrelated memories out of a request. Fused and keyword scores are
- * relative to the result set (the best of a bad lot still scores 1), so the absolute
- * signal is the cosine, on the embedder's own scale (`Embedder.relevance`, calibrated on
- * the injection evaluation; the agent's `minScore` can only make it stricter):
- *   - cosine >= minCosine: related by meaning; or
- *   - a keyword hit that ranks in the upper half of the results AND has a cosine of at
- *     least `keywordFraction` of minCosine: an exact term (an identifier, a file name) the
- *     embedding underrates, but never a text that only shares a word and nothing else.
- */
-export function isRelevant(result: Pick<ScoredReflection, 'score' | 'vectorScore' | 'keywordScore'>, rule: RelevanceCalibration): boolean {
-  if (result.vectorScore >= rule.minCosine) return true;
-  return result.keywordScore > 0 && result.score >= KEYWORD_MIN_FUSED && result.vectorScore >= rule.minCosine * rule.keywordFraction;
-}
-
-/**
  * The looser rule of an explicit search (`recall`, where the model asked): any keyword
  * match, exact or by meaning (the reranker's word matching), or a cosine within reach of
  * the injection rule's. The caller ranks them.
  */
-export function isRelated(result: ScoredReflection, rule: RelevanceCalibration): boolean {
-  return result.keywordScore > 0 || (result.matchScore ?? 0) > 0 || result.vectorScore >= rule.minCosine * rule.keywordFraction;
-}
-
-/** The rule for an agent: the embedder's calibration, made stricter by the agent's `minScore`. */
-export function relevanceRule(embedder: Pick<Embedder, 'relevance'>, minScore: number): RelevanceCalibration {
+export function isRelated(result: ScoredReflection, embedder: Pick<Embedder, 'relevance'>, minScore: number): boolean {
   const calibrated = embedder.relevance ?? UNCALIBRATED;
-  return { minCosine: Math.max(minScore, calibrated.minCosine), keywordFraction: calibrated.keywordFraction };
+  const bar = calibrated.minCosine + (minScore - CALIBRATED_MIN_SCORE);
+  return result.keywordScore > 0 || (result.matchScore ?? 0) > 0 || result.vectorScore >= bar * calibrated.keywordFraction;
 }
 
-/** An embedder without a calibration (an endpoint's model): the agent's `minScore` decides. */
-const UNCALIBRATED: RelevanceCalibration = { minCosine: 0, keywordFraction: 0.75 };
-
-/** Best fused score first; among equal scores procedural first (it prevents mistakes), then id. */
-function rank(results: ScoredReflection[]): ScoredReflection[] {
-  const procedural = (r: ScoredReflection) => (r.reflection.kind === 'procedural' ? 0 : 1);
-  return [...results].sort(
+/** Best score first; among equal scores procedural first (it prevents mistakes), then id. */
+function rank(judged: Judged[]): Judged[] {
+  const procedural = (j: Judged) => (j.reflection.kind === 'procedural' ? 0 : 1);
+  return judged.sort(
     (a, b) =>
       b.score - a.score ||
       procedural(a) - procedural(b) ||
-      b.vectorScore - a.vectorScore ||
       (a.reflection.id < b.reflection.id ? -1 : a.reflection.id > b.reflection.id ? 1 : 0),
   );
 }
@@ -126,16 +269,17 @@ function rank(results: ScoredReflection[]): ScoredReflection[] {
  * Keeps results, in order, while the rendered block stays within `budget` estimated
  * tokens (chars / 4); one that does not fit is skipped and a shorter later one may still.
  */
-function fitBudget(results: ScoredReflection[], budget: number): Reflection[] {
+function fitBudget(results: Judged[], budget: number): Judged[] {
   const maxChars = budget * 4;
   // Frame: open tag, preamble, close tag, and the newlines between them.
   let used = REFLECTIONS_OPEN.length + REFLECTIONS_PREAMBLE.length + REFLECTIONS_CLOSE.length + 2;
-  const out: Reflection[] = [];
-  for (const { reflection } of results) {
-    const cost = reflectionLine(reflection).length + 1;
+  const out: Judged[] = [];
+  for (const result of results) {
+    const cost = reflectionLine(result.reflection).length + 1;
     if (used + cost > maxChars) continue;
     used += cost;
-    out.push(reflection);
+    out.push(result);
   }
   return out;
 }
+

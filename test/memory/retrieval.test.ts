@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openWorld, type World } from './sqlite-world.js';
-import { createRetrieval, isRelated, isRelevant, relevanceRule, renderReflectionsBlock } from '../../src/memory/retrieval.js';
+import { CALIBRATED_MIN_SCORE, createRetrieval, isRelated, relevanceRule, renderReflectionsBlock, type Retrieval } from '../../src/memory/retrieval.js';
 import { reflection } from './fixtures.js';
 import { estimateTokens } from '../../src/domain/text.js';
-import type { Agent } from '../../src/domain/types.js';
+import type { Agent, Reflection } from '../../src/domain/types.js';
 
 const MEMORIES = [
   { kind: 'factual', content: 'The deploy script lives in tools/deploy.sh and reads DEPLOY_ENV.', topic: 'deployment' },
@@ -23,11 +23,16 @@ async function seeded(): Promise<World> {
 
 const withMemory = (agent: Agent, memory: Partial<Agent['memory']>): Agent => ({ ...agent, memory: { ...agent.memory, ...memory } });
 
+/** The reflections injection would add for `query`, best first. */
+async function injected(retrieval: Retrieval, agent: Agent, query: string, exclude: ReadonlySet<string> = new Set()): Promise<Reflection[]> {
+  return (await retrieval.retrieve(agent, query, exclude)).map((judged) => judged.reflection);
+}
+
 test('finds the related memories and leaves unrelated ones out', async () => {
   const world = await seeded();
   try {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
-    const found = await retrieval.retrieve(world.agent, 'Where is the deploy script?', new Set());
+    const found = await injected(retrieval, world.agent, 'Where is the deploy script?', new Set());
     const contents = found.map((r) => r.content);
     assert.ok(contents.some((c) => c.startsWith('The deploy script lives')), contents.join('\n'));
     assert.ok(!contents.some((c) => /billing|pnpm|migrations/.test(c)), contents.join('\n'));
@@ -42,7 +47,7 @@ test('an unrelated query injects nothing', async () => {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
     // The last one shares the word "script" with a memory, and nothing else.
     for (const query of ['Write a haiku about autumn leaves.', 'What is the capital of France?', 'fix the failing test in the script']) {
-      assert.equal(await retrieval.retrieve(world.agent, query, new Set()), [], query);
+      assert.equal(await injected(retrieval, world.agent, query, new Set()), [], query);
     }
   } finally {
     await world.dispose();
@@ -53,10 +58,10 @@ test('an empty query, or one that is only an Engram block, gives nothing', async
   const world = await seeded();
   try {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
-    assert.equal(await retrieval.retrieve(world.agent, '', new Set()), []);
-    assert.equal(await retrieval.retrieve(world.agent, '   \n', new Set()), []);
+    assert.equal(await injected(retrieval, world.agent, '', new Set()), []);
+    assert.equal(await injected(retrieval, world.agent, '   \n', new Set()), []);
     const block = renderReflectionsBlock(await world.reflections.list(world.agent.id));
-    assert.equal(await retrieval.retrieve(world.agent, block, new Set()), []);
+    assert.equal(await injected(retrieval, world.agent, block, new Set()), []);
   } finally {
     await world.dispose();
   }
@@ -71,7 +76,7 @@ test('a question before or after a long pasted stack trace still finds its memor
       (_, i) => `    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:${95 + i}:5)`,
     ).join('\n');
     for (const query of [`Where is the deploy script? Running it printed:\n${trace}`, `${trace}\nWhere is the deploy script?`]) {
-      const found = await retrieval.retrieve(world.agent, query, new Set());
+      const found = await injected(retrieval, world.agent, query, new Set());
       assert.ok(
         found.some((r) => r.content.startsWith('The deploy script lives')),
         `${query.slice(0, 40)}: ${found.map((r) => r.content).join(' | ')}`,
@@ -86,9 +91,9 @@ test('skips excluded ids (already injected in this conversation)', async () => {
   const world = await seeded();
   try {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
-    const first = await retrieval.retrieve(world.agent, 'how do I deploy to production with the deploy script?', new Set());
+    const first = await injected(retrieval, world.agent, 'how do I deploy to production with the deploy script?', new Set());
     assert.ok(first.length >= 2, String(first.length));
-    const again = await retrieval.retrieve(world.agent, 'how do I deploy to production with the deploy script?', new Set(first.map((r) => r.id)));
+    const again = await injected(retrieval, world.agent, 'how do I deploy to production with the deploy script?', new Set(first.map((r) => r.id)));
     for (const r of again) assert.not.ok(first.some((f) => f.id === r.id));
   } finally {
     await world.dispose();
@@ -100,13 +105,13 @@ test('caps at topK and at the token budget', async () => {
   try {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
     const query = 'deploy script production dry-run';
-    assert.is((await retrieval.retrieve(withMemory(world.agent, { topK: 1 }), query, new Set())).length, 1);
-    assert.equal(await retrieval.retrieve(withMemory(world.agent, { topK: 0 }), query, new Set()), []);
+    assert.is((await injected(retrieval, withMemory(world.agent, { topK: 1 }), query, new Set())).length, 1);
+    assert.equal(await injected(retrieval, withMemory(world.agent, { topK: 0 }), query, new Set()), []);
     const small = withMemory(world.agent, { tokenBudget: 60 });
-    const fitted = await retrieval.retrieve(small, query, new Set());
+    const fitted = await injected(retrieval, small, query, new Set());
     assert.ok(fitted.length >= 1);
     assert.ok(estimateTokens(renderReflectionsBlock(fitted)) <= 60, renderReflectionsBlock(fitted));
-    assert.equal(await retrieval.retrieve(withMemory(world.agent, { tokenBudget: 10 }), query, new Set()), []);
+    assert.equal(await injected(retrieval, withMemory(world.agent, { tokenBudget: 10 }), query, new Set()), []);
   } finally {
     await world.dispose();
   }
@@ -117,8 +122,8 @@ test('a high minScore keeps out weak matches', async () => {
   try {
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
     const strict = withMemory(world.agent, { minScore: 0.95 });
-    assert.equal(await retrieval.retrieve(strict, 'who should I ask about invoices?', new Set()), []);
-    const loose = await retrieval.retrieve(world.agent, 'who should I ask about invoices?', new Set());
+    assert.equal(await injected(retrieval, strict, 'who should I ask about invoices?', new Set()), []);
+    const loose = await injected(retrieval, world.agent, 'who should I ask about invoices?', new Set());
     assert.ok(loose.some((r) => r.topic === 'billing'));
   } finally {
     await world.dispose();
@@ -136,32 +141,33 @@ test('never returns another agent’s reflections', async () => {
       secrets: { upstreamApiKey: 'k' },
     });
     const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
-    assert.equal(await retrieval.retrieve(other, 'Where is the deploy script?', new Set()), []);
+    assert.equal(await injected(retrieval, other, 'Where is the deploy script?', new Set()), []);
   } finally {
     await world.dispose();
   }
 });
 
-test('relevance rule: cosine alone, or a strong keyword hit that is not unrelated; the agent can only make it stricter', () => {
-  const scored = (score: number, vectorScore: number, keywordScore: number) => ({
+test('relevance rule: the calibrated cosine at the default minScore, moved by the agent either way; a named term lowers the bar', () => {
+  const calibrated = { relevance: { minCosine: 0.55, namedBonus: 0.1, keywordFraction: 0.9 } };
+  assert.equal(relevanceRule(calibrated, CALIBRATED_MIN_SCORE), { minScore: CALIBRATED_MIN_SCORE, offset: 0.55 - CALIBRATED_MIN_SCORE, namedBonus: 0.1 });
+  const strict = relevanceRule(calibrated, 0.3);
+  const loose = relevanceRule(calibrated, 0.1);
+  // The bar on the cosine: minScore + offset.
+  assert.ok(Math.abs(strict.minScore + strict.offset - 0.65) < 1e-9, 'a higher minScore raises the cosine bar');
+  assert.ok(Math.abs(loose.minScore + loose.offset - 0.45) < 1e-9, 'a lower one lowers it');
+  assert.equal(relevanceRule({}, 0.2), { minScore: 0.2, offset: 0, namedBonus: 0.1 }, 'an uncalibrated embedder: minScore is the cosine bar');
+
+  const scored = (vectorScore: number, keywordScore: number, matchScore?: number) => ({
     reflection: reflection({ id: 'ref_x' }),
-    score,
+    score: 0.5,
     vectorScore,
     keywordScore,
+    ...(matchScore === undefined ? {} : { matchScore }),
   });
-  const rule = { minCosine: 0.2, keywordFraction: 0.75 };
-  assert.ok(isRelevant(scored(0.1, 0.2, 0), rule), 'cosine at minCosine');
-  assert.not.ok(isRelevant(scored(1, 0.19, 0), rule), 'top fused score without keyword or cosine');
-  assert.ok(isRelevant(scored(0.6, 0.16, 0.8), rule), 'keyword hit, upper half, cosine >= the fraction of minCosine');
-  assert.not.ok(isRelevant(scored(0.6, 0.14, 1), rule), 'keyword hit but unrelated in meaning');
-  assert.not.ok(isRelevant(scored(0.4, 0.19, 0.5), rule), 'keyword hit in the lower half');
-  assert.ok(isRelated(scored(0.1, 0.01, 0.2), rule), 'an explicit search keeps any keyword hit');
-  assert.not.ok(isRelated(scored(0.9, 0.1, 0), rule), 'but not a text unrelated in words and meaning');
-
-  const calibrated = { relevance: { minCosine: 0.55, keywordFraction: 0.9 } };
-  assert.equal(relevanceRule(calibrated, 0.2), { minCosine: 0.55, keywordFraction: 0.9 }, 'the default minScore leaves the calibration');
-  assert.equal(relevanceRule(calibrated, 0.7), { minCosine: 0.7, keywordFraction: 0.9 }, 'a stricter agent setting wins');
-  assert.equal(relevanceRule({}, 0.2), { minCosine: 0.2, keywordFraction: 0.75 }, 'an uncalibrated embedder: minScore decides');
+  assert.ok(isRelated(scored(0.01, 0.2), calibrated, CALIBRATED_MIN_SCORE), 'an explicit search keeps any keyword hit');
+  assert.ok(isRelated(scored(0.01, 0, 0.3), calibrated, CALIBRATED_MIN_SCORE), 'or a match by meaning of its words');
+  assert.ok(isRelated(scored(0.5, 0), calibrated, CALIBRATED_MIN_SCORE), 'or a cosine within reach of the bar');
+  assert.not.ok(isRelated(scored(0.3, 0), calibrated, CALIBRATED_MIN_SCORE), 'but not a text unrelated in words and meaning');
 });
 
 test.run();

@@ -88,7 +88,7 @@ test('a reflection is found by its tags (words it does not say), by meaning and 
     try {
       const tagged = createReflectionWriter({ reflections: other.reflections, embedder, control: other.control, now: () => other.clock.now });
       await tagged.write(other.agent.id, [{ kind: 'factual', content, topic: 'frontend', tags: ['brand colours', 'colour palette', 'theme'] }, ...others], 'conversation');
-      const injected = await createRetrieval({ ...deps, reflections: other.reflections }).retrieve(other.agent, request, new Set());
+      const injected = (await createRetrieval({ ...deps, reflections: other.reflections }).retrieve(other.agent, request, new Set())).map((judged) => judged.reflection);
       assert.equal(injected.map((r) => r.content), [content]);
       assert.equal(injected[0].tags, ['brand colours', 'colour palette', 'theme']);
       assert.not.match(renderReflectionsBlock(injected), 'palette', 'tags are searched, not injected');

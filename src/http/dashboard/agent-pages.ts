@@ -121,7 +121,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 }),
         retrieval.retrieve(agent, q, new Set()),
       ]);
-      injected = chosen.map((reflection) => reflection.id);
+      injected = chosen.map((judged) => judged.reflection.id);
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
       const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind });

@@ -36,6 +36,11 @@ export class WordVectors {
     return this.#rows.get(word);
   }
 
+  /** The word's frequency rank (its row): the vectors are a `Vocabulary` (`memory/named-terms.ts`). */
+  rank(word: string): number | undefined {
+    return this.#rows.get(word);
+  }
+
   /** Adds `weight` times the row's unit vector into `into` (from `offset`). */
   addTo(into: Float32Array, row: number, weight: number, offset = 0): void {
     const base = row * this.dims;
