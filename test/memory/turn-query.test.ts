@@ -205,7 +205,27 @@ test('a long user text and many tool lines still fit retrieval’s window, the u
   assert.ok(text.startsWith('The checkout service times out under load.'));
   assert.match(text, 'What should I change?');
   assert.match(text, 'grep -rn timeout services/checkout/handler-11.go');
-  assert.is(injectionQuery(text)?.text, text);
+  const search = injectionQuery(text);
+  assert.is(search?.text, text);
+  // Keyword search gets the opening words (the user's) as well as the latest (the paths).
+  const keywords = search!.keywords.split(' ');
+  assert.ok(keywords.length <= 32);
+  for (const word of ['checkout', 'service', 'load', 'handler', '11']) assert.ok(keywords.includes(word), `${word} in ${search!.keywords}`);
+});
+
+test('a query with more content words than keyword search takes keeps the user’s opening words and the latest ones', () => {
+  const vocabulary = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basalt cobalt dune ember flint garnet'.split(' ');
+  const output = Array.from({ length: 4 }, (_, i) => `Error: ${vocabulary.slice(i * 8, i * 8 + 8).join(' ')} unavailable`).join('\n');
+  const list = [
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'bash', arguments: '{"command":"make smoke"}' } }] },
+    { role: 'tool', tool_call_id: 'c', content: output },
+    { role: 'user', content: 'Checkout requests stall under load since the release; customers abandon carts.' },
+  ];
+  const { text } = queryOf(chatCompletions, list, 0);
+  assert.ok(text.startsWith('Checkout requests stall'));
+  const keywords = injectionQuery(text)!.keywords.split(' ');
+  assert.is(keywords.length, 32);
+  for (const word of ['checkout', 'requests', 'stall', 'customers', 'make', 'smoke']) assert.ok(keywords.includes(word), `${word} in ${keywords.join(' ')}`);
 });
 
 test('a recall result shows memories the model holds: their ids are returned, its text not searched', () => {
