@@ -95,7 +95,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const messages = adapter.messages(body);
     const plan = planInjection(adapter, messages, state);
     const insertions = plan.kept.slice();
-    const injectedIds = new Set(state.injectedIds);
+    // Memories the new messages already show (a recall result) count as held: never injected beside them, nor later.
+    const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
     let injected = 0;
     if (plan.target >= 0 && agent.memory.inject) {
       const found = (await deps.retrieval.retrieve(agent, plan.query, injectedIds)).map((judged) => judged.reflection);

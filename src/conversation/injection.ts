@@ -2,7 +2,7 @@
  * Prompt-cache-safe injection (DESIGN section 6), pure. Every forwarded request is a
  * byte-identical extension of the one forwarded on the previous turn: the blocks Engram
  * added before are re-applied to the same messages with the same bytes, and a new block
- * only ever joins the newest user message. The client's system prompt and tools are
+ * only ever joins the newest message (a user input or a tool result). The client's system prompt and tools are
  * never touched.
  */
 import { createHash } from 'node:crypto';
@@ -10,6 +10,7 @@ import type { ConversationState, Insertion, InsertionKind } from '../domain/conv
 import { stableJson } from '../protocols/shared.js';
 import { spliceArrayElements } from '../protocols/json-splice.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import { turnQuery } from '../memory/turn-query.js';
 
 /** Identity of a client message, blind to the `cache_control` markers clients move. */
 export function messageFingerprint(message: unknown): string {
@@ -19,20 +20,25 @@ export function messageFingerprint(message: unknown): string {
 export interface InjectionPlan {
   /** Earlier insertions still valid for this message list. */
   kept: Insertion[];
-  /** Index of the newest user message when it deserves a retrieval, else -1. */
+  /** Index of the message that gets the retrieval (the carrier) when there is something to search for, else -1. */
   target: number;
-  /** The retrieval query for `target`. */
+  /** The retrieval query for `target`: what is new in this turn (`turnQuery`). */
   query: string;
   /**
    * Index of the newest message when it is new and may carry an addition (a user input
-   * or a tool result), else -1: where the memory index or a reminder goes.
+   * or a tool result), else -1: where reflections, the memory index or a reminder go.
    */
   carrier: number;
+  /** Reflections the new messages already show (a `recall` result): never injected beside them. */
+  shown: string[];
 }
 
 /**
  * Decides what to re-apply and whether to retrieve. An insertion whose message changed
- * (the client edited or rewound the conversation) is dropped with every later one.
+ * (the client edited or rewound the conversation) is dropped with every later one. The
+ * query is built from what is new since the previous turn (the messages past `seen`); on
+ * a conversation's first turn, from its newest user input on, not the whole history a
+ * client may open with (Codex's environment context, a resumed session).
  */
 export function planInjection(adapter: ProtocolAdapter, messages: unknown[], state: ConversationState): InjectionPlan {
   const kept: Insertion[] = [];
@@ -50,10 +56,18 @@ export function planInjection(adapter: ProtocolAdapter, messages: unknown[], sta
   let last = messages.length - 1;
   while (last >= 0 && adapter.isSystemEntry(messages[last])) last--;
   const isNew = last >= seen && last >= 0 && !kept.some((i) => i.index === last);
-  const fresh = isNew && adapter.isUserInput(messages[last]);
-  const query = fresh ? adapter.queryText(messages[last]).trim() : '';
-  const carrier = fresh || (isNew && adapter.isToolResult(messages[last])) ? last : -1;
-  return { kept, target: query ? last : -1, query, carrier };
+  const carrier = isNew && (adapter.isUserInput(messages[last]) || adapter.isToolResult(messages[last])) ? last : -1;
+  if (carrier === -1) return { kept, target: -1, query: '', carrier, shown: [] };
+  const from = seen > 0 ? seen : newestUserInput(adapter, messages, last);
+  const { text, shown } = turnQuery(adapter, messages, { from, to: last });
+  const query = text.trim();
+  return { kept, target: query ? carrier : -1, query, carrier, shown };
+}
+
+/** Index of the newest user input at or before `last`, or 0 when there is none. */
+function newestUserInput(adapter: ProtocolAdapter, messages: unknown[], last: number): number {
+  for (let i = last; i >= 0; i--) if (adapter.isUserInput(messages[i])) return i;
+  return 0;
 }
 
 /** The message list with every insertion applied (copies only the messages it changes). */

@@ -27,7 +27,7 @@ export interface ConversationState {
   id: string;
   protocol: ProtocolId;
   insertions: Insertion[];
-  /** Ids of reflections already injected, never injected twice. */
+  /** Ids of reflections the conversation already holds (injected, or shown by a `recall` result), never injected again. */
   injectedIds: string[];
   /** Extraction watermark: number of transcript turns already sent to extraction. */
   extractedTurns: number;

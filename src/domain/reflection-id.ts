@@ -20,3 +20,8 @@ export function reflectionId(agentId: string, kind: ReflectionKind, content: str
     .digest('hex');
   return 'ref_' + digest.slice(0, 24);
 }
+
+/** Reflection ids written in a text (a `recall` result lists the ids of what it found). */
+export function reflectionIdsIn(text: string): string[] {
+  return text.match(/\bref_[0-9a-f]{24}\b/g) ?? [];
+}

@@ -232,7 +232,8 @@ export function injectionQuery(message: string): Omit<MemoryQuery, 'limit'> | un
   const { head, tail } = headAndTail(withoutNoiseLines(stripEngramBlocks(message)), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
   const text = `${head}\n${tail}`.trim();
   if (text === '') return undefined;
-  const keywords = new Set([...terms(keywordQuery(head, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
+  // A query that fits whole is all `tail`: its opening words still come first (a turn's query opens with what the user asked).
+  const keywords = new Set([...terms(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
   return { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
 }
 

@@ -60,7 +60,8 @@ const ERROR_CASED = new RegExp(
  * The same in any case: a label (`error:`, `Error: ...`, `error[E0308]:`, `fatal: ...`);
  * a compiler's code (`error TS2322`, `error CS1002`); a diagnostic with its place
  * (`path:line[:col]: error`, `path(line,col): error`, `path:line:col - error`);
- * failed/failing as a word; a non-zero exit status (`Exit code 2`, `exited (2)`,
+ * failed/failing as a word; what a shell says of a missing command or file or a refused
+ * access (`bash: aws: command not found`, `No such file or directory`); a non-zero exit status (`Exit code 2`, `exited (2)`,
  * `exit status 1`, `returned non-zero exit status 1`).
  */
 const ERROR_ANY_CASE = new RegExp(
@@ -69,6 +70,7 @@ const ERROR_ANY_CASE = new RegExp(
     String.raw`(?:^|[\s\[(])error\s+(?:TS|CS|E|C|LNK)\d+\b`,
     String.raw`\S[:(]\d+(?:[:,]\d+)?\)?:?\s*(?:-\s*)?(?:fatal\s+)?error\b`,
     String.raw`\b(?:failed|failing)\b`,
+    String.raw`\b(?:command not found|no such file or directory|permission denied)\b`,
     String.raw`\b(?:exit(?:ed)?(?: with)?(?: code| status)?|exit_code|non-zero exit status)\W{0,3}(?!0\b)-?\d+`,
   ].join('|'),
   'i',
@@ -140,8 +142,8 @@ export function trimToolOutput(text: string): string {
   return render(lines, selectLines(lines));
 }
 
-/** Lines without colour codes, carriage-return overwrites or trailing blanks. */
-function cleanLines(text: string): string[] {
+/** The lines of a tool's output as a terminal ended up showing them: no colour codes, carriage-return overwrites or trailing blanks. */
+export function cleanLines(text: string): string[] {
   const plain = text.includes('\u001b') ? text.replace(ANSI, '') : text;
   return plain.split('\n').map((line) => {
     // A progress bar redraws its line after `\r`; what the terminal finally showed is the last part.

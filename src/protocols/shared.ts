@@ -157,6 +157,18 @@ export function parseJsonOr<T>(text: string, fallback: T): unknown | T {
   }
 }
 
+/** Past this, tool-call arguments (a file written whole) stay text: their readers look at the start only. */
+const MAX_PARSED_ARGUMENTS = 64 * 1024;
+
+/**
+ * A tool call's input from its arguments as sent: JSON text (chat completions, Responses)
+ * parsed, an object (messages) as it is; text that is too long or not JSON stays text.
+ */
+export function toolInput(args: unknown): unknown {
+  if (typeof args !== 'string') return args;
+  return args.length > MAX_PARSED_ARGUMENTS ? args : parseJsonOr(args, args);
+}
+
 /**
  * What both message-list protocols (chat completions, messages) share: a `model`, a
  * `stream` flag, and a `messages` array whose entries carry their text in `content`.

@@ -48,6 +48,15 @@ export interface ToolRef {
   namespace?: string;
 }
 
+/** A tool call with what the model gave it: the command a shell runs, the file a read opens. */
+export interface ToolCall extends ToolRef {
+  /**
+   * Its input as the protocol carries it: an object (the parsed JSON arguments), or text
+   * (a free-form tool such as Codex's `apply_patch`, or arguments too long or too broken to parse).
+   */
+  input: unknown;
+}
+
 export interface RenderedError {
   status: number;
   body: unknown;
@@ -92,10 +101,26 @@ export interface ProtocolAdapter {
   toolResultFailed(message: unknown): boolean;
   /** The tools an assistant message (or output item) calls. */
   calledTools(message: unknown): ToolRef[];
+  /**
+   * The tool calls of an assistant message (or output item) with their inputs, built-in
+   * ones included (a Responses shell or patch call). Parses the arguments, so it is for the
+   * few messages that need them (a turn's new ones), not for walks over the whole history.
+   */
+  toolCalls(message: unknown): ToolCall[];
   /** The tools the request offers, flattened. */
   offeredTools(body: JsonObject): OfferedTool[];
-  /** The user-visible text of a message, for retrieval queries. */
+  /**
+   * The text of a user message, for retrieval queries (client context the protocol marks,
+   * like Claude Code's `<system-reminder>` blocks, left out); '' for an assistant's
+   * message, a tool's output or any other item.
+   */
   queryText(message: unknown): string;
+  /**
+   * The text of the tool results a message hands back, in the pieces the message holds it
+   * in (a result of several text parts gives several; images and other parts none). Nothing
+   * is joined or copied: a caller reads a bounded window of each, whatever its size.
+   */
+  toolOutputs(message: unknown): string[];
   /** A copy of `message` (user input or tool result) with `text` appended as the last piece of its content. */
   appendText(message: unknown, text: string): unknown;
 

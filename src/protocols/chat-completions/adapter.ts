@@ -14,6 +14,7 @@ import {
   renderToolCall,
   requireBasics,
   stableJson,
+  toolInput,
 } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
@@ -45,6 +46,26 @@ function contentText(content: unknown): string {
     .filter(Boolean)
     .join('\n');
 }
+
+/** The text parts of a content (a string is one), uncopied: tool outputs can be huge. */
+function textPieces(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part) => (isObject(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : []));
+}
+
+/** The functions an assistant message calls: `tool_calls`, and the legacy single `function_call`. */
+function calledFunctions(message: unknown): JsonObject[] {
+  if (!isObject(message) || message.role !== 'assistant') return [];
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  const legacy = isObject(message.function_call) ? [{ function: message.function_call }] : [];
+  return [...calls, ...legacy].flatMap((call) => {
+    const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
+    return fn && typeof fn.name === 'string' ? [fn] : [];
+  });
+}
+
+const isToolMessage = (message: unknown): message is JsonObject => isObject(message) && (message.role === 'tool' || message.role === 'function');
 
 function turnOf(message: JsonObject): Turn | undefined {
   switch (message.role) {
@@ -79,18 +100,11 @@ export const chatCompletions: ProtocolAdapter = {
   },
   isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',
-  isToolResult: (message) => isObject(message) && (message.role === 'tool' || message.role === 'function'),
-  toolResultFailed: (message) =>
-    isObject(message) && (message.role === 'tool' || message.role === 'function') && looksLikeFailure(contentText(message.content)),
-  calledTools(message) {
-    if (!isObject(message) || message.role !== 'assistant') return [];
-    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-    const legacy = isObject(message.function_call) ? [{ function: message.function_call }] : [];
-    return [...calls, ...legacy].flatMap((call) => {
-      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
-      return typeof fn?.name === 'string' ? [{ name: fn.name }] : [];
-    });
-  },
+  isToolResult: isToolMessage,
+  toolResultFailed: (message) => isToolMessage(message) && looksLikeFailure(contentText(message.content)),
+  calledTools: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string })),
+  toolCalls: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string, input: toolInput(fn.arguments) })),
+  toolOutputs: (message) => (isToolMessage(message) ? textPieces(message.content) : []),
   offeredTools(body) {
     const tools = Array.isArray(body.tools) ? body.tools.map((tool) => (isObject(tool) ? tool.function : undefined)) : [];
     const functions = Array.isArray(body.functions) ? body.functions : [];
@@ -98,7 +112,7 @@ export const chatCompletions: ProtocolAdapter = {
       isObject(fn) && typeof fn.name === 'string' ? [{ name: fn.name, description: typeof fn.description === 'string' ? fn.description : '' }] : [],
     );
   },
-  queryText: (message) => (isObject(message) ? contentText(message.content) : ''),
+  queryText: (message) => (isObject(message) && message.role === 'user' ? contentText(message.content) : ''),
 
   transcript(body) {
     return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);

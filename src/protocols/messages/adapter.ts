@@ -62,6 +62,12 @@ function blockText(block: JsonObject): string {
   }
 }
 
+/** The client-side tool calls of an assistant message (server tools run at the provider). */
+function toolUses(message: unknown): JsonObject[] {
+  if (!isObject(message) || message.role !== 'assistant') return [];
+  return blocksOf(message.content).filter((block) => block.type === 'tool_use' && typeof block.name === 'string');
+}
+
 /** The turns of one Messages API message: tool results, then what the user typed; thinking never. */
 export function messageTurns(message: JsonObject): Turn[] {
   if (message.role === 'system') return [];
@@ -131,9 +137,15 @@ export const messages: ProtocolAdapter = {
       (block) => block.type === 'tool_result' && (block.is_error === true || looksLikeFailure(blockText(block))),
     );
   },
-  calledTools(message) {
-    if (!isObject(message) || message.role !== 'assistant') return [];
-    return blocksOf(message.content).flatMap((block) => (block.type === 'tool_use' && typeof block.name === 'string' ? [{ name: block.name }] : []));
+  calledTools: (message) => toolUses(message).map((block) => ({ name: block.name as string })),
+  toolCalls: (message) => toolUses(message).map((block) => ({ name: block.name as string, input: block.input })),
+  toolOutputs(message) {
+    if (!isObject(message) || message.role !== 'user') return [];
+    return blocksOf(message.content).flatMap((block) => {
+      if (block.type !== 'tool_result') return [];
+      if (typeof block.content === 'string') return [block.content];
+      return blocksOf(block.content).flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : []));
+    });
   },
   offeredTools(body) {
     const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];

@@ -17,7 +17,7 @@ import {
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
-import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolOutputText } from './items.js';
+import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolCallOf, toolOutputPieces, toolOutputText } from './items.js';
 
 function inputItems(body: JsonObject): unknown[] {
   return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
@@ -69,13 +69,18 @@ export const responses: ProtocolAdapter = {
   withMessages: (body, items) => ({ ...body, input: items }),
   isSystemEntry: (item) => isMessage(item) && ['system', 'developer'].includes((item as JsonObject).role as string),
   isUserInput: (item) => isMessage(item) && (item as JsonObject).role === 'user',
-  queryText: (item) => (isMessage(item) ? contentText((item as JsonObject).content) : ''),
+  queryText: (item) => (isMessage(item) && (item as JsonObject).role === 'user' ? contentText((item as JsonObject).content) : ''),
   isToolResult: isToolOutput,
   toolResultFailed: (item) => isToolOutput(item) && looksLikeFailure(toolOutputText(item)),
   calledTools(item) {
     if (!isObject(item) || (item.type !== 'function_call' && item.type !== 'custom_tool_call') || typeof item.name !== 'string') return [];
     return [{ name: item.name, ...(typeof item.namespace === 'string' ? { namespace: item.namespace } : {}) }];
   },
+  toolCalls(item) {
+    const call = toolCallOf(item);
+    return call ? [call] : [];
+  },
+  toolOutputs: toolOutputPieces,
   offeredTools(body) {
     const described = (tool: JsonObject, namespace?: string): OfferedTool[] =>
       typeof tool.name === 'string'

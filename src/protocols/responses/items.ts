@@ -5,7 +5,8 @@
  * Reasoning items (and their `encrypted_content`) are never turned into text.
  */
 import type { Turn } from '../../domain/transcript.js';
-import { isObject, renderToolCall } from '../shared.js';
+import { isObject, renderToolCall, toolInput } from '../shared.js';
+import type { ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
@@ -38,6 +39,44 @@ export function isToolOutput(item: unknown): boolean {
 /** The text of a tool output item. */
 export function toolOutputText(item: unknown): string {
   return isObject(item) ? outputText(item.output) : '';
+}
+
+/**
+ * The text of a tool output item, in its pieces, uncopied: a string, the text parts of a
+ * list, or the `stdout` and `stderr` of a shell call's output.
+ */
+export function toolOutputPieces(item: unknown): string[] {
+  if (!isToolOutput(item)) return [];
+  const output = (item as Record<string, unknown>).output;
+  if (typeof output === 'string') return [output];
+  if (!Array.isArray(output)) return [];
+  return output.filter(isObject).flatMap((part) => {
+    if (typeof part.text === 'string') return part.type === 'input_text' || part.type === 'output_text' || part.type === 'text' ? [part.text] : [];
+    return [part.stdout, part.stderr].filter((text): text is string => typeof text === 'string' && text.length > 0);
+  });
+}
+
+/**
+ * The call an item makes with its input: a function's parsed arguments, a free-form tool's
+ * text (Codex's `apply_patch`), a shell call's `action` (its command), a patch's
+ * `operation` (its path). Undefined for anything else.
+ */
+export function toolCallOf(item: unknown): ToolCall | undefined {
+  if (!isObject(item)) return undefined;
+  const namespace = typeof item.namespace === 'string' ? { namespace: item.namespace } : {};
+  switch (item.type) {
+    case 'function_call':
+      return typeof item.name === 'string' ? { name: item.name, ...namespace, input: toolInput(item.arguments) } : undefined;
+    case 'custom_tool_call':
+      return typeof item.name === 'string' ? { name: item.name, ...namespace, input: item.input } : undefined;
+    case 'local_shell_call':
+    case 'shell_call':
+      return { name: 'shell', input: item.action };
+    case 'apply_patch_call':
+      return { name: 'apply_patch', input: item.operation };
+    default:
+      return undefined;
+  }
 }
 
 /** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
