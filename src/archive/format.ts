@@ -13,7 +13,13 @@
 import type { Agent, Org, Reflection, TokenRecord } from '../domain/types.js';
 
 export const ARCHIVE_FORMAT = 'engram-archive';
-export const ARCHIVE_VERSION = 1;
+/**
+ * 2: reflections carry `supersededBy`, `supersededAt` and `tagsBy`. A release that reads
+ * only version 1 refuses it rather than import superseded reflections as current ones.
+ * Version 1 archives still import (their reflections' `tagsBy` is presumed, as SQLite
+ * migration 12 does).
+ */
+export const ARCHIVE_VERSION = 2;
 
 export interface ArchiveHeader {
   format: typeof ARCHIVE_FORMAT;

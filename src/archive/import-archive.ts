@@ -6,7 +6,9 @@
  * open (the archive comes from a deployment with another key).
  */
 import type { Control } from '../control/control.js';
+import { presumedTagAuthor } from '../domain/tag-authors.js';
 import { EngramError } from '../errors.js';
+import type { Reflection } from '../domain/types.js';
 import type { ReflectionStore, StoredReflection } from '../ports/index.js';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, decodeVector, type ArchiveHeader, type ArchiveRecord } from './format.js';
 import type { ArchiveCounts } from './export-archive.js';
@@ -54,7 +56,7 @@ export async function importArchive(targets: ImportTargets, open: () => AsyncIte
     }
   }
   if (!header) throw new ArchiveError('the archive is empty');
-  return { header, ...(await write(targets, open())) };
+  return { header, ...(await write(targets, open(), header.version)) };
 }
 
 /** The archive's records, checked; `first` is the header, on the first line. */
@@ -84,7 +86,7 @@ async function* records(lines: AsyncIterable<string>): AsyncGenerator<{ first?: 
 
 const RECORD_TYPES = new Set<string>(['org', 'agent', 'token', 'reflection', 'index']);
 
-async function write(targets: ImportTargets, lines: AsyncIterable<string>): Promise<Omit<ImportResult, 'header'>> {
+async function write(targets: ImportTargets, lines: AsyncIterable<string>, version: number): Promise<Omit<ImportResult, 'header'>> {
   const { control } = targets;
   const imported: ArchiveCounts = { orgs: 0, agents: 0, tokens: 0, reflections: 0 };
   const skipped: ArchiveCounts = { orgs: 0, agents: 0, tokens: 0, reflections: 0 };
@@ -123,7 +125,7 @@ async function write(targets: ImportTargets, lines: AsyncIterable<string>): Prom
         }
         break;
       case 'reflection':
-        batch.push({ ...record.reflection, vector: decodeVector(record.vector) });
+        batch.push({ ...archivedReflection(record.reflection, version), vector: decodeVector(record.vector) });
         if (batch.length >= BATCH) await flush();
         break;
       case 'index':
@@ -135,6 +137,17 @@ async function write(targets: ImportTargets, lines: AsyncIterable<string>): Prom
   // An archive from a version that kept extra header values in clear: sealed like the key.
   await control.sealClearHeaders();
   return { imported, skipped };
+}
+
+/**
+ * A reflection as the archive's version wrote it. Version 1 predates `tagsBy`: its tags
+ * get the author the domain presumes (the rule SQLite migration 12 applies to old files),
+ * so an old archive and an upgraded file agree on who tagged what.
+ */
+function archivedReflection(reflection: Reflection, version: number): Reflection {
+  if (version >= 2 || reflection.tagsBy !== undefined) return reflection;
+  const author = presumedTagAuthor(reflection);
+  return author ? { ...reflection, tagsBy: author } : reflection;
 }
 
 function checkHeader(value: unknown): ArchiveHeader {

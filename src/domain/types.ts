@@ -3,6 +3,13 @@
 export type ReflectionKind = 'factual' | 'procedural';
 export const REFLECTION_KINDS: readonly ReflectionKind[] = ['factual', 'procedural'];
 export type ReflectionSource = 'conversation' | 'transcript' | 'mcp';
+/**
+ * Who wrote a reflection's subject tags: the extraction model while learning it, the
+ * background tagging job, a person by hand (the management API, the dashboard), or the
+ * agent itself (MCP `remember`).
+ */
+export type TagAuthor = 'extraction' | 'tagging' | 'person' | 'agent';
+export const TAG_AUTHORS: readonly TagAuthor[] = ['extraction', 'tagging', 'person', 'agent'];
 export type ProtocolId = 'chat-completions' | 'messages' | 'responses';
 
 export interface Org {
@@ -106,6 +113,15 @@ export interface Reflection {
   embedderId: string;
   /** Absent for reflections stored on purpose (MCP `remember`, by hand, imported) and older ones. */
   origin?: ReflectionOrigin;
+  /**
+   * The id of the reflection that replaced this one (a changed fact, DESIGN section 5),
+   * and when. Both absent on a current reflection. A superseded one is kept as history:
+   * listed, never injected nor found by a search, restorable by hand.
+   */
+  supersededBy?: string;
+  supersededAt?: number;
+  /** Who wrote the subject tags; absent while no one has tagged it (the tagging job's work). */
+  tagsBy?: TagAuthor;
 }
 
 export interface ScoredReflection {

@@ -2,13 +2,15 @@
  * Reflections a person adds, edits or deletes (the management API and the dashboard
  * alike). An addition takes the path MCP `remember` takes (redaction, restatement checks,
  * the reflection cap, embedding), marked with a tag; an edit is cleaned like a learnt
- * reflection, re-embedded when its content changes, and keeps its id and origin. Every
+ * reflection, re-embedded when its content changes, and keeps its id and origin. Tags a
+ * person gives, in an addition or an edit, are recorded as the person's (`tagsBy`). Every
  * change rebuilds the root memory index; a failed rebuild only delays the index until
  * the next write, so it is reported, not turned into an error for a change that succeeded.
  */
 import type { Reflection, ReflectionKind } from '../domain/types.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText } from '../domain/reflection-text.js';
+import { taggedBy } from '../domain/tag-authors.js';
 import { EngramError } from '../errors.js';
 import type { ReflectionPatch } from '../ports/index.js';
 import { createReflectionWriter, validateReflection, type ReflectionWriterDeps } from './reflection-writer.js';
@@ -52,7 +54,8 @@ function withTag(tags: readonly string[], tag: string): string[] {
 }
 
 export function createHandEdits(deps: HandEditDeps): HandEdits {
-  const writer = createReflectionWriter(deps);
+  // The tags a person gives are the person's (`tagsBy`), whatever the `mcp` source says.
+  const writer = createReflectionWriter({ ...deps, tagAuthor: 'person' });
   const { reflections, embedder } = deps;
 
   const rebuildIndex = async (agentId: string): Promise<void> => {
@@ -96,6 +99,8 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       });
       if (!cleaned) throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
       const patch: ReflectionPatch = { tags: withTag(cleaned.tags, EDITED_BY_HAND_TAG) };
+      // Tags given are the person's, kept or changed (they saw them); none left, no author.
+      if (change.tags !== undefined) patch.tagsBy = taggedBy(cleaned.tags, 'person') ?? null;
       if (change.kind !== undefined) patch.kind = cleaned.kind;
       if (change.topic !== undefined) patch.topic = cleaned.topic;
       if (change.content !== undefined) patch.content = cleaned.content;

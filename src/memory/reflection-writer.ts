@@ -3,11 +3,12 @@
  * transcript uploads later. Validates, redacts, deduplicates, embeds, stores, and rebuilds
  * the agent's root index.
  */
-import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource } from '../domain/types.js';
+import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource, TagAuthor } from '../domain/types.js';
 import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { embeddingText, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
+import { tagAuthorOf, taggedBy } from '../domain/tag-authors.js';
 import { MAX_REFLECTIONS_PER_AGENT } from '../domain/limits.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
@@ -73,6 +74,12 @@ export interface ReflectionWriterDeps {
   nearDuplicateThreshold?: number;
   /** The most reflections one agent may hold; new ones past it are not stored (`overLimit`). */
   maxReflections?: number;
+  /**
+   * Who writes the tags of what this writer stores (`Reflection.tagsBy`). Absent: the
+   * source says (`tagAuthorOf`: the extraction model for what is learnt, the agent for
+   * MCP `remember`); hand edits write as `person`.
+   */
+  tagAuthor?: TagAuthor;
 }
 
 /**
@@ -128,6 +135,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
   const limit = deps.maxReflections ?? MAX_REFLECTIONS_PER_AGENT;
   return {
     async write(agentId, proposed, source, originOf) {
+      const author = deps.tagAuthor ?? tagAuthorOf(source);
       let rejected = 0;
       let duplicates = 0;
       const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin }>();
@@ -209,10 +217,17 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
         const again = await deps.embedder.embed(reembed.map(embeddingText));
         reembed.forEach((reflection, index) => (reflection.vector = again[index]));
       }
+      // Who wrote the tags, once the batch has merged them; none without subject tags.
+      for (const reflection of fresh) {
+        const tagsBy = taggedBy(reflection.tags, author);
+        if (tagsBy) reflection.tagsBy = tagsBy;
+      }
       await deps.reflections.upsert(fresh.map(({ words: _words, ...stored }) => stored));
       // A restated memory counts as fresh again (an empty patch only bumps `updatedAt`), and
       // it gains the restatement's new tags, up to the cap: a lesson learnt again from a
-      // request phrased another way is then found under that phrasing too.
+      // request phrased another way is then found under that phrasing too. Tags added to a
+      // reflection that had none are this writer's; added to others' tags, the first
+      // author stays.
       for (const { reflection, tags } of touched.values()) {
         const merged = mergedTags(reflection.tags, tags);
         if (!merged) {
@@ -220,7 +235,13 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           continue;
         }
         const [vector] = await deps.embedder.embed([embeddingText({ content: reflection.content, tags: merged })]);
-        await deps.reflections.update(agentId, reflection.id, { tags: merged, vector, embedderId: deps.embedder.id });
+        const firstTags = subjectTags(reflection.tags).length === 0 ? taggedBy(merged, author) : undefined;
+        await deps.reflections.update(agentId, reflection.id, {
+          tags: merged,
+          vector,
+          embedderId: deps.embedder.id,
+          ...(firstTags ? { tagsBy: firstTags } : {}),
+        });
       }
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });

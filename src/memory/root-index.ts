@@ -1,11 +1,13 @@
 /**
  * The root memory index (DESIGN section 3): a compact markdown table of contents of an
  * agent's reflections, injected on a conversation's first turn when the memory tools are
- * connected and served to session-start hooks. Rebuilt after every write.
+ * connected and served to session-start hooks. Rebuilt after every write. It lists
+ * current reflections only: a superseded one is history (DESIGN section 5), never
+ * injected, and the index is injected.
  */
 import type { Reflection } from '../domain/types.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
-import type { ReflectionStore } from '../ports/index.js';
+import type { ListQuery, ReflectionStore } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 
 /** About 1,500 tokens: small enough to sit in every first turn. */
@@ -30,9 +32,11 @@ interface Topic {
  * Markdown grouping `reflections` by topic (largest topic first, then by name); inside a
  * topic procedural first, then most used, most recently used, most recently updated, id. One line per
  * reflection until the size cap; the topics (or rest of a topic) that did not fit follow
- * as `- topic (N more)`. The same reflections always give the same bytes.
+ * as `- topic (N more)`. Superseded reflections among them are left out. The same
+ * reflections always give the same bytes.
  */
-export function buildRootIndex(reflections: readonly Reflection[], options: RootIndexOptions = {}): string {
+export function buildRootIndex(all: readonly Reflection[], options: RootIndexOptions = {}): string {
+  const reflections = all.filter((r) => r.supersededBy === undefined);
   const maxChars = options.maxChars ?? DEFAULT_INDEX_MAX_CHARS;
   if (reflections.length === 0) {
     return `${TITLE}\n\nNo memories yet. Reflections learnt from conversations will be listed here by topic.\n`;
@@ -137,11 +141,18 @@ export interface RootIndexDeps {
   control: Control;
 }
 
-/** Every reflection of an agent, page by page (adapters may cap one listing). */
-export async function listAllReflections(store: ReflectionStore, agentId: string): Promise<Reflection[]> {
+/**
+ * Every reflection of an agent (superseded ones too, unless `filter` says otherwise), page
+ * by page (adapters may cap one listing).
+ */
+export async function listAllReflections(
+  store: ReflectionStore,
+  agentId: string,
+  filter: Omit<ListQuery, 'limit' | 'offset'> = {},
+): Promise<Reflection[]> {
   const seen = new Map<string, Reflection>();
   for (let offset = 0; ; offset += LIST_PAGE) {
-    const page = await store.list(agentId, { limit: LIST_PAGE, offset });
+    const page = await store.list(agentId, { ...filter, limit: LIST_PAGE, offset });
     for (const r of page) seen.set(r.id, r);
     if (page.length < LIST_PAGE) break;
   }
@@ -154,7 +165,7 @@ export async function rebuildRootIndex(
   deps: RootIndexDeps,
   options: RootIndexOptions = {},
 ): Promise<string> {
-  const markdown = buildRootIndex(await listAllReflections(deps.reflections, agentId), options);
+  const markdown = buildRootIndex(await listAllReflections(deps.reflections, agentId, { superseded: false }), options);
   await deps.control.indexes.put(agentId, markdown);
   return markdown;
 }

@@ -14,6 +14,7 @@ export type * from './root-index.js';
 export type * from './accounts.js';
 export type * from './activity.js';
 export type * from './reflections.js';
+export { patchedReflection, storedSupersession } from './reflections.js';
 export type * from './embedder.js';
 export type * from './upstream.js';
 

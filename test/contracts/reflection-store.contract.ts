@@ -79,6 +79,105 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.not.ok('origin' in ((await s.get(A, 'o1')) ?? {}), 'an upsert without origin clears it, like the content');
   });
 
+  test('superseded: kept and listed with its fields, never searched; restoring makes it searchable at once', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'old', 'The cache lives in redis on port 6379', 0, { updatedAt: 1_000 }),
+      reflection(A, 'new', 'The cache lives in redis on port 6380', 1, { updatedAt: 2_000 }),
+    ]);
+    // Warm whatever the adapter caches, so the supersession must reach it.
+    assert.equal((await s.keywords(A, { text: 'redis', limit: 5 })).map((m) => m.id).sort(), ['new', 'old']);
+    const superseded = await s.update(A, 'old', { supersededBy: 'new', supersededAt: 5_000 });
+    assert.equal([superseded?.supersededBy, superseded?.supersededAt], ['new', 5_000]);
+    const stored = await s.get(A, 'old');
+    assert.equal([stored?.supersededBy, stored?.supersededAt, stored?.content], ['new', 5_000, 'The cache lives in redis on port 6379']);
+    assert.not.ok('supersededBy' in ((await s.get(A, 'new')) ?? {}), 'a current reflection has no supersededBy');
+    assert.not.ok('supersededAt' in ((await s.get(A, 'new')) ?? {}));
+
+    assert.equal((await s.keywords(A, { text: 'redis', limit: 5 })).map((m) => m.id), ['new'], 'keywords never return it');
+    assert.equal((await s.nearest(A, { vector: axis(0), limit: 5 })).map((m) => m.id), ['new'], 'nearest never returns it');
+    assert.equal((await search(s, A, { text: 'redis port', vector: axis(0), limit: 5 })).map((r) => r.reflection.id), ['new']);
+    assert.is(await s.count(A), 2, 'count sees it');
+    assert.equal((await s.list(A)).map((r) => [r.id, r.supersededBy ?? null]).sort(), [['new', null], ['old', 'new']], 'list shows both');
+    assert.equal((await s.list(A, { superseded: true })).map((r) => r.id), ['old']);
+    assert.equal((await s.list(A, { superseded: false })).map((r) => r.id), ['new']);
+    assert.equal(await s.list(A, { superseded: true, kind: 'procedural' }), []);
+
+    await s.update(A, 'old', { topic: 'infra' });
+    assert.is((await s.get(A, 'old'))?.supersededBy, 'new', 'a patch without supersededBy keeps it');
+    assert.equal((await s.nearest(A, { vector: axis(0), limit: 5 })).map((m) => m.id), ['new'], 'still not searched');
+
+    const restored = await s.update(A, 'old', { supersededBy: null });
+    assert.ok(restored);
+    assert.not.ok('supersededBy' in restored || 'supersededAt' in restored, 'restoring clears both');
+    assert.not.ok('supersededBy' in ((await s.get(A, 'old')) ?? {}));
+    assert.equal((await s.keywords(A, { text: 'redis', limit: 5 })).map((m) => m.id).sort(), ['new', 'old']);
+    assert.equal(byScore(await s.nearest(A, { vector: axis(0), limit: 1 })).map((m) => m.id), ['old'], 'its vector is searched again');
+    assert.equal(await s.list(A, { superseded: true }), []);
+
+    const again = await s.update(A, 'new', { supersededBy: 'old' });
+    assert.ok(again?.supersededAt !== undefined && again.supersededAt >= again.updatedAt - 1, 'stamped now when the patch says no time');
+    assert.equal((await s.nearest(A, { vector: axis(1), limit: 5 })).map((m) => m.id), ['old']);
+  });
+
+  test('superseded by upsert: the record says it; without supersededBy an upsert makes it current again', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'h1', 'Deploys run on Fridays', 0, { supersededBy: 'h2', updatedAt: 3_000 }),
+      reflection(A, 'h2', 'Deploys run on Mondays', 1),
+    ]);
+    const h1 = await s.get(A, 'h1');
+    assert.equal([h1?.supersededBy, h1?.supersededAt], ['h2', 3_000], 'supersededAt defaults to the record’s updatedAt');
+    assert.equal((await s.keywords(A, { text: 'deploys', limit: 5 })).map((m) => m.id), ['h2']);
+    assert.equal((await s.nearest(A, { vector: axis(0), limit: 5 })).map((m) => m.id), ['h2']);
+    await s.upsert([reflection(A, 'h2', 'Deploys run on Mondays', 1, { supersededAt: 9_000 })]);
+    assert.not.ok('supersededAt' in ((await s.get(A, 'h2')) ?? {}), 'a supersededAt without supersededBy is dropped');
+    await s.upsert([reflection(A, 'h1', 'Deploys run on Fridays', 0, { updatedAt: 4_000 })]);
+    assert.not.ok('supersededBy' in ((await s.get(A, 'h1')) ?? {}), 'upsert replaces the supersession like the content');
+    assert.equal((await s.keywords(A, { text: 'deploys', limit: 5 })).map((m) => m.id).sort(), ['h1', 'h2']);
+    await s.upsert([reflection(A, 'h2', 'Deploys run on Mondays', 1, { supersededBy: 'h1', supersededAt: 6_000 })]);
+    assert.equal((await s.nearest(A, { vector: axis(1), limit: 5 })).map((m) => m.id), ['h1'], 'a re-upsert can supersede a searched one');
+    assert.equal((await s.list(A, { superseded: true })).map((r) => [r.id, r.supersededBy, r.supersededAt]), [['h2', 'h1', 6_000]]);
+  });
+
+  test('tagsBy: round-trips through upsert, update, get, list and search; needsTags lists current untagged ones', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 't1', 'Run the linter before pushing', 0, { tags: ['ci'], tagsBy: 'extraction', updatedAt: 4_000 }),
+      reflection(A, 't2', 'The linter config is eslint.config.js', 1, { updatedAt: 3_000 }),
+      reflection(A, 't3', 'The linter runs in CI too', 2, { kind: 'procedural', updatedAt: 2_000 }),
+      reflection(A, 't4', 'The linter used to be tslint', 3, { supersededBy: 't2', updatedAt: 1_000 }),
+    ]);
+    assert.is((await s.get(A, 't1'))?.tagsBy, 'extraction');
+    assert.not.ok('tagsBy' in ((await s.get(A, 't2')) ?? {}), 'absent while no one has tagged it');
+    assert.equal((await s.list(A)).map((r) => [r.id, r.tagsBy ?? null]), [['t1', 'extraction'], ['t2', null], ['t3', null], ['t4', null]]);
+    assert.equal((await s.list(A, { needsTags: true })).map((r) => r.id), ['t2', 't3'], 'current and untagged, never superseded');
+    assert.equal((await s.list(A, { needsTags: true, limit: 1, offset: 1 })).map((r) => r.id), ['t3']);
+    assert.equal((await s.list(A, { needsTags: true, kind: 'procedural' })).map((r) => r.id), ['t3']);
+    assert.equal(await s.list(A, { needsTags: true, superseded: true }), []);
+    assert.is((await s.list(A, { needsTags: false })).length, 4, 'false is no filter');
+
+    const tagged = await s.update(A, 't2', { tags: ['eslint', 'lint config'], tagsBy: 'tagging' });
+    assert.is(tagged?.tagsBy, 'tagging');
+    assert.is((await s.get(A, 't2'))?.tagsBy, 'tagging');
+    assert.equal((await s.list(A, { needsTags: true })).map((r) => r.id), ['t3']);
+    const found = await s.keywords(A, { text: 'eslint', limit: 5 });
+    assert.equal(found.map((m) => [m.id, m.reflection.tagsBy]), [['t2', 'tagging']], 'searches carry it');
+    assert.is((await s.nearest(A, { vector: axis(0), limit: 1 }))[0].reflection.tagsBy, 'extraction');
+
+    await s.update(A, 't2', { content: 'The linter config is eslint.config.mjs' });
+    assert.is((await s.get(A, 't2'))?.tagsBy, 'tagging', 'a patch without tagsBy keeps it');
+    const cleared = await s.update(A, 't1', { tagsBy: null });
+    assert.not.ok(cleared && 'tagsBy' in cleared);
+    assert.not.ok('tagsBy' in ((await s.get(A, 't1')) ?? {}));
+    assert.equal((await s.list(A, { needsTags: true })).map((r) => r.id).sort(), ['t1', 't3']);
+    await s.update(A, 't3', { tagsBy: 'person' });
+    await s.upsert([reflection(A, 't3', 'The linter runs in CI too', 2, { kind: 'procedural', tags: ['ci'], tagsBy: 'agent' })]);
+    assert.is((await s.get(A, 't3'))?.tagsBy, 'agent', 'upsert replaces it');
+    await s.upsert([reflection(A, 't3', 'The linter runs in CI too', 2, { kind: 'procedural' })]);
+    assert.not.ok('tagsBy' in ((await s.get(A, 't3')) ?? {}), 'an upsert without it leaves the reflection untagged');
+  });
+
   test('agents are isolated: get, list, count, search, nearest, delete', async (context) => {
     const s = store(context);
     await s.upsert([reflection(A, 'a1', 'secret alpha deployment detail', 0)]);

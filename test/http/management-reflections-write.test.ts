@@ -37,6 +37,7 @@ test('POST adds one by hand: redacted, embedded, tagged, indexed', async ({ serv
   assert.is(added.source, 'mcp');
   assert.is(added.origin, null);
   assert.is(added.embedder_id, server.deps.embedder.id);
+  assert.is(added.tags_by, 'person', 'the tags a person gives are theirs');
 
   const found = await server.call('GET', `${base}/reflections?q=${encodeURIComponent('how do we deploy to staging')}`);
   assert.is(found.json.data[0].id, added.id, 'embedded and searchable');
@@ -48,6 +49,7 @@ test('POST: a restatement is a conflict naming the stored one; bad bodies are 40
   const first = await server.call('POST', `${base}/reflections`, { body: { content: 'The API listens on port 8080', kind: 'factual' } });
   assert.is(first.status, 201);
   assert.is(first.json.topic, 'general');
+  assert.is(first.json.tags_by, null, 'no tags given: no one has tagged it');
   const again = await server.call('POST', `${base}/reflections`, { body: { content: 'the API listens on port 8080.', kind: 'factual' } });
   assert.is(again.status, 409);
   assert.is(again.json.error.code, 'conflict');
@@ -99,6 +101,7 @@ test('PUT replaces content, kind and topic: same id and origin, re-embedded, red
   assert.equal([reply.json.kind, reply.json.topic], ['procedural', 'web ui']);
   assert.not.match(reply.json.content, /ghp_abcdef/);
   assert.equal(reply.json.tags, ['edited-by-hand'], 'PUT replaces the tags too');
+  assert.is(reply.json.tags_by, null, 'no subject tags left: no author');
   const search = await server.call('GET', `${base}/reflections?q=react`);
   assert.is(search.json.data[0].id, learnt.id, 'the new content is what is found');
   assert.ok(search.json.data[0].vector_score > 0.2);
@@ -115,6 +118,18 @@ test('PATCH of one field keeps the rest and the tags, adding the edit mark once'
   assert.equal([once.json.content, once.json.topic, once.json.tags], ['Logs go to Loki', 'observability', ['logs', 'edited-by-hand']]);
   const twice = await server.call('PATCH', `${base}/reflections/${seeded.id}`, { body: { kind: 'procedural' } });
   assert.equal(twice.json.tags, ['logs', 'edited-by-hand']);
+});
+
+test('tags_by: a person who gives tags writes them; an edit without tags keeps the author', async ({ server, agent, base }) => {
+  const [learnt] = await server.seed(agent.id, [{ kind: 'factual', content: 'Metrics go to Prometheus', topic: 'ops', tags: ['metrics'], tagsBy: 'extraction' }]);
+  const topicOnly = await server.call('PATCH', `${base}/reflections/${learnt.id}`, { body: { topic: 'monitoring' } });
+  assert.is(topicOnly.json.tags_by, 'extraction', 'tags not given: unchanged');
+  const retagged = await server.call('PATCH', `${base}/reflections/${learnt.id}`, { body: { tags: ['metrics', 'dashboards'] } });
+  assert.is(retagged.json.tags_by, 'person');
+  const cleared = await server.call('PATCH', `${base}/reflections/${learnt.id}`, { body: { tags: [] } });
+  assert.equal([cleared.json.tags, cleared.json.tags_by], [['edited-by-hand'], null]);
+  const untagged = await server.call('GET', `${base}/reflections/${learnt.id}`);
+  assert.is(untagged.json.tags_by, null);
 });
 
 test('export streams every reflection as JSON lines or one JSON document; the agent token may export', async ({ server, agent, base }) => {

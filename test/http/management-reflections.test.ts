@@ -44,9 +44,11 @@ test('list: most recent first, snake_case fields, paging and kind filter', async
   assert.is(all.json.has_more, false);
   const first = all.json.data[0];
   assert.equal(Object.keys(first).sort(), [
-    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'origin', 'source', 'tags', 'topic', 'updated_at', 'use_count',
+    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'origin', 'source', 'superseded_at', 'superseded_by',
+    'tags', 'tags_by', 'topic', 'updated_at', 'use_count',
   ]);
   assert.is(first.origin, null, 'seeded by hand: no origin');
+  assert.equal([first.superseded_by, first.superseded_at, first.tags_by], [null, null, null]);
   assert.equal(first.tags, ['pnpm']);
 
   const page = await server.call('GET', `${base}/reflections?limit=2&offset=1`);
@@ -58,7 +60,10 @@ test('list: most recent first, snake_case fields, paging and kind filter', async
 });
 
 test('bad query parameters are 400 with the param named', async ({ server, base }) => {
-  for (const [query, param] of [['kind=opinion', 'kind'], ['limit=0', 'limit'], ['limit=abc', 'limit'], ['limit=100000', 'limit'], ['offset=-1', 'offset']]) {
+  for (const [query, param] of [
+    ['kind=opinion', 'kind'], ['limit=0', 'limit'], ['limit=abc', 'limit'], ['limit=100000', 'limit'], ['offset=-1', 'offset'],
+    ['status=old', 'status'], ['status=all&q=deploy', 'status'], ['status=superseded&q=deploy', 'status'],
+  ]) {
     const reply = await server.call('GET', `${base}/reflections?${query}`);
     assert.is(reply.status, 400, query);
     assert.is(reply.json.error.code, 'invalid_request');
@@ -179,6 +184,33 @@ test('origin: shown, listed by conversation, and everything learnt from one conv
   assert.not.ok((await server.deps.control.indexes.get(agent.id))?.includes('paste.example.com'), 'index rebuilt without them');
   const again = await server.call('DELETE', `${base}/reflections?conversation=conv_web`);
   assert.equal([again.status, again.json.deleted], [200, 0]);
+});
+
+test('superseded reflections are history: listed only when asked for, with who replaced them and when; tags_by shown', async ({ server }) => {
+  const agent = await server.createAgent('mem-org', 'history');
+  const base = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+  const [old, current, learnt] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'The queue runs on rabbitmq', topic: 'queue', tags: ['broker'], tagsBy: 'extraction' },
+    { kind: 'factual', content: 'The queue runs on nats', topic: 'queue', origin: { conversation: 'conv_q' } },
+    { kind: 'procedural', content: 'Purge the queue before load tests', topic: 'queue', origin: { conversation: 'conv_q' } },
+  ]);
+  await server.deps.reflections.update(agent.id, old.id, { supersededBy: current.id, supersededAt: Date.UTC(2026, 0, 2) });
+  await server.deps.reflections.update(agent.id, learnt.id, { supersededBy: current.id });
+  const ids = async (query: string) => (await server.call('GET', `${base}/reflections${query}`)).json.data.map((r: any) => r.id);
+
+  assert.equal(await ids(''), [current.id], 'current only by default');
+  assert.equal(await ids('?status=current'), [current.id]);
+  assert.equal((await ids('?status=superseded')).sort(), [old.id, learnt.id].sort());
+  assert.equal((await ids('?status=all')).sort(), [old.id, current.id, learnt.id].sort());
+  assert.equal(await ids('?status=superseded&kind=procedural'), [learnt.id]);
+  assert.equal(await ids('?conversation=conv_q'), [current.id], 'by conversation too');
+  assert.equal((await ids('?conversation=conv_q&status=all')).sort(), [current.id, learnt.id].sort());
+  assert.equal(await ids(`?q=${encodeURIComponent('queue rabbitmq')}`), [current.id], 'never found by a search');
+
+  const one = await server.call('GET', `${base}/reflections/${old.id}`);
+  assert.equal([one.json.superseded_by, one.json.superseded_at, one.json.tags_by], [current.id, '2026-01-02T00:00:00.000Z', 'extraction']);
+  const index = await server.call('GET', `${base}/index`);
+  assert.not.match(index.json.markdown, /rabbitmq|Purge/);
 });
 
 test('reflections of another agent are not reachable through this one', async ({ server, base }) => {

@@ -203,4 +203,57 @@ test('an agent at its reflection limit stores no new ones; restatements still co
   }
 });
 
+test('who wrote the tags: the extraction model for what is learnt, the agent for remember; no subject tags, no author', async () => {
+  const world = await openWorld();
+  try {
+    const learnt = await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'factual', content: 'The staging database is pg-stage-3.', topic: 'ops', tags: ['staging db'] },
+        { kind: 'factual', content: 'Lunch is at noon.', topic: 'office' },
+        { kind: 'factual', content: 'The office closes at six.', topic: 'office', tags: ['added-by-hand'] },
+      ],
+      'conversation',
+    );
+    assert.equal(learnt.stored.map((r) => r.tagsBy ?? null), ['extraction', null, null]);
+    const [uploaded] = (await world.writer.write(world.agent.id, [{ kind: 'factual', content: 'CI runs on buildkite.', tags: ['ci'] }], 'transcript')).stored;
+    const [remembered] = (await world.writer.write(world.agent.id, [{ kind: 'factual', content: 'Docs live in /docs.', tags: ['docs'] }], 'mcp')).stored;
+    assert.equal([uploaded.tagsBy, remembered.tagsBy], ['extraction', 'agent']);
+    assert.is((await world.reflections.get(world.agent.id, remembered.id))?.tagsBy, 'agent', 'stored, not only returned');
+    assert.equal((await world.reflections.list(world.agent.id, { needsTags: true })).map((r) => r.content).sort(), ['Lunch is at noon.', 'The office closes at six.']);
+  } finally {
+    await world.dispose();
+  }
+});
+
+test('a restatement that brings the first tags gives them its author; tags added to others’ keep the first author', async () => {
+  const world = await openWorld();
+  try {
+    const [bare, tagged] = (
+      await world.writer.write(
+        world.agent.id,
+        [
+          { kind: 'procedural', content: 'Run npm test before pushing.', topic: 'testing' },
+          { kind: 'factual', content: 'The API listens on port 8080.', topic: 'api', tags: ['api port'] },
+        ],
+        'conversation',
+      )
+    ).stored;
+    assert.equal([bare.tagsBy, tagged.tagsBy], [undefined, 'extraction']);
+    await world.writer.write(
+      world.agent.id,
+      [
+        { kind: 'procedural', content: 'Run `npm test` before you push.', topic: 'testing', tags: ['pre-push checks'] },
+        { kind: 'factual', content: 'The API listens on port 8080.', topic: 'api', tags: ['http port'] },
+      ],
+      'mcp',
+    );
+    const [bareAfter, taggedAfter] = await Promise.all([world.reflections.get(world.agent.id, bare.id), world.reflections.get(world.agent.id, tagged.id)]);
+    assert.equal([bareAfter?.tags, bareAfter?.tagsBy], [['pre-push checks'], 'agent']);
+    assert.equal([taggedAfter?.tags, taggedAfter?.tagsBy], [['api port', 'http port'], 'extraction']);
+  } finally {
+    await world.dispose();
+  }
+});
+
 test.run();

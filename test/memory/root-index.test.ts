@@ -1,8 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildRootIndex } from '../../src/memory/root-index.js';
+import { buildRootIndex, rebuildRootIndex } from '../../src/memory/root-index.js';
 import type { Reflection } from '../../src/domain/types.js';
 import { reflection } from './fixtures.js';
+import { openWorld } from './sqlite-world.js';
 
 test('an empty store gives a short valid text', () => {
   const text = buildRootIndex([]);
@@ -75,6 +76,35 @@ test('a huge number of topics ends with a summary line within the cap', () => {
   const text = buildRootIndex(reflections, { maxChars: 2000 });
   assert.ok(text.length <= 2100, String(text.length));
   assert.match(text, /^- … and \d+ more topics \(\d+ reflections\)$/m);
+});
+
+test('superseded reflections are history: left out of the index and its counts', () => {
+  const current = reflection({ id: 'ref_new', topic: 'queue', content: 'The queue is nats.' });
+  const superseded = reflection({ id: 'ref_old', topic: 'queue', content: 'The queue is rabbitmq.', supersededBy: 'ref_new', supersededAt: 2_000 });
+  const gone = reflection({ id: 'ref_gone', topic: 'billing', content: 'Bob owns billing.', supersededBy: 'ref_new', supersededAt: 2_000 });
+  const text = buildRootIndex([superseded, current, gone]);
+  assert.is(text, buildRootIndex([current]));
+  assert.match(text, /^1 reflection \(0 procedural, 1 factual\) in 1 topic\./m);
+  assert.not.match(text, /rabbitmq|billing/);
+  assert.match(buildRootIndex([superseded]), /No memories yet/);
+});
+
+test('the stored index is rebuilt from current reflections only', async () => {
+  const world = await openWorld();
+  try {
+    const { agent, reflections } = world;
+    const { stored } = await world.writer.write(agent.id, [
+      { kind: 'factual', content: 'The queue is rabbitmq.', topic: 'queue' },
+      { kind: 'factual', content: 'The office plants need water on Mondays.', topic: 'office' },
+    ], 'conversation');
+    await reflections.update(agent.id, stored[0].id, { supersededBy: stored[1].id });
+    const markdown = await rebuildRootIndex(agent.id, { reflections, control: world.control });
+    assert.not.match(markdown, /rabbitmq/);
+    assert.match(markdown, /plants/);
+    assert.is(await world.control.indexes.get(agent.id), markdown);
+  } finally {
+    await world.dispose();
+  }
 });
 
 test.run();

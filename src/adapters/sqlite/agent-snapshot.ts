@@ -8,12 +8,16 @@
  * Usage counters (`useCount`, `lastUsedAt`) are not versioned: this process's own
  * `markUsed` patches them here (pending or flushed alike), uses recorded by another
  * connection show after the next rebuild.
+ *
+ * Only current reflections are held: searches never return superseded ones, so leaving
+ * them out costs a search nothing. A write that supersedes a reflection removes it; one
+ * that restores it adds it back (with its vector, which the write supplies).
  */
 import type { Reflection } from '../../domain/types.js';
 import { KeywordIndex, type KeywordDocument } from './keyword-index.js';
 import { KIND_CODES, VectorMatrix, type VectorRow } from './vector-matrix.js';
 
-/** One stored reflection as a snapshot is built from it. */
+/** One stored current reflection as a snapshot is built from it. */
 export interface SnapshotEntry extends VectorRow {
   reflection: Reflection;
 }
@@ -82,19 +86,25 @@ export class AgentSnapshot {
   apply(version: number, changes: readonly SnapshotChange[]): boolean {
     if (version !== this.version + 1) return false;
     for (const change of changes) {
-      if (change.type === 'remove') {
-        const stored = this.#rows.get(change.seq);
-        if (stored) this.#seqOfId.delete(stored.id);
-        this.#rows.delete(change.seq);
-        this.matrix.remove(change.seq);
-        this.keywords.remove(change.seq);
+      if (change.type === 'remove' || change.reflection.supersededBy !== undefined) {
+        this.#remove(change.seq);
         continue;
       }
+      // A reflection new to the snapshot (added, or restored) comes with its vector; one
+      // without cannot be placed: false, and the snapshot is rebuilt.
       if (!this.matrix.put(change.seq, change.reflection.kind, change.vector)) return false;
       this.#index(change.seq, change.reflection);
     }
     this.version = version;
     return true;
+  }
+
+  #remove(seq: number): void {
+    const stored = this.#rows.get(seq);
+    if (stored) this.#seqOfId.delete(stored.id);
+    this.#rows.delete(seq);
+    this.matrix.remove(seq);
+    this.keywords.remove(seq);
   }
 
   #index(seq: number, reflection: Reflection): void {

@@ -2,6 +2,7 @@
  * Schema of the single Engram SQLite file. Migration N (1-based) brings the file from
  * `PRAGMA user_version = N-1` to N. Append only: never edit a migration that shipped.
  */
+import { presumedTagAuthor } from '../../domain/tag-authors.js';
 import type { SqliteDatabase } from './database.js';
 
 /** SQL, or a function for steps SQL alone cannot express; run inside a transaction. */
@@ -303,7 +304,40 @@ export const MIGRATIONS: readonly Migration[] = [
     ) WITHOUT ROWID;
     CREATE INDEX agent_activity_by_day ON agent_activity (day);
   `,
+  // 12: a reflection replaced by a changed fact is kept as history (superseded_by: the id
+  // of the one that replaced it, superseded_at: when; both null while current), and who
+  // wrote its subject tags (tags_by: a TagAuthor, null while no one has). Existing tags
+  // get the author the domain's backfill rule presumes (`presumedTagAuthor`, shared with
+  // the import of older archives): JavaScript, not SQL, so the rule has one home.
+  (db) => {
+    db.exec(`
+      ALTER TABLE reflections ADD COLUMN superseded_by TEXT;
+      ALTER TABLE reflections ADD COLUMN superseded_at INTEGER;
+      ALTER TABLE reflections ADD COLUMN tags_by TEXT;
+    `);
+    // Read whole before writing: better-sqlite3 cannot write while a read is iterating.
+    const tagged = db.prepare(`SELECT seq, tags, source FROM reflections WHERE tags <> '[]'`).all() as {
+      seq: number;
+      tags: string;
+      source: string;
+    }[];
+    const setAuthor = db.prepare('UPDATE reflections SET tags_by = ? WHERE seq = ?');
+    for (const row of tagged) {
+      const author = presumedTagAuthor({ tags: tagList(row.tags), source: row.source });
+      if (author) setAuthor.run(author, row.seq);
+    }
+  },
 ];
+
+/** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */
+function tagList(json: string): string[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((tag): tag is string => typeof tag === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 /** Migration 2's per-agent FTS5 tables; `n` is an integer from our own table, so safe in an identifier. */
 function keywordTableName(n: number): string {

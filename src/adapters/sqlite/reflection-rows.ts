@@ -1,5 +1,5 @@
 /** Rows of the `reflections` table and their mapping to domain records. */
-import type { Reflection, ReflectionKind } from '../../domain/types.js';
+import { TAG_AUTHORS, type Reflection, type ReflectionKind, type TagAuthor } from '../../domain/types.js';
 import { originFromText } from '../../domain/reflection-origin.js';
 import type { SnapshotEntry } from './agent-snapshot.js';
 
@@ -19,18 +19,29 @@ export interface ReflectionRow {
   embedder_id: string;
   /** JSON `ReflectionOrigin`, or null. */
   origin: string | null;
+  /** Null while current. */
+  superseded_by: string | null;
+  superseded_at: number | null;
+  /** A `TagAuthor`, or null while no one has tagged it. */
+  tags_by: string | null;
 }
 
 /** Every column but the vector, which only the snapshot reads. */
 export const COLUMNS =
-  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin';
+  'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, ' +
+  'superseded_by, superseded_at, tags_by';
 
 /**
  * What a snapshot reads of each of an agent's rows, as an array (`raw()`): building an
  * object per row costs better-sqlite3 more than the rest of the read, at 10,000 rows.
+ * A snapshot holds current reflections only (searches never return superseded ones), so
+ * it reads no superseded_* columns: its query leaves those rows out.
  */
 export const SNAPSHOT_COLUMNS =
-  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, vector';
+  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, tags_by, vector';
+
+/** The condition that keeps superseded rows out of a snapshot. */
+export const CURRENT = 'superseded_by IS NULL';
 
 export type SnapshotTuple = [
   seq: number,
@@ -46,11 +57,12 @@ export type SnapshotTuple = [
   useCount: number,
   embedderId: string,
   origin: string | null,
+  tagsBy: string | null,
   vector: Uint8Array,
 ];
 
 export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEntry {
-  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, origin, vector] = row;
+  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, origin, tagsBy, vector] = row;
   return {
     seq,
     kind,
@@ -69,6 +81,7 @@ export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEn
       useCount,
       embedderId,
       ...originFromText(origin),
+      ...tagAuthorFrom(tagsBy),
     },
   };
 }
@@ -93,5 +106,19 @@ export function toReflection(row: ReflectionRow): Reflection {
     useCount: row.use_count,
     embedderId: row.embedder_id,
     ...originFromText(row.origin),
+    ...supersessionFrom(row.superseded_by, row.superseded_at),
+    ...tagAuthorFrom(row.tags_by),
   };
+}
+
+/** The keys of a superseded reflection; none while current (`superseded_at` is only read beside an id). */
+function supersessionFrom(by: string | null, at: number | null): Pick<Reflection, 'supersededBy' | 'supersededAt'> {
+  return by === null ? {} : { supersededBy: by, supersededAt: at ?? 0 };
+}
+
+const AUTHORS: ReadonlySet<string> = new Set(TAG_AUTHORS);
+
+/** The `tagsBy` key when the column holds a known author; absent otherwise (untagged). */
+function tagAuthorFrom(text: string | null): Pick<Reflection, 'tagsBy'> {
+  return text !== null && AUTHORS.has(text) ? { tagsBy: text as TagAuthor } : {};
 }

@@ -10,14 +10,16 @@
  */
 import type { Reflection } from '../../domain/types.js';
 import { originText } from '../../domain/reflection-origin.js';
-import type {
-  KeywordQuery,
-  ListQuery,
-  Match,
-  ReflectionPatch,
-  ReflectionStore,
-  StoredReflection,
-  VectorQuery,
+import {
+  patchedReflection,
+  storedSupersession,
+  type KeywordQuery,
+  type ListQuery,
+  type Match,
+  type ReflectionPatch,
+  type ReflectionStore,
+  type StoredReflection,
+  type VectorQuery,
 } from '../../ports/reflections.js';
 import type { SqliteDatabase } from './database.js';
 import type { Candidate } from './candidates.js';
@@ -26,6 +28,7 @@ import { pruneTerms, queryTerms } from './keyword-query.js';
 import { PendingUsage, type Use } from './pending-usage.js';
 import {
   COLUMNS,
+  CURRENT,
   SNAPSHOT_COLUMNS,
   toReflection,
   toSnapshotEntry,
@@ -57,6 +60,16 @@ export interface SqliteReflectionStoreOptions {
   onError?: (error: unknown) => void;
 }
 
+interface ListParameters {
+  agentId: string;
+  kind: string | null;
+  /** 1, 0 or null: better-sqlite3 binds no booleans. */
+  superseded: number | null;
+  needsTags: number;
+  limit: number;
+  offset: number;
+}
+
 /** One write's effect on the snapshots: per agent, its new version and the changes. */
 type WriteLog = Map<string, { version: number | undefined; changes: SnapshotChange[] }>;
 
@@ -86,13 +99,15 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#sql = {
       upsert: db.prepare<[Record<string, unknown>], ReflectionRow>(
         `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at,
-                                  last_used_at, use_count, embedder_id, origin, vector)
+                                  last_used_at, use_count, embedder_id, origin, superseded_by, superseded_at,
+                                  tags_by, vector)
          VALUES (@agentId, @id, @kind, @content, @topic, @tags, @source, @createdAt, @updatedAt,
-                 @lastUsedAt, @useCount, @embedderId, @origin, @vector)
+                 @lastUsedAt, @useCount, @embedderId, @origin, @supersededBy, @supersededAt, @tagsBy, @vector)
          ON CONFLICT (agent_id, id) DO UPDATE SET
            kind = excluded.kind, content = excluded.content, topic = excluded.topic, tags = excluded.tags,
            source = excluded.source, updated_at = excluded.updated_at, embedder_id = excluded.embedder_id,
-           origin = excluded.origin,
+           origin = excluded.origin, superseded_by = excluded.superseded_by,
+           superseded_at = excluded.superseded_at, tags_by = excluded.tags_by,
            vector = excluded.vector,
            -- Re-extracting a known reflection must not reset how it has been used.
            created_at = MIN(created_at, excluded.created_at),
@@ -101,15 +116,18 @@ export class SqliteReflectionStore implements ReflectionStore {
          RETURNING ${COLUMNS}`,
       ),
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
-      list: db.prepare<[{ agentId: string; kind: string | null; limit: number; offset: number }], ReflectionRow>(
+      list: db.prepare<[ListParameters], ReflectionRow>(
         `SELECT ${COLUMNS} FROM reflections WHERE agent_id = @agentId AND (@kind IS NULL OR kind = @kind)
+           AND (@superseded IS NULL OR (superseded_by IS NOT NULL) = @superseded)
+           AND (@needsTags = 0 OR (superseded_by IS NULL AND tags_by IS NULL))
          ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`,
       ),
       count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM reflections WHERE agent_id = ?'),
       vector: db.prepare<[string, string], Buffer>('SELECT vector FROM reflections WHERE agent_id = ? AND id = ?').pluck(),
       update: db.prepare(
         `UPDATE reflections SET kind = @kind, content = @content, topic = @topic, tags = @tags,
-           embedder_id = @embedderId, vector = COALESCE(@vector, vector), updated_at = @updatedAt
+           embedder_id = @embedderId, vector = COALESCE(@vector, vector), updated_at = @updatedAt,
+           superseded_by = @supersededBy, superseded_at = @supersededAt, tags_by = @tagsBy
          WHERE agent_id = @agentId AND id = @id`,
       ),
       delete: db
@@ -121,7 +139,7 @@ export class SqliteReflectionStore implements ReflectionStore {
          WHERE agent_id = @agentId AND id = @id`,
       ),
       snapshot: db
-        .prepare<[string], SnapshotTuple>(`SELECT ${SNAPSHOT_COLUMNS} FROM reflections WHERE agent_id = ?`)
+        .prepare<[string], SnapshotTuple>(`SELECT ${SNAPSHOT_COLUMNS} FROM reflections WHERE agent_id = ? AND ${CURRENT}`)
         .raw(),
     };
   }
@@ -132,6 +150,7 @@ export class SqliteReflectionStore implements ReflectionStore {
       for (const r of reflections) {
         const changes = this.#touch(log, r.agentId, true);
         const vector = vectorBlob(r.vector);
+        const { supersededBy, supersededAt } = storedSupersession(r);
         const stored = this.#sql.upsert.get({
           agentId: r.agentId,
           id: r.id,
@@ -146,6 +165,9 @@ export class SqliteReflectionStore implements ReflectionStore {
           useCount: r.useCount,
           embedderId: r.embedderId,
           origin: originText(r.origin),
+          supersededBy: supersededBy ?? null,
+          supersededAt: supersededAt ?? null,
+          tagsBy: r.tagsBy ?? null,
           vector,
         });
         if (!stored) throw new Error(`upsert of reflection ${r.id} returned no row`);
@@ -161,8 +183,9 @@ export class SqliteReflectionStore implements ReflectionStore {
 
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
     const limit = query.limit ?? -1; // SQLite: a negative LIMIT means no limit.
+    const superseded = query.superseded === undefined ? null : Number(query.superseded);
     return this.#sql.list
-      .all({ agentId, kind: query.kind ?? null, limit, offset: query.offset ?? 0 })
+      .all({ agentId, kind: query.kind ?? null, superseded, needsTags: Number(query.needsTags === true), limit, offset: query.offset ?? 0 })
       .map((row) => this.#withPendingUse(toReflection(row)));
   }
 
@@ -185,16 +208,12 @@ export class SqliteReflectionStore implements ReflectionStore {
       const row = this.#sql.get.get(agentId, id);
       if (!row) return undefined;
       const current = toReflection(row);
-      const next: Reflection = {
-        ...current,
-        kind: patch.kind ?? current.kind,
-        content: patch.content ?? current.content,
-        topic: patch.topic ?? current.topic,
-        tags: patch.tags ? [...patch.tags] : current.tags,
-        embedderId: patch.embedderId ?? current.embedderId,
-        updatedAt: Math.max(this.#now(), current.updatedAt),
-      };
-      const vector = patch.vector && vectorBlob(patch.vector);
+      const next = patchedReflection(current, patch, this.#now());
+      // A restored reflection re-enters the snapshot, which needs its vector (a write, not
+      // the search path: the one extra read is here).
+      const restored = current.supersededBy !== undefined && next.supersededBy === undefined;
+      const written = patch.vector && vectorBlob(patch.vector);
+      const vector = written ?? (restored ? this.#sql.vector.get(agentId, id) : undefined);
       this.#sql.update.run({
         agentId,
         id,
@@ -203,8 +222,11 @@ export class SqliteReflectionStore implements ReflectionStore {
         topic: next.topic,
         tags: JSON.stringify(next.tags),
         embedderId: next.embedderId,
-        vector: vector ?? null,
+        vector: written ?? null,
         updatedAt: next.updatedAt,
+        supersededBy: next.supersededBy ?? null,
+        supersededAt: next.supersededAt ?? null,
+        tagsBy: next.tagsBy ?? null,
       });
       // The snapshot gets its own copy: `next` is returned to the caller.
       const reflection = { ...next, tags: [...next.tags] };

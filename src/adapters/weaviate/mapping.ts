@@ -4,15 +4,20 @@
  * SQL; Weaviate has no conditional write, so it is read, merged here, then written) and
  * the cosine of a keyword match to the query vector.
  */
-import type { Reflection, ReflectionKind, ReflectionSource } from '../../domain/types.js';
+import { TAG_AUTHORS, type Reflection, type ReflectionKind, type ReflectionSource, type TagAuthor } from '../../domain/types.js';
+import { storedSupersession, type ListQuery } from '../../ports/reflections.js';
 import type { ReflectionProperties } from './schema.js';
 import { keywordTerms } from '../../domain/keywords.js';
 import { originFromText, originText } from '../../domain/reflection-origin.js';
 
 const KINDS: ReadonlySet<string> = new Set<ReflectionKind>(['factual', 'procedural']);
 const SOURCES: ReadonlySet<string> = new Set<ReflectionSource>(['conversation', 'transcript', 'mcp']);
+const AUTHORS: ReadonlySet<string> = new Set<TagAuthor>(TAG_AUTHORS);
 
-/** A reflection as an object's properties (`lastUsedAt` left out while null). */
+/**
+ * A reflection as an object's properties (`lastUsedAt` left out while null; the
+ * supersession and tag author while absent, `superseded` always written).
+ */
 export function toProperties(r: Reflection): ReflectionProperties {
   const properties: ReflectionProperties = {
     reflectionId: r.id,
@@ -31,6 +36,13 @@ export function toProperties(r: Reflection): ReflectionProperties {
   // Absent rather than null: the gRPC batch serialiser has no null for a number.
   if (r.lastUsedAt !== null) properties.lastUsedAt = r.lastUsedAt;
   if (r.origin) properties.origin = originText(r.origin) as string;
+  const { supersededBy, supersededAt } = storedSupersession(r);
+  properties.superseded = supersededBy !== undefined;
+  if (supersededBy !== undefined) {
+    properties.supersededBy = supersededBy;
+    properties.supersededAt = supersededAt;
+  }
+  if (r.tagsBy) properties.tagsBy = r.tagsBy;
   return properties;
 }
 
@@ -60,17 +72,22 @@ export function fromProperties(properties: Readonly<Record<string, unknown>>, ag
     useCount: num(p.useCount) ?? 0,
     embedderId: text(p.embedderId),
     ...originFromText(p.origin),
+    // Current while the id is empty or absent (objects older than the property have none).
+    ...(text(p.supersededBy) === '' ? {} : { supersededBy: text(p.supersededBy), supersededAt: num(p.supersededAt) ?? 0 }),
+    ...(AUTHORS.has(text(p.tagsBy)) ? { tagsBy: text(p.tagsBy) as TagAuthor } : {}),
   };
 }
 
 /**
  * The port's upsert rule: the incoming reflection replaces kind, content, topic, tags,
- * source, updatedAt and embedderId (and the vector, written beside it), and the stored
- * one keeps the earliest createdAt, the larger useCount and the later lastUsedAt, so
- * re-learning a reflection never resets how it has been used.
+ * tagsBy, the supersession (`storedSupersession`), source, origin, updatedAt and
+ * embedderId (and the vector, written beside it), and the stored one keeps the earliest
+ * createdAt, the larger useCount and the later lastUsedAt, so re-learning a reflection
+ * never resets how it has been used.
  */
 export function mergeUpsert(stored: Reflection | undefined, incoming: Reflection): Reflection {
-  const next: Reflection = { ...incoming, tags: [...incoming.tags] };
+  const { supersededBy: _by, supersededAt: _at, ...rest } = incoming;
+  const next: Reflection = { ...rest, tags: [...incoming.tags], ...storedSupersession(incoming) };
   if (!stored) return next;
   next.createdAt = Math.min(stored.createdAt, incoming.createdAt);
   next.useCount = Math.max(stored.useCount, incoming.useCount);
@@ -96,11 +113,35 @@ export function upsertChanges(stored: Reflection, merged: Reflection): Partial<R
     embedderId: merged.embedderId,
     // Replaced like the content ('' clears it: a PATCH cannot remove a property).
     origin: originText(merged.origin) ?? '',
+    ...supersessionChanges(merged),
+    tagsBy: merged.tagsBy ?? '',
   };
   if (merged.createdAt !== stored.createdAt) changes.createdAt = merged.createdAt;
   if (merged.useCount !== stored.useCount) changes.useCount = merged.useCount;
   if (merged.lastUsedAt !== null && merged.lastUsedAt !== stored.lastUsedAt) changes.lastUsedAt = merged.lastUsedAt;
   return changes;
+}
+
+/**
+ * The supersession as a PATCH writes it: the flag always, the id or '' (current), and the
+ * time only beside an id (a PATCH cannot remove a number; a stale one is never read).
+ */
+export function supersessionChanges(r: Reflection): Partial<ReflectionProperties> {
+  const { supersededBy, supersededAt } = storedSupersession(r);
+  return supersededBy === undefined
+    ? { superseded: false, supersededBy: '' }
+    : { superseded: true, supersededBy, supersededAt };
+}
+
+/**
+ * Whether `list` keeps a reflection under the query's filters: the same rule the
+ * adapter's Weaviate filters express, applied here to lists read whole by cursor.
+ */
+export function listed(r: Reflection, query: ListQuery): boolean {
+  const superseded = r.supersededBy !== undefined;
+  if (query.kind !== undefined && r.kind !== query.kind) return false;
+  if (query.superseded !== undefined && superseded !== query.superseded) return false;
+  return !query.needsTags || (!superseded && r.tagsBy === undefined);
 }
 
 export function laterOf(a: number | null, b: number | null): number | null {

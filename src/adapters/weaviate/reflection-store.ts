@@ -7,16 +7,17 @@
  * Weaviate has no conditional write, so the upsert merge rule and `markUsed` are
  * read-merge-write; see `upsert` and usage-writer.ts for what concurrent writers can do.
  */
-import type { WeaviateClient } from 'weaviate-client';
-import type { Reflection } from '../../domain/types.js';
-import type {
-  KeywordQuery,
-  ListQuery,
-  Match,
-  ReflectionPatch,
-  ReflectionStore,
-  StoredReflection,
-  VectorQuery,
+import { Filters, type FilterValue, type WeaviateClient } from 'weaviate-client';
+import { TAG_AUTHORS, type Reflection, type ReflectionKind } from '../../domain/types.js';
+import {
+  patchedReflection,
+  type KeywordQuery,
+  type ListQuery,
+  type Match,
+  type ReflectionPatch,
+  type ReflectionStore,
+  type StoredReflection,
+  type VectorQuery,
 } from '../../ports/reflections.js';
 import { storeError, WeaviateStoreError } from './errors.js';
 import { reflectionUuid, tenantName } from './ids.js';
@@ -27,7 +28,9 @@ import {
   cosine,
   cosineFromDistance,
   fromProperties,
+  listed,
   mergeUpsert,
+  supersessionChanges,
   termsOf,
   toProperties,
   upsertChanges,
@@ -136,14 +139,14 @@ export class WeaviateReflectionStore implements ReflectionStore {
         const page = await objects.query.fetchObjects({
           limit,
           offset,
-          filters: query.kind ? objects.filter.byProperty('kind').equal(query.kind) : undefined,
+          filters: listFilters(objects, query),
           sort: objects.sort.byProperty('updatedAt', false).byProperty('reflectionId'),
         });
         return page.objects.map((o) => this.#uses.withUses(fromProperties(o.properties, agentId)));
       }
       // Beyond what one query may return: read everything with the cursor (which cannot
       // sort or filter), then filter and sort here.
-      const all = (await this.#scan(objects, agentId)).filter((r) => !query.kind || r.kind === query.kind);
+      const all = (await this.#scan(objects, agentId)).filter((r) => listed(r, query));
       return all.sort(compareForList).slice(offset, offset + limit).map((r) => this.#uses.withUses(r));
     });
   }
@@ -165,17 +168,12 @@ export class WeaviateReflectionStore implements ReflectionStore {
       const found = await objects.query.fetchObjectById(reflectionUuid(agentId, id));
       if (!found) return undefined;
       const current = fromProperties(found.properties, agentId);
-      const next: Reflection = {
-        ...current,
-        kind: patch.kind ?? current.kind,
-        content: patch.content ?? current.content,
-        topic: patch.topic ?? current.topic,
-        tags: patch.tags ? [...patch.tags] : current.tags,
-        embedderId: patch.embedderId ?? current.embedderId,
-        updatedAt: Math.max(this.#now(), current.updatedAt),
-      };
+      const next = patchedReflection(current, patch, this.#now());
       const { kind, content, topic, tags, embedderId, updatedAt } = next;
-      const changes = { kind, content, topic, tags, terms: termsOf(next), embedderId, updatedAt };
+      const changes: Partial<ReflectionProperties> = { kind, content, topic, tags, terms: termsOf(next), embedderId, updatedAt };
+      if (patch.supersededBy !== undefined) Object.assign(changes, supersessionChanges(next));
+      // '' clears it: a PATCH cannot remove a property.
+      if (patch.tagsBy !== undefined) changes.tagsBy = next.tagsBy ?? '';
       // Deleted between the read and the PATCH: as if it had never been there.
       if (!(await this.#patch(objects, next, changes, patch.vector))) return undefined;
       return this.#uses.withUses(next);
@@ -212,7 +210,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
       const found = await objects.query.nearVector(Array.from(query.vector), {
         limit,
         targetVector: VECTOR_NAME,
-        filters: query.kind ? objects.filter.byProperty('kind').equal(query.kind) : undefined,
+        filters: searchFilters(objects, query.kind),
         returnMetadata: ['distance'],
       });
       return found.objects.map((o) => {
@@ -253,7 +251,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
       const found = await objects.query.bm25(terms.join(' '), {
         limit,
         queryProperties: [...KEYWORD_PROPERTIES],
-        filters: query.kind ? objects.filter.byProperty('kind').equal(query.kind) : undefined,
+        filters: searchFilters(objects, query.kind),
         returnMetadata: ['score'],
         ...(vector ? { includeVector: [VECTOR_NAME] } : {}),
       });
@@ -392,6 +390,41 @@ export class WeaviateReflectionStore implements ReflectionStore {
   #open(operation: string): void {
     if (this.#closed) throw new WeaviateStoreError(operation, 'the store is closed');
   }
+}
+
+/**
+ * "Not superseded", as Weaviate can say it of every object. Objects stored before the
+ * supersession properties existed have no value for them, and they are current.
+ * `isNull` would need the collection's `indexNullState`, which is fixed when a collection
+ * is created (a collection made by an older release lacks it), and matching an empty
+ * text depends on how a version tokenises it. `NotEqual` is the complement of `Equal`
+ * over the tenant's objects (a deny list, since Weaviate 1.24; Engram requires 1.27), so
+ * objects with no value match it. Hence a boolean written on every object, and "current"
+ * as `superseded != true`, which matches objects written `false` and older ones alike;
+ * `supersededBy` carries the id, not the filter. The Weaviate-specific tests store an
+ * object the way an older release did and check it is found.
+ */
+function currentOnly(objects: Objects): FilterValue {
+  return objects.filter.byProperty('superseded').notEqual(true);
+}
+
+/** Searches: current reflections only, of one kind if given. */
+function searchFilters(objects: Objects, kind: ReflectionKind | undefined): FilterValue {
+  return kind ? Filters.and(currentOnly(objects), objects.filter.byProperty('kind').equal(kind)) : currentOnly(objects);
+}
+
+/**
+ * `list`'s filters (mapping.ts `listed` is the same rule for lists read by cursor). "No
+ * tag author" is `tagsBy` equal to none of them, for the same reason as `currentOnly`:
+ * it matches objects with no value and those cleared to ''.
+ */
+function listFilters(objects: Objects, query: ListQuery): FilterValue | undefined {
+  const filters: FilterValue[] = [];
+  if (query.kind) filters.push(objects.filter.byProperty('kind').equal(query.kind));
+  if (query.superseded === true) filters.push(objects.filter.byProperty('superseded').equal(true));
+  if (query.superseded === false || query.needsTags) filters.push(currentOnly(objects));
+  if (query.needsTags) for (const author of TAG_AUTHORS) filters.push(objects.filter.byProperty('tagsBy').notEqual(author));
+  return filters.length <= 1 ? filters[0] : Filters.and(...filters);
 }
 
 /** A stored reflection without its vector. */

@@ -39,6 +39,18 @@ export type ReflectionProperties = {
   embedderId: string;
   /** `ReflectionOrigin` as JSON; empty when the reflection was stored on purpose. */
   origin?: string;
+  /**
+   * Whether the reflection is superseded: what searches and `list` filter on (see
+   * `currentOnly` in reflection-store.ts for why a boolean beside `supersededBy`).
+   * Absent on objects stored before it existed, which are all current.
+   */
+  superseded?: boolean;
+  /** The id of the reflection that replaced this one; empty or absent while current. */
+  supersededBy?: string;
+  /** When it was superseded; read only beside a `supersededBy` id (a PATCH cannot remove it). */
+  supersededAt?: number;
+  /** A `TagAuthor`; empty or absent while no one has tagged it. */
+  tagsBy?: string;
 };
 
 /** The collection, typed by its properties (per tenant: `.withTenant(name)`). */
@@ -73,6 +85,10 @@ const PROPERTIES: NonNullable<CollectionConfigCreate<ReflectionProperties, strin
   { name: 'useCount', dataType: 'int' },
   { name: 'embedderId', dataType: 'text', ...exact },
   { name: 'origin', dataType: 'text', ...stored },
+  { name: 'superseded', dataType: 'boolean', indexFilterable: true },
+  { name: 'supersededBy', dataType: 'text', ...exact },
+  { name: 'supersededAt', dataType: 'number' },
+  { name: 'tagsBy', dataType: 'text', ...exact },
 ];
 
 export function collectionConfig(name: string): CollectionConfigCreate<ReflectionProperties, string> {
@@ -104,12 +120,7 @@ export function collectionConfig(name: string): CollectionConfigCreate<Reflectio
  * parser rejects whole schemas over fields this check does not need.
  */
 export function schemaProblems(existing: WeaviateClass): string[] {
-  const problems: string[] = [];
-  if (!existing.multiTenancyConfig?.enabled) problems.push('multi-tenancy is not enabled');
-  const vector = existing.vectorConfig?.[VECTOR_NAME];
-  const distance = vector?.vectorIndexConfig?.distance;
-  if (!vector) problems.push(`it has no vector named "${VECTOR_NAME}"`);
-  else if (distance !== 'cosine') problems.push(`vector "${VECTOR_NAME}" uses ${String(distance)} distance, not cosine`);
+  const problems = structuralProblems(existing);
   for (const wanted of PROPERTIES) {
     const found = existing.properties?.find((p) => p.name === wanted.name);
     const dataType = found?.dataType?.[0];
@@ -127,10 +138,33 @@ export function schemaProblems(existing: WeaviateClass): string[] {
   return problems;
 }
 
+/** What makes a collection unfit whatever its properties: multi-tenancy, the vector. */
+function structuralProblems(existing: WeaviateClass): string[] {
+  const problems: string[] = [];
+  if (!existing.multiTenancyConfig?.enabled) problems.push('multi-tenancy is not enabled');
+  const vector = existing.vectorConfig?.[VECTOR_NAME];
+  const distance = vector?.vectorIndexConfig?.distance;
+  if (!vector) problems.push(`it has no vector named "${VECTOR_NAME}"`);
+  else if (distance !== 'cosine') problems.push(`vector "${VECTOR_NAME}" uses ${String(distance)} distance, not cosine`);
+  return problems;
+}
+
 /**
- * Creates the collection unless it exists, then checks it. Idempotent when several
- * replicas start together: a creation that loses the race fails, and the winner's
- * collection is then found (the schema may take a moment to reach this node).
+ * The properties a collection made by an older release lacks (`origin`, `superseded`,
+ * `supersededBy`, `supersededAt`, `tagsBy` came later): added in place, since Weaviate
+ * adds a property to a live collection. Objects stored before have no value for it, which
+ * every read and filter of the adapter takes as the default (see `currentOnly` in reflection-store.ts).
+ */
+export function missingProperties(existing: WeaviateClass): typeof PROPERTIES {
+  return PROPERTIES.filter((wanted) => !existing.properties?.some((p) => p.name === wanted.name));
+}
+
+/**
+ * Creates the collection unless it exists, adds the properties an older release's
+ * collection lacks, then checks it. Idempotent when several replicas start together: a
+ * creation that loses the race fails, and the winner's collection is then found (the
+ * schema may take a moment to reach this node); a property another replica added first
+ * fails to add here, and is then found by the check.
  */
 export async function ensureCollection(client: WeaviateClient, name: string): Promise<void> {
   if (!(await client.collections.exists(name))) {
@@ -140,7 +174,24 @@ export async function ensureCollection(client: WeaviateClient, name: string): Pr
       if (!(await appears(client, name))) throw error;
     }
   }
-  const problems = schemaProblems(await client.collections.exportToJson(name));
+  let existing = await client.collections.exportToJson(name);
+  // Properties are added only to a collection otherwise fit: an operator's unrelated
+  // collection of the same name is reported, not altered.
+  const missing = structuralProblems(existing).length === 0 ? missingProperties(existing) : [];
+  if (missing.length > 0) {
+    const config = client.collections.use(name).config;
+    for (const property of missing) {
+      try {
+        await config.addProperty(property);
+      } catch (error) {
+        // Another replica may have added it first: only a property still missing is an error.
+        const now = await client.collections.exportToJson(name);
+        if (!now.properties?.some((p) => p.name === property.name)) throw error;
+      }
+    }
+    existing = await client.collections.exportToJson(name);
+  }
+  const problems = schemaProblems(existing);
   if (problems.length > 0) {
     throw new Error(`collection ${name} cannot hold reflections: ${problems.join('; ')}`);
   }

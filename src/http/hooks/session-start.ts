@@ -51,7 +51,8 @@ export async function sessionStartAnswer(
 }
 
 async function summary(store: ReflectionStore, agentId: string, markdown: string): Promise<IndexSummary> {
-  const all = await listAllReflections(store, agentId);
+  // What the index lists: current reflections (superseded ones are history).
+  const all = await listAllReflections(store, agentId, { superseded: false });
   const topics = new Map<string, number>();
   for (const reflection of all) {
     const topic = topicKey(reflection.topic);

@@ -15,7 +15,7 @@ import { ENGRAM_VERSION } from '../../version.js';
 import { DeadLetterJson, RetriedJson } from './dead-letters.js';
 import { JobsJson } from './jobs.js';
 import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemovedJson } from './members.js';
-import { NewReflectionBody, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
+import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody } from './validate.js';
 import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson } from './wire.js';
 
@@ -63,6 +63,13 @@ const LIST_QUERY: QueryParameter[] = [
   { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search; answers with scores, best first' },
   { name: 'conversation', schema: z.string(), description: 'Only what was learnt from this conversation (not with `q`)' },
   { name: 'kind', schema: Kind, description: 'Only this kind' },
+  {
+    name: 'status',
+    schema: z.enum(REFLECTION_STATUSES),
+    description:
+      'Default `current`. Superseded reflections (replaced by a changed fact, `superseded_by` set) are history, never injected: ' +
+      'listed only with `superseded` (only them) or `all`. A search (`q`) finds current ones only',
+  },
   { name: 'limit', schema: z.number().int().min(1).max(200), description: 'Page size (default 20)' },
   { name: 'offset', schema: z.number().int().min(0), description: 'Rows skipped' },
 ];
@@ -163,7 +170,7 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: `${REFLECTIONS}/export`,
-    summary: 'Every reflection of the agent, streamed: JSON lines (default) or one JSON document',
+    summary: 'Every reflection of the agent (superseded ones too), streamed: JSON lines (default) or one JSON document',
     agentToken: true,
     query: [{ name: 'format', schema: z.enum(['jsonl', 'json']), description: 'Default `jsonl`: one Reflection per line' }],
     status: 200,

@@ -21,6 +21,7 @@ interface ReflectionQuery {
   q?: unknown;
   conversation?: unknown;
   kind?: unknown;
+  status?: unknown;
   limit?: unknown;
   offset?: unknown;
   format?: unknown;
@@ -51,6 +52,24 @@ export const ReflectionPatchBody = z
   .meta({ id: 'ReflectionPatch' });
 
 type EditBody = z.output<typeof ReflectionPatchBody>;
+
+/**
+ * `status` of a listing: superseded reflections (replaced by a changed fact) are history,
+ * listed only when asked for.
+ */
+export const REFLECTION_STATUSES = ['current', 'superseded', 'all'] as const;
+type ReflectionStatus = (typeof REFLECTION_STATUSES)[number];
+
+function statusOf(value: string | undefined): ReflectionStatus {
+  if (value === undefined || value === '') return 'current';
+  if ((REFLECTION_STATUSES as readonly string[]).includes(value)) return value as ReflectionStatus;
+  throw invalid('status', `\`status\` must be one of: ${REFLECTION_STATUSES.join(', ')}`);
+}
+
+/** The store's `superseded` filter for a status: all is no filter. */
+function supersededFilter(status: ReflectionStatus): boolean | undefined {
+  return status === 'all' ? undefined : status === 'superseded';
+}
 
 function kindOf(value: unknown, param: string): ReflectionKind | undefined {
   if (value === undefined || value === '') return undefined;
@@ -96,17 +115,22 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       const offset = queryInteger(query.offset, 'offset', { min: 0, max: 100_000, fallback: 0 });
       const conversation = queryString(query.conversation, 'conversation');
       if (conversation !== undefined && q !== '') throw invalid('conversation', '`conversation` cannot be combined with `q`');
+      const status = statusOf(queryString(query.status, 'status'));
+      const superseded = supersededFilter(status);
 
       if (q !== '') {
+        if (status !== 'current') throw invalid('status', 'A search (`q`) finds current reflections only: leave `status` out');
         const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5 });
         return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
       }
       if (conversation !== undefined) {
-        const learnt = (await learntIn(agent.id, conversation)).filter((r) => kind === undefined || r.kind === kind);
+        const learnt = (await learntIn(agent.id, conversation)).filter(
+          (r) => (kind === undefined || r.kind === kind) && (superseded === undefined || (r.supersededBy !== undefined) === superseded),
+        );
         return { data: learnt.slice(offset, offset + limit).map(reflectionWire), limit, offset, has_more: learnt.length > offset + limit };
       }
       // One extra row tells whether another page exists without a second count query.
-      const page = await reflections.list(agent.id, { limit: limit + 1, offset, kind });
+      const page = await reflections.list(agent.id, { limit: limit + 1, offset, kind, superseded });
       return { data: page.slice(0, limit).map(reflectionWire), limit, offset, has_more: page.length > limit };
     },
   );

@@ -5,7 +5,16 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Agent, MemorySettings, Org, Reflection, ScoredReflection, TokenRecord } from '../../domain/types.js';
+import {
+  TAG_AUTHORS,
+  type Agent,
+  type MemorySettings,
+  type Org,
+  type Reflection,
+  type ScoredReflection,
+  type TagAuthor,
+  type TokenRecord,
+} from '../../domain/types.js';
 import { ERRORS } from '../../errors.js';
 
 /*
@@ -82,6 +91,17 @@ export const ReflectionJson = z
       .object({ conversation_id: z.string(), turn: z.number().int().nullable(), role: z.enum(['user', 'assistant', 'tool']).nullable() })
       .nullable()
       .describe('Where a learnt reflection came from; null for one stored on purpose'),
+    superseded_by: z
+      .string()
+      .nullable()
+      .describe('The reflection that replaced this one (a changed fact); null while current. A superseded one is history: never injected nor found by a search'),
+    superseded_at: Time.nullable().describe('When it was superseded; null while current'),
+    tags_by: z
+      .enum(TAG_AUTHORS as [TagAuthor, ...TagAuthor[]])
+      .nullable()
+      .describe(
+        'Who wrote the subject tags: `extraction` (learnt with them), `tagging` (the background tagging job), `person` (by hand), `agent` (MCP `remember`); null while no one has tagged it',
+      ),
   })
   .meta({ id: 'Reflection' });
 
@@ -173,6 +193,9 @@ export function reflectionWire(reflection: Reflection): z.output<typeof Reflecti
     origin: reflection.origin
       ? { conversation_id: reflection.origin.conversation, turn: reflection.origin.turn ?? null, role: reflection.origin.role ?? null }
       : null,
+    superseded_by: reflection.supersededBy ?? null,
+    superseded_at: isoTime(reflection.supersededAt ?? null),
+    tags_by: reflection.tagsBy ?? null,
   };
 }
 

@@ -119,4 +119,56 @@ test('migration 3 drops the per-agent FTS5 tables and keeps conversations in a r
   }
 });
 
+test('migration 12 adds supersession and tag authors; existing tags get the presumed author', async () => {
+  const temp = tempDb();
+  const file = path.join(temp.dir, 'from-schema-11.db');
+  const old = new BetterSqlite3(file);
+  for (const [i, migration] of MIGRATIONS.slice(0, 11).entries()) {
+    if (typeof migration === 'string') old.exec(migration);
+    else migration(old);
+    old.pragma(`user_version = ${i + 1}`);
+  }
+  const insert = old.prepare(
+    `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at, embedder_id, vector)
+     VALUES ('agt_a', ?, 'factual', ?, 'topic', ?, ?, 1, ?, 'e', ?)`,
+  );
+  const rows: Array<[id: string, tags: string[], source: string]> = [
+    ['learnt', ['deploys'], 'conversation'],
+    ['uploaded', ['ci'], 'transcript'],
+    ['remembered', ['lint'], 'mcp'],
+    ['added', ['pnpm', 'added-by-hand'], 'mcp'],
+    ['edited', ['edited-by-hand', 'redis'], 'conversation'],
+    ['marker-only', ['added-by-hand'], 'mcp'],
+    ['untagged', [], 'conversation'],
+  ];
+  for (const [i, [id, tags, source]] of rows.entries()) {
+    insert.run(id, `content of ${id}`, JSON.stringify(tags), source, 100 - i, Buffer.from(unitVector(8, { [i]: 1 }).buffer));
+  }
+  old.close();
+  try {
+    const db = openDatabase(file);
+    temp.db.close();
+    temp.db = db; // closed by remove()
+    assert.is(db.pragma('user_version', { simple: true }), MIGRATIONS.length);
+    const authors = db.prepare('SELECT id, tags_by, superseded_by, superseded_at FROM reflections ORDER BY seq').all();
+    assert.equal(authors, [
+      { id: 'learnt', tags_by: 'extraction', superseded_by: null, superseded_at: null },
+      { id: 'uploaded', tags_by: 'extraction', superseded_by: null, superseded_at: null },
+      { id: 'remembered', tags_by: 'agent', superseded_by: null, superseded_at: null },
+      { id: 'added', tags_by: 'person', superseded_by: null, superseded_at: null },
+      { id: 'edited', tags_by: 'person', superseded_by: null, superseded_at: null },
+      { id: 'marker-only', tags_by: null, superseded_by: null, superseded_at: null },
+      { id: 'untagged', tags_by: null, superseded_by: null, superseded_at: null },
+    ]);
+    const store = new SqliteReflectionStore(db);
+    assert.is((await store.get('agt_a', 'learnt'))?.tagsBy, 'extraction');
+    assert.not.ok('supersededBy' in ((await store.get('agt_a', 'learnt')) ?? {}));
+    assert.equal((await store.list('agt_a', { needsTags: true })).map((r) => r.id), ['marker-only', 'untagged']);
+    assert.is((await store.nearest('agt_a', { vector: unitVector(8, { 0: 1 }), limit: 7 })).length, 7, 'every old row is current');
+    await store.close();
+  } finally {
+    temp.remove();
+  }
+});
+
 test.run();

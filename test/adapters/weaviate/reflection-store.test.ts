@@ -25,12 +25,13 @@ import {
   cosineFromDistance,
   fromProperties,
   laterOf,
+  listed,
   mergeUpsert,
   toProperties,
   upsertChanges,
 } from '../../../src/adapters/weaviate/mapping.js';
 import { PendingUses } from '../../../src/adapters/weaviate/pending-uses.js';
-import { collectionConfig, schemaProblems } from '../../../src/adapters/weaviate/schema.js';
+import { collectionConfig, missingProperties, schemaProblems, type ReflectionProperties } from '../../../src/adapters/weaviate/schema.js';
 import { hybridSearch } from '../../../src/memory/hybrid-search.js';
 import { rejects, unitVector } from '../../contracts/helpers.js';
 import { reflection, reflectionStoreContract } from '../../contracts/reflection-store.contract.js';
@@ -91,6 +92,40 @@ helpers('properties round-trip a reflection; never-used has no lastUsedAt', () =
   assert.equal(r.tags, ['a', 'b'], 'tags are copied');
 });
 
+helpers('properties carry the supersession and the tag author; current and untagged ones write no id or author', () => {
+  const current = plainReflection({ id: 'r1', agentId: 'agt_a', tags: ['ci'] });
+  const properties = toProperties(current);
+  assert.is(properties.superseded, false, 'always written: the filter reads it');
+  assert.not.ok('supersededBy' in properties || 'supersededAt' in properties || 'tagsBy' in properties);
+  assert.equal(fromProperties(properties, 'agt_a'), current);
+  const superseded = { ...current, supersededBy: 'r2', supersededAt: 5_000, tagsBy: 'extraction' as const };
+  const stored = toProperties(superseded);
+  assert.equal([stored.superseded, stored.supersededBy, stored.supersededAt, stored.tagsBy], [true, 'r2', 5_000, 'extraction']);
+  assert.equal(fromProperties(stored, 'agt_a'), superseded);
+  assert.is(toProperties({ ...current, supersededBy: 'r2', updatedAt: 7_000 }).supersededAt, 7_000, 'no time: the record’s updatedAt');
+  assert.not.ok('supersededAt' in toProperties({ ...current, supersededAt: 9_000 }), 'a time without an id is dropped');
+  // What a PATCH leaves behind when it clears them, and what an older release wrote.
+  const cleared = fromProperties({ ...stored, superseded: false, supersededBy: '', tagsBy: '' }, 'agt_a');
+  assert.not.ok('supersededBy' in cleared || 'supersededAt' in cleared || 'tagsBy' in cleared, 'a stale supersededAt is never read');
+  const { superseded: _s, supersededBy: _b, supersededAt: _a, tagsBy: _t, ...older } = stored;
+  assert.equal(fromProperties(older, 'agt_a'), current);
+  assert.not.ok('tagsBy' in fromProperties({ ...properties, tagsBy: 'robot' }, 'agt_a'), 'an unknown author reads as none');
+});
+
+helpers('list filters, as applied to lists read by cursor', () => {
+  const current = plainReflection({ id: 'c', kind: 'procedural' });
+  const tagged = plainReflection({ id: 't', tagsBy: 'agent' });
+  const old = plainReflection({ id: 'o', supersededBy: 'c', supersededAt: 1 });
+  const ids = (query: Parameters<typeof listed>[1]) => [current, tagged, old].filter((r) => listed(r, query)).map((r) => r.id);
+  assert.equal(ids({}), ['c', 't', 'o']);
+  assert.equal(ids({ superseded: true }), ['o']);
+  assert.equal(ids({ superseded: false }), ['c', 't']);
+  assert.equal(ids({ needsTags: true }), ['c']);
+  assert.equal(ids({ needsTags: false }), ['c', 't', 'o']);
+  assert.equal(ids({ needsTags: true, kind: 'factual' }), []);
+  assert.equal(ids({ kind: 'factual', superseded: true }), ['o']);
+});
+
 helpers('properties are read defensively: partial or odd objects still make reflections', () => {
   const r = fromProperties({ reflectionId: 'r1', kind: 'weird', tags: ['ok', 3], useCount: BigInt(4) }, 'agt_a');
   assert.equal(r, {
@@ -146,7 +181,16 @@ helpers('an upsert PATCHes the replaced fields, and a counter only where the inc
     updatedAt: 4_000,
     embedderId: 'local-hash-v1-256',
     origin: '',
+    superseded: false,
+    supersededBy: '',
+    tagsBy: '',
   });
+  const superseding = mergeUpsert(stored, plainReflection({ id: 'r1', supersededBy: 'r2', tagsBy: 'agent', updatedAt: 6_000 }));
+  assert.equal(
+    [upsertChanges(stored, superseding)].map((c) => [c.superseded, c.supersededBy, c.supersededAt, c.tagsBy]),
+    [[true, 'r2', 6_000, 'agent']],
+    'an upsert replaces them like the content',
+  );
   const imported = mergeUpsert(stored, plainReflection({ id: 'r1', createdAt: 500, useCount: 7, lastUsedAt: 12_000 }));
   const changes = upsertChanges(stored, imported);
   assert.equal([changes.createdAt, changes.useCount, changes.lastUsedAt], [500, 7, 12_000]);
@@ -253,6 +297,10 @@ helpers('schema check: the created schema fits; a collection that cannot hold re
     'property useCount is number, not int',
     'property embedderId is missing',
   ]);
+  const older = reportedSchema();
+  older.properties = older.properties!.filter((p) => !['superseded', 'supersededBy', 'supersededAt', 'tagsBy'].includes(p.name ?? ''));
+  assert.equal(missingProperties(older).map((p) => p.name), ['superseded', 'supersededBy', 'supersededAt', 'tagsBy'], 'added at open');
+  assert.equal(missingProperties(reportedSchema()), []);
   const unsearchable = reportedSchema();
   unsearchable.properties!.find((p) => p.name === 'terms')!.indexSearchable = false;
   assert.equal(schemaProblems(unsearchable), ['property terms is not searchable by keywords']);
@@ -412,6 +460,38 @@ if (!url) {
     await rejects(() => open(collection), /Weaviate reflection store: open collection .*multi-tenancy is not enabled/);
   });
 
+  specifics('a collection from before supersession gains its properties; its objects are current and untagged', async (context) => {
+    const collection = freshName();
+    context.collections.push(collection);
+    const later = new Set<string>(['superseded', 'supersededBy', 'supersededAt', 'tagsBy']);
+    const client = await weaviate.connectToCustom(connectOptions(connection));
+    try {
+      // The collection and an object as a release before these properties made them.
+      const config = collectionConfig(collection);
+      await client.collections.create<ReflectionProperties, string>({
+        ...config,
+        properties: (config.properties ?? []).filter((p) => !later.has(p.name)),
+      });
+      const objects = client.collections.use<string, ReflectionProperties>(collection).withTenant(tenantName(A));
+      await objects.tenants.create([{ name: tenantName(A) }]);
+      const { superseded: _s, ...older } = toProperties(plainReflection({ id: 'old', agentId: A, content: 'The queue is rabbitmq' }));
+      await objects.data.insert({ id: reflectionUuid(A, 'old'), properties: older, vectors: { default: Array.from(axis(0)) } });
+    } finally {
+      await client.close();
+    }
+    const store = await openIn(context, collection);
+    assert.equal((await store.nearest(A, { vector: axis(0), limit: 5 })).map((m) => m.id), ['old'], 'nearest finds it');
+    assert.equal((await store.keywords(A, { text: 'rabbitmq', limit: 5 })).map((m) => m.id), ['old'], 'keywords find it');
+    assert.equal((await store.list(A, { superseded: false })).map((r) => r.id), ['old']);
+    assert.equal(await store.list(A, { superseded: true }), []);
+    assert.equal((await store.list(A, { needsTags: true })).map((r) => r.id), ['old']);
+    await store.upsert([reflection(A, 'new', 'The queue is nats', 1, { tags: ['queue'], tagsBy: 'agent' })]);
+    await store.update(A, 'old', { supersededBy: 'new' });
+    assert.equal((await store.nearest(A, { vector: axis(0), limit: 5 })).map((m) => m.id), ['new']);
+    assert.equal((await store.list(A, { superseded: true })).map((r) => r.id), ['old']);
+    assert.equal(await store.list(A, { needsTags: true }), []);
+  });
+
   specifics('list pages past the query maximum with the cursor, in the same order', async (context) => {
     const collection = freshName();
     context.collections.push(collection);
@@ -426,6 +506,10 @@ if (!url) {
     assert.equal((await store.list(A, { limit: 2, offset: 2 })).map((r) => r.id), ['a', 'c']);
     assert.equal((await store.list(A, { limit: 2 })).map((r) => r.id), ['b', 'd'], 'within the maximum: sorted by Weaviate');
     assert.equal((await store.list(A, { kind: 'procedural' })).map((r) => r.id), ['e']);
+    await store.update(A, 'b', { supersededBy: 'a' });
+    await store.update(A, 'c', { tagsBy: 'person' });
+    assert.equal((await store.list(A, { superseded: true })).map((r) => r.id), ['b'], 'filtered here past the maximum');
+    assert.equal((await store.list(A, { needsTags: true })).map((r) => r.id).sort(), ['a', 'd', 'e']);
   });
 
   specifics.run();

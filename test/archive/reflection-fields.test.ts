@@ -1,0 +1,136 @@
+/**
+ * What an archive keeps of a reflection beyond its text: the supersession and who wrote
+ * its tags survive export and import, and an archive from before them (version 1) gets
+ * the tag authors an upgraded SQLite file gets. In-process, on real SQLite files.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteAdapters, type SqliteAdapters } from '../../src/adapters/sqlite/index.js';
+import { exportArchive } from '../../src/archive/export-archive.js';
+import { ARCHIVE_VERSION, encodeVector } from '../../src/archive/format.js';
+import { importArchive } from '../../src/archive/import-archive.js';
+import { Control } from '../../src/control/control.js';
+import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection } from '../../src/domain/types.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+import { Vault } from '../../src/security/vault.js';
+import { reflection } from '../contracts/reflection-store.contract.js';
+
+interface Deployment {
+  adapters: SqliteAdapters;
+  control: Control;
+}
+
+interface Context {
+  dir: string;
+  key: Buffer;
+  opened: Deployment[];
+}
+
+const test = suite<Context>('archive: supersession and tag authors');
+
+test.before.each((context) => {
+  context.dir = mkdtempSync(path.join(tmpdir(), 'engram-archive-fields-'));
+  context.key = randomBytes(32);
+  context.opened = [];
+});
+
+test.after.each(async (context) => {
+  for (const { adapters } of context.opened) await adapters.close();
+  rmSync(context.dir, { recursive: true, force: true });
+});
+
+function open(context: Context, name: string): Deployment {
+  const adapters = openSqliteAdapters(path.join(context.dir, `${name}.db`));
+  const control = new Control(adapters.control, { vault: new Vault(new SecretBox(context.key)), now: () => 1_700_000_000_000 });
+  const deployment = { adapters, control };
+  context.opened.push(deployment);
+  return deployment;
+}
+
+async function createAgent(control: Control): Promise<Agent> {
+  const org = await control.createOrg('acme');
+  return control.createAgent({
+    orgId: org.id,
+    name: 'coder',
+    upstream: { baseUrl: 'http://127.0.0.1:9', headers: {} },
+    memory: DEFAULT_MEMORY_SETTINGS,
+    secrets: { upstreamApiKey: 'sk-upstream-test-key-0123456789' },
+  });
+}
+
+async function* linesOf(lines: readonly string[]): AsyncGenerator<string> {
+  yield* lines;
+}
+
+const byId = (reflections: Reflection[]) => [...reflections].sort((a, b) => (a.id < b.id ? -1 : 1));
+
+test('superseded reflections and tag authors survive export and import', async (context) => {
+  const source = open(context, 'source');
+  const agent = await createAgent(source.control);
+  await source.adapters.reflections.upsert([
+    reflection(agent.id, 'old', 'The queue is rabbitmq', 0, { tags: ['queue'], tagsBy: 'extraction', supersededBy: 'new', supersededAt: 5_000 }),
+    reflection(agent.id, 'new', 'The queue is nats', 1, { tags: ['queue', 'added-by-hand'], tagsBy: 'person' }),
+    reflection(agent.id, 'bare', 'Lunch is at noon', 2),
+  ]);
+  const lines: string[] = [];
+  await exportArchive({ control: source.control, reflections: source.adapters.reflections, engines: { control: 'sqlite', reflections: 'sqlite' } }, (line) => {
+    lines.push(line);
+  });
+  assert.is(JSON.parse(lines[0]).version, ARCHIVE_VERSION);
+  assert.is(ARCHIVE_VERSION, 2);
+
+  const target = open(context, 'target');
+  const result = await importArchive({ control: target.control, reflections: target.adapters.reflections }, () => linesOf(lines));
+  assert.is(result.imported.reflections, 3);
+  const before = byId(await source.adapters.reflections.list(agent.id));
+  const after = byId(await target.adapters.reflections.list(agent.id));
+  assert.equal(after, before, 'every field, the new ones included');
+  assert.equal(after.map((r) => [r.id, r.supersededBy ?? null, r.supersededAt ?? null, r.tagsBy ?? null]), [
+    ['bare', null, null, null],
+    ['new', null, null, 'person'],
+    ['old', 'new', 5_000, 'extraction'],
+  ]);
+  const found = await target.adapters.reflections.keywords(agent.id, { text: 'queue', limit: 5 });
+  assert.equal(found.map((m) => m.id), ['new'], 'still history after the move: never searched');
+});
+
+test('a version 1 archive gets the tag authors SQLite migration 12 presumes', async (context) => {
+  const source = open(context, 'v1-source');
+  const agent = await createAgent(source.control);
+  const lines: string[] = [];
+  await exportArchive({ control: source.control, reflections: source.adapters.reflections, engines: { control: 'sqlite', reflections: 'sqlite' } }, (line) => {
+    lines.push(line);
+  });
+  // The header and the org and agent records as written; reflections as version 1 wrote them.
+  const header = { ...JSON.parse(lines[0]), version: 1 };
+  const old = (id: string, tags: string[], source: Reflection['source'], axis: number): string => {
+    const { vector, ...r } = reflection(agent.id, id, `content of ${id}`, axis, { tags, source });
+    return JSON.stringify({ type: 'reflection', reflection: r, vector: encodeVector(vector) });
+  };
+  const archive = [
+    JSON.stringify(header),
+    ...lines.slice(1),
+    old('learnt', ['deploys'], 'conversation', 0),
+    old('remembered', ['lint'], 'mcp', 1),
+    old('by-hand', ['pnpm', 'edited-by-hand'], 'conversation', 2),
+    old('marker-only', ['added-by-hand'], 'mcp', 3),
+    old('untagged', [], 'transcript', 4),
+  ];
+  const target = open(context, 'v1-target');
+  await importArchive({ control: target.control, reflections: target.adapters.reflections }, () => linesOf(archive));
+  const imported = byId(await target.adapters.reflections.list(agent.id));
+  assert.equal(imported.map((r) => [r.id, r.tagsBy ?? null]), [
+    ['by-hand', 'person'],
+    ['learnt', 'extraction'],
+    ['marker-only', null],
+    ['remembered', 'agent'],
+    ['untagged', null],
+  ]);
+  assert.ok(imported.every((r) => r.supersededBy === undefined), 'everything in an old archive is current');
+});
+
+test.run();
