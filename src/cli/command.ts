@@ -67,6 +67,15 @@ export function integerOption(context: CommandContext, name: string): number | u
   return Number(raw);
 }
 
+/** A decimal number from 0 to 1 (`0.25`, `.3`, `1`). */
+export function fractionOption(context: CommandContext, name: string): number | undefined {
+  const raw = stringOption(context, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw) || value > 1) throw new UsageError(`--${name} must be a number from 0 to 1, got "${raw}"`);
+  return value;
+}
+
 /** A path segment: org and agent names may hold any character but "/". */
 export function seg(value: string): string {
   return encodeURIComponent(value);

@@ -51,6 +51,18 @@ test('agent create without --json prints a summary with the connection settings'
   assert.not.match(run.stdout, /sk-ant-secret/);
 });
 
+test('agent update --min-score moves the injection bar; a value outside 0..1 is refused before any request', async ({ server, remote }) => {
+  const run = await engram(['agent', 'update', '--org', 'cli-org', '--agent', 'bot2', '--min-score', '0.25', '--json', ...remote]);
+  assert.is(run.code, 0, run.stderr);
+  assert.is(JSON.parse(run.stdout).memory.min_score, 0.25);
+  assert.is((await server.call('GET', '/v0/orgs/cli-org/agents/bot2')).json.memory.min_score, 0.25);
+  for (const bad of ['1.5', 'high', '2']) {
+    const refused = await engram(['agent', 'update', '--org', 'cli-org', '--agent', 'bot2', '--min-score', bad, ...remote]);
+    assert.is.not(refused.code, 0, bad);
+    assert.match(refused.stderr, /--min-score must be a number from 0 to 1/, bad);
+  }
+});
+
 test('org, token, reflections and index commands', async ({ server, remote }) => {
   const orgs = await engram(['org', 'list', '--json', ...remote]);
   assert.is(orgs.code, 0, orgs.stderr);

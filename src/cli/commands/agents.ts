@@ -2,6 +2,7 @@ import {
   agentPath,
   AGENT_OPTIONS,
   flag,
+  fractionOption,
   integerOption,
   JSON_OPTION,
   listOption,
@@ -41,6 +42,7 @@ const SETTINGS_OPTIONS: OptionsConfig = {
   extract: { type: 'boolean' },
   'top-k': { type: 'string' },
   'token-budget': { type: 'string' },
+  'min-score': { type: 'string' },
   'extraction-model': { type: 'string' },
 };
 
@@ -87,6 +89,8 @@ async function settingsBody(context: CommandContext): Promise<Record<string, unk
   if (topK !== undefined) memory.top_k = topK;
   const budget = integerOption(context, 'token-budget');
   if (budget !== undefined) memory.token_budget = budget;
+  const minScore = fractionOption(context, 'min-score');
+  if (minScore !== undefined) memory.min_score = minScore;
   const model = stringOption(context, 'extraction-model');
   if (model !== undefined) memory.extraction_model = model;
 
@@ -129,7 +133,7 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]`,
+    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--json]`,
     summary: 'Create an agent (and its organisation when none has that name); prints its token once',
     remote: true,
     options: { org: { type: 'string' }, name: { type: 'string' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
@@ -182,7 +186,7 @@ export const agentCommands: Command[] = [
   },
   {
     path: ['agent', 'update'],
-    synopsis: `--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--extraction-model M] [--json]`,
+    synopsis: `--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--json]`,
     summary: "Change an agent's name, upstream or memory settings (--header replaces all extra headers)",
     remote: true,
     options: { ...AGENT_OPTIONS, name: { type: 'string' }, ...SETTINGS_OPTIONS },
