@@ -118,7 +118,10 @@ export function strongestNamedTerm(
     const said = containsSequence(query.sequence, identifier.words);
     const within = !said && query.forms.identifiers.some((asked) => asked.words.length >= 2 && containsSequence(identifier.words, asked.words));
     if (!said && !within) continue;
-    const shape = identifier.codeLike ? 1 : Math.max(...identifier.words.map((word) => nameLikeness(word, vocabulary)));
+    // A lone word in code shape (`.yaml`, `v2`, `e2e`) is as specific as the word itself;
+    // several words joined like code (`billing-svc`, `db:migrate`) are specific by shape.
+    const shape =
+      identifier.codeLike && identifier.words.length > 1 ? 1 : Math.max(...identifier.words.map((word) => nameLikeness(word, vocabulary)));
     offer(identifier.text, shape * rarityAmong(rarestHolders(identifier.words)));
   }
   for (const [key, asked] of query.forms.words) {
