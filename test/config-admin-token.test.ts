@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { estimatedBits } from '../src/domain/token-strength.js';
 import { ADMIN_TOKEN_PREFIX } from '../src/security/admin-token.js';
-import { cleanEnv, ROOT } from './support/cli.js';
+import { cleanEnv, CLI_ENTRY } from './support/cli.js';
 
 const refused = (token: string) => {
   try {
@@ -55,7 +55,7 @@ test('random tokens pass: openssl rand -hex 32, base64 of 24 bytes, the generate
 });
 
 test('engram serve refuses to start with a weak admin token', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--data-dir', path.join(os.tmpdir(), 'engram-weak-token')], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve', '--port', '0', '--data-dir', path.join(os.tmpdir(), 'engram-weak-token')], {
     env: cleanEnv({ ENGRAM_ADMIN_TOKEN: 'admin123' }),
   });
   let stderr = '';

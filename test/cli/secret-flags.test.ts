@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cleanEnv, ROOT, runProcess, type CliRun } from '../support/cli.js';
+import { cleanEnv, CLI_ENTRY, ROOT, runProcess, type CliRun } from '../support/cli.js';
 import { ADMIN_TOKEN, startEngram, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
@@ -38,7 +38,7 @@ const remote = (context: Context) => ['--url', context.engram.url, '--admin-toke
 
 /** `engram ARGS` with `stdin` written to it and `env` added. */
 function engram(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
-  return runProcess(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...args], {
+  return runProcess(process.execPath, [...CLI_ENTRY, ...args], {
     cwd: ROOT,
     env: cleanEnv(options.env),
     stdin: options.stdin,

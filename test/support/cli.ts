@@ -6,6 +6,14 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The installed entry: it loads tsx itself, so it runs from any working directory. */
 export const BIN = path.join(ROOT, 'bin/engram.js');
+/**
+ * tsx's loader as this project installed it, for `node --import`: a bare `tsx` is
+ * resolved from the child's working directory, which a test may put anywhere (a fresh
+ * temporary folder finds no tsx, unless one lies around it).
+ */
+export const TSX_LOADER = import.meta.resolve('tsx');
+/** `node` arguments that run Engram's TypeScript CLI entry from any working directory. */
+export const CLI_ENTRY = ['--import', TSX_LOADER, path.join(ROOT, 'src/cli/main.ts')];
 
 export interface CliRun {
   code: number | null;
@@ -21,7 +29,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** Runs `engram ARGS` to its end (through bin/engram.js with `bin`, else the TypeScript entry). */
 export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; bin?: boolean } = {}): Promise<CliRun> {
-  const entry = options.bin ? [BIN] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+  const entry = options.bin ? [BIN] : CLI_ENTRY;
   return runProcess(process.execPath, [...entry, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? cleanEnv() });
 }
 
