@@ -248,6 +248,7 @@ function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent
     offset: '0',
     'top-k': '5',
     'token-budget': '100',
+    'min-score': '0.25',
     'extraction-model': 'gpt-small',
     'responses-state': 'service',
     content: 'An edited memory about the CLI',
