@@ -216,8 +216,8 @@ test('extraction: a forced record_reflections call from the default extractor, q
   assert.is(call.function.name, 'record_reflections');
   assert.equal(JSON.parse(call.function.arguments), {
     reflections: [
-      { kind: 'factual', content: 'the user lives in Paris', topic: 'notes' },
-      { kind: 'procedural', content: 'running migrations on Fridays', topic: 'notes' },
+      { kind: 'factual', content: 'the user lives in Paris', topic: 'notes', tags: ['user lives', 'paris'] },
+      { kind: 'procedural', content: 'running migrations on Fridays', topic: 'notes', tags: ['running migrations', 'fridays'] },
     ],
   });
 

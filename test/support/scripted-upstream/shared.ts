@@ -73,20 +73,23 @@ export function contentText(content: unknown): string {
 
 /**
  * The default extractor's rule: `REMEMBER: x` lines become factual reflections,
- * `AVOID: x` lines procedural ones.
+ * `AVOID: x` lines procedural ones, each with the default tagger's tags (a real model
+ * tags what it extracts, so nothing it learns waits for the tagging job).
  */
 export function defaultExtraction(transcript: string): ExtractedReflection[] {
   const out: ExtractedReflection[] = [];
+  const add = (kind: ExtractedReflection['kind'], content: string) => {
+    const [{ tags }] = defaultTags([{ id: '', kind, content }]);
+    out.push({ kind, content, topic: 'notes', tags });
+  };
   for (const line of transcript.split('\n')) {
     const remember = line.indexOf('REMEMBER:');
     if (remember >= 0) {
-      out.push({ kind: 'factual', content: line.slice(remember + 'REMEMBER:'.length).trim(), topic: 'notes' });
+      add('factual', line.slice(remember + 'REMEMBER:'.length).trim());
       continue;
     }
     const avoid = line.indexOf('AVOID:');
-    if (avoid >= 0) {
-      out.push({ kind: 'procedural', content: line.slice(avoid + 'AVOID:'.length).trim(), topic: 'notes' });
-    }
+    if (avoid >= 0) add('procedural', line.slice(avoid + 'AVOID:'.length).trim());
   }
   return out;
 }

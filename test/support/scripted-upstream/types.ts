@@ -100,7 +100,7 @@ export interface ExtractedReflection {
   kind: 'factual' | 'procedural';
   content: string;
   topic: string;
-  /** Left out by the default extractor: what it learns waits for the tagging job. */
+  /** The default extractor gives the default tagger's; without them a reflection waits for the tagging job. */
   tags?: string[];
 }
 
