@@ -14,7 +14,7 @@ import { searchMemory } from '../../memory/memory-search.js';
 import { createRetrieval } from '../../memory/retrieval.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
-import { agentJobs, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
+import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
@@ -202,7 +202,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   app.get<{ Params: AgentParams }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, ...(await agentJobs(deps.bus, agent.id)) });
+    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, kindOf: jobKind, ...(await agentJobs(deps.bus, agent.id)) });
   });
 
   app.post<{ Params: AgentParams & { id: string } }>(`${base}/activity/dead/:id/retry`, { preValidation: app.csrfProtection }, async (request, reply) => {
