@@ -13,11 +13,12 @@ import { TAGGING_SUBJECT } from './tagging-job.js';
 /** What a memory job does: learn from a conversation, or tag reflections stored without tags. */
 export type JobKind = 'extraction' | 'tagging';
 
-const SUBJECTS: Readonly<Record<JobKind, string>> = { extraction: EXTRACTION_SUBJECT, tagging: TAGGING_SUBJECT };
+/** The bus subject of each kind of memory job: the views, the logs and the metrics label them by it. */
+export const JOB_SUBJECTS: Readonly<Record<JobKind, string>> = { extraction: EXTRACTION_SUBJECT, tagging: TAGGING_SUBJECT };
 
 /** The kind of a stored message or dead letter, by its subject; undefined for any other subject. */
 export function jobKind(subject: string): JobKind | undefined {
-  return (Object.keys(SUBJECTS) as JobKind[]).find((kind) => SUBJECTS[kind] === subject);
+  return (Object.keys(JOB_SUBJECTS) as JobKind[]).find((kind) => JOB_SUBJECTS[kind] === subject);
 }
 
 export interface AgentJobs {

@@ -10,8 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventBus } from '../ports/index.js';
-import { EXTRACTION_SUBJECT } from '../memory/extraction-job.js';
-import { TAGGING_SUBJECT } from '../memory/tagging-job.js';
+import { JOB_SUBJECTS } from '../memory/agent-jobs.js';
 import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
 
 /** How one proxied exchange ended, as `runExchange` saw it. */
@@ -33,12 +32,6 @@ export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 
 /** How an extraction job's delivery ended: acked (extracted, or nothing left to do), to be retried, or dead-lettered. */
 export type ExtractionOutcome = 'done' | 'retry' | 'dead';
-
-/**
- * The memory jobs on the bus, by the `kind` label of the queue gauges: extraction (a
- * conversation's new turns) and tagging (reflections stored without tags).
- */
-const JOB_SUBJECTS = { extraction: EXTRACTION_SUBJECT, tagging: TAGGING_SUBJECT } as const;
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
 export interface Metrics extends TaggingObserver {
@@ -156,7 +149,8 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     registers,
   });
   // Read from the bus at each scrape: the queue is shared by every replica. A failed read
-  // keeps a kind's last value.
+  // keeps a kind's last value. `kind`: extraction (a conversation's new turns) or tagging
+  // (reflections stored without tags).
   new Gauge({
     name: 'engram_extraction_jobs_queued',
     help: 'Memory jobs stored on the event bus and not yet done or dead-lettered (waiting ones included), all replicas together, by kind: extraction, tagging',

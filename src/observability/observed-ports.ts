@@ -7,8 +7,8 @@
  */
 import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/index.js';
 import { consumerOptions } from '../ports/event-bus.js';
-import { EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction-job.js';
-import { TAGGING_SUBJECT } from '../memory/tagging-job.js';
+import type { ExtractionJob } from '../memory/extraction-job.js';
+import { jobKind, type JobKind } from '../memory/agent-jobs.js';
 import { safeErrorSerializer, safeText } from '../http/log-safety.js';
 import type { Log } from '../log.js';
 import type { ActivityRecorder } from './activity.js';
@@ -26,31 +26,24 @@ function jobFields(payload: unknown): Record<string, unknown> {
   };
 }
 
-/** The memory jobs observed, by subject, with the name their log lines begin with. */
-const JOB_NAMES: ReadonlyMap<string, JobName> = new Map([
-  [EXTRACTION_SUBJECT, 'extraction'],
-  [TAGGING_SUBJECT, 'tagging'],
-]);
-
-type JobName = 'extraction' | 'tagging';
-
 /**
- * Extraction and tagging jobs are logged when scheduled (published), started, failed
- * (with the reason, and whether the bus will retry) and dead-lettered; extraction jobs are
- * also counted (`engram_extraction_jobs_*`) and, once done, added to the agent's activity.
- * Tagging is counted by its handler, per call and per reflection.
+ * Memory jobs (`jobKind`: extraction, tagging) are logged when scheduled (published),
+ * started, failed (with the reason, and whether the bus will retry) and dead-lettered,
+ * each line beginning with the job's kind; extraction jobs are also counted
+ * (`engram_extraction_jobs_*`) and, once done, added to the agent's activity. Tagging is
+ * counted by its handler, per call and per reflection.
  */
 export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity: ActivityRecorder): EventBus {
   const publish: EventBus['publish'] = async (subject, payload, options) => {
     await bus.publish(subject, payload, options);
-    const name = JOB_NAMES.get(subject);
+    const name = jobKind(subject);
     if (!name) return;
     if (name === 'extraction') metrics.extractionScheduled();
     const delayMs = options?.notBefore !== undefined ? Math.max(0, options.notBefore - Date.now()) : 0;
     log.info({ ...jobFields(payload), delayMs }, `${name} scheduled`);
   };
   const consume: EventBus['consume'] = <T>(subject: string, handler: (message: BusMessage<T>) => Promise<void>, options?: Partial<ConsumerOptions>) => {
-    const name = JOB_NAMES.get(subject);
+    const name = jobKind(subject);
     if (!name) return bus.consume(subject, handler, options);
     const { maxDeliver } = consumerOptions(options ?? {});
     return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { name, maxDeliver, metrics, log, activity }), options);
@@ -69,7 +62,7 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity:
 async function observeDelivery<T>(
   message: BusMessage<T>,
   handler: (message: BusMessage<T>) => Promise<void>,
-  { name, maxDeliver, metrics, log, activity }: { name: JobName; maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
+  { name, maxDeliver, metrics, log, activity }: { name: JobKind; maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
 ): Promise<void> {
   const job = jobFields(message.payload);
   const fields = { ...job, attempt: message.attempt };
