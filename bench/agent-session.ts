@@ -7,7 +7,8 @@
  *
  * Each task also names its `evidence`: lines of tool output that carry what was learnt
  * (the error, the failing assertion and its first frame). The phase checks that these,
- * and every user and assistant text, reach extraction. Deterministic, so runs compare.
+ * and every user and assistant text, reach extraction. And what the agent `remembers`
+ * on purpose, without tags, for the tagging job to tag. Deterministic, so runs compare.
  */
 import { prng } from './workload.js';
 
@@ -27,6 +28,11 @@ export interface AgentTask {
   answer: string;
   /** Lines of tool output that carry the lesson: extraction must see them. */
   evidence: string[];
+  /**
+   * What the agent stores on purpose during the task (MCP `remember`), without tags, as
+   * agents often do: the tagging job tags them, and its calls count in the cost.
+   */
+  remembers: string[];
 }
 
 type Random = () => number;
@@ -218,6 +224,7 @@ export function agentSession(seed = 11): AgentTask[] {
       answer:
         'Fixed. Commit 4f2a91c added `taxRate` to `InvoiceDto` in `services/billing-api/schema/invoice.yaml`, but the generated client under `src/clients/generated` was not regenerated, so `src/routes/invoices.ts` no longer compiled (TS2339). I ran `make codegen` in `services/billing-api` and the build passes. After any change to `schema/*.yaml`, run `make codegen` there and commit the generated files: CI does not regenerate them.',
       evidence: [TS_ERROR],
+      remembers: ['After changing services/billing-api/schema/*.yaml, run make codegen in services/billing-api and commit src/clients/generated; CI does not regenerate the API clients.'],
     },
     {
       ask: 'npm test in services/auth-service fails on my machine but passes in CI. Can you see why?',
@@ -231,6 +238,7 @@ export function agentSession(seed = 11): AgentTask[] {
       answer:
         "The failing test needs Redis on port 6380, and in `services/auth-service/docker-compose.yml` the redis service is behind the `test` profile, so a plain `docker compose up -d` only starts postgres. Start it with `docker compose --profile test up -d redis` before `npm test`; CI passes because its workflow enables that profile. All 22 suites pass now.",
       evidence: [TEST_ERROR.trim(), TEST_FRAME.trim()],
+      remembers: ['The services/auth-service tests need Redis on port 6380, which only starts with docker compose --profile test up -d redis.'],
     },
     {
       ask: 'Where are the rate limits of edge-gateway configured? I need to raise the limit for /v1/exports.',
@@ -245,6 +253,7 @@ export function agentSession(seed = 11): AgentTask[] {
       answer:
         'Per-route rate limits of edge-gateway live in `services/edge-gateway/config/limits.json` (read by the rate-limit middleware at start-up); routes without an entry get `defaults` (600 requests per minute). There was no entry for `/v1/exports`, so I added one with 240 per minute and a burst of 20. The gateway only reads the file at start-up: restart it after changing limits.',
       evidence: [],
+      remembers: ['Per-route rate limits of edge-gateway live in services/edge-gateway/config/limits.json, read only at start-up: restart the gateway after changing them.'],
     },
     {
       ask: 'Please upgrade lodash to 4.17.21 in apps/web-frontend and make sure nothing breaks.',
@@ -257,6 +266,7 @@ export function agentSession(seed = 11): AgentTask[] {
       answer:
         'lodash is now 4.17.21 in `apps/web-frontend` (package.json and package-lock.json). The type check is clean and all 18 test suites pass. npm still reports 3 moderate vulnerabilities, all in dev dependencies of the storybook setup, unrelated to lodash.',
       evidence: [],
+      remembers: [],
     },
     {
       ask: 'The nightly reporting-etl job crashed last night. Run it for 2026-11-20 and fix whatever breaks.',
@@ -270,6 +280,10 @@ export function agentSession(seed = 11): AgentTask[] {
       answer:
         "The job crashed with `KeyError: 'region_code'` in `etl/transforms/regions.py` (`normalise_region`): since the warehouse export of 2026-11-19 some rows have no `region_code`, and that transform was the only reader not using `row.get`. It now maps missing codes to `UNKNOWN`, like the other readers, and the run for 2026-11-20 completes (52,000 rows). Rows without a region now land in the UNKNOWN bucket of the regional report.",
       evidence: [PY_ERROR, PY_FRAME.trim()],
+      remembers: [
+        'Since the warehouse export of 2026-11-19 some reporting-etl rows have no region_code: read it with row.get and map a missing one to UNKNOWN.',
+        'Run the reporting-etl nightly job for one day with python -m etl.nightly --date YYYY-MM-DD in services/reporting-etl.',
+      ],
     },
   ];
 }

@@ -14,6 +14,7 @@ import { reflectionId } from '../src/domain/reflection-id.js';
 import type { Agent } from '../src/domain/types.js';
 import { start } from '../src/main.js';
 import { EXTRACTION_SUBJECT } from '../src/memory/extraction.js';
+import { TAGGING_SUBJECT } from '../src/memory/tagging-job.js';
 import { createRetrieval } from '../src/memory/retrieval.js';
 import type { StoredReflection } from '../src/ports/index.js';
 import { rssSampler, serveParent } from './ipc.js';
@@ -40,12 +41,14 @@ const natsUrl = process.env.BENCH_NATS_URL;
  * load phases measure the proxy alone; the extraction-cost phase sets it short.
  */
 const settleMs = process.env.BENCH_SETTLE_MS ?? '600000';
+/** How far apart an agent's tagging jobs are; the extraction-cost phase sets it short, so tagging runs within it. */
+const taggingIntervalMs = process.env.BENCH_TAGGING_INTERVAL_MS ?? '300000';
 const natsSettings = natsUrl ? { 'nats-url': natsUrl, 'nats-prefix': 'bench', 'secret-key': 'be'.repeat(32) } : {};
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-bench-'));
 process.once('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
 const running = await start(
-  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': settleMs, 'log-level': 'warn', ...natsSettings }, {}),
+  loadConfig({ port: '0', host: '127.0.0.1', 'data-dir': dataDir, 'admin-token': ADMIN, 'settle-ms': settleMs, 'tagging-interval-ms': taggingIntervalMs, 'log-level': 'warn', ...natsSettings }, {}),
   { logger: false },
 );
 const { deps } = running;
@@ -90,6 +93,8 @@ async function seed(agentId: string, count: number): Promise<number> {
       content: s.content,
       topic: s.topic,
       tags: s.tags,
+      // Seeded as extraction would have stored them: tagged, so no tagging job is queued for them.
+      ...(s.tags.length > 0 ? { tagsBy: 'extraction' as const } : {}),
       source: 'conversation',
       createdAt: now,
       updatedAt: now,
@@ -110,10 +115,15 @@ let profiler: Session | undefined;
 serveParent(
   {
     memory: () => rss.memory(),
-    /** Extraction jobs not yet done (waiting for their settle time included), and dead letters. */
+    /** Extraction and tagging jobs not yet done (waiting ones included), and their dead letters. */
     async extractionQueue() {
-      const [pending, dead] = await Promise.all([deps.bus.pending(EXTRACTION_SUBJECT), deps.bus.deadLetters(EXTRACTION_SUBJECT)]);
-      return { pending, deadLetters: dead.length };
+      const [pending, tagging, dead, deadTagging] = await Promise.all([
+        deps.bus.pending(EXTRACTION_SUBJECT),
+        deps.bus.pending(TAGGING_SUBJECT),
+        deps.bus.deadLetters(EXTRACTION_SUBJECT),
+        deps.bus.deadLetters(TAGGING_SUBJECT),
+      ]);
+      return { pending, taggingPending: tagging, deadLetters: dead.length + deadTagging.length };
     },
     resetPeak: () => rss.resetPeak(),
     /** p50/p95 of `retrieve()` alone, over an agent holding `reflections` reflections. */

@@ -7,16 +7,25 @@
  * waits until its extraction has run (a short settle time; the next task comes after it,
  * as a user reads an answer before asking more), so every turn is extracted, none skipped.
  *
- * The figure is `extraction bytes / conversation bytes`, both counted where the upstream
- * receives them: request bodies offering `record_reflections`, and all the others. The
- * phase also checks that what carries the lessons reached extraction: every user request,
- * every final answer, and the tool output lines each task names as its evidence.
+ * The agent also stores a memory or two per task on purpose (MCP `remember`), without tags
+ * as agents often do; the tagging job tags them on the same upstream (its interval set
+ * short, so it runs within the task, where a deployment's 5 minutes would batch more of
+ * them per call). The phase waits for that too.
+ *
+ * The figure is `learning bytes / conversation bytes`, learning being extraction and
+ * tagging, all counted where the upstream receives them: request bodies offering
+ * `record_reflections`, those offering `record_tags`, and all the others. Extraction and
+ * tagging are reported apart too. The phase also checks that what carries the lessons
+ * reached extraction (every user request, every final answer, the tool output lines each
+ * task names as its evidence) and that every memory remembered was tagged.
  *
  * The system prompt and tools here are a few KB; real clients send tens of KB of them with
  * every request, so a real session's conversation bytes are larger and its ratio lower.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Reply } from '../test/support/scripted-upstream/index.js';
 import { agentSession, type AgentTask, type ToolStep } from './agent-session.js';
 import type { EngramHello } from './engram-process.js';
@@ -32,8 +41,18 @@ export interface ExtractionCostRun {
   conversation_bytes: number;
   extraction_requests: number;
   extraction_bytes: number;
-  /** `extraction_bytes / conversation_bytes`. */
+  /** Tagging calls (the memories remembered without tags), and their bytes. */
+  tagging_requests: number;
+  tagging_bytes: number;
+  /** `(extraction_bytes + tagging_bytes) / conversation_bytes`: what learning costs. */
   ratio: number;
+  /** `extraction_bytes / conversation_bytes`. */
+  extraction_ratio: number;
+  /** `tagging_bytes / conversation_bytes`. */
+  tagging_ratio: number;
+  /** Memories remembered without tags, and how many of them the tagging job tagged. */
+  remembered: number;
+  tagged: number;
   /** User requests, final answers and evidence lines, and how many reached extraction. */
   lessons: number;
   lessons_kept: number;
@@ -45,6 +64,8 @@ export interface ExtractionCostResult {
   settle_ms: number;
   /** Tool output in the session, each counted once. */
   tool_output_bytes: number;
+  /** How far apart an agent's tagging jobs were (`ENGRAM_TAGGING_INTERVAL_MS`). */
+  tagging_interval_ms: number;
   /** The tasks one after the other in one conversation, as a session runs them: the figure with the target. */
   session: ExtractionCostRun;
   /**
@@ -108,10 +129,39 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
   }
 }
 
-export async function extractionCost(upstream: Child<UpstreamHello>, options: { settleMs: number }): Promise<ExtractionCostResult> {
+/** The agent's MCP `remember` and `forget`, over Engram's MCP endpoint with the agent's token. */
+async function memoryTools(engram: EngramHello): Promise<{ remember(content: string): Promise<string>; forget(id: string): Promise<void>; close(): Promise<void> }> {
+  const client = new Client({ name: 'engram-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${engram.baseUrl}/v0/mcp`), { requestInit: { headers: { authorization: `Bearer ${engram.token}` } } }));
+  return {
+    async remember(content) {
+      const result = await client.callTool({ name: 'remember', arguments: { content, kind: 'procedural' } });
+      const id = (result.structuredContent as { id?: string } | undefined)?.id;
+      if (result.isError || !id) throw new Error(`extraction cost: remember failed: ${JSON.stringify(result.content)}`);
+      return id;
+    },
+    async forget(id) {
+      await client.callTool({ name: 'forget', arguments: { id } });
+    },
+    close: () => client.close(),
+  };
+}
+
+export async function extractionCost(upstream: Child<UpstreamHello>, options: { settleMs: number; taggingIntervalMs: number }): Promise<ExtractionCostResult> {
   const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
-    env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: '0', BENCH_SETTLE_MS: String(options.settleMs) },
+    env: {
+      BENCH_UPSTREAM_URL: upstream.hello.url,
+      BENCH_REFLECTIONS: '0',
+      BENCH_SETTLE_MS: String(options.settleMs),
+      BENCH_TAGGING_INTERVAL_MS: String(options.taggingIntervalMs),
+    },
   });
+  const tools = await memoryTools(engram.hello);
+  const tagsBy = async (id: string): Promise<string | null> => {
+    const response = await fetch(`${engram.hello.baseUrl}/reflections/${id}`, { headers: { authorization: `Bearer ${engram.hello.token}` } });
+    return ((await response.json()) as { tags_by?: string | null }).tags_by ?? null;
+  };
+  type Queue = { pending: number; taggingPending: number; deadLetters: number };
   const tasks = agentSession();
   const tally = () => upstream.call<ByteTally & { extractionBodies: string[] }>('bytes');
   const send = async (session: string, messages: Message[]) => {
@@ -129,6 +179,7 @@ export async function extractionCost(upstream: Child<UpstreamHello>, options: { 
     await upstream.call('reset');
     await upstream.call('resetBytes', { keepTranscripts: true });
     let messages: Message[] = [];
+    const remembered: string[] = [];
     for (const [index, task] of tasks.entries()) {
       if (shape === 'task_alone') messages = [];
       const session = `bench-extraction-cost-${shape}-${shape === 'session' ? 0 : index}`;
@@ -141,11 +192,21 @@ export async function extractionCost(upstream: Child<UpstreamHello>, options: { 
       }
       await send(session, messages);
       messages.push({ role: 'assistant', content: [{ type: 'text', text: task.answer }] });
-      // The task's job is queued once its final answer settles, and done when nothing is pending.
+      // What the agent stores on purpose, without tags, before the conversation settles.
+      for (const content of task.remembers) remembered.push(await tools.remember(content));
+      // The task's job is queued once its final answer settles, and done when nothing is
+      // pending; it queues the tagging job, which runs at the start of the next interval.
       await until(`task ${index + 1}'s extraction`, async () => (await tally()).extractionRequests > before);
-      await until('the extraction queue to empty', async () => (await engram.call<{ pending: number }>('extractionQueue')).pending === 0);
+      await until('the extraction and tagging queues to empty', async () => {
+        const queue = await engram.call<Queue>('extractionQueue');
+        return queue.pending + queue.taggingPending === 0;
+      });
     }
     const counted = await tally();
+    const tagged = (await Promise.all(remembered.map(tagsBy))).filter((author) => author === 'tagging').length;
+    // Forgotten, so the next way of running the tasks remembers (and tags) them afresh.
+    for (const id of remembered) await tools.forget(id);
+    const conversationBytes = Math.max(1, counted.conversationBytes);
     const seen = counted.extractionBodies.map((body) => strings(JSON.parse(body))).join('\n');
     const needles = tasks.flatMap((task) => [task.ask, task.answer, ...task.evidence]);
     const missing = needles.filter((needle) => !seen.includes(needle));
@@ -154,7 +215,13 @@ export async function extractionCost(upstream: Child<UpstreamHello>, options: { 
       conversation_bytes: counted.conversationBytes,
       extraction_requests: counted.extractionRequests,
       extraction_bytes: counted.extractionBytes,
-      ratio: counted.extractionBytes / Math.max(1, counted.conversationBytes),
+      tagging_requests: counted.taggingRequests,
+      tagging_bytes: counted.taggingBytes,
+      ratio: (counted.extractionBytes + counted.taggingBytes) / conversationBytes,
+      extraction_ratio: counted.extractionBytes / conversationBytes,
+      tagging_ratio: counted.taggingBytes / conversationBytes,
+      remembered: remembered.length,
+      tagged,
       lessons: needles.length,
       lessons_kept: needles.length - missing.length,
       missing: missing.map((needle) => needle.slice(0, 120)),
@@ -164,16 +231,18 @@ export async function extractionCost(upstream: Child<UpstreamHello>, options: { 
   try {
     const session = await run('session');
     const taskAlone = await run('task_alone');
-    const { deadLetters } = await engram.call<{ deadLetters: number }>('extractionQueue');
+    const { deadLetters } = await engram.call<Queue>('extractionQueue');
     return {
       tasks: tasks.length,
       settle_ms: options.settleMs,
+      tagging_interval_ms: options.taggingIntervalMs,
       tool_output_bytes: tasks.reduce((sum, task) => sum + task.steps.reduce((n, step) => n + Buffer.byteLength(step.output), 0), 0),
       session,
       task_alone: taskAlone,
       dead_letters: deadLetters,
     };
   } finally {
+    await tools.close().catch(() => undefined);
     await upstream.call('resetBytes', {});
     await upstream.call('reset');
     await engram.stop();

@@ -187,25 +187,30 @@ function natsRows(n: NonNullable<Results['nats']>, embedded: LatencyResult, embe
 }
 
 /**
- * Learning stays cheap: what extraction sends upstream over an agent session, against what
- * the session itself sends; and every user request, final answer and evidence line still
- * reaches extraction. Each task alone in a fresh conversation is reported beside.
+ * Learning stays cheap: what extraction and tagging send upstream over an agent session,
+ * against what the session itself sends; and every user request, final answer and
+ * evidence line still reaches extraction, every memory remembered without tags is tagged.
+ * Each task alone in a fresh conversation is reported beside. (Results written before
+ * tagging existed have no tagging fields: they count as none.)
  */
 function extractionCostRows(x: ExtractionCostResult): Row[] {
   const kb = (bytes: number) => `${round(bytes / 1024, 1)} KB`;
   const detail = (run: ExtractionCostResult['session']) =>
-    `${kb(run.extraction_bytes)} in ${run.extraction_requests} calls / ${kb(run.conversation_bytes)} in ${run.conversation_requests} requests; ` +
-    `lessons ${run.lessons_kept}/${run.lessons}${run.missing.length ? ` (missing: ${run.missing[0].slice(0, 40)}…)` : ''}`;
+    `extraction ${kb(run.extraction_bytes)} in ${run.extraction_requests} calls + tagging ${kb(run.tagging_bytes ?? 0)} in ${run.tagging_requests ?? 0} calls ` +
+    `/ ${kb(run.conversation_bytes)} in ${run.conversation_requests} requests; ` +
+    `lessons ${run.lessons_kept}/${run.lessons}${run.missing.length ? ` (missing: ${run.missing[0].slice(0, 40)}…)` : ''}; ` +
+    `memories tagged ${run.tagged ?? 0}/${run.remembered ?? 0}`;
   const { session: s, task_alone: t } = x;
   return [
     [
-      `extraction / conversation bytes, ${x.tasks}-task agent session`,
+      `learning (extraction + tagging) / conversation bytes, ${x.tasks}-task agent session`,
       '-',
       pct(s.ratio),
       `${detail(s)}; dead letters ${x.dead_letters}`,
-      '<= 5%, lessons all kept',
-      verdict(s.ratio <= 0.05 && s.lessons_kept === s.lessons && x.dead_letters === 0),
+      '<= 5%, lessons all kept, memories all tagged',
+      verdict(s.ratio <= 0.05 && s.lessons_kept === s.lessons && (s.tagged ?? 0) === (s.remembered ?? 0) && x.dead_letters === 0),
     ],
+    [`  of which extraction / of which tagging`, '-', `${pct(s.extraction_ratio ?? s.ratio)} / ${pct(s.tagging_ratio ?? 0)}`, `tagging interval ${x.tagging_interval_ms ?? '-'} ms`, 'reported', '-'],
     [`the same, each task alone in a new conversation`, '-', pct(t.ratio), detail(t), 'reported', '-'],
   ];
 }

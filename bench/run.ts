@@ -5,7 +5,8 @@
  * writes the figures to `bench/results/<ISO timestamp>.json`. The same HTTP measures run
  * with `/v1/responses` bodies too, then the Responses WebSocket mode (bench/responses.ts),
  * then `recall` over Engram's MCP server with 10,000 reflections (bench/mcp-recall.ts),
- * then what extraction sends upstream over an agent-like session (bench/extraction-cost.ts),
+ * then what learning (extraction and tagging) sends upstream over an agent-like session
+ * (bench/extraction-cost.ts),
  * then what secret redaction costs on 48 KB of agent text (bench/redaction.ts).
  *
  * Beside "direct" runs a bare Node proxy (bench/bare-proxy-process.ts, its own child): the
@@ -158,13 +159,15 @@ async function main(): Promise<void> {
     const recall10k = await mcpRecall(upstream.hello.url, { reflections: 10_000, calls: scale(500), warmup: scale(50) });
     log('11/14 transcript uploads: 20 MB Codex rollouts, unchanged and grown re-uploads, one of 60 MB');
     const transcripts = await transcriptUploads(engram, { uploads: quick ? 2 : 5 });
-    log('12/14 extraction cost: an agent session through Engram (a third Engram child, settle 200 ms); extraction bytes / conversation bytes');
-    const cost = await extractionCost(upstream, { settleMs: 200 });
+    log('12/14 learning cost: an agent session through Engram (a third Engram child, settle 200 ms, tagging interval 1 s); (extraction + tagging bytes) / conversation bytes');
+    const cost = await extractionCost(upstream, { settleMs: 200, taggingIntervalMs: 1000 });
     log(
-      `12/14 session: ${cost.session.extraction_bytes} extraction bytes in ${cost.session.extraction_requests} calls / ` +
-        `${cost.session.conversation_bytes} conversation bytes in ${cost.session.conversation_requests} requests = ${(cost.session.ratio * 100).toFixed(2)}%; ` +
-        `each task alone: ${cost.task_alone.extraction_bytes} / ${cost.task_alone.conversation_bytes} = ${(cost.task_alone.ratio * 100).toFixed(2)}%; ` +
-        `lesson lines kept ${cost.session.lessons_kept}/${cost.session.lessons}`,
+      `12/14 session: ${cost.session.extraction_bytes} extraction bytes in ${cost.session.extraction_requests} calls + ` +
+        `${cost.session.tagging_bytes} tagging bytes in ${cost.session.tagging_requests} calls / ` +
+        `${cost.session.conversation_bytes} conversation bytes in ${cost.session.conversation_requests} requests = ${(cost.session.ratio * 100).toFixed(2)}% ` +
+        `(extraction ${(cost.session.extraction_ratio * 100).toFixed(2)}%, tagging ${(cost.session.tagging_ratio * 100).toFixed(2)}%); ` +
+        `each task alone: ${cost.task_alone.extraction_bytes + cost.task_alone.tagging_bytes} / ${cost.task_alone.conversation_bytes} = ${(cost.task_alone.ratio * 100).toFixed(2)}%; ` +
+        `lesson lines kept ${cost.session.lessons_kept}/${cost.session.lessons}, memories tagged ${cost.session.tagged}/${cost.session.remembered}`,
     );
     log(
       `13/14 multi-turn agent workload (a fourth Engram child, ${REFLECTIONS} reflections, settle 300 ms): ` +

@@ -3,7 +3,7 @@
  * with its default echo; the streaming phase queues slow replies through `enqueue`, the
  * extraction-cost phase scripted tool calls through `enqueueReplies`.
  * Request records are dropped as they pile up so a long run does not balloon; the bytes
- * of their bodies are tallied first, conversation and extraction requests apart.
+ * of their bodies are tallied first, conversation, extraction and tagging requests apart.
  */
 import { readFileSync } from 'node:fs';
 import { startScriptedUpstream, type RecordedRequest, type Reply } from '../test/support/scripted-upstream/index.js';
@@ -24,9 +24,12 @@ export interface ByteTally {
   /** Extraction calls (they offer `record_reflections`), and their body bytes. */
   extractionRequests: number;
   extractionBytes: number;
+  /** Tagging calls (they offer `record_tags`), and their body bytes. */
+  taggingRequests: number;
+  taggingBytes: number;
 }
 
-const emptyTally = (): ByteTally => ({ conversationRequests: 0, conversationBytes: 0, extractionRequests: 0, extractionBytes: 0 });
+const emptyTally = (): ByteTally => ({ conversationRequests: 0, conversationBytes: 0, extractionRequests: 0, extractionBytes: 0, taggingRequests: 0, taggingBytes: 0 });
 let served = 0;
 let tally = emptyTally();
 /** The transcripts extraction calls carried, kept only while `keepTranscripts` is on (one phase's worth). */
@@ -37,6 +40,9 @@ function count(request: RecordedRequest): void {
     tally.extractionRequests++;
     tally.extractionBytes += request.raw.length;
     transcripts?.push(request.raw.toString('utf8'));
+  } else if (request.tagging) {
+    tally.taggingRequests++;
+    tally.taggingBytes += request.raw.length;
   } else if (request.protocol !== 'other') {
     tally.conversationRequests++;
     tally.conversationBytes += request.raw.length;

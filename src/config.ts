@@ -98,6 +98,11 @@ export interface Config {
     maxDeliver: number;
     /** Jobs one worker process runs at once. */
     concurrency: number;
+    /**
+     * An agent's tagging jobs (its reflections without tags) run at most once per this
+     * interval, each making at most 2 calls of 20 reflections (`memory/tagging-job.ts`).
+     */
+    taggingIntervalMs: number;
   };
   logLevel: string;
   /** `pretty` for a person at a terminal, `json` for a log collector; by default pretty when stdout is a terminal. */
@@ -176,6 +181,7 @@ const SETTINGS = [
   'extraction-ack-wait-ms',
   'extraction-concurrency',
   'extraction-max-deliver',
+  'tagging-interval-ms',
   'transcript-max-bytes',
   'transcript-max-concurrent',
   'sse-max-event-bytes',
@@ -368,6 +374,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
       ackWaitMs: int('extraction-ack-wait-ms', 30_000, 1_000),
       maxDeliver: int('extraction-max-deliver', 5, 1),
       concurrency: int('extraction-concurrency', 2, 1),
+      taggingIntervalMs: int('tagging-interval-ms', 5 * 60 * 1000, 1),
     },
     logLevel: get('log-level') ?? 'info',
     logFormat: logFormat(get('log-format')),

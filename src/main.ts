@@ -85,7 +85,8 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
         url: config.natsUrl,
         prefix: config.natsPrefix,
         name: options.name,
-        dedupWindowMs: Math.max(2 * config.settleMs, 2 * 60 * 1000),
+        // An agent's tagging job is one per interval only if a publish a whole interval later is still deduplicated.
+        dedupWindowMs: Math.max(2 * config.settleMs, 2 * 60 * 1000, config.extraction.taggingIntervalMs),
         log,
       });
       closers.push(opened.close);

@@ -31,3 +31,20 @@ export function presumedTagAuthor(reflection: Pick<Reflection, 'tags'> & { sourc
   const byHand = reflection.tags.includes(ADDED_BY_HAND_TAG) || reflection.tags.includes(EDITED_BY_HAND_TAG);
   return taggedBy(reflection.tags, byHand ? 'person' : tagAuthorOf(reflection.source));
 }
+
+const AUTHOR_LABELS: Readonly<Record<TagAuthor, string>> = {
+  extraction: 'the extraction model',
+  tagging: 'the tagging job',
+  person: 'a person',
+  agent: 'the agent (remember)',
+};
+
+/**
+ * Who wrote a reflection's tags, as a person reads it (the dashboard, the CLI): the
+ * extraction model, the tagging job, a person, the agent through `remember`, or "not
+ * tagged yet". An author this release does not know is shown as it is named.
+ */
+export function tagAuthorLabel(author: string | null | undefined): string {
+  if (!author) return 'not tagged yet';
+  return (AUTHOR_LABELS as Record<string, string>)[author] ?? author;
+}

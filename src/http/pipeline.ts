@@ -1,16 +1,21 @@
 /**
- * The extraction pipeline's consumer, as a plugin: it starts with the app and stops
- * (waiting for in-flight jobs) when the app closes.
+ * The memory pipeline's consumers, as a plugin: extraction (settled conversations) and
+ * tagging (reflections stored without tags). They start with the app and stop (waiting
+ * for in-flight jobs) when the app closes.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { consumeExtractionJobs, createExtractionHandler } from '../memory/extraction.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
+import { consumeTaggingJobs, createTaggingHandler, type TaggingSchedule } from '../memory/tagging.js';
 import { PROTOCOLS } from '../protocols/index.js';
 
 export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
+  // A third of the ack wait: a crashed worker's job is redelivered soon, a slow upstream's is not.
+  const heartbeatMs = Math.max(250, Math.floor(deps.config.extraction.ackWaitMs / 3));
+  const schedule: TaggingSchedule = { bus: deps.bus, intervalMs: deps.config.extraction.taggingIntervalMs, now: deps.now };
   const handler = createExtractionHandler({
     control: deps.control,
     writer,
@@ -18,10 +23,22 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     protocols: PROTOCOLS,
     now: deps.now,
     maxBytes: deps.config.extraction.maxBytes,
-    heartbeatMs: Math.max(250, Math.floor(deps.config.extraction.ackWaitMs / 3)),
+    heartbeatMs,
     log: app.log,
+    tagging: { ...schedule, reflections: deps.reflections },
   });
-  const subscription = consumeExtractionJobs(deps.bus, handler, deps.config.extraction);
+  const tagger = createTaggingHandler({
+    control: deps.control,
+    reflections: deps.reflections,
+    embedder: deps.embedder,
+    upstream: deps.upstream,
+    protocols: PROTOCOLS,
+    schedule,
+    heartbeatMs,
+    log: app.log,
+    observer: app.metrics,
+  });
+  const subscriptions = [consumeExtractionJobs(deps.bus, handler, deps.config.extraction), consumeTaggingJobs(deps.bus, tagger, deps.config.extraction)];
   // Vectors from a previous embedder are redone in the background, not before serving.
   const reembedding = new AbortController();
   let reembedded: Promise<unknown> = Promise.resolve();
@@ -32,6 +49,6 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
   });
   app.addHook('onClose', async () => {
     reembedding.abort();
-    await Promise.all([reembedded, subscription.stop()]);
+    await Promise.all([reembedded, ...subscriptions.map((subscription) => subscription.stop())]);
   });
 };

@@ -5,18 +5,19 @@
  * safe to repeat: the watermark check skips finished jobs, reflection ids come from
  * content.
  */
-import type { Readable } from 'node:stream';
 import type { ProtocolId } from '../domain/types.js';
 import { newConversationState } from '../domain/conversation-state.js';
-import { redactSecrets } from '../domain/redact.js';
 import type { ProposedReflection, ProtocolAdapter } from '../protocols/types.js';
 import type { ReflectionOrigin } from '../domain/types.js';
-import type { BusMessage, EventBus, Subscription, UpstreamClient } from '../ports/index.js';
+import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
-import { discard, readText } from './http-body.js';
+import { readText } from './http-body.js';
+import { withHeartbeat } from './heartbeat.js';
+import { requestTagging, type TaggingSchedule } from './tagging-job.js';
+import { DEFAULT_TIMEOUT_MS, MAX_RESPONSE_BYTES, RETRYABLE_4XX, failureDetail, lowerCaseKeys } from './upstream-call.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export {
@@ -44,6 +45,12 @@ export interface ExtractionDeps {
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
   now: () => number;
   log?: ExtractionLog;
+  /**
+   * Where the agent's tagging job is queued once a job is done (`tagging-job.ts`): its
+   * reflections without tags get them on the upstream this conversation shows it speaks.
+   * Absent: no tagging job is queued.
+   */
+  tagging?: TaggingSchedule & { reflections: ReflectionStore };
   /** Text of one extraction call (`Config.extraction.maxBytes`); a longer job is extracted in chunks. */
   maxBytes?: number;
   /**
@@ -59,15 +66,6 @@ export interface ExtractionDeps {
   heartbeatMs?: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 90_000;
-const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
-/**
- * Upstream statuses worth a retry. Every other 4xx (bad request, auth, unknown model,
- * too large) would fail the same way again: the job is dead-lettered at once with the
- * reason instead of spending the remaining deliveries on it.
- */
-const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
-
 const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
 
 /**
@@ -75,21 +73,12 @@ const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
  * agent is gone, extraction is off, a newer job covers the turns (`lastFinalAt` later than
  * the job's `settledAt`) or the watermark already covers them. Upstream failures and
  * unreadable answers throw, so the bus redelivers with backoff; permanent upstream
- * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed.
+ * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed. A job done,
+ * or skipped as already extracted, queues the agent's tagging job when reflections wait
+ * for tags (not when extraction is off).
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<ExtractionJob>) => Promise<void> {
-  const log = deps.log ?? SILENT;
-  const extract = extractOne(deps, log);
-  if (!deps.heartbeatMs) return extract;
-  const every = deps.heartbeatMs;
-  return async (message) => {
-    const heartbeat = setInterval(() => void message.working().catch(() => undefined), every);
-    try {
-      await extract(message);
-    } finally {
-      clearInterval(heartbeat);
-    }
-  };
+  return withHeartbeat(extractOne(deps, deps.log ?? SILENT), deps.heartbeatMs);
 }
 
 function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<ExtractionJob>) => Promise<void> {
@@ -114,6 +103,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
               : undefined;
     if (skip || !agent) {
       log.info({ ...fields, reason: skip }, 'extraction skipped');
+      if (skip === 'already extracted' && agent?.memory.extract) await queueTagging(deps, log, job);
       await message.ack();
       return;
     }
@@ -122,6 +112,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     const turns = job.turns.slice(from - job.firstTurn);
     if (renderTranscript(turns) === '') {
       await markExtracted(deps, job, job.turnCount);
+      await queueTagging(deps, log, job);
       await message.ack();
       return;
     }
@@ -214,8 +205,22 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         log.warn({ ...fields, notStored: result.overLimit, limit: result.limit }, 'agent reached its reflection limit (ENGRAM_MAX_REFLECTIONS): new reflections not stored');
       }
     }
+    await queueTagging(deps, log, job);
     await message.ack();
   };
+}
+
+/**
+ * Queues the agent's tagging job if reflections wait for tags. A failure is logged, not
+ * thrown: the extraction is done, and the agent's next one queues the job again.
+ */
+async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: ExtractionJob): Promise<void> {
+  if (!deps.tagging) return;
+  try {
+    await requestTagging(deps.tagging, { agentId: job.agentId, orgId: job.orgId, protocol: job.protocol, model: job.model });
+  } catch (error) {
+    log.warn({ agentId: job.agentId, err: error }, 'queueing the tagging job failed; the next extraction queues it');
+  }
 }
 
 /** Subscribes `handler` to the extraction subject with the configured delivery limits. */
@@ -237,30 +242,6 @@ async function markExtracted(deps: ExtractionDeps, job: ExtractionJob, upTo: num
     const state = current ?? newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
     return state.extractedTurns >= upTo ? undefined : { ...state, extractedTurns: upTo };
   });
-}
-
-/** The upstream's own error message, short and redacted, for the dead-letter reason. */
-async function failureDetail(body: Readable): Promise<string> {
-  let text: string;
-  try {
-    text = await readText(body, 64 * 1024);
-  } catch {
-    await discard(body);
-    return '';
-  }
-  let message = text;
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const candidate = typeof parsed.error === 'object' ? parsed.error?.message : parsed.error ?? parsed.message;
-    if (typeof candidate === 'string') message = candidate;
-  } catch {
-    // Not JSON: keep the raw text.
-  }
-  return redactSecrets(message.replace(/\s+/g, ' ').trim()).slice(0, 300);
-}
-
-function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
 function isJob(value: unknown): value is ExtractionJob {

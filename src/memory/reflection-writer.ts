@@ -107,7 +107,13 @@ export function validateReflection(proposal: unknown): ValidReflection | undefin
   };
 }
 
-function validTags(tags: unknown): string[] {
+/**
+ * `tags` as a reflection stores them: lowercase phrases on one line of at most
+ * `MAX_TAG_CHARS`, at most `MAX_TAGS` distinct subject tags in the order given (Engram's
+ * marks kept besides), a tag holding a secret dropped whole, anything but strings ignored.
+ * The one rule for every writer of tags (extraction, `remember`, hand edits, the tagging job).
+ */
+export function validTags(tags: unknown): string[] {
   if (!Array.isArray(tags)) return [];
   const kept = new Set<string>();
   // Engram's own marks (made or edited by hand) do not count against the cap.

@@ -10,7 +10,8 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EventBus } from '../ports/index.js';
-import { EXTRACTION_SUBJECT } from '../memory/extraction-job.js';
+import { JOB_SUBJECTS } from '../memory/agent-jobs.js';
+import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
 
 /** How one proxied exchange ended, as `runExchange` saw it. */
 export interface ExchangeSummary {
@@ -33,7 +34,7 @@ export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 export type ExtractionOutcome = 'done' | 'retry' | 'dead';
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
-export interface Metrics {
+export interface Metrics extends TaggingObserver {
   /** Exposition in Prometheus's text format. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -131,28 +132,46 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   });
+  const taggingCalls = new Counter({
+    name: 'engram_tagging_calls_total',
+    help: 'Tagging calls this process made to agents\' upstreams, by outcome: ok (answer read), failed (the job is retried), refused (dead-lettered)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const tagged = new Counter({
+    name: 'engram_tagged_reflections_total',
+    help: 'Reflections stored without tags that the tagging job gave tags',
+    registers,
+  });
   const embeddingFailures = new Counter({
     name: 'engram_embedding_failures_total',
     help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
     registers,
   });
-  // Read from the bus at each scrape: the queue is shared by every replica.
+  // Read from the bus at each scrape: the queue is shared by every replica. A failed read
+  // keeps a kind's last value. `kind`: extraction (a conversation's new turns) or tagging
+  // (reflections stored without tags).
   new Gauge({
     name: 'engram_extraction_jobs_queued',
-    help: 'Extraction jobs stored on the event bus and not yet done or dead-lettered (waiting ones included), all replicas together',
+    help: 'Memory jobs stored on the event bus and not yet done or dead-lettered (waiting ones included), all replicas together, by kind: extraction, tagging',
+    labelNames: ['kind'] as const,
     registers,
     async collect() {
-      const value = await withTimeout(bus.pending(EXTRACTION_SUBJECT)).catch((error: unknown) => void onCollectError?.(error));
-      if (value !== undefined) this.set(value);
+      for (const [kind, subject] of Object.entries(JOB_SUBJECTS)) {
+        const value = await withTimeout(bus.pending(subject)).catch((error: unknown) => void onCollectError?.(error));
+        if (value !== undefined) this.set({ kind }, value);
+      }
     },
   });
   new Gauge({
     name: 'engram_extraction_dead_letters',
-    help: 'Extraction jobs dead-lettered and not yet retried (engram dead-letters list), all replicas together',
+    help: 'Memory jobs dead-lettered and not yet retried (engram dead-letters list), all replicas together, by kind: extraction, tagging',
+    labelNames: ['kind'] as const,
     registers,
     async collect() {
-      const value = await withTimeout(bus.deadLetters(EXTRACTION_SUBJECT)).catch((error: unknown) => void onCollectError?.(error));
-      if (value !== undefined) this.set(value.length);
+      const value = await withTimeout(bus.deadLetters()).catch((error: unknown) => void onCollectError?.(error));
+      if (value === undefined) return;
+      for (const [kind, subject] of Object.entries(JOB_SUBJECTS)) this.set({ kind }, value.filter((dead) => dead.subject === subject).length);
     },
   });
 
@@ -175,6 +194,8 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     extractionScheduled: () => scheduled.inc(),
     extractionStarted: () => started.inc(),
     extractionFinished: (outcome) => finished.inc({ outcome }),
+    taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
+    reflectionsTagged: (count) => tagged.inc(count),
     embeddingFailed: () => embeddingFailures.inc(),
   };
 }

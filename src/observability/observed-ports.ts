@@ -1,12 +1,14 @@
 /**
  * The event bus and the embedder as the app's routes and workers see them: the same
  * ports, counted and logged at their edge, so the code that publishes, consumes or
- * embeds stays unaware of metrics. Every publisher of extraction jobs (the proxy, the
- * hooks' transcript uploads) and every consumer goes through these.
+ * embeds stays unaware of metrics. Every publisher of extraction and tagging jobs (the
+ * proxy, the hooks' transcript uploads, the extraction worker) and every consumer goes
+ * through these.
  */
 import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/index.js';
 import { consumerOptions } from '../ports/event-bus.js';
-import { EXTRACTION_SUBJECT, type ExtractionJob } from '../memory/extraction-job.js';
+import type { ExtractionJob } from '../memory/extraction-job.js';
+import { jobKind, type JobKind } from '../memory/agent-jobs.js';
 import { safeErrorSerializer, safeText } from '../http/log-safety.js';
 import type { Log } from '../log.js';
 import type { ActivityRecorder } from './activity.js';
@@ -25,21 +27,26 @@ function jobFields(payload: unknown): Record<string, unknown> {
 }
 
 /**
- * Extraction jobs are counted and logged when scheduled (published), started, done,
- * failed (with the reason, and whether the bus will retry) and dead-lettered.
+ * Memory jobs (`jobKind`: extraction, tagging) are logged when scheduled (published),
+ * started, failed (with the reason, and whether the bus will retry) and dead-lettered,
+ * each line beginning with the job's kind; extraction jobs are also counted
+ * (`engram_extraction_jobs_*`) and, once done, added to the agent's activity. Tagging is
+ * counted by its handler, per call and per reflection.
  */
 export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity: ActivityRecorder): EventBus {
   const publish: EventBus['publish'] = async (subject, payload, options) => {
     await bus.publish(subject, payload, options);
-    if (subject !== EXTRACTION_SUBJECT) return;
-    metrics.extractionScheduled();
+    const name = jobKind(subject);
+    if (!name) return;
+    if (name === 'extraction') metrics.extractionScheduled();
     const delayMs = options?.notBefore !== undefined ? Math.max(0, options.notBefore - Date.now()) : 0;
-    log.info({ ...jobFields(payload), delayMs }, 'extraction scheduled');
+    log.info({ ...jobFields(payload), delayMs }, `${name} scheduled`);
   };
   const consume: EventBus['consume'] = <T>(subject: string, handler: (message: BusMessage<T>) => Promise<void>, options?: Partial<ConsumerOptions>) => {
-    if (subject !== EXTRACTION_SUBJECT) return bus.consume(subject, handler, options);
+    const name = jobKind(subject);
+    if (!name) return bus.consume(subject, handler, options);
     const { maxDeliver } = consumerOptions(options ?? {});
-    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { maxDeliver, metrics, log, activity }), options);
+    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { name, maxDeliver, metrics, log, activity }), options);
   };
   // Every other method is the bus's own, called on the bus: the port may grow without this falling behind.
   return new Proxy(bus, {
@@ -55,10 +62,11 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity:
 async function observeDelivery<T>(
   message: BusMessage<T>,
   handler: (message: BusMessage<T>) => Promise<void>,
-  { maxDeliver, metrics, log, activity }: { maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
+  { name, maxDeliver, metrics, log, activity }: { name: JobKind; maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
 ): Promise<void> {
   const job = jobFields(message.payload);
   const fields = { ...job, attempt: message.attempt };
+  const counted = name === 'extraction';
   let settled = false;
   const observed: BusMessage<T> = {
     id: message.id,
@@ -69,35 +77,36 @@ async function observeDelivery<T>(
     async ack() {
       await message.ack();
       settled = true;
+      if (!counted) return;
       metrics.extractionFinished('done');
       if (typeof job.agentId === 'string') activity.record(job.agentId, { extractions: 1 });
     },
     async nak(delayMs) {
       await message.nak(delayMs);
       settled = true;
-      metrics.extractionFinished('retry');
-      log.warn(fields, 'extraction failed; will be retried');
+      if (counted) metrics.extractionFinished('retry');
+      log.warn(fields, `${name} failed; will be retried`);
     },
     async term(reason) {
       await message.term(reason);
       settled = true;
-      metrics.extractionFinished('dead');
-      log.warn({ ...fields, reason: safeText(reason) }, 'extraction failed; dead-lettered');
+      if (counted) metrics.extractionFinished('dead');
+      log.warn({ ...fields, reason: safeText(reason) }, `${name} failed; dead-lettered`);
     },
     working: () => message.working(),
   };
-  metrics.extractionStarted();
-  log.info(fields, 'extraction started');
+  if (counted) metrics.extractionStarted();
+  log.info(fields, `${name} started`);
   try {
     await handler(observed);
   } catch (error) {
     if (!settled) {
       // A thrown handler is a nak: the bus redelivers it, or dead-letters it after the last delivery.
       const last = message.attempt >= maxDeliver;
-      metrics.extractionFinished(last ? 'dead' : 'retry');
+      if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
       log.warn(
         { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: safeErrorSerializer(error) },
-        last ? `extraction failed on its last delivery (${maxDeliver}); dead-lettered` : 'extraction failed; will be retried',
+        last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`,
       );
     }
     throw error;

@@ -16,7 +16,7 @@ export interface StoredReflection extends Reflection {
   vector: Float32Array;
 }
 
-/** Filters combine (all must hold); the order is always most recently updated first. */
+/** Filters combine (all must hold); the order is most recently updated first unless `oldestFirst`. */
 export interface ListQuery {
   limit?: number;
   offset?: number;
@@ -28,6 +28,11 @@ export interface ListQuery {
    * job's work list; false or absent: no such filter.
    */
   needsTags?: boolean;
+  /**
+   * true: least recently updated first (the tagging job works through a backlog from its
+   * oldest end, so newer untagged reflections cannot starve older ones); ties in any order.
+   */
+  oldestFirst?: boolean;
 }
 
 export type ReflectionPatch = Partial<Pick<Reflection, 'kind' | 'content' | 'topic' | 'tags'>> & {

@@ -57,6 +57,18 @@ export interface ToolCall extends ToolRef {
   input: unknown;
 }
 
+/**
+ * A tool the model is made to call (a forced tool call): its name, what it is for, and the
+ * JSON Schema of its input. The schema must suit strict function calling, which Responses
+ * asks for: every property listed in `required` (a nullable type for an optional one) and
+ * `additionalProperties: false` on every object.
+ */
+export interface ForcedTool {
+  name: string;
+  description: string;
+  schema: JsonObject;
+}
+
 export interface RenderedError {
   status: number;
   body: unknown;
@@ -142,6 +154,20 @@ export interface ProtocolAdapter {
   renderError(error: EngramError): RenderedError;
   /** SSE bytes announcing a failure after the stream has started. */
   streamErrorFrame(error: EngramError): string;
+
+  /**
+   * A non-streaming request with `instructions` as the system prompt and `userText` as the
+   * one user message, offering exactly `tool` and requiring the model to call it: the
+   * shape of every call Engram itself makes to an agent's upstream.
+   */
+  toolRequest(model: string, instructions: string, userText: string, tool: ForcedTool): JsonObject;
+  /**
+   * What the model gave its first call of `toolName` in the answer to such a request (the
+   * parsed JSON body), parsed, unchecked: the caller validates it. Throws an `EngramError`
+   * (`upstream_stream_failed`, worth a retry) when the answer holds no such call, or when
+   * its arguments are not JSON.
+   */
+  toolArguments(body: unknown, toolName: string): unknown;
 
   /** A non-streaming request forcing one call of the `record_reflections` tool. */
   extractionRequest(model: string, instructions: string, transcript: string): JsonObject;

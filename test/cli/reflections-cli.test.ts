@@ -38,6 +38,22 @@ test('add stores a memory by hand, redacted and tagged; a restatement and a miss
   assert.match(noKind.stderr, /--kind is required/);
 });
 
+test('list and show say who wrote the tags, or that no one has yet', async ({ server, agent, target }) => {
+  const [byTagging, untagged] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'Design tokens come from packages/ui/tokens.json', topic: 'ui', tags: ['brand colours', 'theme'], tagsBy: 'tagging' },
+    { kind: 'factual', content: 'The storybook runs on port 6006', topic: 'ui' },
+  ]);
+  const shown = await runCli(['reflections', 'show', byTagging.id, ...target]);
+  assert.is(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /tags: brand colours, theme\ntags written by the tagging job\n/);
+  assert.match((await runCli(['reflections', 'show', untagged.id, ...target])).stdout, /\nnot tagged yet: the tagging job gives it tags in the background\n/);
+  const listed = await runCli(['reflections', 'list', '--kind', 'factual', ...target]);
+  assert.is(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, /^ID\s+KIND\s+TOPIC\s+TAGS BY\s+CONTENT/);
+  assert.match(listed.stdout, new RegExp(`${byTagging.id}\\s+factual\\s+ui\\s+tagging\\s+Design tokens`));
+  assert.match(listed.stdout, new RegExp(`${untagged.id}\\s+factual\\s+ui\\s+-\\s+The storybook`));
+});
+
 test('edit changes a memory in place: same id, marked edited-by-hand', async ({ server, agent, target, base }) => {
   const [seeded] = await server.seed(agent.id, [{ kind: 'factual', content: 'Staging is on port 8443', topic: 'staging', origin: { conversation: 'conv_s' } }]);
   const edited = await runCli(['reflections', 'edit', seeded.id, '--content', 'Staging is on port 9443', '--json', ...target]);

@@ -156,6 +156,10 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.equal((await s.list(A, { needsTags: true, kind: 'procedural' })).map((r) => r.id), ['t3']);
     assert.equal(await s.list(A, { needsTags: true, superseded: true }), []);
     assert.is((await s.list(A, { needsTags: false })).length, 4, 'false is no filter');
+    assert.equal((await s.list(A, { needsTags: true, oldestFirst: true })).map((r) => r.id), ['t3', 't2'], 'the oldest end of the backlog first');
+    assert.equal((await s.list(A, { needsTags: true, oldestFirst: true, limit: 1 })).map((r) => r.id), ['t3']);
+    assert.equal((await s.list(A, { oldestFirst: true })).map((r) => r.id), ['t4', 't3', 't2', 't1']);
+    assert.equal((await s.list(A, { oldestFirst: true, limit: 2, offset: 1 })).map((r) => r.id), ['t3', 't2']);
 
     const tagged = await s.update(A, 't2', { tags: ['eslint', 'lint config'], tagsBy: 'tagging' });
     assert.is(tagged?.tagsBy, 'tagging');

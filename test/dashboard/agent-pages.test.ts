@@ -1,13 +1,15 @@
 /**
  * An agent's pages over real HTTP, as the forms post them: reflections added, edited,
  * refused when they restate one, searched with a preview of what injection would pick;
- * tokens created (shown once) and revoked; queued extraction jobs on the activity page.
+ * tokens created (shown once) and revoked; queued extraction and tagging jobs on the
+ * activity page; the tags of each reflection and who wrote them.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import { WebSession } from '../support/web-session.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { publishTaggingJob } from '../../src/memory/tagging-job.js';
 
 interface Context {
   engram: TestEngram;
@@ -125,6 +127,36 @@ test('the activity page lists the queued extraction job of a conversation', asyn
   const activity = await web.get(`${page}/activity`);
   assert.match(activity.text, /Queued \(1\)/);
   assert.match(activity.text, 'conv-activity');
+
+  // The agent's tagging job, waiting for its interval, is listed beside it as what it is.
+  await publishTaggingJob(
+    { bus: engram.running.deps.bus, intervalMs: 600_000, now: Date.now },
+    { agentId: agent, orgId: org, protocol: 'chat-completions', model: 'gpt-4o-mini' },
+  );
+  const both = await web.get(`${page}/activity`);
+  assert.match(both.text, /Queued \(2\)/);
+  assert.match(both.text, /<td class="">Tagging reflections stored without tags<\/td><td>-<\/td>/);
+  assert.match((await web.get(page)).text, /<strong>2<\/strong> memory jobs queued/);
+});
+
+test('the reflection pages show the tags and who wrote them, or that no one has yet', async ({ web, page, engram, agentId }) => {
+  await web.get(`${page}/reflections`);
+  const byHand = (await web.post(`${page}/reflections`, { content: 'The billing cron runs at 02:00 UTC.', kind: 'factual', topic: 'billing', tags: 'nightly job' })).location!.split('/').at(-1)!;
+  await web.get(`${page}/reflections`);
+  const untagged = (await web.post(`${page}/reflections`, { content: 'Invoices are rendered by services/pdf-renderer.', kind: 'factual', topic: 'billing' })).location!.split('/').at(-1)!;
+  await web.get(`${page}/reflections`);
+  const tagged = (await web.post(`${page}/reflections`, { content: 'Refunds go through the payments-api refund endpoint.', kind: 'factual', topic: 'billing' })).location!.split('/').at(-1)!;
+  await engram.running.deps.reflections.update(agentId, tagged, { tags: ['added-by-hand', 'money back'], tagsBy: 'tagging' });
+
+  const list = await web.get(`${page}/reflections`);
+  const row = (id: string) => list.text.split('<tr>').find((cells) => cells.includes(`/reflections/${id}"`)) ?? '';
+  assert.match(row(byHand), /nightly job, added-by-hand <span class="hint">\(by a person\)<\/span>/);
+  assert.match(row(untagged), /added-by-hand <span class="hint">\(not tagged yet\)<\/span>/);
+  assert.match(row(tagged), /added-by-hand, money back <span class="hint">\(by the tagging job\)<\/span>/);
+
+  assert.match((await web.get(`${page}/reflections/${byHand}`)).text, 'Tags written by a person; tags you save here become yours.');
+  assert.match((await web.get(`${page}/reflections/${tagged}`)).text, 'Tags written by the tagging job;');
+  assert.match((await web.get(`${page}/reflections/${untagged}`)).text, 'Not tagged yet: the tagging job gives it tags in the background');
 });
 
 test.run();

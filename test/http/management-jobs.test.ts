@@ -39,7 +39,7 @@ test('a conversation is queued until it has been quiet for the settle time, then
     const agent = await engram.createAgent(upstream.url);
     const other = await engram.createAgent(upstream.url);
     upstream.setExtractor((_request, transcript) =>
-      /deploy script/.test(transcript) ? [{ kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deploy' }] : [],
+      /deploy script/.test(transcript) ? [{ kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deploy', tags: ['release script'] }] : [],
     );
     upstream.enqueue({ type: 'text', text: 'Noted.' });
     const before = Date.now();

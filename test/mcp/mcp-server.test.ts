@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { TAGS_PARAMETER_DESCRIPTION } from '../../src/memory/tag-guidance.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -100,7 +101,13 @@ test('a remembered secret is redacted; recall updates use counts', async ({ engr
 test('remember takes tags: recall finds the memory by a tag it does not say, and the API lists them', async ({ engram, agent }) => {
   const client = await connect(agent);
   const { tools } = await client.listTools();
-  assert.ok((tools.find((tool) => tool.name === 'remember')?.inputSchema.properties as any).tags, 'the schema offers tags');
+  const remember = tools.find((tool) => tool.name === 'remember');
+  const tagsParameter = (remember?.inputSchema.properties as any).tags;
+  assert.ok(tagsParameter, 'the schema offers tags');
+  // Asked for as extraction asks for them, from the same guidance, and the tool says to give them.
+  assert.is(tagsParameter.description, TAGS_PARAMETER_DESCRIPTION);
+  assert.match(tagsParameter.description, 'the symptom or error message');
+  assert.match(remember?.description ?? '', 'Give it tags');
   const stored = await client.callTool({
     name: 'remember',
     arguments: { content: 'Nightly exports land in s3://acme-exports/nightly.', kind: 'factual', tags: ['data dump', 'backup bucket'] },

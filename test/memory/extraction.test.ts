@@ -22,6 +22,7 @@ import {
   type ExtractionJob,
   type ExtractionLog,
 } from '../../src/memory/extraction.js';
+import { TAGGING_SUBJECT } from '../../src/memory/tagging-job.js';
 
 const SETTLED_AT = 1_700_000_000_000;
 const SECRET = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -346,6 +347,77 @@ test('a malformed job is dead-lettered', async () => {
     await h.run([]);
     const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
     assert.is(dead?.reason, 'malformed extraction job');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a job done, or skipped as extracted already, queues the agent\'s tagging job when reflections wait for tags, once per interval', async () => {
+  const h = await harness();
+  try {
+    const handler = () =>
+      createExtractionHandler({
+        control: h.world.control,
+        writer: h.world.writer,
+        upstream: h.client,
+        protocols: { 'chat-completions': chatCompletions },
+        now: () => h.world.clock.now,
+        tagging: { bus: h.world.bus, intervalMs: 60_000, now: Date.now, reflections: h.world.reflections },
+      });
+    const drain = async () => {
+      const subscription = consumeExtractionJobs(h.world.bus, handler(), { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1 });
+      while ((await h.world.bus.pending(EXTRACTION_SUBJECT)) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await subscription.stop();
+    };
+    // What the model learns comes with tags: nothing waits for the tagging job.
+    h.upstream.setExtractor((_request, transcript) => [{ kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deploy', tags: ['release script'] }]);
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    await drain();
+    assert.is(await h.world.reflections.count(h.world.agent.id), 1);
+    assert.is(await h.world.bus.pending(TAGGING_SUBJECT), 0, 'nothing to tag');
+
+    // A memory remembered without tags waits; the conversation's next job queues the agent's tagging job.
+    await h.world.writer.write(h.world.agent.id, [{ kind: 'factual', content: 'Design tokens come from packages/ui/tokens.json', topic: 'ui' }], 'mcp');
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job({ settledAt: SETTLED_AT, turnCount: 5 }));
+    await drain();
+    const [queued] = await h.world.bus.queued(TAGGING_SUBJECT);
+    assert.ok(queued, 'queued after a job skipped as extracted already');
+    assert.equal(queued.payload, { agentId: h.world.agent.id, orgId: h.world.agent.orgId, protocol: 'chat-completions', model: 'gpt-4o-mini' });
+    assert.is(queued.state, 'waiting');
+    assert.is(queued.dueAt! % 60_000, 0, 'at the start of the next interval');
+
+    // Another job of the agent before then queues no second one.
+    await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', (state) => (state ? { ...state, extractedTurns: 0 } : undefined));
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    await drain();
+    assert.is(h.upstream.extractionRequests().length, 2, 'that one extracted');
+    assert.is(await h.world.bus.pending(TAGGING_SUBJECT), 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test('extraction turned off queues no tagging job either', async () => {
+  const h = await harness({ extract: false });
+  try {
+    await h.world.writer.write(h.world.agent.id, [{ kind: 'factual', content: 'Design tokens come from packages/ui/tokens.json', topic: 'ui' }], 'mcp');
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    const subscription = consumeExtractionJobs(
+      h.world.bus,
+      createExtractionHandler({
+        control: h.world.control,
+        writer: h.world.writer,
+        upstream: h.client,
+        protocols: { 'chat-completions': chatCompletions },
+        now: () => h.world.clock.now,
+        tagging: { bus: h.world.bus, intervalMs: 60_000, now: Date.now, reflections: h.world.reflections },
+      }),
+      { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1 },
+    );
+    while ((await h.world.bus.pending(EXTRACTION_SUBJECT)) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await subscription.stop();
+    assert.is(h.upstream.extractionRequests().length, 0);
+    assert.is(await h.world.bus.pending(TAGGING_SUBJECT), 0);
   } finally {
     await h.close();
   }

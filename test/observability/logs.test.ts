@@ -122,7 +122,8 @@ test('JSON: a failed extraction is logged with its reason, and counted as dead o
     const metrics = await (await fetch(`${engram.running.url}/metrics`)).text();
     assert.match(metrics, /^engram_extraction_jobs_finished_total\{outcome="dead"\} 2$/m);
     assert.match(metrics, /^engram_extraction_jobs_finished_total\{outcome="retry"\} 1$/m);
-    assert.match(metrics, /^engram_extraction_dead_letters 2$/m);
+    assert.match(metrics, /^engram_extraction_dead_letters\{kind="extraction"\} 2$/m);
+    assert.match(metrics, /^engram_extraction_dead_letters\{kind="tagging"\} 0$/m);
   } finally {
     await engram.close();
     await upstream.close();

@@ -106,8 +106,8 @@ test('extraction jobs: scheduled, started and done are counted, the queue gauge 
   assert.ok(sample(after, 'engram_extraction_jobs_scheduled_total')! > scheduledBefore, 'scheduled');
   assert.ok(sample(after, 'engram_extraction_jobs_started_total')! >= 1, 'started');
   assert.ok(sample(after, 'engram_extraction_jobs_finished_total', { outcome: 'done' })! > doneBefore, 'done');
-  assert.is(sample(after, 'engram_extraction_jobs_queued'), 0);
-  assert.is(sample(after, 'engram_extraction_dead_letters'), 0);
+  assert.is(sample(after, 'engram_extraction_jobs_queued', { kind: 'extraction' }), 0);
+  assert.is(sample(after, 'engram_extraction_dead_letters', { kind: 'extraction' }), 0);
 
   upstream.enqueue({ type: 'text', text: 'It is in tools.' });
   const injected = await fetch(`${agent.baseUrl}/v1/chat/completions`, {

@@ -309,7 +309,7 @@ test('extraction: record_reflections offered means a forced function_call from t
     const [call] = response.output;
     if (call.type !== 'function_call') throw new Error(`expected a function_call, got ${call.type}`);
     assert.is(call.name, 'record_reflections');
-    assert.equal(JSON.parse(call.arguments), { reflections: [{ kind: 'factual', content: 'the user lives in Paris', topic: 'notes' }] });
+    assert.equal(JSON.parse(call.arguments), { reflections: [{ kind: 'factual', content: 'the user lives in Paris', topic: 'notes', tags: ['user lives', 'paris'] }] });
     assert.equal(response.tool_choice, params.tool_choice);
   }
   const seen: string[] = [];

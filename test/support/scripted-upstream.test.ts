@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream/index.js';
+import { PROTOCOLS } from '../../src/protocols/index.js';
 
 let upstream: ScriptedUpstream;
 let openai: OpenAI;
@@ -215,8 +216,8 @@ test('extraction: a forced record_reflections call from the default extractor, q
   assert.is(call.function.name, 'record_reflections');
   assert.equal(JSON.parse(call.function.arguments), {
     reflections: [
-      { kind: 'factual', content: 'the user lives in Paris', topic: 'notes' },
-      { kind: 'procedural', content: 'running migrations on Fridays', topic: 'notes' },
+      { kind: 'factual', content: 'the user lives in Paris', topic: 'notes', tags: ['user lives', 'paris'] },
+      { kind: 'procedural', content: 'running migrations on Fridays', topic: 'notes', tags: ['running migrations', 'fridays'] },
     ],
   });
 
@@ -264,6 +265,31 @@ test('extraction: a custom extractor sees the transcript and may script a failur
     assert.is((error as InstanceType<typeof Anthropic.APIError>).status, 500);
   }
   assert.equal(seen, ['first\nsecond', 'first\nsecond']);
+});
+
+test('tagging: each protocol\'s forced record_tags request gets the default tagger\'s tags, read back by the adapter', async () => {
+  const tool = { name: 'record_tags', description: 'Record tags.', schema: { type: 'object', properties: {}, additionalProperties: false } };
+  const text = '<reflections>\n[ref_a] (factual) Design tokens come from packages/ui/tokens.json\n[ref_b] (procedural) Run make migrate first\n</reflections>';
+  for (const adapter of Object.values(PROTOCOLS)) {
+    const sent = await rawPost(adapter.upstreamPath, adapter.toolRequest('gpt-4o-mini', 'Tag these.', text, tool));
+    assert.is(sent.status, 200, adapter.id);
+    assert.equal(adapter.toolArguments(JSON.parse(sent.bytes.toString('utf8')), 'record_tags'), {
+      reflections: [
+        { id: 'ref_a', tags: ['design tokens', 'come packages', 'json'] },
+        { id: 'ref_b', tags: ['make migrate', 'first'] },
+      ],
+    }, adapter.id);
+  }
+  assert.is(upstream.taggingRequests().length, 3);
+  assert.is(upstream.extractionRequests().length, 0);
+  assert.is(upstream.conversationRequests().length, 0, 'tagging calls are not conversation requests');
+
+  upstream.setTagger((req, lines) => (req.json.model === 'refuse' ? { type: 'error', status: 400 } : lines.map(({ id }) => ({ id, tags: ['brand colours'] }))));
+  const scripted = await rawPost('/v1/messages', PROTOCOLS.messages.toolRequest('claude-haiku-4-5', 'Tag these.', text, tool));
+  assert.equal(PROTOCOLS.messages.toolArguments(JSON.parse(scripted.bytes.toString('utf8')), 'record_tags'), {
+    reflections: [{ id: 'ref_a', tags: ['brand colours'] }, { id: 'ref_b', tags: ['brand colours'] }],
+  });
+  assert.is((await rawPost('/v1/messages', PROTOCOLS.messages.toolRequest('refuse', 'Tag these.', text, tool))).status, 400);
 });
 
 test('error replies surface as each SDK\'s APIError with the status and envelope', async () => {

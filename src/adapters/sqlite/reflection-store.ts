@@ -70,6 +70,11 @@ interface ListParameters {
   offset: number;
 }
 
+/** `list`'s filters; each order is its own statement (SQLite binds no ORDER BY direction). */
+const LIST = `SELECT ${COLUMNS} FROM reflections WHERE agent_id = @agentId AND (@kind IS NULL OR kind = @kind)
+    AND (@superseded IS NULL OR (superseded_by IS NOT NULL) = @superseded)
+    AND (@needsTags = 0 OR (superseded_by IS NULL AND tags_by IS NULL))`;
+
 /** One write's effect on the snapshots: per agent, its new version and the changes. */
 type WriteLog = Map<string, { version: number | undefined; changes: SnapshotChange[] }>;
 
@@ -116,12 +121,8 @@ export class SqliteReflectionStore implements ReflectionStore {
          RETURNING ${COLUMNS}`,
       ),
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
-      list: db.prepare<[ListParameters], ReflectionRow>(
-        `SELECT ${COLUMNS} FROM reflections WHERE agent_id = @agentId AND (@kind IS NULL OR kind = @kind)
-           AND (@superseded IS NULL OR (superseded_by IS NOT NULL) = @superseded)
-           AND (@needsTags = 0 OR (superseded_by IS NULL AND tags_by IS NULL))
-         ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`,
-      ),
+      list: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`),
+      listOldest: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at, seq LIMIT @limit OFFSET @offset`),
       count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM reflections WHERE agent_id = ?'),
       vector: db.prepare<[string, string], Buffer>('SELECT vector FROM reflections WHERE agent_id = ? AND id = ?').pluck(),
       update: db.prepare(
@@ -184,7 +185,7 @@ export class SqliteReflectionStore implements ReflectionStore {
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
     const limit = query.limit ?? -1; // SQLite: a negative LIMIT means no limit.
     const superseded = query.superseded === undefined ? null : Number(query.superseded);
-    return this.#sql.list
+    return (query.oldestFirst ? this.#sql.listOldest : this.#sql.list)
       .all({ agentId, kind: query.kind ?? null, superseded, needsTags: Number(query.needsTags === true), limit, offset: query.offset ?? 0 })
       .map((row) => this.#withPendingUse(toReflection(row)));
   }

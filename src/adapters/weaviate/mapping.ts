@@ -184,10 +184,12 @@ function num(value: unknown): number | undefined {
 }
 
 /**
- * `list` order: most recently updated first, then by id, so pages never overlap or skip
- * when timestamps tie. Weaviate sorts the same way server-side (`updatedAt` descending,
- * `reflectionId` ascending); this is the same order for lists assembled here.
+ * `list` order: most recently updated first (least recently with `oldestFirst`), then by
+ * id, so pages never overlap or skip when timestamps tie. Weaviate sorts the same way
+ * server-side (`updatedAt` descending or ascending, `reflectionId` ascending); this is the
+ * same order for lists assembled here.
  */
-export function compareForList(a: Reflection, b: Reflection): number {
-  return b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export function compareForList(a: Reflection, b: Reflection, oldestFirst = false): number {
+  const byTime = oldestFirst ? a.updatedAt - b.updatedAt : b.updatedAt - a.updatedAt;
+  return byTime || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

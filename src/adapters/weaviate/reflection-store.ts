@@ -127,7 +127,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
     });
   }
 
-  /** Most recently updated first, ties by id (`compareForList`). */
+  /** Most recently updated first (least recently with `oldestFirst`), ties by id (`compareForList`). */
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
     this.#open('list');
     const offset = Math.max(0, Math.floor(query.offset ?? 0));
@@ -140,14 +140,14 @@ export class WeaviateReflectionStore implements ReflectionStore {
           limit,
           offset,
           filters: listFilters(objects, query),
-          sort: objects.sort.byProperty('updatedAt', false).byProperty('reflectionId'),
+          sort: objects.sort.byProperty('updatedAt', query.oldestFirst === true).byProperty('reflectionId'),
         });
         return page.objects.map((o) => this.#uses.withUses(fromProperties(o.properties, agentId)));
       }
       // Beyond what one query may return: read everything with the cursor (which cannot
       // sort or filter), then filter and sort here.
       const all = (await this.#scan(objects, agentId)).filter((r) => listed(r, query));
-      return all.sort(compareForList).slice(offset, offset + limit).map((r) => this.#uses.withUses(r));
+      return all.sort((a, b) => compareForList(a, b, query.oldestFirst === true)).slice(offset, offset + limit).map((r) => this.#uses.withUses(r));
     });
   }
 

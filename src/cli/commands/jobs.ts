@@ -1,18 +1,22 @@
 /**
  * `engram jobs`: what an agent's memory is waiting for. Learning is not immediate: a
  * conversation is extracted once it has been quiet for the settle time, so a user who
- * has just talked to an agent sees here that a job is queued and when it runs.
+ * has just talked to an agent sees here that a job is queued and when it runs. Tagging
+ * jobs (reflections stored without tags get them) are listed beside, as source `tagging`.
  */
 import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../command.js';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../errors.js';
 import { printJson, printTable, shortTime } from '../output.js';
-import type { DeadLetterJson } from './dead-letters.js';
+import { jobSource, type DeadLetterJson } from './dead-letters.js';
 
 interface JobJson {
   id: string;
+  /** `extraction` or `tagging` (absent from older servers: extraction). */
+  kind?: string;
   conversation_id: string | null;
-  source: string;
+  /** Null for a tagging job. */
+  source: string | null;
   turns: number | null;
   published_at: string;
   due_at: string | null;
@@ -23,6 +27,8 @@ interface JobJson {
 export interface JobsJson {
   agent_id: string;
   settle_ms: number;
+  /** Absent from older servers. */
+  tagging_interval_ms?: number;
   next_due_at: string | null;
   queued: JobJson[];
   running: JobJson[];
@@ -64,20 +70,29 @@ export async function learningLine(api: ApiClient, agent: string): Promise<strin
     throw error;
   }
   const parts: string[] = [];
-  if (jobs.queued.length > 0) {
+  const conversations = jobs.queued.filter((job) => job.kind !== 'tagging');
+  if (conversations.length > 0) {
     parts.push(
-      `${jobs.queued.length} conversation${jobs.queued.length === 1 ? '' : 's'} queued to be learnt, next ${until(jobs.next_due_at)} ` +
+      `${conversations.length} conversation${conversations.length === 1 ? '' : 's'} queued to be learnt, next ${until(nextDue(conversations))} ` +
         `(once quiet for ${seconds(jobs.settle_ms)}, ENGRAM_SETTLE_MS)`,
     );
   }
+  const tagging = jobs.queued.find((job) => job.kind === 'tagging');
+  if (tagging) parts.push(`reflections without tags to be tagged ${until(tagging.due_at)}`);
   if (jobs.running.length > 0) parts.push(`${jobs.running.length} being learnt now`);
   if (jobs.failed.length > 0) parts.push(`${jobs.failed.length} failed, to be retried`);
   if (jobs.dead.length > 0) parts.push(`${jobs.dead.length} failed for good (engram dead-letters list)`);
   return parts.length === 0 ? undefined : `Learning: ${parts.join('; ')}. Watch with \`engram jobs\`.`;
 }
 
+/** The soonest due time of `jobs` (null: one may run now). */
+function nextDue(jobs: JobJson[]): string | null {
+  if (jobs.some((job) => job.due_at === null)) return null;
+  return jobs.map((job) => job.due_at!).sort()[0] ?? null;
+}
+
 function printJobs(io: Io, jobs: JobsJson): void {
-  const row = (state: string, job: JobJson, when: string) => [state, job.id, job.source, job.conversation_id ?? '', job.turns ?? '', when];
+  const row = (state: string, job: JobJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
   const rows = [
     ...jobs.queued.map((job) => row('queued', job, `runs ${until(job.due_at)}`)),
     ...jobs.running.map((job) => row('running', job, job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at))),
@@ -85,13 +100,16 @@ function printJobs(io: Io, jobs: JobsJson): void {
     ...jobs.dead.map((dead) => [
       'dead',
       dead.id,
-      dead.source,
+      jobSource(dead),
       dead.conversation_id ?? '',
       dead.turns ?? '',
       `${shortTime(dead.failed_at)}: ${dead.reason}`,
     ]),
   ];
   io.out(`A conversation is learnt once it has been quiet for ${seconds(jobs.settle_ms)} (ENGRAM_SETTLE_MS).`);
+  if (jobs.tagging_interval_ms !== undefined && [...jobs.queued, ...jobs.running, ...jobs.failed, ...jobs.dead].some((job) => job.kind === 'tagging')) {
+    io.out(`Reflections without tags are tagged in the background, one job (up to 40) every ${seconds(jobs.tagging_interval_ms)} at most (ENGRAM_TAGGING_INTERVAL_MS).`);
+  }
   printTable(io, ['STATE', 'ID', 'SOURCE', 'CONVERSATION', 'TURNS', 'WHEN'], rows, 'No extraction jobs: nothing is waiting to be learnt.');
   if (jobs.truncated) io.out('(the queue holds more jobs than one listing reads: this list may be incomplete)');
 }
@@ -99,7 +117,7 @@ function printJobs(io: Io, jobs: JobsJson): void {
 export const jobsCommand: Command = {
   path: ['jobs'],
   synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--json]',
-  summary: "An agent's extraction jobs: queued (and when they run), running, failed and dead",
+  summary: "An agent's extraction and tagging jobs: queued (and when they run), running, failed and dead",
   remote: true,
   options: AGENT_OPTIONS,
   async run(context) {

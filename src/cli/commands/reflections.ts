@@ -17,6 +17,7 @@ import {
 } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { learningLine } from './jobs.js';
+import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { clip, printJson, printTable, shortTime } from '../output.js';
 
 interface ReflectionJson {
@@ -25,6 +26,8 @@ interface ReflectionJson {
   content: string;
   topic: string;
   tags: string[];
+  /** Who wrote the tags; null while no one has (absent from older servers). */
+  tags_by?: string | null;
   source: string;
   created_at: string;
   updated_at: string;
@@ -56,14 +59,17 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
     r.id,
     r.kind,
     clip(r.topic, 24),
+    // Who tagged it, in a word: extraction, tagging, person, agent; '-' while no one has.
+    r.tags_by ?? '-',
     ...(scored ? [(r.score ?? 0).toFixed(3)] : []),
     clip(r.content),
   ]);
-  printTable(io, ['ID', 'KIND', 'TOPIC', ...(scored ? ['SCORE'] : []), 'CONTENT'], rows, scored ? 'Nothing found.' : 'No reflections yet.');
+  printTable(io, ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), 'CONTENT'], rows, scored ? 'Nothing found.' : 'No reflections yet.');
 }
 
 function printReflection(io: Io, r: ReflectionJson): void {
   io.out(`${r.id}  ${r.kind}  topic: ${r.topic || '-'}${r.tags.length ? `  tags: ${r.tags.join(', ')}` : ''}`);
+  if (r.tags_by !== undefined) io.out(r.tags_by ? `tags written by ${tagAuthorLabel(r.tags_by)}` : 'not tagged yet: the tagging job gives it tags in the background');
   io.out(`source ${r.source}, created ${shortTime(r.created_at)}, updated ${shortTime(r.updated_at)}, used ${r.use_count}× (last ${shortTime(r.last_used_at)})`);
   if (r.origin) {
     const turn = r.origin.turn === null ? '' : `, turn ${r.origin.turn}${r.origin.role ? ` (${r.origin.role})` : ''}`;

@@ -8,13 +8,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
+import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchMemory } from '../../memory/memory-search.js';
 import { createRetrieval } from '../../memory/retrieval.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
-import { agentJobs, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
+import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
@@ -129,7 +130,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
-    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE, injected });
+    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE, injected, tagAuthor: tagAuthorLabel });
   });
 
   app.post<{ Params: AgentParams; Body: ReflectionForm }>(`${base}/reflections`, { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -145,7 +146,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       const rows = (await reflections.list(agent.id, { limit: PAGE })).map((reflection) => ({ reflection }));
       return reply.page(
         'agent-reflections',
-        { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q: '', offset: 0, more: false, page: PAGE, form, error: error.message.replaceAll('`', '"') },
+        { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q: '', offset: 0, more: false, page: PAGE, tagAuthor: tagAuthorLabel, form, error: error.message.replaceAll('`', '"') },
         error.status,
       );
     }
@@ -155,7 +156,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const { org, agent } = await ownAgent(deps, request);
     const reflection = await reflections.get(agent.id, request.params.id);
     if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
-    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection });
+    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel });
   });
 
   app.post<{ Params: ReflectionParams; Body: ReflectionForm }>(`${base}/reflections/:id`, { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -168,7 +169,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       if (!(error instanceof EngramError) || error.code !== 'invalid_request') throw error;
       const reflection = await reflections.get(agent.id, request.params.id);
       if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
-      return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, error: error.message.replaceAll('`', '"') }, 400);
+      return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel, error: error.message.replaceAll('`', '"') }, 400);
     }
   });
 
@@ -202,7 +203,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
 
   app.get<{ Params: AgentParams }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, ...(await agentJobs(deps.bus, agent.id)) });
+    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, kindOf: jobKind, ...(await agentJobs(deps.bus, agent.id)) });
   });
 
   app.post<{ Params: AgentParams & { id: string } }>(`${base}/activity/dead/:id/retry`, { preValidation: app.csrfProtection }, async (request, reply) => {

@@ -1,26 +1,30 @@
 /**
- * `/v0/orgs/:org/agents/:agent/extraction/dead-letters`: the agent's extraction jobs that
- * failed for good (the upstream refused them, or every delivery failed), with the reason,
- * and a retry that queues the job again. The same list on every engine: the bus port's.
- * A listing shows what a job covered, never its transcript text.
+ * `/v0/orgs/:org/agents/:agent/extraction/dead-letters`: the agent's memory jobs
+ * (extraction, and tagging of its reflections stored without tags) that failed for good
+ * (the upstream refused them, or every delivery failed), with the reason, and a retry
+ * that queues the job again. The same list on every engine: the bus port's. A listing
+ * shows what a job covered, never its transcript text.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import type { ExtractionJob } from '../../memory/extraction-job.js';
-import { agentDeadLetters, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
+import { agentDeadLetters, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
 import type { DeadLetter } from '../../ports/index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { isoTime, Time } from './wire.js';
 
-/** What a listing shows of an extraction job: what it covers, never its transcript text. */
+/** What a listing shows of a memory job: what it covers, never its transcript text. */
 export const JobFields = {
   id: z.string(),
-  conversation_id: z.string().nullable(),
-  source: z.enum(['conversation', 'transcript']),
+  kind: z
+    .enum(['extraction', 'tagging'])
+    .describe('extraction: learn from a conversation\'s new turns; tagging: give tags to the agent\'s reflections stored without them (a few dozen per job)'),
+  conversation_id: z.string().nullable().describe('The conversation an extraction job learns from; null for a tagging job'),
+  source: z.enum(['conversation', 'transcript']).nullable().describe('Where an extraction job\'s turns come from; null for a tagging job'),
   model: z.string().nullable(),
-  turns: z.number().int().nullable().describe('How many turns the job covers'),
+  turns: z.number().int().nullable().describe('How many turns an extraction job covers; null for a tagging job'),
   published_at: Time,
 };
 
@@ -30,15 +34,18 @@ export const DeadLetterJson = z
 
 export const RetriedJson = z.object({ id: z.string(), retried: z.literal(true) });
 
-/** The fields of an extraction job's payload a listing shows. */
-export function jobFields(id: string, payload: unknown, publishedAt: number): z.output<z.ZodObject<typeof JobFields>> {
+/** The fields of a job's payload a listing shows; `subject` says its kind. */
+export function jobFields(id: string, subject: string, payload: unknown, publishedAt: number): z.output<z.ZodObject<typeof JobFields>> {
+  const kind = jobKind(subject) ?? 'extraction';
   const job = (payload ?? {}) as Partial<ExtractionJob>;
+  const extraction = kind === 'extraction';
   return {
     id,
+    kind,
     conversation_id: job.conversationId ?? null,
-    source: job.source ?? 'conversation',
-    model: job.model ?? null,
-    turns: typeof job.turnCount === 'number' && typeof job.firstTurn === 'number' ? job.turnCount - job.firstTurn : null,
+    source: extraction ? job.source ?? 'conversation' : null,
+    model: typeof job.model === 'string' ? job.model : null,
+    turns: extraction && typeof job.turnCount === 'number' && typeof job.firstTurn === 'number' ? job.turnCount - job.firstTurn : null,
     published_at: isoTime(publishedAt),
   };
 }
@@ -69,7 +76,7 @@ export const deadLetterRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
 
 export function deadLetterWire(dead: DeadLetter): z.output<typeof DeadLetterJson> {
   return {
-    ...jobFields(dead.id, dead.payload, dead.publishedAt),
+    ...jobFields(dead.id, dead.subject, dead.payload, dead.publishedAt),
     reason: dead.reason,
     attempts: dead.attempts,
     failed_at: isoTime(dead.failedAt),

@@ -3,8 +3,10 @@
  * conversation is extracted once it has been quiet for the settle time
  * (`ENGRAM_SETTLE_MS`), so a job sits `queued` with its due time first; then it is
  * `running`; a failed delivery waits `failed` for its next attempt; a job that failed for
- * good is `dead` (see dead-letters.ts). Read from the bus port, so the answer is the
- * same on every engine; a job shows what it covers, never its transcript text.
+ * good is `dead` (see dead-letters.ts). Tagging jobs (reflections stored without tags get
+ * them, at most one job per `ENGRAM_TAGGING_INTERVAL_MS`) are listed beside, with `kind:
+ * "tagging"`. Read from the bus port, so the answer is the same on every engine; a job
+ * shows what it covers, never its transcript text.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -27,6 +29,7 @@ export const JobsJson = z
   .object({
     agent_id: z.string(),
     settle_ms: z.number().int().describe('How long a conversation stays quiet before its new turns are extracted'),
+    tagging_interval_ms: z.number().int().describe('An agent\'s tagging jobs run at most once per this interval'),
     next_due_at: Time.nullable().describe('When the next queued job runs; null when none waits'),
     queued: z.array(JobJson),
     running: z.array(JobJson),
@@ -38,7 +41,7 @@ export const JobsJson = z
 
 function jobWire(message: QueuedMessage): z.output<typeof JobJson> {
   return {
-    ...jobFields(message.id, message.payload, message.publishedAt),
+    ...jobFields(message.id, message.subject, message.payload, message.publishedAt),
     due_at: isoTime(message.dueAt ?? null),
     attempts: message.attempts ?? null,
   };
@@ -53,6 +56,7 @@ export const jobRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
     return {
       agent_id: agent.id,
       settle_ms: deps.config.settleMs,
+      tagging_interval_ms: deps.config.extraction.taggingIntervalMs,
       next_due_at: ready ? isoTime(deps.now()) : waiting.length > 0 ? isoTime(Math.min(...waiting)) : null,
       queued: jobs.queued.map(jobWire).sort((a, b) => (a.due_at ?? '').localeCompare(b.due_at ?? '')),
       running: jobs.running.map(jobWire),

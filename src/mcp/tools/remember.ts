@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../domain/engram-tools.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { TAGS_PARAMETER_DESCRIPTION } from '../../memory/tag-guidance.js';
 import { textResult, type McpContext } from '../context.js';
 
 export function registerRemember(server: McpServer, context: McpContext): void {
@@ -12,8 +13,10 @@ export function registerRemember(server: McpServer, context: McpContext): void {
       description:
         'Store one lasting memory for later sessions: a fact (where something is, what something is called) or a ' +
         'procedure (how to avoid a mistake you or the user hit). One self-contained sentence or two, no secrets (they ' +
-        'are redacted). Use it when you learn something a future session would otherwise have to rediscover. A memory ' +
-        `that restates a stored one is not stored twice. ${ENGRAM_TOOL_MARKER}`,
+        'are redacted). Use it when you learn something a future session would otherwise have to rediscover. Give it ' +
+        'tags: the words a later session would search with are rarely the memory\'s own, and without tags it is found ' +
+        'only by its own words until Engram tags it in the background. A memory that restates a stored one is not ' +
+        `stored twice. ${ENGRAM_TOOL_MARKER}`,
       inputSchema: {
         content: z.string().min(1).max(MAX_CONTENT_CHARS).describe(`The memory, at most ${MAX_CONTENT_CHARS} characters`),
         kind: z.enum(['factual', 'procedural']).describe('factual: where things are; procedural: how to avoid mistakes'),
@@ -22,10 +25,7 @@ export function registerRemember(server: McpServer, context: McpContext): void {
           .array(z.string().max(MAX_TAG_CHARS))
           .max(MAX_TAGS)
           .optional()
-          .describe(
-            'Short phrases a later session needing this memory would use without knowing it: the goal, the symptom or error, ' +
-              'generic names and synonyms of what it names (e.g. "tests fail missing column", "database schema"). Searched, never shown.',
-          ),
+          .describe(TAGS_PARAMETER_DESCRIPTION),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

@@ -26,6 +26,7 @@ import {
 } from '../types.js';
 import { assembleChatJson, createChatAssembler } from './assembler.js';
 import { proposedFrom } from '../extraction-result.js';
+import { noToolCall, parsedArguments } from '../forced-tool.js';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
 
@@ -134,6 +135,28 @@ export const chatCompletions: ProtocolAdapter = {
   upstreamAuth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   renderError: (error) => ({ status: error.status, body: openAiErrorBody(error) }),
   streamErrorFrame: (error) => `data: ${JSON.stringify(openAiErrorBody(error))}\n\n`,
+
+  toolRequest(model, instructions, userText, tool) {
+    return {
+      model,
+      stream: false,
+      messages: [
+        { role: 'system', content: instructions },
+        { role: 'user', content: userText },
+      ],
+      tools: [{ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.schema } }],
+      tool_choice: { type: 'function', function: { name: tool.name } },
+    };
+  },
+  toolArguments(body, toolName) {
+    const message = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0].message : undefined;
+    const calls = isObject(message) && Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    for (const call of calls) {
+      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
+      if (fn?.name === toolName && typeof fn.arguments === 'string') return parsedArguments(fn.arguments, toolName);
+    }
+    throw noToolCall(toolName);
+  },
 
   extractionRequest(model, instructions, transcript) {
     return {

@@ -25,6 +25,7 @@ import {
   type ProtocolAdapter,
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
+import { noToolCall } from '../forced-tool.js';
 import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';
 
 const ROLES = ['user', 'assistant', 'system'] as const;
@@ -175,6 +176,25 @@ export const messages: ProtocolAdapter = {
   upstreamAuth: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION }),
   renderError: (error) => ({ status: error.status, body: anthropicErrorBody(error) }),
   streamErrorFrame: (error) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`,
+
+  toolRequest(model, instructions, userText, tool) {
+    return {
+      model,
+      max_tokens: 4096,
+      stream: false,
+      system: instructions,
+      messages: [{ role: 'user', content: userText }],
+      tools: [{ name: tool.name, description: tool.description, input_schema: tool.schema }],
+      tool_choice: { type: 'tool', name: tool.name },
+    };
+  },
+  toolArguments(body, toolName) {
+    const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
+    // The input arrives parsed: a `tool_use` block carries an object.
+    const call = content.find((block) => isObject(block) && block.type === 'tool_use' && block.name === toolName);
+    if (!isObject(call)) throw noToolCall(toolName);
+    return call.input;
+  },
 
   extractionRequest(model, instructions, transcript) {
     return {

@@ -16,6 +16,7 @@ import {
   type ProtocolAdapter,
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
+import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
 import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolCallOf, toolOutputPieces, toolOutputText } from './items.js';
 
@@ -133,6 +134,29 @@ export const responses: ProtocolAdapter = {
   streamErrorFrame(error) {
     const { error: inner } = openAiErrorBody(error) as { error: JsonObject };
     return `event: error\ndata: ${JSON.stringify({ type: 'error', code: inner.code, message: inner.message, param: inner.param })}\n\n`;
+  },
+
+  toolRequest(model, instructions, userText, tool) {
+    return {
+      model,
+      stream: false,
+      // Nothing of Engram's own calls is kept by the provider.
+      store: false,
+      instructions,
+      input: [{ role: 'user', content: userText }],
+      // Strict: the model's arguments follow the schema exactly (`ForcedTool` says what that asks of it).
+      tools: [{ type: 'function', name: tool.name, description: tool.description, parameters: tool.schema, strict: true }],
+      tool_choice: { type: 'function', name: tool.name },
+    };
+  },
+  toolArguments(body, toolName) {
+    const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
+    for (const item of output) {
+      if (isObject(item) && item.type === 'function_call' && item.name === toolName && typeof item.arguments === 'string') {
+        return parsedArguments(item.arguments, toolName);
+      }
+    }
+    throw noToolCall(toolName);
   },
 
   extractionRequest(model, instructions, transcript) {

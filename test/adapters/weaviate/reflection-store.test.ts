@@ -210,13 +210,14 @@ helpers('cosine: unit vectors, mismatched and zero vectors; Weaviate distance', 
   assert.is(cosineFromDistance(2), -1);
 });
 
-helpers('list order: most recently updated first, then by id', () => {
+helpers('list order: most recently updated first (or least, oldestFirst), then by id', () => {
   const rs = [
     plainReflection({ id: 'b', updatedAt: 1 }),
     plainReflection({ id: 'a', updatedAt: 1 }),
     plainReflection({ id: 'c', updatedAt: 5 }),
   ];
-  assert.equal(rs.sort(compareForList).map((r) => r.id), ['c', 'a', 'b']);
+  assert.equal(rs.sort((x, y) => compareForList(x, y)).map((r) => r.id), ['c', 'a', 'b']);
+  assert.equal(rs.sort((x, y) => compareForList(x, y, true)).map((r) => r.id), ['a', 'b', 'c']);
 });
 
 helpers('keyword terms: the stems the embedded store uses, distinct, capped; operators and quotes inert', () => {

@@ -13,6 +13,10 @@ export type {
   ReplyOptions,
   ScriptedUpstream,
   ScriptedUpstreamOptions,
+  TaggedReflection,
+  Tagger,
+  TaggingLine,
   TextReply,
   ToolCallReply,
 } from './types.js';
+export { defaultTags, taggingLines } from './shared.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { chatCompletions, notFoundBody } from './chat-completions.js';
 import { messages } from './messages.js';
 import { responses } from './responses.js';
-import { CREATED, defaultExtraction, hashId, isReply, stringLength, tokensFor } from './shared.js';
+import { CREATED, defaultExtraction, defaultTags, hashId, isReply, stringLength, taggingLines, tokensFor } from './shared.js';
 import { writeSse } from './sse-writer.js';
 import type {
   AnswerContext,
@@ -14,6 +14,7 @@ import type {
   ReplyOptions,
   ScriptedUpstream,
   ScriptedUpstreamOptions,
+  Tagger,
 } from './types.js';
 
 const RESPONDERS: Readonly<Record<string, ProtocolResponder>> = {
@@ -25,6 +26,7 @@ const RESPONDERS: Readonly<Record<string, ProtocolResponder>> = {
 const MODELS = ['gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4-6', 'claude-haiku-4-5'];
 
 const EXTRACTION_TOOL = 'record_reflections';
+const TAGGING_TOOL = 'record_tags';
 const CUT_OFF_TEXT = 'This answer is cut off partway through, so the client never sees its end.';
 
 interface Scripted {
@@ -86,14 +88,17 @@ function createScript() {
     return { type: 'text', text: `echo: ${responder ? lastUserText(responder, req.json) : ''}` };
   };
   const defaultExtractor: Extractor = (_req, transcript) => defaultExtraction(transcript);
+  const defaultTagger: Tagger = (_req, lines) => defaultTags(lines);
   const state = {
     queue: [] as Scripted[],
     defaultReply,
     extractor: defaultExtractor,
+    tagger: defaultTagger,
     reset() {
       state.queue.length = 0;
       state.defaultReply = defaultReply;
       state.extractor = defaultExtractor;
+      state.tagger = defaultTagger;
     },
   };
   return state;
@@ -110,6 +115,12 @@ function nextReply(script: Script, responder: ProtocolResponder, req: RecordedRe
       : { type: 'tool_call', name: EXTRACTION_TOOL, arguments: { reflections: result } };
     return { reply, options: {} };
   }
+  if (req.tagging) {
+    const lines = taggingLines(responder.userTexts(req.json).join('\n'));
+    const result = script.tagger(req, lines);
+    const reply: Reply = isReply(result) ? result : { type: 'tool_call', name: TAGGING_TOOL, arguments: { reflections: result } };
+    return { reply, options: {} };
+  }
   return script.queue.shift() ?? { reply: script.defaultReply(req), options: {} };
 }
 
@@ -120,7 +131,7 @@ function unknownPrevious(responder: ProtocolResponder, body: any, stored: Set<st
 }
 
 /**
- * Plays one reply for a conversation or extraction request. `stored` collects the ids
+ * Plays one reply for a conversation, extraction or tagging request. `stored` collects the ids
  * of stateful answers (responses) when the upstream keeps state, else it is null.
  */
 async function play(
@@ -213,6 +224,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       json,
       protocol: responder?.protocol ?? 'other',
       extraction: responder !== undefined && responder.toolNames(json).includes(EXTRACTION_TOOL),
+      tagging: responder !== undefined && responder.toolNames(json).includes(TAGGING_TOOL),
       abandoned: false,
     };
     res.once('close', () => {
@@ -261,8 +273,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    conversationRequests: () => requests.filter((r) => r.protocol !== 'other' && !r.extraction),
+    conversationRequests: () => requests.filter((r) => r.protocol !== 'other' && !r.extraction && !r.tagging),
     extractionRequests: () => requests.filter((r) => r.extraction),
+    taggingRequests: () => requests.filter((r) => r.tagging),
     enqueue(...replies) {
       for (const entry of replies) {
         script.queue.push(Array.isArray(entry) ? { reply: entry[0], options: entry[1] } : { reply: entry, options: {} });
@@ -273,6 +286,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     },
     setExtractor(fn) {
       script.extractor = fn;
+    },
+    setTagger(fn) {
+      script.tagger = fn;
     },
     reset() {
       requests.length = 0;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Answer, ExtractedReflection, Reply } from './types.js';
+import type { Answer, ExtractedReflection, Reply, TaggedReflection, TaggingLine } from './types.js';
 
 /** Fixed so identical answers are byte-identical across runs. */
 export const CREATED = 1_700_000_000;
@@ -73,22 +73,45 @@ export function contentText(content: unknown): string {
 
 /**
  * The default extractor's rule: `REMEMBER: x` lines become factual reflections,
- * `AVOID: x` lines procedural ones.
+ * `AVOID: x` lines procedural ones, each with the default tagger's tags (a real model
+ * tags what it extracts, so nothing it learns waits for the tagging job).
  */
 export function defaultExtraction(transcript: string): ExtractedReflection[] {
   const out: ExtractedReflection[] = [];
+  const add = (kind: ExtractedReflection['kind'], content: string) => {
+    const [{ tags }] = defaultTags([{ id: '', kind, content }]);
+    out.push({ kind, content, topic: 'notes', tags });
+  };
   for (const line of transcript.split('\n')) {
     const remember = line.indexOf('REMEMBER:');
     if (remember >= 0) {
-      out.push({ kind: 'factual', content: line.slice(remember + 'REMEMBER:'.length).trim(), topic: 'notes' });
+      add('factual', line.slice(remember + 'REMEMBER:'.length).trim());
       continue;
     }
     const avoid = line.indexOf('AVOID:');
-    if (avoid >= 0) {
-      out.push({ kind: 'procedural', content: line.slice(avoid + 'AVOID:'.length).trim(), topic: 'notes' });
-    }
+    if (avoid >= 0) add('procedural', line.slice(avoid + 'AVOID:'.length).trim());
   }
   return out;
+}
+
+/** The `[id] (kind) content` lines of a tagging request's user text (Engram's `<reflections>` block). */
+export function taggingLines(text: string): TaggingLine[] {
+  return [...text.matchAll(/^\[([^\]\s]+)\] \(([a-z]+)\) (.*)$/gm)].map(([, id, kind, content]) => ({ id, kind, content }));
+}
+
+const SHORT_WORDS = new Set(['with', 'from', 'that', 'this', 'into', 'when', 'then', 'than', 'they', 'them', 'have', 'does', 'were', 'will']);
+
+/**
+ * The default tagger's rule: for each line, up to three tags made of its own longer words
+ * (the first two, the next two, the last one). Deterministic; adds no word the line does
+ * not say, so it changes what a search finds only where a test scripts its own tags.
+ */
+export function defaultTags(lines: readonly TaggingLine[]): TaggedReflection[] {
+  return lines.map(({ id, content }) => {
+    const words = content.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 4 && !SHORT_WORDS.has(word));
+    const tags = [words.slice(0, 2).join(' '), words.slice(2, 4).join(' '), words.at(-1) ?? ''];
+    return { id, tags: [...new Set(tags.filter((tag) => tag !== ''))] };
+  });
 }
 
 export function isReply(value: unknown): value is Reply {

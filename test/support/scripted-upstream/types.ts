@@ -90,6 +90,8 @@ export interface RecordedRequest {
   protocol: Protocol | 'other';
   /** True when the request offers a tool named `record_reflections`. */
   extraction: boolean;
+  /** True when the request offers a tool named `record_tags` (Engram's tagging job). */
+  tagging: boolean;
   /** The client (Engram) closed the connection before the answer was complete. */
   abandoned: boolean;
 }
@@ -98,24 +100,44 @@ export interface ExtractedReflection {
   kind: 'factual' | 'procedural';
   content: string;
   topic: string;
+  /** The default extractor gives the default tagger's; without them a reflection waits for the tagging job. */
+  tags?: string[];
 }
 
 export type Extractor = (req: RecordedRequest, transcript: string) => ExtractedReflection[] | Reply;
+
+/** One reflection a tagging request shows, read from its `[id] (kind) content` line. */
+export interface TaggingLine {
+  id: string;
+  kind: string;
+  content: string;
+}
+
+export interface TaggedReflection {
+  id: string;
+  tags: string[];
+}
+
+/** Answers a tagging request: the tags of each reflection (a `record_tags` call), or any other reply. */
+export type Tagger = (req: RecordedRequest, lines: TaggingLine[]) => TaggedReflection[] | Reply;
 
 export interface ScriptedUpstream {
   /** e.g. http://127.0.0.1:PORT (no trailing slash; clients append /v1/...). */
   url: string;
   /** Every request, in arrival order, recorded before it is answered. */
   requests: RecordedRequest[];
-  /** Non-extraction requests to /v1/chat/completions, /v1/messages and /v1/responses. */
+  /** Requests to /v1/chat/completions, /v1/messages and /v1/responses other than extraction and tagging calls. */
   conversationRequests(): RecordedRequest[];
   extractionRequests(): RecordedRequest[];
+  taggingRequests(): RecordedRequest[];
   /** Replies consumed in order by conversation requests. */
   enqueue(...replies: Array<Reply | [Reply, ReplyOptions]>): void;
   /** Used when the queue is empty. Default: text `echo: <last user text>`. */
   setDefaultReply(fn: (req: RecordedRequest) => Reply): void;
   setExtractor(fn: Extractor): void;
-  /** Clear requests, queue and remembered responses; restore the default reply and extractor. */
+  /** Default: a few tags made of each line's own words (`defaultTags`). */
+  setTagger(fn: Tagger): void;
+  /** Clear requests, queue and remembered responses; restore the default reply, extractor and tagger. */
   reset(): void;
   /** Stop listening and destroy every connection (keep-alive, hanging, streaming). */
   close(): Promise<void>;

@@ -1,0 +1,262 @@
+/**
+ * The tagging job's consumer (DESIGN section 8): reflections no one has tagged are shown
+ * to the agent's extraction model, a batch at a time, with the paragraph extraction writes
+ * tags by, and get the tags it gives. Tags are the main semantic signal of the offline
+ * search (`domain/reflection-text.ts`): a reflection without them is found by its own
+ * words only. At-least-once delivery makes every step safe to repeat: a reflection tagged
+ * once leaves the work list (`tagsBy` is set), so a redelivery takes the next ones.
+ */
+import type { Reflection, ProtocolId } from '../domain/types.js';
+import { embeddingText, subjectTags } from '../domain/reflection-text.js';
+import { EngramError } from '../errors.js';
+import type { ForcedTool, ProtocolAdapter } from '../protocols/types.js';
+import type { BusMessage, Embedder, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
+import type { Control } from '../control/control.js';
+import { extractionConsumerOptions } from './extraction-job.js';
+import { withHeartbeat } from './heartbeat.js';
+import { renderReflectionLines } from './reflection-lines.js';
+import { validTags } from './reflection-writer.js';
+import { rebuildRootIndex } from './root-index.js';
+import { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
+import {
+  TAGGING_BATCH,
+  TAGGING_CALLS_PER_JOB,
+  TAGGING_SUBJECT,
+  isTaggingJob,
+  publishTaggingJob,
+  type TaggingJob,
+  type TaggingSchedule,
+} from './tagging-job.js';
+import { callUpstream } from './upstream-call.js';
+
+export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
+export * from './tagging-job.js';
+
+export const RECORD_TAGS_TOOL = 'record_tags';
+
+/** The forced tool of a tagging call: `{ reflections: [{ id, tags }] }`, strict-compatible. */
+export const RECORD_TAGS: ForcedTool = {
+  name: RECORD_TAGS_TOOL,
+  description: 'Record the tags of each reflection shown, by its id. Call it once.',
+  schema: {
+    type: 'object',
+    properties: {
+      reflections: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', description: 'The reflection\'s id, as in its [id].' },
+            tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
+          },
+          required: ['id', 'tags'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['reflections'],
+    additionalProperties: false,
+  },
+};
+
+/** Pino-compatible: structured fields first. Never given a reflection's text or a secret. */
+export interface TaggingLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** How one tagging call ended: its answer read, failed (the job is retried), refused for good (dead-lettered). */
+export type TaggingCallOutcome = 'ok' | 'failed' | 'refused';
+
+/** Told what the job did, for the metrics. */
+export interface TaggingObserver {
+  taggingCall(outcome: TaggingCallOutcome): void;
+  /** Reflections the job wrote tags to (not those the model gave none). */
+  reflectionsTagged(count: number): void;
+}
+
+export interface TaggingDeps {
+  control: Control;
+  reflections: ReflectionStore;
+  embedder: Embedder;
+  upstream: UpstreamClient;
+  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
+  /** Where the next job is queued when reflections still wait after this one. */
+  schedule: TaggingSchedule;
+  log?: TaggingLog;
+  observer?: TaggingObserver;
+  /** Time limit of one upstream call, below the consumer's ack wait (as extraction's). */
+  timeoutMs?: number;
+  /** Heartbeat while a job runs (`withHeartbeat`): a third of the ack wait. */
+  heartbeatMs?: number;
+}
+
+const SILENT: TaggingLog = { info() {}, warn() {} };
+
+/** What one call did to the reflections it showed. */
+interface Applied {
+  /** Given tags, stored with `tagsBy: 'tagging'`. */
+  tagged: number;
+  /** Given none: stored with `tagsBy: 'tagging'` all the same, so they are not shown again. */
+  untagged: number;
+  /** Tagged, changed or deleted by another writer since they were listed: left alone. */
+  skipped: number;
+  /** Entries of the answer naming a reflection the call did not show. */
+  ignored: number;
+}
+
+/**
+ * The handler for `TAGGING_SUBJECT`. Acks without calling the upstream when the agent is
+ * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
+ * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
+ * longest; if some still wait, the next job is queued for the next interval. Failure
+ * semantics are extraction's: upstream failures and unreadable answers throw (the bus
+ * redelivers with backoff), permanent refusals (4xx other than 408/409/425/429) and
+ * malformed jobs are `term`ed with the reason.
+ */
+export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
+  return withHeartbeat(tagOne(deps, deps.log ?? SILENT), deps.heartbeatMs);
+}
+
+function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<TaggingJob>) => Promise<void> {
+  return async (message) => {
+    const job = message.payload;
+    if (!isTaggingJob(job)) {
+      await message.term('malformed tagging job');
+      return;
+    }
+    const fields = { agentId: job.agentId, attempt: message.attempt };
+    const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
+    const skip = !agent || agent.id !== job.agentId ? 'agent deleted' : !agent.memory.extract ? 'extraction disabled' : undefined;
+    if (skip || !agent) {
+      log.info({ ...fields, reason: skip }, 'tagging skipped');
+      await message.ack();
+      return;
+    }
+    const adapter = deps.protocols[job.protocol];
+    if (!adapter) {
+      await message.term(`no protocol adapter for ${job.protocol}`);
+      return;
+    }
+    const secrets = await deps.control.agentSecrets(agent.id);
+    if (!secrets) {
+      log.info({ ...fields, reason: 'agent deleted' }, 'tagging skipped');
+      await message.ack();
+      return;
+    }
+    const model = agent.memory.extractionModel ?? job.model;
+    if (!model) {
+      await message.term('no model to tag with');
+      return;
+    }
+
+    const started = deps.schedule.now();
+    const total: Applied & { calls: number; shown: number } = { calls: 0, shown: 0, tagged: 0, untagged: 0, skipped: 0, ignored: 0 };
+    for (let call = 0; call < TAGGING_CALLS_PER_JOB; call++) {
+      const batch = await deps.reflections.list(agent.id, { needsTags: true, oldestFirst: true, limit: TAGGING_BATCH });
+      if (batch.length === 0) break;
+      total.calls++;
+      total.shown += batch.length;
+      const request = adapter.toolRequest(model, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS);
+      let given: Map<string, string[]>;
+      let ignored: number;
+      try {
+        const answer = await callUpstream({ upstream: deps.upstream, agent, secrets, adapter, body: request, timeoutMs: deps.timeoutMs });
+        if (!answer.ok && answer.permanent) {
+          deps.observer?.taggingCall('refused');
+          log.warn({ ...fields, status: answer.status, model }, 'tagging refused by upstream; dead-lettered');
+          await message.term(answer.reason);
+          return;
+        }
+        if (!answer.ok) throw new Error(answer.reason);
+        ({ given, ignored } = tagsGiven(adapter.toolArguments(answer.body, RECORD_TAGS_TOOL), batch));
+      } catch (error) {
+        deps.observer?.taggingCall('failed');
+        throw error;
+      }
+      deps.observer?.taggingCall('ok');
+      const applied = await apply(deps, agent.id, batch, given);
+      applied.ignored = ignored;
+      for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
+      if (applied.tagged > 0) deps.observer?.reflectionsTagged(applied.tagged);
+    }
+    // One rebuild for the job: the index lists content, and a reflection tagged moved up the order.
+    if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
+    const more = total.calls === TAGGING_CALLS_PER_JOB && (await deps.reflections.list(agent.id, { needsTags: true, limit: 1 })).length > 0;
+    // Before the ack: a crash in between repeats this job (it takes the next batch), never loses the next one.
+    if (more) await publishTaggingJob(deps.schedule, job);
+    log.info({ ...fields, model, ...total, more, ms: deps.schedule.now() - started }, total.calls === 0 ? 'tagging skipped' : 'tagging done');
+    await message.ack();
+  };
+}
+
+/**
+ * The tags the answer gives each reflection shown, through the writer's validation;
+ * entries for any other id are ignored (counted), a repeated id keeps its first tags. A
+ * missing list is an error worth a retry, as extraction's.
+ */
+function tagsGiven(args: unknown, shown: readonly Reflection[]): { given: Map<string, string[]>; ignored: number } {
+  const list = typeof args === 'object' && args !== null ? (args as { reflections?: unknown }).reflections : undefined;
+  if (!Array.isArray(list)) throw new EngramError('upstream_stream_failed', `${RECORD_TAGS_TOOL} was called without a \`reflections\` list`);
+  const ids = new Set(shown.map((reflection) => reflection.id));
+  const given = new Map<string, string[]>();
+  let ignored = 0;
+  for (const entry of list) {
+    const { id, tags } = (typeof entry === 'object' && entry !== null ? entry : {}) as { id?: unknown; tags?: unknown };
+    if (typeof id !== 'string' || !ids.has(id)) ignored++;
+    else if (!given.has(id)) given.set(id, validTags(tags));
+  }
+  return { given, ignored };
+}
+
+/**
+ * Stores what was given: each reflection keeps its tags (Engram's marks among them) and
+ * gains the new subject tags up to the cap, with `tagsBy: 'tagging'` (also when the model
+ * gave none, so it is not shown again), re-embedded from its content and tags. A person's
+ * or the agent's tags win: each reflection is read again just before its update, and one
+ * that someone tagged, changed or deleted since it was listed is left alone (a changed
+ * one still untagged is shown again by a later job). Nothing is awaited between that read
+ * and the update but the update itself; on SQLite no other write can come between them,
+ * on Weaviate a write landing in that one round trip is overwritten.
+ */
+async function apply(deps: TaggingDeps, agentId: string, shown: readonly Reflection[], given: ReadonlyMap<string, string[]>): Promise<Applied> {
+  const planned = shown.map((reflection) => {
+    const tags = validTags([...reflection.tags, ...(given.get(reflection.id) ?? [])]);
+    const text = embeddingText({ content: reflection.content, tags });
+    return { reflection, tags, text, added: subjectTags(tags).length > subjectTags(reflection.tags).length, reembed: text !== embeddingText(reflection) };
+  });
+  // One embedding call for the batch, made before any update: nothing slow between a re-read and its write.
+  const toEmbed = planned.filter((plan) => plan.reembed);
+  const vectors = toEmbed.length > 0 ? await deps.embedder.embed(toEmbed.map((plan) => plan.text)) : [];
+  const vectorOf = new Map(toEmbed.map((plan, index) => [plan.reflection.id, vectors[index]]));
+  const applied: Applied = { tagged: 0, untagged: 0, skipped: 0, ignored: 0 };
+  for (const { reflection, tags, added } of planned) {
+    const current = await deps.reflections.get(agentId, reflection.id);
+    if (!current || current.tagsBy !== undefined || current.supersededBy !== undefined || !unchanged(current, reflection)) {
+      applied.skipped++;
+      continue;
+    }
+    const vector = vectorOf.get(reflection.id);
+    await deps.reflections.update(agentId, reflection.id, {
+      tags,
+      tagsBy: 'tagging',
+      ...(vector ? { vector, embedderId: deps.embedder.id } : {}),
+    });
+    applied[added ? 'tagged' : 'untagged']++;
+  }
+  return applied;
+}
+
+/** The reflection still says what the model was shown, with the tags the new ones were merged into. */
+function unchanged(current: Reflection, shown: Reflection): boolean {
+  return current.content === shown.content && current.tags.length === shown.tags.length && current.tags.every((tag, index) => tag === shown.tags[index]);
+}
+
+/** Subscribes `handler` to the tagging subject with the extraction's delivery limits and backoff. */
+export function consumeTaggingJobs(
+  bus: TaggingSchedule['bus'],
+  handler: (message: BusMessage<TaggingJob>) => Promise<void>,
+  config: { ackWaitMs: number; maxDeliver: number; concurrency: number },
+): Subscription {
+  return bus.consume<TaggingJob>(TAGGING_SUBJECT, handler, extractionConsumerOptions(config));
+}
