@@ -8,12 +8,14 @@ import { consumeExtractionJobs, createExtractionHandler } from '../memory/extrac
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
 import { PROTOCOLS } from '../protocols/index.js';
+import { memorySearchDeps } from './memory-search-deps.js';
 
 export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   const handler = createExtractionHandler({
     control: deps.control,
     writer,
+    search: memorySearchDeps(deps, app.log),
     upstream: deps.upstream,
     protocols: PROTOCOLS,
     now: deps.now,

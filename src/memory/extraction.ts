@@ -14,7 +14,9 @@ import type { ReflectionOrigin } from '../domain/types.js';
 import type { BusMessage, EventBus, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
+import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
+import { extractionInput, relatedReflections } from './existing-reflections.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
 import { discard, readText } from './http-body.js';
 
@@ -40,6 +42,8 @@ export interface ExtractionLog {
 export interface ExtractionDeps {
   control: Control;
   writer: ReflectionWriter;
+  /** How each call finds the agent's reflections related to its chunk, shown to the model by id. */
+  search: MemorySearchDeps;
   upstream: UpstreamClient;
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
   now: () => number;
@@ -148,7 +152,8 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     let start = 0;
     for (const end of ends) {
       const chunkStart = start;
-      const transcript = renderTranscript(turns.slice(start, end), from + start);
+      const chunk = turns.slice(start, end);
+      const transcript = renderTranscript(chunk, from + start);
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
       if (transcript === '') {
@@ -156,6 +161,8 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         continue;
       }
       const started = deps.now();
+      // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
+      const existing = await relatedReflections(deps.search, agent, chunk);
       const response = await deps.upstream.send({
         url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
         method: 'POST',
@@ -166,7 +173,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
         },
         body: JSON.stringify(
-          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, `<transcript>\n${transcript}\n</transcript>`),
+          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, extractionInput(existing, transcript)),
         ),
         signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
