@@ -201,7 +201,11 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         const turn = cited === undefined ? undefined : turns[cited - from];
         return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
       };
-      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', origin);
+      // Only what the model was shown may be superseded: an id it invents, or one a turn quotes, is ignored.
+      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', {
+        origin,
+        supersedable: new Set(existing.map((reflection) => reflection.id)),
+      });
       await markExtracted(deps, job, upTo);
       log.info(
         {
@@ -210,9 +214,12 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           turns: upTo - (from + chunkStart),
           transcriptChars: transcript.length,
           proposed: proposed.length,
+          shown: existing.length,
           stored: result.stored.length,
           duplicates: result.duplicates,
           rejected: result.rejected,
+          superseded: result.superseded,
+          restored: result.restored,
           ms: deps.now() - started,
         },
         'extraction done',

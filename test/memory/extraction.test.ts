@@ -256,6 +256,45 @@ test('the request shows the related reflections by id before the transcript, the
   }
 });
 
+test('a reflection the model says it replaces is superseded only if the request showed it; the log counts it', async () => {
+  const h = await harness();
+  try {
+    const { stored } = await h.world.writer.write(
+      h.world.agent.id,
+      [
+        { kind: 'factual', content: 'The deploy script is tools/old-deploy.sh.', topic: 'deployment' },
+        { kind: 'factual', content: 'The office coffee machine descales itself on Fridays.', topic: 'office' },
+      ],
+      'conversation',
+    );
+    const [old, coffee] = stored;
+    // As a model would: the ids come from the block it was shown; one it was not shown is added.
+    h.upstream.setExtractor((_request, text) => {
+      const block = /<existing-reflections>\n([^]*?)\n<\/existing-reflections>/.exec(text)?.[1] ?? '';
+      const shown = [...block.matchAll(/^\[(ref_\w+)\]/gm)].map((match) => match[1]);
+      return {
+        type: 'tool_call',
+        name: 'record_reflections',
+        arguments: {
+          reflections: [{ kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deployment', tags: [], turn: 0, supersedes: [...shown, coffee.id] }],
+        },
+      };
+    });
+    await h.run([h.job()]);
+    const fresh = (await h.world.reflections.list(h.world.agent.id, { superseded: false })).find((r) => r.content === 'The deploy script is tools/deploy.sh.');
+    assert.ok(fresh);
+    assert.is((await h.world.reflections.get(h.world.agent.id, old.id))?.supersededBy, fresh.id);
+    assert.is((await h.world.reflections.get(h.world.agent.id, coffee.id))?.supersededBy, undefined, 'not shown: not superseded');
+    const done = h.logs.find((entry) => entry.message === 'extraction done');
+    assert.ok(done);
+    assert.is((done.fields as { superseded: number }).superseded, 1);
+    assert.is((done.fields as { shown: number }).shown, 1);
+    assert.not.match(JSON.stringify(h.logs), /deploy script|tools\/|coffee/, 'no transcript or reflection text in the log');
+  } finally {
+    await h.close();
+  }
+});
+
 test('an agent with no related reflections gets the transcript alone', async () => {
   const h = await harness();
   try {
