@@ -257,6 +257,7 @@ function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent
     topic: 'cli',
     tag: 'cli',
     conversation: 'conv_cli',
+    status: 'all',
     out: names.out,
   };
   const args: string[] = [];
