@@ -98,6 +98,10 @@ export interface ExtractedReflection {
   kind: 'factual' | 'procedural';
   content: string;
   topic: string;
+  tags?: string[];
+  turn?: number | null;
+  /** Ids of the existing reflections (shown in `<existing-reflections>`) it replaces. */
+  supersedes?: string[];
 }
 
 export type Extractor = (req: RecordedRequest, transcript: string) => ExtractedReflection[] | Reply;
