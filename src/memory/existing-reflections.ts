@@ -12,7 +12,7 @@ import { headAndTail, keywordQuery, oneLine, withoutNoiseLines } from '../domain
 import { keywordTerms } from '../domain/keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemorySearchDeps } from './memory-search.js';
-import { isRelated } from './retrieval.js';
+import { relatedCosine } from './retrieval.js';
 
 export const EXISTING_OPEN = '<existing-reflections>';
 export const EXISTING_CLOSE = '</existing-reflections>';
@@ -38,11 +38,11 @@ const ALPHA = 0.5;
 /**
  * The agent's current reflections most related to `turns`, best first, at most `limit`:
  * the hybrid search that `recall` runs, kept to those that share a keyword with the
- * query (in their content, topic or tags) or that `recall` would call related (a match
- * by meaning, or a cosine within reach of the injection bar). The shared keyword is
- * checked here because the fused keyword score is relative: the weakest of several
- * keyword matches scores 0. Superseded reflections are never found. No user or
- * assistant text: none.
+ * query (in their content, topic or tags) or whose cosine reaches `recall`'s bar by
+ * meaning alone (`relatedCosine`). Stricter than `recall`'s `isRelated`, which also takes
+ * any word matched by meaning: over a whole chunk of conversation some word always is,
+ * and this list should hold what the chunk is about, not whatever ranks first. Superseded
+ * reflections are never found. No user or assistant text: none.
  */
 export async function relatedReflections(
   deps: MemorySearchDeps,
@@ -63,8 +63,9 @@ export async function relatedReflections(
     .join(' ');
   const found = await searchMemory(deps, agent.id, { text, keywords, limit: limit * CANDIDATE_FACTOR, alpha: ALPHA });
   const asked = new Set(keywordTerms(keywords));
+  const bar = relatedCosine(deps.embedder, agent.memory.minScore);
   return found
-    .filter((result) => sharesTerm(result.reflection, asked) || isRelated(result, deps.embedder, agent.memory.minScore))
+    .filter((result) => sharesTerm(result.reflection, asked) || result.vectorScore >= bar)
     .slice(0, limit)
     .map((result) => result.reflection);
 }

@@ -91,12 +91,14 @@ async function story(upstream: ScriptedUpstream, engram: TestEngram): Promise<vo
   const base = `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
   const seen: Array<ReturnType<typeof shownReflections>> = [];
   upstream.setExtractor(deployExtractor(seen));
+  const unrelated = await engram.api('POST', `${base}/reflections`, { content: 'The office coffee machine descales itself on Fridays.', kind: 'factual', topic: 'office' });
+  assert.is(unrelated.status, 201);
 
   // Conversation 1 teaches the old command.
   upstream.enqueue({ type: 'text', text: 'Noted: ./ops/ship-legacy.sh for staging.' });
   await chat(agent, 'conv-teach', 'To deploy to staging, run ./ops/ship-legacy.sh from the repository root.');
-  const [legacy] = await engram.waitForReflections(agent, 1);
-  assert.is(legacy.content, LEGACY);
+  const legacy = (await engram.waitForReflections(agent, 2)).find((r: any) => r.content === LEGACY);
+  assert.ok(legacy);
   await idle(engram);
 
   // Conversation 2: the command changed.
@@ -104,14 +106,15 @@ async function story(upstream: ScriptedUpstream, engram: TestEngram): Promise<vo
   await chat(agent, 'conv-change', 'Heads up: ship-legacy.sh is gone. The staging deploy is now ./deploy/run.sh --env staging.');
   await eventually(async () => ((await engram.reflections(agent)).some((r) => r.content === RUNNER) ? true : undefined), 10_000, 'the new reflection');
   await idle(engram);
-  assert.ok(
-    seen.at(-1)!.some((r) => r.id === legacy.id && r.kind === 'procedural' && r.content === LEGACY),
-    `the extraction of conversation 2 showed the old reflection by id: ${JSON.stringify(seen.at(-1))}`,
+  assert.equal(
+    seen.at(-1),
+    [{ id: legacy.id, kind: 'procedural', content: LEGACY }],
+    'the extraction of conversation 2 showed the old reflection by id, and nothing unrelated',
   );
 
   const current = await engram.reflections(agent);
-  assert.equal(current.map((r: any) => r.content), [RUNNER], 'the old one is no longer current');
-  const runner = current[0];
+  assert.equal(current.map((r: any) => r.content).sort(), [RUNNER, unrelated.json.content].sort(), 'the old one is no longer current');
+  const runner = current.find((r: any) => r.content === RUNNER);
   const history = await engram.api('GET', `${base}/reflections?status=superseded`);
   assert.equal(history.json.data.map((r: any) => [r.id, r.superseded_by]), [[legacy.id, runner.id]]);
   assert.ok(history.json.data[0].superseded_at);
@@ -136,6 +139,7 @@ async function story(upstream: ScriptedUpstream, engram: TestEngram): Promise<vo
   assert.match(lastSent(upstream), 'ship-legacy', 'injectable again');
   assert.ok((await recalled(agent, 'how do I deploy to staging?')).includes(legacy.id), 'recalled again');
   await idle(engram);
+  assert.not.ok(seen.flat().some((r) => r.id === unrelated.json.id), 'an unrelated reflection is never shown to extraction');
 }
 
 test('SQLite: the new fact supersedes the old one; only the new one is injected and recalled; the old one is history, restorable', async ({ upstream }) => {
