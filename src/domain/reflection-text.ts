@@ -15,6 +15,14 @@ export function isMarkerTag(tag: string): boolean {
   return MARKER_TAGS.has(tag);
 }
 
+/**
+ * Written or edited by a person (it carries one of the markers): what a person wrote
+ * wins over what extraction learns, so extraction never supersedes it.
+ */
+export function isByHand(reflection: Pick<Reflection, 'tags'>): boolean {
+  return reflection.tags.some(isMarkerTag);
+}
+
 /** The tags that say what a reflection is about (not Engram's markers). */
 export function subjectTags(tags: readonly string[]): string[] {
   return tags.filter((tag) => !isMarkerTag(tag));

@@ -10,6 +10,7 @@ import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
 import { consumeTaggingJobs, createTaggingHandler, type TaggingSchedule } from '../memory/tagging.js';
 import { PROTOCOLS } from '../protocols/index.js';
+import { memorySearchDeps } from './memory-search-deps.js';
 
 export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
@@ -19,6 +20,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
   const handler = createExtractionHandler({
     control: deps.control,
     writer,
+    search: memorySearchDeps(deps, app.log),
     upstream: deps.upstream,
     protocols: PROTOCOLS,
     now: deps.now,

@@ -4,6 +4,7 @@
  * the client's.
  */
 import type { Reflection } from '../domain/types.js';
+import { tagNeutraliser } from '../domain/framing.js';
 import { oneLine } from '../domain/text.js';
 
 export const REFLECTIONS_OPEN = '<engram-reflections>';
@@ -74,11 +75,9 @@ export function renderReminderBlock(reason: 'periodic' | 'failure', tools: ToolN
 
 /**
  * A stored text that happens to contain `</engram-reflections>` must not close the block
- * early (nor open another one), so the tag's `<` becomes `&lt;`.
+ * early (nor open another one), so the tag's `<` becomes `&lt;`: any `engram-` tag.
  */
-function neutralise(text: string): string {
-  return text.replace(/<(\/?engram-)/gi, '&lt;$1');
-}
+const neutralise = tagNeutraliser(['engram-']);
 
 /** One or more adjacent blocks with the newlines around them, removed as one unit. */
 const BLOCKS = /(?:\r?\n)*(?:<engram-([a-z][a-z0-9-]*)>[\s\S]*?<\/engram-\1>(?:\r?\n)*)+/g;

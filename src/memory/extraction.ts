@@ -12,7 +12,9 @@ import type { ReflectionOrigin } from '../domain/types.js';
 import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
+import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
+import { extractionInput, relatedReflections } from './existing-reflections.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
 import { readText } from './http-body.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -41,6 +43,8 @@ export interface ExtractionLog {
 export interface ExtractionDeps {
   control: Control;
   writer: ReflectionWriter;
+  /** How each call finds the agent's reflections related to its chunk, shown to the model by id. */
+  search: MemorySearchDeps;
   upstream: UpstreamClient;
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
   now: () => number;
@@ -139,7 +143,8 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     let start = 0;
     for (const end of ends) {
       const chunkStart = start;
-      const transcript = renderTranscript(turns.slice(start, end), from + start);
+      const chunk = turns.slice(start, end);
+      const transcript = renderTranscript(chunk, from + start);
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
       if (transcript === '') {
@@ -147,6 +152,8 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         continue;
       }
       const started = deps.now();
+      // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
+      const existing = await relatedReflections(deps.search, agent, chunk);
       const response = await deps.upstream.send({
         url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
         method: 'POST',
@@ -157,7 +164,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
         },
         body: JSON.stringify(
-          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, `<transcript>\n${transcript}\n</transcript>`),
+          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, extractionInput(existing, transcript)),
         ),
         signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
@@ -185,7 +192,11 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         const turn = cited === undefined ? undefined : turns[cited - from];
         return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
       };
-      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', origin);
+      // Only what the model was shown may be superseded: an id it invents, or one a turn quotes, is ignored.
+      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', {
+        origin,
+        supersedable: new Set(existing.map((reflection) => reflection.id)),
+      });
       await markExtracted(deps, job, upTo);
       log.info(
         {
@@ -194,9 +205,12 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           turns: upTo - (from + chunkStart),
           transcriptChars: transcript.length,
           proposed: proposed.length,
+          shown: existing.length,
           stored: result.stored.length,
           duplicates: result.duplicates,
           rejected: result.rejected,
+          superseded: result.superseded,
+          restored: result.restored,
           ms: deps.now() - started,
         },
         'extraction done',

@@ -1,8 +1,9 @@
 /**
- * Reflections a person adds, edits or deletes (the management API and the dashboard
- * alike). An addition takes the path MCP `remember` takes (redaction, restatement checks,
- * the reflection cap, embedding), marked with a tag; an edit is cleaned like a learnt
- * reflection, re-embedded when its content changes, and keeps its id and origin. Tags a
+ * Reflections a person adds, edits, restores or deletes (the management API and the
+ * dashboard alike). An addition takes the path MCP `remember` takes (redaction,
+ * restatement checks, the reflection cap, embedding), marked with a tag; an edit is
+ * cleaned like a learnt reflection, re-embedded when its content changes, and keeps its
+ * id and origin; a restore is an edit that makes a superseded reflection current. Tags a
  * person gives, in an addition or an edit, are recorded as the person's (`tagsBy`). Every
  * change rebuilds the root memory index; a failed rebuild only delays the index until
  * the next write, so it is reported, not turned into an error for a change that succeeded.
@@ -31,7 +32,15 @@ export interface NewHandReflection {
   tags?: string[];
 }
 
-export type HandEdit = Partial<NewHandReflection>;
+export type HandEdit = Partial<NewHandReflection> & {
+  /**
+   * Make a superseded reflection current again (history restored by hand): injected and
+   * found again. The reflection that replaced it stays as it is. Like any hand edit it is
+   * marked `edited-by-hand`, so extraction never supersedes it again; on a current
+   * reflection that mark is all it changes.
+   */
+  restore?: boolean;
+};
 
 export interface HandEditDeps extends ReflectionWriterDeps {
   /** The change was stored but the root index could not be rebuilt. */
@@ -43,6 +52,8 @@ export interface HandEdits {
   add(agentId: string, input: NewHandReflection): Promise<Reflection>;
   /** Rejects with `not_found` or `invalid_request`. */
   edit(agentId: string, id: string, change: HandEdit): Promise<Reflection>;
+  /** `edit` with `restore` alone: a superseded reflection made current again. Rejects with `not_found`. */
+  restore(agentId: string, id: string): Promise<Reflection>;
   /** False when there was no such reflection. */
   remove(agentId: string, id: string): Promise<boolean>;
   /** Deletes what was learnt from one conversation; returns the deleted ids. */
@@ -66,7 +77,7 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
     }
   };
 
-  return {
+  const edits: HandEdits = {
     async add(agentId, input) {
       const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic, tags: input.tags ?? [] }], 'mcp');
       const [stored] = result.stored;
@@ -104,6 +115,7 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       if (change.kind !== undefined) patch.kind = cleaned.kind;
       if (change.topic !== undefined) patch.topic = cleaned.topic;
       if (change.content !== undefined) patch.content = cleaned.content;
+      if (change.restore) patch.supersededBy = null;
       // The vector is made from the content and the tags: either changing re-embeds.
       const searched = embeddingText({ content: cleaned.content, tags: cleaned.tags });
       if (searched !== embeddingText(current)) {
@@ -115,6 +127,10 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       if (!updated) throw new EngramError('not_found', `No reflection \`${id}\``);
       await rebuildIndex(agentId);
       return updated;
+    },
+
+    restore(agentId, id) {
+      return edits.edit(agentId, id, { restore: true });
     },
 
     async remove(agentId, id) {
@@ -130,4 +146,5 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       return ids;
     },
   };
+  return edits;
 }

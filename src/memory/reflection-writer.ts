@@ -1,13 +1,14 @@
 /**
- * The one way reflections enter the store: from extraction now, from MCP `remember` and
- * transcript uploads later. Validates, redacts, deduplicates, embeds, stores, and rebuilds
- * the agent's root index.
+ * The one way reflections enter the store: from extraction, MCP `remember`, transcript
+ * uploads and hand additions. Validates, redacts, deduplicates, embeds, stores, marks the
+ * reflections a changed fact replaces (extraction's `supersedes`), and rebuilds the
+ * agent's root index.
  */
 import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource, TagAuthor } from '../domain/types.js';
 import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
-import { embeddingText, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
+import { embeddingText, isByHand, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
 import { tagAuthorOf, taggedBy } from '../domain/tag-authors.js';
 import { MAX_REFLECTIONS_PER_AGENT } from '../domain/limits.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
@@ -54,16 +55,36 @@ export interface WriteResult {
   overLimit: number;
   /** The most reflections one agent may hold (`ENGRAM_MAX_REFLECTIONS`). */
   limit: number;
+  /** Existing reflections this write marked superseded (history) by what it stored or restated. */
+  superseded: number;
+  /** Superseded reflections learnt again word for word that became current again (see `WriteOptions.supersedable`). */
+  restored: number;
+}
+
+export interface WriteOptions {
+  /** Where each proposal was learnt (extraction); absent for reflections stored on purpose. */
+  origin?: (proposal: ProposedReflection) => ReflectionOrigin;
+  /**
+   * The ids a proposal's `supersedes` may name: those the extraction model was shown. Any
+   * other id (invented, or quoted by a turn) is ignored; absent, `supersedes` is ignored.
+   *
+   * Once a proposal is stored, or turns out to restate an existing reflection, each id it
+   * names that is in this set, is current, is not by a person's hand (`isByHand`: hand
+   * edits win over extraction) and is not itself kept by this write (a reflection
+   * restated unchanged stays one reflection, never superseded by itself or by another
+   * proposal of the same answer) is marked superseded by the kept reflection.
+   *
+   * A proposal that restates a superseded reflection word for word (its very id) keeps it
+   * history, superseding nothing, unless it also supersedes the reflection that replaced
+   * it: then the fact changed back, and the old reflection is current again in place of
+   * its replacement. Re-learning a replaced fact in passing ("we used to run X") must not
+   * bring it back beside the fact that replaced it.
+   */
+  supersedable?: ReadonlySet<string>;
 }
 
 export interface ReflectionWriter {
-  /** `origin` says where each proposal was learnt (extraction); absent for reflections stored on purpose. */
-  write(
-    agentId: string,
-    proposed: readonly unknown[],
-    source: ReflectionSource,
-    origin?: (proposal: ProposedReflection) => ReflectionOrigin,
-  ): Promise<WriteResult>;
+  write(agentId: string, proposed: readonly unknown[], source: ReflectionSource, options?: WriteOptions): Promise<WriteResult>;
 }
 
 export interface ReflectionWriterDeps {
@@ -140,11 +161,12 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
   const threshold = deps.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD;
   const limit = deps.maxReflections ?? MAX_REFLECTIONS_PER_AGENT;
   return {
-    async write(agentId, proposed, source, originOf) {
+    async write(agentId, proposed, source, options = {}) {
       const author = deps.tagAuthor ?? tagAuthorOf(source);
+      const originOf = options.origin;
       let rejected = 0;
       let duplicates = 0;
-      const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin }>();
+      const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin; supersedes: Set<string> }>();
       for (const proposal of proposed) {
         const valid = validateReflection(proposal);
         if (!valid) rejected++;
@@ -152,15 +174,24 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           duplicates++;
           const first = unique.get(idOf(agentId, valid))!;
           first.tags = mergedTags(first.tags, valid.tags) ?? first.tags;
+          for (const id of supersededIn(proposal, options.supersedable)) first.supersedes.add(id);
         }
-        else unique.set(idOf(agentId, valid), { ...valid, ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}) });
+        else {
+          unique.set(idOf(agentId, valid), {
+            ...valid,
+            ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}),
+            supersedes: new Set(supersededIn(proposal, options.supersedable)),
+          });
+        }
       }
-      if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit };
+      if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit, superseded: 0, restored: 0 };
 
       const candidates = [...unique];
       const vectors = await deps.embedder.embed(candidates.map(([, r]) => embeddingText(r)));
       const words = candidates.map(([, r]) => embedText(r.content));
       const fresh: Array<StoredReflection & { words: Float32Array }> = [];
+      // What each proposal that names reflections it replaces kept: itself once stored, or what it restates.
+      const claims: Claim[] = [];
       const now = deps.now();
       // Restated reflections, with the tags the restatement brings that they lack.
       const touched = new Map<string, { reflection: Reflection; tags: string[] }>();
@@ -174,10 +205,13 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       for (const [index, [id, valid]] of candidates.entries()) {
         const vector = vectors[index];
         const said = words[index];
+        const claim = (kept: Pick<Reflection, 'id' | 'supersededBy'>, isNew = false) =>
+          claims.push({ kept: kept.id, isNew, replacedBy: kept.supersededBy, supersedes: valid.supersedes });
         const existing = await deps.reflections.get(agentId, id);
         if (existing) {
           duplicates++;
           touch(existing, valid.tags);
+          claim(existing);
           continue;
         }
         const earlier = fresh.find((other) => cosine(other.words, said) >= threshold);
@@ -188,6 +222,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
             earlier.tags = merged;
             retag.add(earlier);
           }
+          claim(earlier, true);
           continue;
         }
         // The nearest by meaning are the candidates; whether one says the same is judged on the words.
@@ -197,8 +232,10 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
         if (near) {
           duplicates++;
           touch(near.reflection, valid.tags);
+          claim(near.reflection);
           continue;
         }
+        claim({ id }, true);
         fresh.push({
           id,
           agentId,
@@ -249,12 +286,69 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           ...(firstTags ? { tagsBy: firstTags } : {}),
         });
       }
+      const { superseded, restored } = await markSuperseded(deps, agentId, claims, new Set(fresh.map((r) => r.id)), now);
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, overLimit, limit };
+      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, overLimit, limit, superseded, restored };
     },
   };
+}
+
+/** A reflection one proposal kept (stored, or restated) and the shown ids the proposal said it replaces. */
+interface Claim {
+  kept: string;
+  /** Kept as a new reflection of this write: it exists only if it was stored (within the limit). */
+  isNew: boolean;
+  /** The kept reflection is history: the reflection that replaced it. */
+  replacedBy: string | undefined;
+  supersedes: ReadonlySet<string>;
+}
+
+/** The ids a raw proposal names in `supersedes` that may be superseded (`WriteOptions.supersedable`). */
+function supersededIn(proposal: unknown, supersedable: ReadonlySet<string> | undefined): string[] {
+  if (!supersedable || supersedable.size === 0) return [];
+  const named = (proposal as { supersedes?: unknown }).supersedes;
+  return Array.isArray(named) ? named.filter((id): id is string => typeof id === 'string' && supersedable.has(id)) : [];
+}
+
+/**
+ * Carries out the claims in the order of the answer (`WriteOptions.supersedable` has the
+ * rules): each reflection named is superseded once, by the first claim that names it.
+ */
+async function markSuperseded(
+  deps: Pick<ReflectionWriterDeps, 'reflections'>,
+  agentId: string,
+  claims: readonly Claim[],
+  stored: ReadonlySet<string>,
+  now: number,
+): Promise<{ superseded: number; restored: number }> {
+  const kept = new Set(claims.map((claim) => claim.kept));
+  const done = new Set<string>();
+  const current = new Set<string>();
+  let superseded = 0;
+  let restored = 0;
+  const supersede = async (id: string, by: string): Promise<boolean> => {
+    if (kept.has(id) || done.has(id)) return false;
+    const target = await deps.reflections.get(agentId, id);
+    if (!target || target.supersededBy !== undefined || isByHand(target)) return false;
+    await deps.reflections.update(agentId, id, { supersededBy: by, supersededAt: now });
+    done.add(id);
+    superseded++;
+    return true;
+  };
+  for (const claim of claims) {
+    if (claim.supersedes.size === 0 || (claim.isNew && !stored.has(claim.kept))) continue;
+    if (claim.replacedBy !== undefined && !current.has(claim.kept)) {
+      // History learnt again: current again only in place of what replaced it.
+      if (!claim.supersedes.has(claim.replacedBy) || !(await supersede(claim.replacedBy, claim.kept))) continue;
+      await deps.reflections.update(agentId, claim.kept, { supersededBy: null });
+      current.add(claim.kept);
+      restored++;
+    }
+    for (const id of claim.supersedes) await supersede(id, claim.kept);
+  }
+  return { superseded, restored };
 }
 
 /** `current` with the subject tags of `added` it lacks, while fewer than `MAX_TAGS`; undefined when none is added. */

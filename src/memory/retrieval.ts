@@ -250,9 +250,13 @@ const terms = (query: string): string[] => (query === '' ? [] : query.split(' ')
  * the injection rule's. The caller ranks them.
  */
 export function isRelated(result: ScoredReflection, embedder: Pick<Embedder, 'relevance'>, minScore: number): boolean {
+  return result.keywordScore > 0 || (result.matchScore ?? 0) > 0 || result.vectorScore >= relatedCosine(embedder, minScore);
+}
+
+/** The cosine at which `isRelated` takes a reflection by meaning alone: within reach of the injection rule's bar. */
+export function relatedCosine(embedder: Pick<Embedder, 'relevance'>, minScore: number): number {
   const calibrated = embedder.relevance ?? UNCALIBRATED;
-  const bar = calibrated.minCosine + (minScore - CALIBRATED_MIN_SCORE);
-  return result.keywordScore > 0 || (result.matchScore ?? 0) > 0 || result.vectorScore >= bar * calibrated.keywordFraction;
+  return (calibrated.minCosine + (minScore - CALIBRATED_MIN_SCORE)) * calibrated.keywordFraction;
 }
 
 /** Best score first; among equal scores procedural first (it prevents mistakes), then id. */

@@ -31,6 +31,12 @@ export interface ProposedReflection {
   tags?: string[];
   /** The number of the transcript turn the model learnt it from (the `[n]` before each turn), when it said. */
   turn?: number;
+  /**
+   * Ids of the existing reflections (shown to the model in `<existing-reflections>`) that
+   * this one replaces: a changed fact, a replaced command or path. Absent when it names none.
+   * Only ids the model was shown count (the writer checks).
+   */
+  supersedes?: string[];
 }
 
 /** A tool as the request offers it to the model; a namespace's functions carry its name. */
@@ -190,8 +196,14 @@ export const RECORD_REFLECTIONS_SCHEMA = {
           tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
           // Required but nullable: strict tool schemas (Responses) need every property listed.
           turn: { type: ['integer', 'null'], description: 'The [number] of the transcript turn this is learnt from, or null.' },
+          // Required for the same reason; an empty list when it replaces nothing.
+          supersedes: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
+          },
         },
-        required: ['kind', 'content', 'topic', 'tags', 'turn'],
+        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes'],
         additionalProperties: false,
       },
     },

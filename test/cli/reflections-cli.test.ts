@@ -1,6 +1,6 @@
 /**
- * `engram reflections add|edit|export` as a user runs them: a real process against the
- * real management plugin over SQLite.
+ * `engram reflections add|edit|export` and the history (`list --status`, `restore`) as a
+ * user runs them: a real process against the real management plugin over SQLite.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -63,6 +63,36 @@ test('edit changes a memory in place: same id, marked edited-by-hand', async ({ 
   assert.ok(json.tags.includes('edited-by-hand'));
   assert.is((await server.call('GET', `${base}/reflections/${seeded.id}`)).json.content, 'Staging is on port 9443');
   assert.is((await runCli(['reflections', 'edit', seeded.id, ...target])).code, 2, 'nothing to change');
+});
+
+test('list --status superseded shows the history and what replaced each; show says so; restore makes one current again', async ({ server, agent, target }) => {
+  const [old, current] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'Deploy to staging with ./ops/ship-legacy.sh', topic: 'deploy' },
+    { kind: 'factual', content: 'Deploy to staging with ./deploy/run.sh --env staging', topic: 'deploy' },
+  ]);
+  await server.deps.reflections.update(agent.id, old.id, { supersededBy: current.id });
+
+  const plain = await runCli(['reflections', 'list', ...target]);
+  assert.is(plain.code, 0, plain.stderr);
+  assert.not.match(plain.stdout, old.id, 'history is left out by default');
+  const history = await runCli(['reflections', 'list', '--status', 'superseded', ...target]);
+  assert.is(history.code, 0, history.stderr);
+  assert.match(history.stdout, /REPLACED BY/);
+  const row = history.stdout.split('\n').find((line) => line.startsWith(old.id));
+  assert.ok(row?.includes(current.id), history.stdout);
+  assert.not.match(history.stdout, `${current.id}  factual`, 'only the superseded ones');
+  const shown = await runCli(['reflections', 'show', old.id, ...target]);
+  assert.match(shown.stdout, `superseded by ${current.id}`);
+  assert.match(shown.stdout, `engram reflections restore ${old.id}`);
+  assert.is((await runCli(['reflections', 'list', '--status', 'old', ...target])).code, 1, 'an unknown status is refused');
+
+  const restored = await runCli(['reflections', 'restore', old.id, ...target]);
+  assert.is(restored.code, 0, restored.stderr);
+  assert.match(restored.stdout, `Restored reflection ${old.id}: current again.`);
+  const after = await server.deps.reflections.get(agent.id, old.id);
+  assert.equal([after?.supersededBy, after?.tags.includes('edited-by-hand')], [undefined, true]);
+  assert.match((await runCli(['reflections', 'list', ...target])).stdout, old.id);
+  assert.is((await runCli(['reflections', 'restore', ...target])).code, 2, 'restore needs an id');
 });
 
 test('export writes every reflection as JSON lines (stdout or a private file) or one JSON document', async ({ server, agent, target }) => {

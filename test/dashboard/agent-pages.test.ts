@@ -94,6 +94,45 @@ test('search shows what a request saying the same would get injected', async ({ 
   assert.not.match(factual.text, 'docker compose up cache');
 });
 
+test('history: superseded reflections behind a filter, each with what replaced it and when, and a Restore button that makes it current', async ({ web, page, engram, agentId }) => {
+  await web.get(`${page}/reflections`);
+  const oldId = (await web.post(`${page}/reflections`, { content: 'Deploy to staging with ./ops/ship-legacy.sh.', kind: 'factual', topic: 'deploy' })).location!.split('/').at(-1)!;
+  await web.get(`${page}/reflections`);
+  const newId = (await web.post(`${page}/reflections`, { content: 'Deploy to staging with ./deploy/run.sh --env staging.', kind: 'factual', topic: 'deploy' })).location!.split('/').at(-1)!;
+  // Extraction's mark, as the writer sets it (hand-made ones are never superseded by extraction itself).
+  await engram.running.deps.reflections.update(agentId, oldId, { supersededBy: newId, supersededAt: Date.UTC(2026, 1, 3, 4, 5) });
+
+  const current = await web.get(`${page}/reflections`);
+  assert.not.match(current.text, 'ship-legacy', 'current reflections only by default');
+  const history = await web.get(`${page}/reflections?status=superseded`);
+  assert.is(history.status, 200);
+  assert.match(history.text, '<option value="superseded" selected>');
+  const row = history.text.split('<tr').find((part) => part.includes('ship-legacy'));
+  assert.ok(row, history.text);
+  assert.match(row, `Replaced by <a href="${page}/reflections/${newId}">Deploy to staging with ./deploy/run.sh --env staging.</a> on 2026-02-03T04:05:00.000Z`);
+  assert.match(row, `action="${page}/reflections/${oldId}/restore"`);
+  assert.not.match(history.text, `href="${page}/reflections/${newId}">Deploy to staging with ./deploy/run.sh --env staging.</a><`, 'the current one is not listed as history');
+
+  const overview = await web.get(page);
+  assert.match(overview.text, /<strong>1<\/strong> superseded \(history\)/);
+  const oldPage = await web.get(`${page}/reflections/${oldId}`);
+  assert.match(oldPage.text, `Replaced by <a href="${page}/reflections/${newId}">`);
+  const newPage = await web.get(`${page}/reflections/${newId}`);
+  assert.match(newPage.text, 'It replaced:');
+  assert.match(newPage.text, `<a href="${page}/reflections/${oldId}">Deploy to staging with ./ops/ship-legacy.sh.</a>`);
+
+  await web.get(`${page}/reflections?status=superseded`);
+  const forged = await web.post(`${page}/reflections/${oldId}/restore`, { _csrf: 'forged' });
+  assert.is(forged.status, 403, 'CSRF-protected like every form');
+  const restored = await web.post(`${page}/reflections/${oldId}/restore`, {});
+  assert.equal([restored.status, restored.location], [303, `${page}/reflections/${oldId}?restored=1`]);
+  const after = await engram.running.deps.reflections.get(agentId, oldId);
+  assert.equal([after?.supersededBy, after?.tags.includes('edited-by-hand')], [undefined, true]);
+  assert.match((await web.get(restored.location!)).text, 'Restored: this reflection is current again');
+  assert.match((await web.get(`${page}/reflections`)).text, 'ship-legacy');
+  assert.not.match((await web.get(`${page}/reflections?status=superseded`)).text, 'ship-legacy');
+});
+
 test('a token is shown once when created, then only by its prefix; revoking it locks it out', async ({ web, page, engram }) => {
   await web.get(`${page}/tokens`);
   const created = await web.post(`${page}/tokens`, { name: 'laptop' });

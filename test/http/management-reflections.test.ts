@@ -213,6 +213,31 @@ test('superseded reflections are history: listed only when asked for, with who r
   assert.not.match(index.json.markdown, /rabbitmq|Purge/);
 });
 
+test('PATCH superseded_by: null restores a superseded reflection: current, found and indexed again, marked as a hand edit', async ({ server }) => {
+  const agent = await server.createAgent('mem-org', 'restore');
+  const base = `/v0/orgs/${agent.org_id}/agents/${agent.id}`;
+  const [old, current] = await server.seed(agent.id, [
+    { kind: 'factual', content: 'The cache runs on memcached', topic: 'cache', origin: { conversation: 'conv_c' } },
+    { kind: 'factual', content: 'The cache runs on redis', topic: 'cache' },
+  ]);
+  await server.deps.reflections.update(agent.id, old.id, { supersededBy: current.id });
+  const refused = await server.call('PATCH', `${base}/reflections/${old.id}`, { body: { superseded_by: current.id } });
+  assert.equal([refused.status, refused.json.error.param], [400, 'superseded_by'], 'superseding is extraction’s work');
+  const search = async () => (await server.call('GET', `${base}/reflections?q=memcached`)).json.data.map((r: any) => r.id);
+  assert.not.ok((await search()).includes(old.id), 'history is never found');
+
+  const restored = await server.call('PATCH', `${base}/reflections/${old.id}`, { body: { superseded_by: null } });
+  assert.is(restored.status, 200);
+  assert.equal([restored.json.id, restored.json.superseded_by, restored.json.superseded_at], [old.id, null, null]);
+  assert.equal([restored.json.content, restored.json.origin.conversation_id], ['The cache runs on memcached', 'conv_c'], 'content and origin kept');
+  assert.ok(restored.json.tags.includes('edited-by-hand'), 'extraction will not supersede it again');
+  assert.ok((await search()).includes(old.id), 'found again');
+  const listed = (await server.call('GET', `${base}/reflections`)).json.data.map((r: any) => r.id).sort();
+  assert.equal(listed, [old.id, current.id].sort(), 'both current: the replacement stays');
+  assert.match((await server.call('GET', `${base}/index`)).json.markdown, 'memcached');
+  assert.is((await server.call('PATCH', `${base}/reflections/ref_nope`, { body: { superseded_by: null } })).status, 404);
+});
+
 test('reflections of another agent are not reachable through this one', async ({ server, base }) => {
   const other = await server.createAgent('mem-org', 'other');
   const [foreign] = await server.seed(other.id, [{ kind: 'factual', content: 'secret of the other agent', topic: 'x' }]);

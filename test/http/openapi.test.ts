@@ -96,9 +96,12 @@ test('the documented request bodies accept what the server accepts and refuse wh
     ['patch', A, '/v0/orgs/req-org/agents/req-agent-2', { memory: { top_k: 0 } }],
     ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'c', kind: 'opinion' }],
     ['patch', `${A}/reflections/{id}`, '/v0/orgs/req-org/agents/req-agent-2/reflections/ref_x', { origin: null }],
+    ['patch', `${A}/reflections/{id}`, '/v0/orgs/req-org/agents/req-agent-2/reflections/ref_x', { superseded_by: 'ref_y' }],
     ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', { email: 'x@example.test', role: 'owner' }],
     ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', {}],
   ];
+  // Restoring is documented (the round trip is in management-reflections.test.ts).
+  checkRequest(context, 'patch', `${A}/reflections/{id}`, { superseded_by: null });
   for (const [method, template, concrete, body] of refused) {
     checkRequest(context, method, template, body, false);
     assert.is((await engram.api(method.toUpperCase(), concrete, body)).status, 400, `${method} ${concrete} ${JSON.stringify(body)}`);
@@ -255,6 +258,7 @@ function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent
     topic: 'cli',
     tag: 'cli',
     conversation: 'conv_cli',
+    status: 'all',
     out: names.out,
   };
   const args: string[] = [];

@@ -34,6 +34,9 @@ interface ReflectionJson {
   last_used_at: string | null;
   use_count: number;
   origin?: { conversation_id: string; turn: number | null; role: string | null } | null;
+  /** The reflection that replaced this one (a changed fact), and when; null while current. */
+  superseded_by?: string | null;
+  superseded_at?: string | null;
   score?: number;
 }
 
@@ -42,7 +45,7 @@ const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offs
 function listQuery(context: CommandContext, q?: string): string {
   const params = new URLSearchParams();
   if (q !== undefined) params.set('q', q);
-  for (const name of ['kind', 'conversation']) {
+  for (const name of ['kind', 'conversation', 'status']) {
     const value = stringOption(context, name);
     if (value !== undefined) params.set(name, value);
   }
@@ -55,6 +58,8 @@ function listQuery(context: CommandContext, q?: string): string {
 }
 
 function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void {
+  // History (`--status superseded|all`) says what replaced each one.
+  const history = data.some((r) => r.superseded_by);
   const rows = data.map((r) => [
     r.id,
     r.kind,
@@ -62,9 +67,15 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
     // Who tagged it, in a word: extraction, tagging, person, agent; '-' while no one has.
     r.tags_by ?? '-',
     ...(scored ? [(r.score ?? 0).toFixed(3)] : []),
+    ...(history ? [r.superseded_by ?? '-'] : []),
     clip(r.content),
   ]);
-  printTable(io, ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), 'CONTENT'], rows, scored ? 'Nothing found.' : 'No reflections yet.');
+  printTable(
+    io,
+    ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), ...(history ? ['REPLACED BY'] : []), 'CONTENT'],
+    rows,
+    scored ? 'Nothing found.' : 'No reflections yet.',
+  );
 }
 
 function printReflection(io: Io, r: ReflectionJson): void {
@@ -74,6 +85,9 @@ function printReflection(io: Io, r: ReflectionJson): void {
   if (r.origin) {
     const turn = r.origin.turn === null ? '' : `, turn ${r.origin.turn}${r.origin.role ? ` (${r.origin.role})` : ''}`;
     io.out(`learnt from conversation ${r.origin.conversation_id}${turn}`);
+  }
+  if (r.superseded_by) {
+    io.out(`superseded by ${r.superseded_by} (${shortTime(r.superseded_at)}): history, never injected; \`engram reflections restore ${r.id}\` makes it current again`);
   }
   io.out('');
   io.out(r.content);
@@ -130,10 +144,13 @@ function editCommand(path: string[], summary: string): Command {
 export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'list'],
-    synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--limit N] [--offset N] [--json]',
-    summary: "List an agent's reflections, most recently updated first (--conversation: those learnt from it), and what is being learnt",
+    synopsis:
+      '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--status current|superseded|all] [--limit N] [--offset N] [--json]',
+    summary:
+      "List an agent's reflections, most recently updated first (--conversation: those learnt from it; --status superseded: " +
+      'the history a changed fact replaced), and what is being learnt',
     remote: true,
-    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, conversation: { type: 'string' } },
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, conversation: { type: 'string' }, status: { type: 'string' } },
     async run(context) {
       const page = await context.api().get<{ data: ReflectionJson[]; has_more?: boolean }>(`${agentPath(context)}/reflections${listQuery(context)}`);
       if (flag(context, 'json')) printJson(context.io, page);
@@ -196,6 +213,20 @@ export const reflectionCommands: Command[] = [
   },
   editCommand(['reflections', 'edit'], 'Edit a reflection: it keeps its id and origin and is marked edited-by-hand (--tag replaces all tags)'),
   editCommand(['reflections', 'update'], 'Same as `reflections edit`'),
+  {
+    path: ['reflections', 'restore'],
+    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--json]',
+    summary: 'Make a superseded reflection current again (marked edited-by-hand, so extraction does not supersede it again)',
+    positionals: 1,
+    remote: true,
+    options: AGENT_OPTIONS,
+    async run(context) {
+      const id = positional(context, 0, 'ID');
+      const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, { superseded_by: null });
+      if (flag(context, 'json')) printJson(context.io, reflection);
+      else context.io.out(`Restored reflection ${reflection.id}: current again. ${reflection.content}`);
+    },
+  },
   {
     path: ['reflections', 'export'],
     synopsis: '--org NAME_OR_ID --agent NAME_OR_ID [--format jsonl|json] [--out FILE]',

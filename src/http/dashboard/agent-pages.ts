@@ -1,7 +1,8 @@
 /**
  * An agent's pages: overview (ids, addresses, counts, the root memory index as the model
  * sees it), reflections (search with the retrieval the management API uses, filter, view,
- * edit, delete, add by hand), tokens (create, revoke, last used) and extraction activity
+ * edit, delete, add by hand; the history a changed fact superseded, each with what
+ * replaced it, restorable), tokens (create, revoke, last used) and extraction activity
  * (queued, running, failed, dead letters with retry). Changes go through the same core
  * code as the management API (`memory/hand-edits.ts`, `management/issue-token.ts`).
  */
@@ -38,8 +39,16 @@ const PAGE = 50;
 const DAYS = 14;
 const DAY_MS = 86_400_000;
 
+/** The reflections page lists current ones, the superseded ones (history), or both. */
+const STATUSES = ['current', 'superseded', 'all'] as const;
+type Status = (typeof STATUSES)[number];
+
 function kindOf(raw: unknown): ReflectionKind | undefined {
   return REFLECTION_KINDS.find((kind) => kind === raw);
+}
+
+function statusOf(raw: unknown): Status {
+  return STATUSES.find((status) => status === raw) ?? 'current';
 }
 
 function tagList(raw: unknown): string[] {
@@ -87,7 +96,8 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       control.directory.listTokens(agent.id),
       agentJobs(deps.bus, agent.id),
     ]);
-    const index = (await control.indexes.get(agent.id)) ?? buildRootIndex(all);
+    const current = all.filter((r) => r.supersededBy === undefined);
+    const index = (await control.indexes.get(agent.id)) ?? buildRootIndex(current);
     return reply.page('agent', {
       title: agent.name,
       tab: 'overview',
@@ -96,8 +106,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       info: agentInfo(agent, deps.publicUrl()),
       index,
       counts: {
-        factual: all.filter((r) => r.kind === 'factual').length,
-        procedural: all.filter((r) => r.kind === 'procedural').length,
+        factual: current.filter((r) => r.kind === 'factual').length,
+        procedural: current.filter((r) => r.kind === 'procedural').length,
+        superseded: all.length - current.length,
         used: all.reduce((sum, r) => sum + r.useCount, 0),
         tokens: tokens.filter((t) => t.revokedAt === null).length,
         queued: jobs.queued.length,
@@ -107,11 +118,20 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     });
   });
 
-  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; offset?: string } }>(`${base}/reflections`, async (request, reply) => {
+  /** The reflections that replaced these (a deleted one is missing), by id: each superseded row links to its replacement. */
+  const replacersOf = async (agentId: string, rows: readonly Reflection[]): Promise<Record<string, Reflection>> => {
+    const ids = [...new Set(rows.flatMap((r) => (r.supersededBy ? [r.supersededBy] : [])))];
+    const found = await Promise.all(ids.map((id) => reflections.get(agentId, id)));
+    return Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
+  };
+
+  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; status?: string; offset?: string } }>(`${base}/reflections`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const q = text(request.query.q);
     const kind = kindOf(request.query.kind);
     const source = text(request.query.source);
+    // A search finds current reflections only (history is never found): the filter applies to listings.
+    const status = q ? 'current' : statusOf(request.query.status);
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
     let rows: { reflection: Reflection; score?: number }[];
     let more = false;
@@ -125,12 +145,30 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       injected = chosen.map((judged) => judged.reflection.id);
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
-      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind });
+      const superseded = status === 'all' ? undefined : status === 'superseded';
+      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded });
       more = page.length > PAGE;
       rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
-    return reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q, kind, source, offset, more, page: PAGE, injected, tagAuthor: tagAuthorLabel });
+    const replacers = await replacersOf(agent.id, rows.map((row) => row.reflection));
+    return reply.page('agent-reflections', {
+      title: `${agent.name}: reflections`,
+      tab: 'reflections',
+      org,
+      agent,
+      rows,
+      q,
+      kind,
+      source,
+      status,
+      replacers,
+      offset,
+      more,
+      page: PAGE,
+      injected,
+      tagAuthor: tagAuthorLabel,
+    });
   });
 
   app.post<{ Params: AgentParams; Body: ReflectionForm }>(`${base}/reflections`, { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -143,20 +181,43 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${stored.id}`, 303);
     } catch (error) {
       if (!(error instanceof EngramError) || error.status >= 500) throw error;
-      const rows = (await reflections.list(agent.id, { limit: PAGE })).map((reflection) => ({ reflection }));
+      const rows = (await reflections.list(agent.id, { limit: PAGE, superseded: false })).map((reflection) => ({ reflection }));
       return reply.page(
         'agent-reflections',
-        { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, rows, q: '', offset: 0, more: false, page: PAGE, tagAuthor: tagAuthorLabel, form, error: error.message.replaceAll('`', '"') },
+        {
+          title: `${agent.name}: reflections`,
+          tab: 'reflections',
+          org,
+          agent,
+          rows,
+          q: '',
+          status: 'current',
+          replacers: {},
+          offset: 0,
+          more: false,
+          page: PAGE,
+          tagAuthor: tagAuthorLabel,
+          form,
+          error: error.message.replaceAll('`', '"'),
+        },
         error.status,
       );
     }
   });
 
-  app.get<{ Params: ReflectionParams }>(`${base}/reflections/:id`, async (request, reply) => {
+  /** What one reflection's page shows of its history: what replaced it, or what it replaced. */
+  const historyOf = async (reflection: Reflection) => {
+    if (reflection.supersededBy) return { replacer: (await replacersOf(reflection.agentId, [reflection]))[reflection.supersededBy], replaced: [] };
+    const history = await listAllReflections(reflections, reflection.agentId, { superseded: true });
+    return { replacer: undefined, replaced: history.filter((r) => r.supersededBy === reflection.id) };
+  };
+
+  app.get<{ Params: ReflectionParams; Querystring: { restored?: string } }>(`${base}/reflections/:id`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const reflection = await reflections.get(agent.id, request.params.id);
     if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
-    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel });
+    const restored = request.query.restored === '1';
+    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, restored, tagAuthor: tagAuthorLabel, ...(await historyOf(reflection)) });
   });
 
   app.post<{ Params: ReflectionParams; Body: ReflectionForm }>(`${base}/reflections/:id`, { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -169,8 +230,19 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       if (!(error instanceof EngramError) || error.code !== 'invalid_request') throw error;
       const reflection = await reflections.get(agent.id, request.params.id);
       if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
-      return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel, error: error.message.replaceAll('`', '"') }, 400);
+      return reply.page(
+        'agent-reflection',
+        { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel, ...(await historyOf(reflection)), error: error.message.replaceAll('`', '"') },
+        400,
+      );
     }
+  });
+
+  // Restoring history is a person's edit (`hand.restore`): extraction never supersedes it again.
+  app.post<{ Params: ReflectionParams }>(`${base}/reflections/:id/restore`, { preValidation: app.csrfProtection }, async (request, reply) => {
+    const { org, agent } = await ownAgent(deps, request);
+    await hand.restore(agent.id, request.params.id);
+    return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${request.params.id}?restored=1`, 303);
   });
 
   app.post<{ Params: ReflectionParams }>(`${base}/reflections/:id/delete`, { preValidation: app.csrfProtection }, async (request, reply) => {

@@ -186,7 +186,9 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'patch',
     path: `${REFLECTIONS}/:id`,
-    summary: 'Edit some fields of a reflection: it keeps its id and origin, is re-embedded and tagged `edited-by-hand`',
+    summary:
+      'Edit some fields of a reflection, or restore a superseded one (`superseded_by: null`: current again, injected and found again): ' +
+      'it keeps its id and origin, is re-embedded and tagged `edited-by-hand`, so extraction never supersedes it',
     body: ReflectionPatchBody,
     status: 200,
     response: ReflectionJson,

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { searchMemory } from '../../memory/memory-search.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
-import { createHandEdits } from '../../memory/hand-edits.js';
+import { createHandEdits, type HandEdit } from '../../memory/hand-edits.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
@@ -43,15 +43,34 @@ export const NewReflectionBody = z.strictObject({ content: Content, kind: Kind, 
 /** `PUT .../reflections/:id`: the whole of what a person may change. */
 export const ReplaceReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic, tags: Tags.optional() }).meta({ id: 'ReplaceReflection' });
 
-/** `PATCH .../reflections/:id`: any of the fields, at least one. */
+/**
+ * `null` restores a superseded reflection (history a changed fact replaced): a person's
+ * edit, so extraction never supersedes it again. Marking one superseded is extraction's
+ * work, not a person's: nothing else is accepted.
+ */
+const Restore = z
+  .null()
+  .describe(
+    '`null` restores a superseded reflection: current again, injected and found again (the reflection that replaced it stays). ' +
+      'Marked `edited-by-hand` like any edit, so extraction does not supersede it again',
+  );
+
+/** `PATCH .../reflections/:id`: any of the fields, at least one; `superseded_by: null` restores. */
 export const ReflectionPatchBody = z
-  .strictObject({ content: Content.optional(), kind: Kind.optional(), topic: Topic.optional(), tags: Tags.optional() })
+  .strictObject({ content: Content.optional(), kind: Kind.optional(), topic: Topic.optional(), tags: Tags.optional(), superseded_by: Restore.optional() })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    message: 'Nothing to change: give one of content, kind, topic, tags',
+    message: 'Nothing to change: give one of content, kind, topic, tags, superseded_by',
   })
   .meta({ id: 'ReflectionPatch' });
 
-type EditBody = z.output<typeof ReflectionPatchBody>;
+type EditBody = z.output<typeof ReplaceReflectionBody> | z.output<typeof ReflectionPatchBody>;
+
+/** What a person's change asks of `HandEdits.edit`. */
+function handEdit(body: EditBody): HandEdit {
+  const { content, kind, topic, tags } = body;
+  const restore = 'superseded_by' in body && body.superseded_by === null;
+  return { content, kind, topic, tags, ...(restore ? { restore } : {}) };
+}
 
 /**
  * `status` of a listing: superseded reflections (replaced by a changed fact) are history,
@@ -192,7 +211,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
 
   const edit = async (params: ReflectionParams, body: EditBody): Promise<Reflection> => {
     const current = await findReflection(params);
-    return hand.edit(current.agentId, current.id, body);
+    return hand.edit(current.agentId, current.id, handEdit(body));
   };
 
   app.patch<{ Params: ReflectionParams }>('/v0/orgs/:org/agents/:agent/reflections/:id', async (request) =>

@@ -102,6 +102,9 @@ export interface ExtractedReflection {
   topic: string;
   /** The default extractor gives the default tagger's; without them a reflection waits for the tagging job. */
   tags?: string[];
+  turn?: number | null;
+  /** Ids of the existing reflections (shown in `<existing-reflections>`) it replaces. */
+  supersedes?: string[];
 }
 
 export type Extractor = (req: RecordedRequest, transcript: string) => ExtractedReflection[] | Reply;

@@ -1,0 +1,103 @@
+/**
+ * What an extraction call is shown of the agent's memory (DESIGN section 5): the few
+ * current reflections most related to the transcript chunk, each with its id, so the
+ * model can leave alone what is already known and name, in `supersedes`, what the
+ * transcript shows to have changed. Only the ids shown here may be superseded (the
+ * writer's `supersedable`): an id the model invents, or one a turn quotes, is ignored.
+ */
+import type { Agent, Reflection } from '../domain/types.js';
+import type { Turn } from '../domain/transcript.js';
+import { tagNeutraliser } from '../domain/framing.js';
+import { headAndTail, keywordQuery, oneLine, withoutNoiseLines } from '../domain/text.js';
+import { keywordTerms } from '../domain/keywords.js';
+import { subjectTags } from '../domain/reflection-text.js';
+import { searchMemory, type MemorySearchDeps } from './memory-search.js';
+import { relatedCosine } from './retrieval.js';
+
+export const EXISTING_OPEN = '<existing-reflections>';
+export const EXISTING_CLOSE = '</existing-reflections>';
+export const TRANSCRIPT_OPEN = '<transcript>';
+export const TRANSCRIPT_CLOSE = '</transcript>';
+
+/** Reflections shown at most: enough for the few a chunk can change, few enough to cost little. */
+export const MAX_EXISTING = 8;
+/**
+ * The chunk is searched by the first and last characters of its user's and assistant's
+ * words (tool output left out: it is long, noisy, and never by itself a reason to
+ * supersede). Wider than injection's window: this runs once per extraction call, off the
+ * request path, over a whole chunk of conversation rather than one message.
+ */
+const QUERY_HEAD_CHARS = 1500;
+const QUERY_TAIL_CHARS = 2500;
+const QUERY_HEAD_KEYWORDS = 16;
+const MAX_KEYWORDS = 32;
+/** Candidates per reflection shown: room for the relation check to drop some. */
+const CANDIDATE_FACTOR = 3;
+const ALPHA = 0.5;
+
+/**
+ * The agent's current reflections most related to `turns`, best first, at most `limit`:
+ * the hybrid search that `recall` runs, kept to those that share a keyword with the
+ * query (in their content, topic or tags) or whose cosine reaches `recall`'s bar by
+ * meaning alone (`relatedCosine`). Stricter than `recall`'s `isRelated`, which also takes
+ * any word matched by meaning: over a whole chunk of conversation some word always is,
+ * and this list should hold what the chunk is about, not whatever ranks first. Superseded
+ * reflections are never found. No user or assistant text: none.
+ */
+export async function relatedReflections(
+  deps: MemorySearchDeps,
+  agent: Agent,
+  turns: readonly Turn[],
+  limit = MAX_EXISTING,
+): Promise<Reflection[]> {
+  const said = turns
+    .filter((turn) => turn.role !== 'tool')
+    .map((turn) => turn.text.trim())
+    .filter((text) => text !== '')
+    .join('\n');
+  const { head, tail } = headAndTail(withoutNoiseLines(said), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
+  const text = `${head}\n${tail}`.trim();
+  if (text === '' || limit <= 0) return [];
+  const keywords = [...new Set([...words(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...words(keywordQuery(tail))])]
+    .slice(0, MAX_KEYWORDS)
+    .join(' ');
+  const found = await searchMemory(deps, agent.id, { text, keywords, limit: limit * CANDIDATE_FACTOR, alpha: ALPHA });
+  const asked = new Set(keywordTerms(keywords));
+  const bar = relatedCosine(deps.embedder, agent.memory.minScore);
+  return found
+    .filter((result) => sharesTerm(result.reflection, asked) || result.vectorScore >= bar)
+    .slice(0, limit)
+    .map((result) => result.reflection);
+}
+
+/** The reflection holds one of the query's keyword terms, where the keyword search looks. */
+function sharesTerm(reflection: Reflection, asked: ReadonlySet<string>): boolean {
+  return keywordTerms(`${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`).some((term) => asked.has(term));
+}
+
+const words = (query: string): string[] => (query === '' ? [] : query.split(' '));
+
+/** The frames of an extraction request: neither a reflection nor a turn may open or close one. */
+const neutraliseFrames = tagNeutraliser(['existing-reflections', 'transcript']);
+
+/**
+ * One line of the block, `[<id>] (<kind>) <content>`. The content is data: on one line,
+ * so it cannot start a line of its own, with the request's frames neutralised and a
+ * `[ref_` written `&#91;ref_`, so it cannot pass for another reflection's id either.
+ */
+export function existingReflectionLine(reflection: Pick<Reflection, 'id' | 'kind' | 'content'>): string {
+  const content = neutraliseFrames(oneLine(reflection.content)).replace(/\[(ref_)/gi, '&#91;$1');
+  return `[${reflection.id}] (${reflection.kind}) ${content}`;
+}
+
+/**
+ * The user message of an extraction call: the `<existing-reflections>` block when there
+ * are any, then the transcript in `<transcript>` tags. A turn that holds either frame's
+ * tags has them neutralised, so it stays inside the transcript and cannot add lines to
+ * the block.
+ */
+export function extractionInput(existing: readonly Pick<Reflection, 'id' | 'kind' | 'content'>[], transcript: string): string {
+  const framed = `${TRANSCRIPT_OPEN}\n${neutraliseFrames(transcript)}\n${TRANSCRIPT_CLOSE}`;
+  if (existing.length === 0) return framed;
+  return [EXISTING_OPEN, ...existing.map(existingReflectionLine), EXISTING_CLOSE, '', framed].join('\n');
+}
