@@ -63,18 +63,6 @@ const SENTENCE_END = /[.!?:;\n]\s*$/u;
 export function termForms(text: string): TermForms {
   const identifiers: Identifier[] = [];
   const forms = new Map<string, WordForm>();
-  const note = (written: string, capitalised: boolean, standalone: boolean) => {
-    const word = written.toLowerCase();
-    if (word.length < 2 || STOPWORDS.has(word)) return;
-    const key = stem(word);
-    const seen = forms.get(key);
-    if (!seen) forms.set(key, { word, written, capitalised, standalone });
-    else {
-      if (capitalised && !seen.capitalised) seen.written = written;
-      seen.capitalised ||= capitalised;
-      seen.standalone ||= standalone;
-    }
-  };
   for (const match of text.matchAll(TOKEN)) {
     const raw = match[0];
     const token = trimEdges(raw);
@@ -82,17 +70,29 @@ export function termForms(text: string): TermForms {
     const identifier = asIdentifier(token);
     if (identifier) {
       identifiers.push(identifier);
-      for (const word of identifier.words) note(word, false, false);
+      for (const word of identifier.words) note(forms, word, false, false);
       continue;
     }
     // A plain word (or a few joined by an apostrophe-free dash run that is not shaped).
     const before = text.slice(Math.max(0, match.index - 3), match.index);
     const sentenceStart = match.index === 0 || SENTENCE_END.test(text.slice(Math.max(0, match.index - 2), match.index)) || /["'(`[]\s*$/u.test(before);
-    for (const word of splitWords(token)) {
-      note(word, !sentenceStart && /^\p{Lu}\p{Ll}/u.test(word), true);
-    }
+    for (const word of splitWords(token)) note(forms, word, !sentenceStart && /^\p{Lu}\p{Ll}/u.test(word), true);
   }
   return { identifiers, words: forms };
+}
+
+/** Records one occurrence of a word, as `written`, in `forms`. */
+function note(forms: Map<string, WordForm>, written: string, capitalised: boolean, standalone: boolean): void {
+  const word = written.toLowerCase();
+  if (word.length < 2 || STOPWORDS.has(word)) return;
+  const key = stem(word);
+  const seen = forms.get(key);
+  if (!seen) forms.set(key, { word, written, capitalised, standalone });
+  else {
+    if (capitalised && !seen.capitalised) seen.written = written;
+    seen.capitalised ||= capitalised;
+    seen.standalone ||= standalone;
+  }
 }
 
 /** `token` as an identifier, or undefined when it is a plain word. */

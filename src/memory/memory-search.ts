@@ -47,6 +47,8 @@ export interface MemoryQuery {
    * They follow the main results, with a fused score of 0 and their own cosine.
    */
   also?: { keywords: string; limit: number };
+  /** Rerank by soft word matching (default: when a reranker is given); off when the order is not used. */
+  rerank?: boolean;
 }
 
 export async function searchMemory(deps: MemorySearchDeps, agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> {
@@ -66,7 +68,7 @@ export async function searchMemory(deps: MemorySearchDeps, agentId: string, quer
   const exclude = query.exclude;
   const kept = exclude && exclude.size > 0 ? found.filter((result) => !exclude.has(result.reflection.id)) : found;
   // A search that found one result leaves its fused score as it is (nothing to rank it against).
-  return deps.reranker && found.length >= 2 ? deps.reranker.rerank(query.text, kept) : kept;
+  return deps.reranker && query.rerank !== false && found.length >= 2 ? deps.reranker.rerank(query.text, kept) : kept;
 }
 
 /** `fused`, then the matches of the extra keyword query it does not hold already. */

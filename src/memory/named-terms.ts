@@ -12,7 +12,7 @@
  *     project's own name, its package manager) picks out none of them.
  * A term's strength is the product of how name-like and how rare it is, in [0, 1].
  */
-import { containsSequence, termForms, type TermForms, type WordForm } from '../domain/named-terms.js';
+import { containsSequence, termForms, type Identifier, type TermForms, type WordForm } from '../domain/named-terms.js';
 import { stem, words } from '../domain/keywords.js';
 
 /** What English knows of a word: its frequency rank, if it is among the known words. */
@@ -32,6 +32,8 @@ export interface NamedQuery {
   forms: TermForms;
   /** All words of the request, in order: identifiers are looked for in it as word runs. */
   sequence: string[];
+  /** The same words as a set: most identifiers are ruled out by their first word. */
+  said: ReadonlySet<string>;
 }
 
 /** Ranks below this are everyday English: no evidence of a name at all. */
@@ -50,7 +52,31 @@ const PART_OF_IDENTIFIER = 0.5;
 const MAX_PROBES = 12;
 
 export function namedQuery(text: string): NamedQuery {
-  return { forms: termForms(text), sequence: words(text) };
+  const sequence = words(text);
+  return { forms: termForms(text), sequence, said: new Set(sequence) };
+}
+
+/** How name-like a word is (`nameLikeness` against one vocabulary), remembered per word. */
+export type Likeness = (word: string) => number;
+
+/** Words whose likeness one `likenessIn` keeps. */
+const LIKENESS_HELD = 50_000;
+
+/**
+ * `nameLikeness` against `vocabulary`, each word looked up once: a request asks it of the
+ * same few words for every candidate it judges.
+ */
+export function likenessIn(vocabulary: Vocabulary | undefined): Likeness {
+  const held = new Map<string, number>();
+  return (word) => {
+    let likeness = held.get(word);
+    if (likeness === undefined) {
+      likeness = nameLikeness(word, vocabulary);
+      if (held.size >= LIKENESS_HELD) held.clear();
+      held.set(word, likeness);
+    }
+    return likeness;
+  };
 }
 
 /**
@@ -80,15 +106,15 @@ export function rarityAmong(holders: number): number {
  * searched for on their own, so a reflection naming one is considered even when the rest
  * of a long request outweighs it in the search. Stems, as the keyword search takes them.
  */
-export function probeTerms(query: NamedQuery, vocabulary: Vocabulary | undefined): string[] {
+export function probeTerms(query: NamedQuery, likeness: Likeness): string[] {
   const scored = new Map<string, number>();
   const consider = (key: string, score: number) => {
     if (score > 0 && score > (scored.get(key) ?? 0)) scored.set(key, score);
   };
   for (const identifier of query.forms.identifiers) {
-    for (const word of identifier.words) consider(stem(word), identifier.codeLike ? 1 : nameLikeness(word, vocabulary));
+    for (const word of identifier.words) consider(stem(word), identifier.codeLike ? 1 : likeness(word));
   }
-  for (const [key, form] of query.forms.words) consider(key, Math.max(nameLikeness(form.word, vocabulary), form.capitalised ? PROPER_NAME : 0));
+  for (const [key, form] of query.forms.words) consider(key, Math.max(likeness(form.word), form.capitalised ? PROPER_NAME : 0));
   return [...scored]
     .filter(([, score]) => score >= 0.5)
     .sort((a, b) => b[1] - a[1])
@@ -104,41 +130,50 @@ export function strongestNamedTerm(
   query: NamedQuery,
   reflection: TermForms,
   holders: (stem: string) => number,
-  vocabulary: Vocabulary | undefined,
+  likeness: Likeness,
 ): NamedTerm | undefined {
-  let best: NamedTerm | undefined;
-  const offer = (term: string, strength: number) => {
-    if (strength > 0 && (!best || strength > best.strength)) best = { term, strength };
-  };
-  const rarestHolders = (parts: readonly string[]) => Math.min(...parts.map((part) => holders(stem(part))));
+  let term = '';
+  let strength = 0;
   // An identifier of the reflection said in the request, in any form ("billing svc" for
   // `billing-svc`), or an identifier of the request found inside one of the reflection's
-  // (`tokens.json` in `packages/ui/tokens.json`).
+  // (`tokens.json` in `packages/ui/tokens.json`). Runs per candidate on the request path:
+  // no closures, and most identifiers are ruled out by a set lookup.
   for (const identifier of reflection.identifiers) {
-    const said = containsSequence(query.sequence, identifier.words);
-    const within = !said && query.forms.identifiers.some((asked) => asked.words.length >= 2 && containsSequence(identifier.words, asked.words));
-    if (!said && !within) continue;
+    if (!identifier.words.some((word) => query.said.has(word))) continue;
+    if (!containsSequence(query.sequence, identifier.words) && !holdsAskedIdentifier(identifier, query)) continue;
     // A lone word in code shape (`.yaml`, `v2`, `e2e`) is as specific as the word itself;
     // several words joined like code (`billing-svc`, `db:migrate`) are specific by shape.
-    const shape =
-      identifier.codeLike && identifier.words.length > 1 ? 1 : Math.max(...identifier.words.map((word) => nameLikeness(word, vocabulary)));
-    offer(identifier.text, shape * rarityAmong(rarestHolders(identifier.words)));
+    let shape = identifier.codeLike && identifier.words.length > 1 ? 1 : 0;
+    let rarest = Infinity;
+    for (const word of identifier.words) {
+      if (shape < 1) shape = Math.max(shape, likeness(word));
+      rarest = Math.min(rarest, holders(stem(word)));
+    }
+    const found = shape * rarityAmong(rarest);
+    if (found > strength) [term, strength] = [identifier.text, found];
   }
   for (const [key, asked] of query.forms.words) {
     const held = reflection.words.get(key);
     if (!held) continue;
-    offer(held.written, wordStrength(asked, held, vocabulary) * rarityAmong(holders(key)));
+    const found = wordStrength(asked, held, likeness) * rarityAmong(holders(key));
+    if (found > strength) [term, strength] = [held.written, found];
   }
-  return best;
+  return strength > 0 ? { term, strength } : undefined;
 }
 
-function wordStrength(asked: WordForm, held: WordForm, vocabulary: Vocabulary | undefined): number {
+/** An identifier of the request of two words or more is part of this one of the reflection's. */
+function holdsAskedIdentifier(identifier: Identifier, query: NamedQuery): boolean {
+  for (const asked of query.forms.identifiers) if (asked.words.length >= 2 && containsSequence(identifier.words, asked.words)) return true;
+  return false;
+}
+
+function wordStrength(asked: WordForm, held: WordForm, likeness: Likeness): number {
   // A name is rare in every form it takes ("migrating" is rarer than "migration").
-  const english = Math.min(nameLikeness(asked.word, vocabulary), nameLikeness(held.word, vocabulary));
-  const likeness = Math.max(english, held.capitalised ? PROPER_NAME : 0);
+  const english = Math.min(likeness(asked.word), likeness(held.word));
+  const named = Math.max(english, held.capitalised ? PROPER_NAME : 0);
   // A word the reflection holds only inside a path or a name: the request names a part of
   // it (a bare "rollback" for `scripts/rollback.sh`, or `src/main.rs` for `src/env.ts`).
-  return held.standalone ? likeness : likeness * PART_OF_IDENTIFIER;
+  return held.standalone ? named : named * PART_OF_IDENTIFIER;
 }
 
 function clamp(x: number): number {

@@ -9,7 +9,7 @@ import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js'
 import { keywordTerms } from '../domain/keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
-import { namedQuery, probeTerms, strongestNamedTerm, type NamedTerm } from './named-terms.js';
+import { likenessIn, namedQuery, probeTerms, strongestNamedTerm, type NamedQuery, type NamedTerm } from './named-terms.js';
 import type { Embedder, RelevanceCalibration } from '../ports/index.js';
 import { REFLECTIONS_CLOSE, REFLECTIONS_OPEN, REFLECTIONS_PREAMBLE, reflectionLine, stripEngramBlocks } from './engram-blocks.js';
 
@@ -97,10 +97,12 @@ export interface Retrieval {
 export type RetrievalDeps = MemorySearchDeps;
 
 export function createRetrieval(deps: RetrievalDeps): Retrieval {
-  // A reflection's terms are read again on every search that finds it: keep them.
+  const likeness = likenessIn(deps.vocabulary);
+  // A reflection's terms are read again on every search that finds it: keep them, by
+  // version (a change of content, topic or tags stamps `updatedAt`).
   const held = new Map<string, ReflectionTerms>();
   const termsOf = (reflection: Reflection): ReflectionTerms => {
-    const key = `${reflection.content}\n${reflection.topic}\n${reflection.tags.join('\n')}`;
+    const key = `${reflection.id}@${reflection.updatedAt}`;
     let terms = held.get(key);
     if (!terms) {
       // Names come from what the reflection says, not from its tags (generic on purpose).
@@ -117,20 +119,22 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     const { topK, tokenBudget } = agent.memory;
     if (!search || topK <= 0 || tokenBudget <= 0) return [];
     const named = namedQuery(search.text);
-    const probes = probeTerms(named, deps.vocabulary);
+    const probes = probeTerms(named, likeness);
     const results = await searchMemory(deps, agent.id, {
       ...search,
       limit: injectionSearchLimit(topK) + exclude.size,
       exclude,
       also: { keywords: probes.join(' '), limit: NAMED_CANDIDATES + exclude.size },
+      // Injection judges by cosine and named terms, not by the reranked order.
+      rerank: false,
     });
     const candidates = results.filter((result) => !exclude.has(result.reflection.id));
-    const holders = holdersAmong(candidates.map((result) => termsOf(result.reflection).forms));
+    const holders = holdersAmong(named, candidates.map((result) => termsOf(result.reflection).forms));
     const asked = new Set(keywordTerms(search.text));
     const rule = relevanceRule(deps.embedder, agent.memory.minScore);
     const judged = candidates.map((result) => {
       const terms = termsOf(result.reflection);
-      const term = strongestNamedTerm(named, terms.forms, holders, deps.vocabulary);
+      const term = strongestNamedTerm(named, terms.forms, holders, likeness);
       return judgeOne(result, term && { ...term, corroborated: corroborates(asked, term.term, terms.stems) }, rule);
     });
     return rank(judged);
@@ -167,9 +171,14 @@ function corroborates(asked: ReadonlySet<string>, term: string, stems: ReadonlyS
  * a term the request names are all among them (the named-term search fetched them), so
  * this is how rare the term is among the agent's reflections, up to that search's limit.
  */
-function holdersAmong(forms: readonly TermForms[]): (stem: string) => number {
+function holdersAmong(query: NamedQuery, forms: readonly TermForms[]): (stem: string) => number {
   const counts = new Map<string, number>();
-  for (const { words } of forms) for (const key of words.keys()) counts.set(key, (counts.get(key) ?? 0) + 1);
+  // Only the request's own words are ever asked about.
+  for (const key of query.forms.words.keys()) {
+    let holding = 0;
+    for (const { words } of forms) if (words.has(key)) holding++;
+    counts.set(key, holding);
+  }
   return (key) => counts.get(key) ?? 0;
 }
 

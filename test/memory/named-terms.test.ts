@@ -9,13 +9,14 @@ import { termForms } from '../../src/domain/named-terms.js';
 import { stem } from '../../src/domain/keywords.js';
 import type { Agent, Reflection } from '../../src/domain/types.js';
 import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
-import { nameLikeness, namedQuery, probeTerms, rarityAmong, strongestNamedTerm } from '../../src/memory/named-terms.js';
+import { likenessIn, nameLikeness, namedQuery, probeTerms, rarityAmong, strongestNamedTerm } from '../../src/memory/named-terms.js';
 import { createReflectionWriter } from '../../src/memory/reflection-writer.js';
 import { createSoftMatchReranker } from '../../src/memory/rerank.js';
 import { createRetrieval, type Retrieval } from '../../src/memory/retrieval.js';
 import { openWorld } from './sqlite-world.js';
 
 const words = loadWordVectors();
+const likeness = likenessIn(words);
 
 test('identifiers keep their words, whatever their punctuation; dates, numbers and abbreviations are not identifiers', () => {
   const forms = termForms(
@@ -60,19 +61,19 @@ test('how name-like a word is: everyday words are not, rare and unknown ones are
 test('the strongest named term a request shares with a reflection', () => {
   const reflection = termForms('Billing-svc is owned by Marta Okafor; releases use ./scripts/rollback.sh and the quasar repo uses pnpm.');
   const few = () => 1;
-  const named = (request: string) => strongestNamedTerm(namedQuery(request), reflection, few, words);
+  const named = (request: string) => strongestNamedTerm(namedQuery(request), reflection, few, likeness);
   assert.equal(named('who owns the billing svc?'), { term: 'Billing-svc', strength: 1 }, 'an identifier said in prose');
   assert.equal(named('How do I install deps in quasar?')?.term, 'quasar');
   assert.is(named('How do I install deps in quasar?')?.strength, 1);
   assert.equal(named('ask marta about it'), { term: 'Marta', strength: 0.8 }, 'a proper name, written capitalised in the reflection');
   assert.is(named('what does ROLLBACK do in a transaction?')?.strength, 0.5, 'a bare word the reflection holds only inside a path is weaker');
   assert.is(named('how do I install the tests?'), undefined, 'everyday words shared by chance name nothing');
-  const common = strongestNamedTerm(namedQuery('How do I install deps in quasar?'), reflection, () => 20, words);
+  const common = strongestNamedTerm(namedQuery('How do I install deps in quasar?'), reflection, () => 20, likeness);
   assert.is(common?.strength ?? 0, 0, 'a term most of the agent’s reflections hold');
 });
 
 test('probe terms: the request’s identifiers and name-like words, not its everyday ones', () => {
-  const probes = probeTerms(namedQuery('How do I install deps in quasar? `pnpm db:migrate` fails on Sentry.'), words);
+  const probes = probeTerms(namedQuery('How do I install deps in quasar? `pnpm db:migrate` fails on Sentry.'), likeness);
   for (const term of ['quasar', 'pnpm', 'db', 'migrat', 'sentri']) assert.ok(probes.includes(term), `${term} in ${probes.join(' ')}`);
   for (const term of ['instal', 'fail']) assert.not.ok(probes.includes(term), term);
 });
