@@ -55,6 +55,7 @@ const INNER_SEPARATOR = /[\p{L}\p{N}][._/:\\@-][\p{L}\p{N}]/u;
 const DOTFILE_OR_SCOPE = /^[.@][\p{L}\p{N}]/u;
 const CODE_SEPARATOR = /[\p{L}\p{N}][._/:\\@][\p{L}\p{N}]/u;
 const SENTENCE_END = /[.!?:;\n]\s*$/u;
+const LOWER_WORD = /^[a-z]+$/;
 
 /**
  * The identifiers and word forms of `text`. Linear in the text; callers bound what they
@@ -65,6 +66,11 @@ export function termForms(text: string): TermForms {
   const forms = new Map<string, WordForm>();
   for (const match of text.matchAll(TOKEN)) {
     const raw = match[0];
+    // Most tokens are lower-case words: no identifier, no capital, nothing to trim.
+    if (LOWER_WORD.test(raw)) {
+      note(forms, raw, false, true);
+      continue;
+    }
     const token = trimEdges(raw);
     if (token === '') continue;
     const identifier = asIdentifier(token);

@@ -130,7 +130,8 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     });
     const candidates = results.filter((result) => !exclude.has(result.reflection.id));
     const holders = holdersAmong(named, candidates.map((result) => termsOf(result.reflection).forms));
-    const asked = new Set(keywordTerms(search.text));
+    // The request's keyword stems: its word forms are keyed by them.
+    const asked: ReadonlySet<string> = new Set(named.forms.words.keys());
     const rule = relevanceRule(deps.embedder, agent.memory.minScore);
     const judged = candidates.map((result) => {
       const terms = termsOf(result.reflection);
