@@ -16,10 +16,9 @@ import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { extractionInput, relatedReflections } from './existing-reflections.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
-import { readText } from './http-body.js';
 import { withHeartbeat } from './heartbeat.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
-import { DEFAULT_TIMEOUT_MS, MAX_RESPONSE_BYTES, RETRYABLE_4XX, failureDetail, lowerCaseKeys } from './upstream-call.js';
+import { callUpstream } from './upstream-call.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export {
@@ -154,37 +153,21 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
       const existing = await relatedReflections(deps.search, agent, chunk);
-      const response = await deps.upstream.send({
-        url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
-        method: 'POST',
-        headers: {
-          ...lowerCaseKeys(secrets.upstreamHeaders),
-          'content-type': 'application/json',
-          accept: 'application/json',
-          ...lowerCaseKeys(adapter.upstreamAuth(secrets.upstreamApiKey)),
-        },
-        body: JSON.stringify(
-          adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, extractionInput(existing, transcript)),
-        ),
-        signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      const answer = await callUpstream({
+        upstream: deps.upstream,
+        agent,
+        secrets,
+        adapter,
+        body: adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, extractionInput(existing, transcript)),
+        timeoutMs: deps.timeoutMs,
       });
-      if (response.status < 200 || response.status > 299) {
-        const detail = await failureDetail(response.body);
-        const reason = `upstream answered ${response.status}${detail ? `: ${detail}` : ''}`;
-        if (response.status >= 400 && response.status < 500 && !RETRYABLE_4XX.has(response.status)) {
-          log.warn({ ...fields, status: response.status, model }, 'extraction refused by upstream; dead-lettered');
-          await message.term(reason);
-          return;
-        }
-        throw new Error(reason);
+      if (!answer.ok && answer.permanent) {
+        log.warn({ ...fields, status: answer.status, model }, 'extraction refused by upstream; dead-lettered');
+        await message.term(answer.reason);
+        return;
       }
-      const text = await readText(response.body, MAX_RESPONSE_BYTES);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new Error('extraction answer is not JSON');
-      }
+      if (!answer.ok) throw new Error(answer.reason);
+      const body = answer.body;
       const proposed = adapter.extractionResult(body);
       // Where each reflection comes from: the turn the model cited, when it is one it was shown.
       const origin = (proposal: ProposedReflection): ReflectionOrigin => {
