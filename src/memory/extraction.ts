@@ -18,7 +18,7 @@ import { extractionInput, relatedReflections } from './existing-reflections.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
 import { withHeartbeat } from './heartbeat.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
-import { callUpstream } from './upstream-call.js';
+import { callUpstream, jobUpstream } from './upstream-call.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export {
@@ -119,22 +119,17 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       await message.ack();
       return;
     }
-    const adapter = deps.protocols[job.protocol];
-    if (!adapter) {
-      await message.term(`no protocol adapter for ${job.protocol}`);
+    const upstream = await jobUpstream(deps, agent, job);
+    if ('term' in upstream) {
+      await message.term(upstream.term);
       return;
     }
-    const secrets = await deps.control.agentSecrets(agent.id);
-    if (!secrets) {
-      log.info({ ...fields, reason: 'agent deleted' }, 'extraction skipped');
+    if ('skip' in upstream) {
+      log.info({ ...fields, reason: upstream.skip }, 'extraction skipped');
       await message.ack();
       return;
     }
-    const model = agent.memory.extractionModel ?? job.model;
-    if (!model) {
-      await message.term('no model to extract with');
-      return;
-    }
+    const { adapter, secrets, model } = upstream;
 
     // One call per chunk, the watermark moved after each: a redelivery resumes after the
     // chunks already done.

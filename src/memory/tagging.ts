@@ -27,7 +27,7 @@ import {
   type TaggingJob,
   type TaggingSchedule,
 } from './tagging-job.js';
-import { callUpstream } from './upstream-call.js';
+import { callUpstream, jobUpstream } from './upstream-call.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -133,22 +133,17 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
       await message.ack();
       return;
     }
-    const adapter = deps.protocols[job.protocol];
-    if (!adapter) {
-      await message.term(`no protocol adapter for ${job.protocol}`);
+    const upstream = await jobUpstream(deps, agent, job);
+    if ('term' in upstream) {
+      await message.term(upstream.term);
       return;
     }
-    const secrets = await deps.control.agentSecrets(agent.id);
-    if (!secrets) {
-      log.info({ ...fields, reason: 'agent deleted' }, 'tagging skipped');
+    if ('skip' in upstream) {
+      log.info({ ...fields, reason: upstream.skip }, 'tagging skipped');
       await message.ack();
       return;
     }
-    const model = agent.memory.extractionModel ?? job.model;
-    if (!model) {
-      await message.term('no model to tag with');
-      return;
-    }
+    const { adapter, secrets, model } = upstream;
 
     const started = deps.schedule.now();
     const total: Applied & { calls: number; shown: number } = { calls: 0, shown: 0, tagged: 0, untagged: 0, skipped: 0, ignored: 0 };

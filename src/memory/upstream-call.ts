@@ -4,7 +4,7 @@
  * ones worth a retry and the ones that would fail the same way again.
  */
 import type { Readable } from 'node:stream';
-import type { Agent, AgentSecrets } from '../domain/types.js';
+import type { Agent, AgentSecrets, ProtocolId } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { UpstreamClient } from '../ports/index.js';
@@ -18,6 +18,32 @@ export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
  * reason instead of spending the remaining deliveries on it.
  */
 export const RETRYABLE_4XX: ReadonlySet<number> = new Set([408, 409, 425, 429]);
+
+/** What a background job (extraction, tagging) needs to call an agent's upstream. */
+export interface JobUpstream {
+  adapter: ProtocolAdapter;
+  secrets: AgentSecrets;
+  model: string;
+}
+
+/**
+ * The adapter, secrets and model a job of `agent` calls its upstream with: the job's
+ * protocol, the agent's extraction model or else the job's. `term` when the job can never
+ * run (no adapter, no model); `skip` when the agent was deleted under it.
+ */
+export async function jobUpstream(
+  deps: { control: { agentSecrets(agentId: string): Promise<AgentSecrets | undefined> }; protocols: Partial<Record<ProtocolId, ProtocolAdapter>> },
+  agent: Agent,
+  job: { protocol: ProtocolId; model: string },
+): Promise<JobUpstream | { term: string } | { skip: string }> {
+  const adapter = deps.protocols[job.protocol];
+  if (!adapter) return { term: `no protocol adapter for ${job.protocol}` };
+  const secrets = await deps.control.agentSecrets(agent.id);
+  if (!secrets) return { skip: 'agent deleted' };
+  const model = agent.memory.extractionModel ?? job.model;
+  if (!model) return { term: 'no model to call' };
+  return { adapter, secrets, model };
+}
 
 export interface UpstreamCall {
   upstream: UpstreamClient;
