@@ -3,7 +3,7 @@
  * the request about to be forwarded. Runs on the proxy's hot path: one embedding, one
  * hybrid search (and a keyword search for the terms the request names, beside it).
  */
-import type { Agent, Reflection, ScoredReflection } from '../domain/types.js';
+import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection } from '../domain/types.js';
 import { termForms, type TermForms } from '../domain/named-terms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
 import { keywordTerms } from '../domain/keywords.js';
@@ -49,7 +49,7 @@ const UNCORROBORATED_SHARE = 0.5;
  * The `minScore` at which an agent gets its embedder's calibrated rule: the default, and
  * the value every agent had before `minScore` could loosen the rule as well as tighten it.
  */
-export const CALIBRATED_MIN_SCORE = 0.2;
+export const CALIBRATED_MIN_SCORE = DEFAULT_MEMORY_SETTINGS.minScore;
 
 /** Why a reflection is judged relevant to a request. */
 export type RelevanceWhy = 'meaning' | 'named';
