@@ -1,5 +1,7 @@
 /** Running the `engram` command as a user does: a real process, its output captured. */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,10 +23,20 @@ export interface CliRun {
   stderr: string;
 }
 
-/** The environment without ENGRAM_* settings, so only the flags of each test apply. */
+/**
+ * A home of the test process's own, empty: a child that falls back on `~/.engram` (the
+ * default data dir, its admin token) finds nothing of the person running the tests.
+ */
+export const TEST_HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-test-home-'));
+process.on('exit', () => fs.rmSync(TEST_HOME, { recursive: true, force: true }));
+
+/**
+ * The environment without ENGRAM_* settings, so only the flags of each test apply, and
+ * with `HOME` at `TEST_HOME` unless the test gives its own.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENGRAM_')));
-  return { ...env, ...extra };
+  return { ...env, HOME: TEST_HOME, ...extra };
 }
 
 /** Runs `engram ARGS` to its end (through bin/engram.js with `bin`, else the TypeScript entry). */

@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, eventually } from './engram.js';
-import { CLI_ENTRY } from './cli.js';
+import { CLI_ENTRY, cleanEnv } from './cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -37,7 +37,7 @@ export async function serveProcess(env: Record<string, string>, options: { port?
   const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
     cwd: ROOT,
     env: {
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ENGRAM_'))),
+      ...cleanEnv(),
       ENGRAM_PORT: String(port),
       ENGRAM_HOST: '127.0.0.1',
       ENGRAM_ADMIN_TOKEN: ADMIN_TOKEN,
