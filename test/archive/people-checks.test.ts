@@ -109,6 +109,24 @@ test('users and clients arrive exactly as stored, the hash as the source had it,
   assert.equal(await accounts.listClients(), [client]);
 });
 
+test('importing twice duplicates no one and keeps what changed on the target since the first import', async (context) => {
+  const key = randomBytes(32);
+  const { source, invited, client } = await seeded(context, key);
+  const lines = await exported(source);
+  const target = open(context, 'target', key);
+  await importArchive(targets(target), () => linesOf(lines));
+  const { accounts } = target.adapters.control;
+  // Bea accepts her invitation on the target: a password, no invitation any more.
+  const accepted = await accounts.updateUser(invited.id, ({ invitation: _gone, ...user }) => ({ ...user, passwordHash: 'scrypt$16384$8$1$bmV3$bmV3' }));
+  const before = await accounts.listUsers();
+  const again = await importArchive(targets(target), () => linesOf(lines));
+  assert.equal([again.imported.orgs, again.imported.users, again.imported.clients], [0, 0, 0]);
+  assert.equal([again.skipped.orgs, again.skipped.users, again.skipped.clients], [1, 2, 1]);
+  assert.equal(await accounts.listUsers(), before, 'the same two users, as the target has them');
+  assert.equal(await accounts.getUser(invited.id), accepted, "Bea's accepted invitation is not undone");
+  assert.equal(await accounts.listClients(), [client]);
+});
+
 test('another secret key cannot open a password hash: refused before anything is written', async (context) => {
   const { source } = await seeded(context, randomBytes(32));
   const lines = await exported(source);
