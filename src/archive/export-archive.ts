@@ -1,12 +1,16 @@
 /** Writes a deployment's archive (`format.ts`), agent by agent, without holding it in memory. */
 import type { Control } from '../control/control.js';
-import type { ReflectionStore } from '../ports/index.js';
+import type { AccountStore, ReflectionStore } from '../ports/index.js';
+import type { Vault } from '../security/vault.js';
 import { ENGRAM_VERSION } from '../version.js';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, encodeVector, type ArchiveHeader, type ArchiveRecord } from './format.js';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, encodeVector, passwordContext, type ArchiveHeader, type ArchiveRecord } from './format.js';
 
 export interface ExportSources {
   control: Control;
   reflections: ReflectionStore;
+  accounts: AccountStore;
+  /** Seals each user's password hash, with the key that seals the agents' upstream keys. */
+  vault: Pick<Vault, 'seal'>;
   engines: ArchiveHeader['source'];
 }
 
@@ -15,13 +19,18 @@ export interface ArchiveCounts {
   agents: number;
   tokens: number;
   reflections: number;
+  users: number;
+  /** OAuth clients. */
+  clients: number;
 }
+
+export const noCounts = (): ArchiveCounts => ({ orgs: 0, agents: 0, tokens: 0, reflections: 0, users: 0, clients: 0 });
 
 const PAGE = 500;
 
 /** Calls `write` with each line (no newline), header first; returns what it wrote. */
 export async function exportArchive(sources: ExportSources, write: (line: string) => Promise<void> | void, now = new Date()): Promise<ArchiveCounts> {
-  const counts: ArchiveCounts = { orgs: 0, agents: 0, tokens: 0, reflections: 0 };
+  const counts = noCounts();
   const header: ArchiveHeader = {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,
@@ -61,6 +70,15 @@ export async function exportArchive(sources: ExportSources, write: (line: string
       const markdown = await sources.control.indexes.get(agent.id);
       if (markdown !== undefined) await emit({ type: 'index', agent_id: agent.id, markdown });
     }
+  }
+  // After every org: a user's memberships name them.
+  for (const { passwordHash, ...user } of await sources.accounts.listUsers()) {
+    await emit({ type: 'user', user, sealed_password: sources.vault.seal(passwordHash, passwordContext(user.id)) });
+    counts.users++;
+  }
+  for (const client of await sources.accounts.listClients()) {
+    await emit({ type: 'oauth_client', client });
+    counts.clients++;
   }
   return counts;
 }

@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 
 export interface CleanedText {
   text: string;
-  /** `text`'s UTF-8 length. */
+  /** `text`'s UTF-8 length as an extraction request carries it (`escapedBytes`). */
   bytes: number;
 }
 

@@ -4,20 +4,15 @@
  * model can leave alone what is already known and name, in `supersedes`, what the
  * transcript shows to have changed. Only the ids shown here may be superseded (the
  * writer's `supersedable`): an id the model invents, or one a turn quotes, is ignored.
+ * How they are shown is `extraction-frame.ts`.
  */
 import type { Agent, Reflection } from '../domain/types.js';
 import type { Turn } from '../domain/transcript.js';
-import { tagNeutraliser } from '../domain/framing.js';
-import { headAndTail, keywordQuery, oneLine, withoutNoiseLines } from '../domain/text.js';
+import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
 import { keywordTerms } from '../domain/keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemorySearchDeps } from './memory-search.js';
 import { relatedCosine } from './retrieval.js';
-
-export const EXISTING_OPEN = '<existing-reflections>';
-export const EXISTING_CLOSE = '</existing-reflections>';
-export const TRANSCRIPT_OPEN = '<transcript>';
-export const TRANSCRIPT_CLOSE = '</transcript>';
 
 /** Reflections shown at most: enough for the few a chunk can change, few enough to cost little. */
 export const MAX_EXISTING = 8;
@@ -76,28 +71,3 @@ function sharesTerm(reflection: Reflection, asked: ReadonlySet<string>): boolean
 }
 
 const words = (query: string): string[] => (query === '' ? [] : query.split(' '));
-
-/** The frames of an extraction request: neither a reflection nor a turn may open or close one. */
-const neutraliseFrames = tagNeutraliser(['existing-reflections', 'transcript']);
-
-/**
- * One line of the block, `[<id>] (<kind>) <content>`. The content is data: on one line,
- * so it cannot start a line of its own, with the request's frames neutralised and a
- * `[ref_` written `&#91;ref_`, so it cannot pass for another reflection's id either.
- */
-export function existingReflectionLine(reflection: Pick<Reflection, 'id' | 'kind' | 'content'>): string {
-  const content = neutraliseFrames(oneLine(reflection.content)).replace(/\[(ref_)/gi, '&#91;$1');
-  return `[${reflection.id}] (${reflection.kind}) ${content}`;
-}
-
-/**
- * The user message of an extraction call: the `<existing-reflections>` block when there
- * are any, then the transcript in `<transcript>` tags. A turn that holds either frame's
- * tags has them neutralised, so it stays inside the transcript and cannot add lines to
- * the block.
- */
-export function extractionInput(existing: readonly Pick<Reflection, 'id' | 'kind' | 'content'>[], transcript: string): string {
-  const framed = `${TRANSCRIPT_OPEN}\n${neutraliseFrames(transcript)}\n${TRANSCRIPT_CLOSE}`;
-  if (existing.length === 0) return framed;
-  return [EXISTING_OPEN, ...existing.map(existingReflectionLine), EXISTING_CLOSE, '', framed].join('\n');
-}

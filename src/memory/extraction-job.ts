@@ -10,6 +10,7 @@ import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions, EventBus, PublishOptions } from '../ports/index.js';
 import type { CleanedText, CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
+import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
 import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';
@@ -66,8 +67,8 @@ export interface BuildExtractionJobInput {
   cleaned?: CleanedTurns;
 }
 
-/** Role label and blank line around each turn, counted against `maxBytes`. */
-const TURN_OVERHEAD = 16;
+/** A turn's frame in the request (`extraction-frame.ts`), counted against `maxBytes`. */
+const TURN_OVERHEAD = TURN_FRAME_BYTES;
 /**
  * How much redaction is assumed to shrink a turn at most, when deciding, before redacting
  * it, that an older turn cannot fit. Only a turn that is mostly secrets (a dumped private
@@ -195,15 +196,15 @@ function markRepeats(turns: Turn[], sources: ReadonlyArray<string | undefined>):
 }
 
 /**
- * Splits a job's turns into consecutive runs of at most `maxBytes` of text each (a turn
- * larger on its own is a run by itself): one extraction call per run. Ends are indexes
- * into `turns`, exclusive.
+ * Splits a job's turns into consecutive runs of at most `maxBytes` of text each, as framed
+ * and escaped in the request (a turn larger on its own is a run by itself): one extraction
+ * call per run. Ends are indexes into `turns`, exclusive.
  */
 export function chunkEnds(turns: readonly Turn[], maxBytes: number): number[] {
   const ends: number[] = [];
   let size = 0;
   for (let i = 0; i < turns.length; i++) {
-    const bytes = Buffer.byteLength(turns[i].text, 'utf8') + TURN_OVERHEAD;
+    const bytes = framedTurnBytes(turns[i].text);
     if (size > 0 && size + bytes > maxBytes) {
       ends.push(i);
       size = 0;
@@ -221,7 +222,8 @@ function turnCap(turn: Turn, maxBytes: number): number {
 
 /**
  * `text` (already stripped of Engram's blocks) redacted, trimmed when it is a tool result,
- * and cut to `cap` bytes; and its size.
+ * and cut to `cap` bytes; and its size as the request carries it: escaped, framed turns are
+ * longer than their text (`framedTurnBytes`), and the job's budget is the request's.
  */
 function cleanTurnText(text: string, { cap, window, tool }: { cap: number; window: number; tool: boolean }): CleanedText {
   // Trimming comes after redaction: a secret spanning lines (a PEM key) is whole when
@@ -229,13 +231,12 @@ function cleanTurnText(text: string, { cap, window, tool }: { cap: number; windo
   let out = redactedEnds(text, window);
   if (tool) out = trimToolOutput(out);
   out = truncateMiddle(out, cap);
-  let bytes = Buffer.byteLength(out, 'utf8');
+  const bytes = Buffer.byteLength(out, 'utf8');
   // A cap in characters can exceed the byte cap for non-Latin text; shrink once more.
   if (bytes > cap) {
     out = truncateMiddle(out, Math.floor((out.length * cap) / bytes));
-    bytes = Buffer.byteLength(out, 'utf8');
   }
-  return { text: out, bytes };
+  return { text: out, bytes: escapedBytes(out) };
 }
 
 /**
@@ -276,21 +277,6 @@ const LINE_SLACK = 1024;
 function offPair(text: string, index: number): number {
   const code = text.charCodeAt(index);
   return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
-}
-
-const ROLE_LABELS: Record<Turn['role'], string> = { user: 'User', assistant: 'Assistant', tool: 'Tool' };
-
-/**
- * Plain transcript text for the extraction model: `[7] User: ...`, `[8] Assistant: ...`,
- * `[9] Tool: ...`, each turn numbered by its index in the conversation (`firstTurn` for
- * the first given), so a reflection can name the turn it comes from.
- */
-export function renderTranscript(turns: readonly Turn[], firstTurn = 0): string {
-  return turns
-    .map((turn, index) => ({ turn, number: firstTurn + index }))
-    .filter(({ turn }) => turn.text.trim() !== '')
-    .map(({ turn, number }) => `[${number}] ${ROLE_LABELS[turn.role]}: ${turn.text.trim()}`)
-    .join('\n\n');
 }
 
 /**

@@ -14,20 +14,21 @@ import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
-import { extractionInput, relatedReflections } from './existing-reflections.js';
-import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, renderTranscript, type ExtractionJob } from './extraction-job.js';
+import { relatedReflections } from './existing-reflections.js';
+import { extractionInput, hasText } from './extraction-frame.js';
+import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, type ExtractionJob } from './extraction-job.js';
 import { withHeartbeat } from './heartbeat.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
+export { extractionInput, renderTranscript } from './extraction-frame.js';
 export {
   EXTRACTION_SUBJECT,
   buildExtractionJob,
   chunkEnds,
   extractionConsumerOptions,
   publishExtractionJob,
-  renderTranscript,
   type BuildExtractionJobInput,
   type ExtractionJob,
 } from './extraction-job.js';
@@ -113,7 +114,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
 
     const from = Math.max(job.firstTurn, state?.extractedTurns ?? 0);
     const turns = job.turns.slice(from - job.firstTurn);
-    if (renderTranscript(turns) === '') {
+    if (!hasText(turns)) {
       await markExtracted(deps, job, job.turnCount);
       await queueTagging(deps, log, job);
       await message.ack();
@@ -138,22 +139,22 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     for (const end of ends) {
       const chunkStart = start;
       const chunk = turns.slice(start, end);
-      const transcript = renderTranscript(chunk, from + start);
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
-      if (transcript === '') {
+      if (!hasText(chunk)) {
         await markExtracted(deps, job, upTo);
         continue;
       }
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
       const existing = await relatedReflections(deps.search, agent, chunk);
+      const input = extractionInput(existing, chunk, from + chunkStart);
       const answer = await callUpstream({
         upstream: deps.upstream,
         agent,
         secrets,
         adapter,
-        body: adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, extractionInput(existing, transcript)),
+        body: adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, input),
         timeoutMs: deps.timeoutMs,
       });
       if (!answer.ok && answer.permanent) {
@@ -181,7 +182,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           ...fields,
           model,
           turns: upTo - (from + chunkStart),
-          transcriptChars: transcript.length,
+          inputChars: input.length,
           proposed: proposed.length,
           shown: existing.length,
           stored: result.stored.length,

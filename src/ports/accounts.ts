@@ -34,6 +34,11 @@ export interface AccountStore {
 
   createClient(client: OAuthClient): Promise<void>;
   getClient(id: string): Promise<OAuthClient | undefined>;
+  /**
+   * Every registered client, oldest first (by `createdAt`, then id): what an archive
+   * carries (`engram export`). Registrations are few (one per MCP client install).
+   */
+  listClients(): Promise<OAuthClient[]>;
 
   createGrant(grant: OAuthGrant): Promise<void>;
   getGrant(id: string): Promise<OAuthGrant | undefined>;

@@ -58,7 +58,7 @@ test('an embedded deployment moves onto NATS: ids, sealed keys, tokens and vecto
   const text = readFileSync(archive, 'utf8');
   assert.not.match(text, 'sk-upstream-moved-with-the-archive', 'the upstream key stays sealed');
   assert.not.match(text, agent.token, 'tokens are hashes');
-  assert.match(text.split('\n')[0], /"format":"engram-archive","version":2/);
+  assert.match(text.split('\n')[0], /"format":"engram-archive","version":3/);
 
   const secretKey = readFileSync(path.join(embedded, 'secret-key'), 'utf8').trim();
   const distributed = path.join(dir, 'distributed');
@@ -66,11 +66,11 @@ test('an embedded deployment moves onto NATS: ids, sealed keys, tokens and vecto
   const imported = await runCli(['import', archive, ...settings, '--json']);
   assert.is(imported.code, 0, imported.stderr);
   const result = JSON.parse(imported.stdout);
-  assert.equal(result.imported, { orgs: 1, agents: 1, tokens: 1, reflections: 2 });
+  assert.equal(result.imported, { orgs: 1, agents: 1, tokens: 1, reflections: 2, users: 0, clients: 0 });
 
   const again = await runCli(['import', archive, ...settings, '--json']);
   assert.is(again.code, 0, again.stderr);
-  assert.equal(JSON.parse(again.stdout).skipped, { orgs: 1, agents: 1, tokens: 1, reflections: 0 }, 'present records are skipped');
+  assert.equal(JSON.parse(again.stdout).skipped, { orgs: 1, agents: 1, tokens: 1, reflections: 0, users: 0, clients: 0 }, 'present records are skipped');
 
   const moved = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'moved', 'secret-key': secretKey }, distributed);
   try {

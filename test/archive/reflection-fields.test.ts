@@ -22,6 +22,7 @@ import { reflection } from '../contracts/reflection-store.contract.js';
 interface Deployment {
   adapters: SqliteAdapters;
   control: Control;
+  vault: Vault;
 }
 
 interface Context {
@@ -45,8 +46,9 @@ test.after.each(async (context) => {
 
 function open(context: Context, name: string): Deployment {
   const adapters = openSqliteAdapters(path.join(context.dir, `${name}.db`));
-  const control = new Control(adapters.control, { vault: new Vault(new SecretBox(context.key)), now: () => 1_700_000_000_000 });
-  const deployment = { adapters, control };
+  const vault = new Vault(new SecretBox(context.key));
+  const control = new Control(adapters.control, { vault, now: () => 1_700_000_000_000 });
+  const deployment = { adapters, control, vault };
   context.opened.push(deployment);
   return deployment;
 }
@@ -66,6 +68,15 @@ async function* linesOf(lines: readonly string[]): AsyncGenerator<string> {
   yield* lines;
 }
 
+const sources = ({ control, adapters, vault }: Deployment) => ({
+  control,
+  reflections: adapters.reflections,
+  accounts: adapters.control.accounts,
+  vault,
+  engines: { control: 'sqlite', reflections: 'sqlite' },
+});
+const targets = ({ control, adapters, vault }: Deployment) => ({ control, reflections: adapters.reflections, accounts: adapters.control.accounts, vault });
+
 const byId = (reflections: Reflection[]) => [...reflections].sort((a, b) => (a.id < b.id ? -1 : 1));
 
 test('superseded reflections and tag authors survive export and import', async (context) => {
@@ -77,14 +88,14 @@ test('superseded reflections and tag authors survive export and import', async (
     reflection(agent.id, 'bare', 'Lunch is at noon', 2),
   ]);
   const lines: string[] = [];
-  await exportArchive({ control: source.control, reflections: source.adapters.reflections, engines: { control: 'sqlite', reflections: 'sqlite' } }, (line) => {
+  await exportArchive(sources(source), (line) => {
     lines.push(line);
   });
   assert.is(JSON.parse(lines[0]).version, ARCHIVE_VERSION);
-  assert.is(ARCHIVE_VERSION, 2);
+  assert.is(ARCHIVE_VERSION, 3);
 
   const target = open(context, 'target');
-  const result = await importArchive({ control: target.control, reflections: target.adapters.reflections }, () => linesOf(lines));
+  const result = await importArchive(targets(target), () => linesOf(lines));
   assert.is(result.imported.reflections, 3);
   const before = byId(await source.adapters.reflections.list(agent.id));
   const after = byId(await target.adapters.reflections.list(agent.id));
@@ -102,7 +113,7 @@ test('a version 1 archive gets the tag authors SQLite migration 12 presumes', as
   const source = open(context, 'v1-source');
   const agent = await createAgent(source.control);
   const lines: string[] = [];
-  await exportArchive({ control: source.control, reflections: source.adapters.reflections, engines: { control: 'sqlite', reflections: 'sqlite' } }, (line) => {
+  await exportArchive(sources(source), (line) => {
     lines.push(line);
   });
   // The header and the org and agent records as written; reflections as version 1 wrote them.
@@ -121,7 +132,7 @@ test('a version 1 archive gets the tag authors SQLite migration 12 presumes', as
     old('untagged', [], 'transcript', 4),
   ];
   const target = open(context, 'v1-target');
-  await importArchive({ control: target.control, reflections: target.adapters.reflections }, () => linesOf(archive));
+  await importArchive(targets(target), () => linesOf(archive));
   const imported = byId(await target.adapters.reflections.list(agent.id));
   assert.equal(imported.map((r) => [r.id, r.tagsBy ?? null]), [
     ['by-hand', 'person'],

@@ -202,6 +202,20 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
     assert.is(await s.getClient('cli_missing'), undefined);
   });
 
+  test('listClients: every client, oldest first, on every replica', async (context) => {
+    const s = store(context);
+    assert.equal(await s.listClients(), [], 'none yet');
+    const base = tick();
+    const newest = { ...newOAuthClient('newest', ['http://127.0.0.1/b'], base), createdAt: base + 2 };
+    const oldest = { ...newOAuthClient('oldest', ['http://127.0.0.1/a', 'https://app.example.test/cb'], base), createdAt: base };
+    const twin = { ...newOAuthClient('twin', ['http://127.0.0.1/c'], base), createdAt: base + 1 };
+    const other = { ...twin, id: `${twin.id}z`, name: 'twin z' };
+    for (const c of [newest, twin, oldest, other]) await s.createClient(c);
+    assert.ok(conflict(await rejects(() => s.createClient({ ...oldest, name: 'again' }))));
+    assert.equal(await s.listClients(), [oldest, twin, other, newest], 'by creation, then id');
+    assert.equal((await (await second(context)).listClients()).map((c) => c.name), ['oldest', 'twin', 'twin z', 'newest']);
+  });
+
   test('grants: create, get, update; undefined for a missing grant; a throwing change changes nothing', async (context) => {
     const s = store(context);
     const g = grant('usr_a');

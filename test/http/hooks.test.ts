@@ -140,7 +140,7 @@ test('a truncated last line: the complete lines are used, and the rest is taken 
   assert.is(rest.status, 202);
   assert.is(rest.json.queued_turns, 1);
   await engram.waitForReflections(agent, 2);
-  assert.match(transcriptOf(upstream.extractionRequests()[before]), /^\[\d+\] Assistant: First step: run `npm run build`/);
+  assert.match(transcriptOf(upstream.extractionRequests()[before]), /^<turn n="\d+" role="assistant">\nFirst step: run `npm run build`/);
 });
 
 test('a body over the limit gets 413, declared or streamed, and nothing of it is kept', async ({ engram, upstream }) => {

@@ -112,10 +112,10 @@ for (const c of CASES) {
     assert.is(extraction.path.split('?')[0], c.upstreamPath);
     assert.is(extraction.json.model, c.model);
     const transcript = transcriptOf(extraction);
-    assert.match(transcript, /^\[0\] User: Remember: the release checklist lives in docs\/RELEASE\.md\n\n\[1\] Assistant: Noted/);
-    assert.match(transcript, /\] Assistant: \[tool call \w+ .*cat docs\/RELEASE\.md/);
-    assert.match(transcript, /\] Tool: [^]*# Release checklist\n1\. Run `npm run build` before `npm test`/);
-    assert.match(transcript, /\] Assistant: First step: run `npm run build` before `npm test`[^\n]*$/);
+    assert.match(transcript, /^<turn n="0" role="user">\nRemember: the release checklist lives in docs\/RELEASE\.md\n<\/turn>\n<turn n="1" role="assistant">\nNoted/);
+    assert.match(transcript, /role="assistant">\n\[tool call \w+ .*cat docs\/RELEASE\.md/);
+    assert.match(transcript, /role="tool">\n[^]*# Release checklist\n1\. Run `npm run build` before `npm test`/);
+    assert.match(transcript, /role="assistant">\nFirst step: run `npm run build` before `npm test`[^\n]*\n<\/turn>$/);
     for (const text of c.absent) assert.not.ok(transcript.includes(text), `${text} reached extraction`);
   });
 }
@@ -135,7 +135,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     assert.is(one.json.turns, 2);
     await engram.waitForReflections(agent, 1);
     assert.is(upstream.extractionRequests().length, 1);
-    assert.match(transcriptOf(upstream.extractionRequests()[0]), /^\[0\] User: Remember[^]*\] Assistant: Noted[^\n]*$/);
+    assert.match(transcriptOf(upstream.extractionRequests()[0]), /^<turn n="0" role="user">\nRemember[^]*role="assistant">\nNoted[^\n]*\n<\/turn>$/);
 
     const again = await upload(agent, route, fixture(first));
     assert.is(again.status, 200);
@@ -148,7 +148,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     await engram.waitForReflections(agent, 2);
     assert.is(upstream.extractionRequests().length, 2);
     const second = transcriptOf(upstream.extractionRequests()[1]);
-    assert.match(second, /^\[\d+\] User: What is the first step of the release checklist\?/);
+    assert.match(second, /^<turn n="\d+" role="user">\nWhat is the first step of the release checklist\?/);
     assert.not.ok(second.includes('Remember: the release checklist'), 'turn 1 is not extracted again');
 
     const identical = await upload(agent, route, fixture(grown));
@@ -168,7 +168,7 @@ test('uploads arriving before the session settles are extracted once, together',
     await engram.waitForReflections(agent, 2);
     await sleep(600);
     assert.is(upstream.extractionRequests().length, 1, 'the first job was superseded');
-    assert.match(transcriptOf(upstream.extractionRequests()[0]), /^\[0\] User: Remember[^]*\] Assistant: First step/);
+    assert.match(transcriptOf(upstream.extractionRequests()[0]), /^<turn n="0" role="user">\nRemember[^]*role="assistant">\nFirst step/);
   } finally {
     await engram.close();
   }
@@ -299,7 +299,7 @@ test('a long new part is extracted in several bounded calls, oldest first, each 
     for (const call of calls) assert.ok(Buffer.byteLength(call) <= 2048, `a call of ${Buffer.byteLength(call)} bytes`);
     const firstSteps = calls.map((call) => Number(/Step (\d+)/.exec(call)?.[1]));
     assert.equal([...firstSteps].sort((a, b) => a - b), firstSteps, 'in order');
-    assert.match(calls.at(-1)!, /Done with step 39\.$/);
+    assert.match(calls.at(-1)!, /Done with step 39\.\n<\/turn>$/);
   } finally {
     await engram.close();
   }

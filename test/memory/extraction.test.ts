@@ -129,8 +129,8 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
     assert.is(request.json.stream, false);
     assert.is(request.json.messages[0].content, EXTRACTION_INSTRUCTIONS);
     const transcript: string = request.json.messages[1].content;
-    assert.ok(transcript.startsWith('<transcript>\n[0] User: Where is the deploy script?'), transcript);
-    assert.match(transcript, /\n\n\[\d+\] Tool: #!\/bin\/sh\nexport GITHUB_TOKEN=\[REDACTED:github_token\]/);
+    assert.ok(transcript.startsWith('<transcript>\n<turn n="0" role="user">\nWhere is the deploy script?'), transcript);
+    assert.match(transcript, /\n<turn n="\d+" role="tool">\n#!\/bin\/sh\nexport GITHUB_TOKEN=\[REDACTED:github_token\]/);
     assert.not.match(transcript, /ghp_|engram-reflections|an old memory/);
 
     const stored = await h.world.reflections.list(h.world.agent.id);
@@ -157,9 +157,9 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
 test('each learnt reflection records the conversation, and the turn and role the model cited', async () => {
   const h = await harness();
   try {
-    // The model cites the `[n]` of the turn each line came from; one cites a turn it was not shown.
+    // The model cites the `n` of the turn each line came from; one cites a turn it was not shown.
     h.upstream.setExtractor((_request, transcript) => {
-      const cited = (marker: string) => Number(/\[(\d+)\] \w+: [^\n]*/.exec(transcript.slice(transcript.lastIndexOf('[', transcript.indexOf(marker))))?.[1]);
+      const cited = (marker: string) => Number(/^<turn n="(\d+)"/.exec(transcript.slice(transcript.lastIndexOf('<turn ', transcript.indexOf(marker))))?.[1]);
       return {
         type: 'tool_call',
         name: 'record_reflections',
@@ -175,7 +175,7 @@ test('each learnt reflection records the conversation, and the turn and role the
     });
     await h.run([h.job()]);
     const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
-    assert.match(transcript, /\n\n\[3\] User: AVOID:/);
+    assert.match(transcript, /\n<turn n="3" role="user">\nAVOID:/);
     const origins = Object.fromEntries((await h.world.reflections.list(h.world.agent.id)).map((r) => [r.content, r.origin]));
     assert.equal(origins, {
       'The deploy script is tools/deploy.sh.': { conversation: 'cnv_1', turn: 0, role: 'user' },
@@ -237,7 +237,7 @@ test('the request shows the related reflections by id before the transcript, the
     await h.run([h.job()]);
     const message: string = h.upstream.extractionRequests()[0].json.messages[1].content;
     const [block, transcript] = message.split('\n\n<transcript>\n');
-    assert.ok(transcript?.startsWith('[0] User: Where is the deploy script?'), message);
+    assert.ok(transcript?.startsWith('<turn n="0" role="user">\nWhere is the deploy script?'), message);
     const lines = block.split('\n');
     assert.is(lines[0], '<existing-reflections>');
     assert.is(lines.at(-1), '</existing-reflections>');
@@ -302,7 +302,7 @@ test('an agent with no related reflections gets the transcript alone', async () 
     await h.world.writer.write(h.world.agent.id, [{ kind: 'factual', content: 'The office coffee machine descales itself on Fridays.', topic: 'office' }], 'conversation');
     await h.run([h.job()]);
     const message: string = h.upstream.extractionRequests()[0].json.messages[1].content;
-    assert.ok(message.startsWith('<transcript>\n[0] User:'), message);
+    assert.ok(message.startsWith('<transcript>\n<turn n="0" role="user">\n'), message);
     assert.not.match(message, /existing-reflections|coffee/);
   } finally {
     await h.close();
@@ -330,7 +330,7 @@ test('sends only the turns after the watermark', async () => {
     await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state, extractedTurns: 3 }));
     await h.run([h.job()]);
     const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
-    assert.ok(transcript.startsWith('<transcript>\n[3] User: AVOID:'), `turns keep their number in the conversation: ${transcript}`);
+    assert.ok(transcript.startsWith('<transcript>\n<turn n="3" role="user">\nAVOID:'), `turns keep their number in the conversation: ${transcript}`);
     assert.not.match(transcript, /Where is the deploy script/);
     assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.kind), ['procedural']);
     assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);

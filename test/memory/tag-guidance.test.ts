@@ -15,7 +15,7 @@ test('the tags paragraph is in both prompts, once each', () => {
   }
   // Extraction's prompt keeps its order: topic, then tags, then the turn numbers.
   const at = (text: string) => EXTRACTION_INSTRUCTIONS.indexOf(text);
-  assert.ok(at('"topic" is') < at(TAGS_PARAGRAPH) && at(TAGS_PARAGRAPH) < at('Each turn of the transcript'));
+  assert.ok(at('"topic" is') < at(TAGS_PARAGRAPH) && at(TAGS_PARAGRAPH) < at('Inside <transcript>, each turn is one element'));
 });
 
 test('the tagging prompt names its tool, its framing and treats the lines as data', () => {

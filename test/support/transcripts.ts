@@ -15,7 +15,7 @@ export function releaseExtractor(_request: RecordedRequest, transcript: string):
   if (/Remember: the release checklist lives in docs\/RELEASE\.md/.test(transcript)) {
     out.push({ kind: 'factual', topic: 'release', content: 'The release checklist lives in docs/RELEASE.md.' });
   }
-  if (/npm run build` before `npm test`/.test(transcript) && /Assistant: First step/.test(transcript)) {
+  if (/npm run build` before `npm test`/.test(transcript) && /role="assistant">\nFirst step/.test(transcript)) {
     out.push({ kind: 'procedural', topic: 'release', content: 'Run npm run build before npm test: the tests import dist/.' });
   }
   return out;

@@ -48,6 +48,8 @@ export class SqliteAccountStore implements AccountStore {
 
       insertClient: db.prepare('INSERT INTO oauth_clients (id, record) VALUES (?, ?)'),
       client: db.prepare<[string], string>('SELECT record FROM oauth_clients WHERE id = ?').pluck(),
+      // As for users: the creation time is in the record only.
+      clients: db.prepare<[], string>("SELECT record FROM oauth_clients ORDER BY json_extract(record, '$.createdAt'), id").pluck(),
 
       insertGrant: db.prepare('INSERT INTO oauth_grants (id, user_id, created_at, dead_at, record) VALUES (?, ?, ?, ?, ?)'),
       grant: db.prepare<[string], string>('SELECT record FROM oauth_grants WHERE id = ?').pluck(),
@@ -115,6 +117,10 @@ export class SqliteAccountStore implements AccountStore {
 
   async getClient(id: string): Promise<OAuthClient | undefined> {
     return parse<OAuthClient>(this.#sql.client.get(id));
+  }
+
+  async listClients(): Promise<OAuthClient[]> {
+    return this.#sql.clients.all().map((json) => JSON.parse(json) as OAuthClient);
   }
 
   async createGrant(grant: OAuthGrant): Promise<void> {

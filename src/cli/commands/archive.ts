@@ -32,7 +32,7 @@ export const archiveCommands: Command[] = [
   {
     path: ['export'],
     synopsis: '[--out FILE] [--json] [serve settings: --data-dir, --nats-url, --weaviate-url, ...]',
-    summary: 'Write orgs, agents (keys sealed), token hashes and reflections with vectors to a JSONL archive',
+    summary: 'Write orgs, agents (keys sealed), token hashes, reflections with vectors, users (password hashes sealed) and OAuth clients to a JSONL archive',
     options: { ...SETTINGS, out: { type: 'string' }, json: { type: 'boolean' } },
     async run(context) {
       const config = configOf(context);
@@ -44,11 +44,18 @@ export const archiveCommands: Command[] = [
       try {
         const write = (line: string) =>
           file ? new Promise<void>((resolve, reject) => file.write(line + '\n', (error) => (error ? reject(error) : resolve()))) : context.io.out(line);
-        const counts = await exportArchive({ control: connected.deps.control, reflections: connected.deps.reflections, engines: connected.engines }, write);
+        const { control, reflections, accounts, vault } = connected.deps;
+        const counts = await exportArchive({ control, reflections, accounts: accounts.store, vault, engines: connected.engines }, write);
         if (file) await new Promise<void>((resolve, reject) => file.end((error?: Error | null) => (error ? reject(error) : resolve())));
-        const summary = `Exported ${counts.orgs} organisations, ${counts.agents} agents, ${counts.tokens} tokens, ${counts.reflections} reflections`;
+        const summary =
+          `Exported ${counts.orgs} organisations, ${counts.agents} agents, ${counts.tokens} tokens, ${counts.reflections} reflections, ` +
+          `${counts.users} users, ${counts.clients} OAuth clients`;
         if (flag(context, 'json')) context.io.err(JSON.stringify(counts));
-        else context.io.err(out ? `${summary} to ${out} (mode 0600). Upstream keys stay sealed: an import needs this deployment's secret key.` : summary);
+        else {
+          context.io.err(
+            out ? `${summary} to ${out} (mode 0600). Upstream keys and password hashes are sealed: an import needs this deployment's secret key.` : summary,
+          );
+        }
       } finally {
         file?.destroy();
         await connected.close();
@@ -70,7 +77,8 @@ export const archiveCommands: Command[] = [
       const connected = await connect(config, { lock: false });
       try {
         const lines = () => readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
-        const result = await importArchive({ control: connected.deps.control, reflections: connected.deps.reflections }, lines).catch((error) => {
+        const { control, reflections, accounts, vault } = connected.deps;
+        const result = await importArchive({ control, reflections, accounts: accounts.store, vault }, lines).catch((error) => {
           if (error instanceof ArchiveError) throw new CliError(`${file}: ${error.message}`);
           throw error;
         });
@@ -78,8 +86,9 @@ export const archiveCommands: Command[] = [
         else {
           const { imported: i, skipped: s } = result;
           context.io.out(
-            `Imported ${i.orgs} organisations, ${i.agents} agents, ${i.tokens} tokens, ${i.reflections} reflections ` +
-              `(already present: ${s.orgs} organisations, ${s.agents} agents, ${s.tokens} tokens) into control ${connected.engines.control}, reflections ${connected.engines.reflections}.`,
+            `Imported ${i.orgs} organisations, ${i.agents} agents, ${i.tokens} tokens, ${i.reflections} reflections, ${i.users} users, ${i.clients} OAuth clients ` +
+              `(already present: ${s.orgs} organisations, ${s.agents} agents, ${s.tokens} tokens, ${s.users} users, ${s.clients} OAuth clients) ` +
+              `into control ${connected.engines.control}, reflections ${connected.engines.reflections}.`,
           );
         }
       } finally {

@@ -76,7 +76,7 @@ const PRUNE_CONCURRENCY = 16;
 const CONFLICT_EMAIL = 'A user with this email already exists';
 
 
-const byCreation = (a: OAuthGrant, b: OAuthGrant) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byCreation = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The NATS KV AccountStore; the connection belongs to its opener. */
 export class NatsAccountStore implements AccountStore {
@@ -160,7 +160,7 @@ export class NatsAccountStore implements AccountStore {
       return users
         .map(({ item }) => item)
         .filter((user) => holders.get(user.email) === user.id)
-        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        .sort(byCreation);
     });
   }
 
@@ -184,6 +184,14 @@ export class NatsAccountStore implements AccountStore {
 
   async getClient(id: string): Promise<OAuthClient | undefined> {
     return this.#guard('getClient', () => this.#read<OAuthClient>(accountKeys.client(id), id));
+  }
+
+  /** One ordered consumer over the clients. */
+  async listClients(): Promise<OAuthClient[]> {
+    return this.#guard('listClients', async () => {
+      const clients = await scanLatest(this.#kv, accountKeys.clients, this.#options.timeoutMs, (entry) => entry.json<OAuthClient>());
+      return clients.map(({ item }) => item).sort(byCreation);
+    });
   }
 
   async createGrant(grant: OAuthGrant): Promise<void> {
