@@ -38,14 +38,14 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   }
 
   app.get<{ Querystring: { next?: string } }>('/login', async (request, reply) => {
-    const next = safeNext(request.query.next);
+    const next = safeNext(request.query.next, deps.publicUrl());
     if (request.signedIn) return reply.redirect(next, 303);
     return reply.page('login', { title: 'Log in', next, signup: deps.config.signup });
   });
 
   app.post<{ Body: Credentials }>('/login', { preValidation: app.csrfProtection }, async (request, reply) => {
     const email = field(request.body?.email);
-    const next = safeNext(request.body?.next);
+    const next = safeNext(request.body?.next, deps.publicUrl());
     const context = { title: 'Log in', next, email, signup: deps.config.signup };
     const wait = Math.max(logInsByAddress.take(request.ip), logInsByEmail.take(normaliseEmail(email)));
     if (wait > 0) return tooMany(reply, wait, 'login', context);
@@ -55,7 +55,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   });
 
   app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {
-    const next = safeNext(request.query.next);
+    const next = safeNext(request.query.next, deps.publicUrl());
     if (!deps.config.signup) return closed(reply);
     if (request.signedIn) return reply.redirect(next, 303);
     return reply.page('signup', { title: 'Sign up', next });
@@ -64,7 +64,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   app.post<{ Body: Credentials }>('/signup', { preValidation: app.csrfProtection }, async (request, reply) => {
     if (!deps.config.signup) return closed(reply);
     const email = field(request.body?.email);
-    const next = safeNext(request.body?.next);
+    const next = safeNext(request.body?.next, deps.publicUrl());
     const context = { title: 'Sign up', next, email };
     const wait = signUps.take(request.ip);
     if (wait > 0) return tooMany(reply, wait, 'signup', context);
