@@ -5,6 +5,7 @@
  * over the file.
  */
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -82,6 +83,14 @@ export interface Config {
     /** Request bodies read at once for one client address (the proxy and MCP endpoints); more get 429. */
     bodiesPerAddress: number;
   };
+  /**
+   * The proxies in front of Engram whose `X-Forwarded-For` names the client: none
+   * (`false`: the connection's own address is the client's), or their addresses and
+   * ranges. Every per-address limit (log-in, sign-up, OAuth registration, bodies per
+   * address) counts the address this yields, so behind a proxy without it every client
+   * shares the proxy's.
+   */
+  trustProxy: TrustProxy;
   /** 32-byte key (hex or base64) encrypting upstream keys; else `<dataDir>/secret-key`. */
   secretKey: string | undefined;
   embeddings: { url: string; model: string; apiKey: string | undefined } | undefined;
@@ -138,6 +147,8 @@ export interface Config {
 }
 
 export type Role = 'all' | 'api' | 'worker';
+/** `false`, or addresses, CIDR ranges and `loopback` / `linklocal` / `uniquelocal` (Fastify's `trustProxy`). */
+export type TrustProxy = false | string[];
 export type LogFormat = 'pretty' | 'json';
 export const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json'];
 /** The config file looked for in the data dir when neither `--config` nor `ENGRAM_CONFIG` names one. */
@@ -172,6 +183,7 @@ const SETTINGS = [
   'request-timeout-ms',
   'headers-timeout-ms',
   'bodies-per-address',
+  'trust-proxy',
   'secret-key',
   'embeddings-url',
   'embeddings-model',
@@ -364,6 +376,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
       maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
     },
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
+    trustProxy: trustProxy(get('trust-proxy'), source('trust-proxy')),
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl
       ? { url: embeddingsUrl, model: get('embeddings-model') ?? 'text-embedding-3-small', apiKey: get('embeddings-key') }
@@ -402,6 +415,36 @@ function adminToken(raw: string | undefined): string | undefined {
     );
   }
   return raw;
+}
+
+/** The named ranges Fastify's `trustProxy` (proxy-addr) knows. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `ENGRAM_TRUST_PROXY`: off by default, else a comma-separated list of addresses, CIDR
+ * ranges and the named ranges. Named by address, not by a count of hops: a count cannot
+ * tell the proxy from a client that connects directly and sends its own header (Fastify
+ * ignores one for that reason), and `true` would take any client's `X-Forwarded-For` at
+ * its word, so anyone could pick the address every limit counts.
+ */
+function trustProxy(raw: string | undefined, source: string): TrustProxy {
+  if (raw === undefined) return false;
+  const value = raw.trim().toLowerCase();
+  if (['false', 'no', 'off'].includes(value)) return false;
+  const how = "the proxies' addresses and ranges, comma-separated (10.0.0.5, 172.16.0.0/12, loopback, linklocal, uniquelocal)";
+  if (['true', 'yes', 'on'].includes(value) || /^\d+$/.test(value)) {
+    throw new ConfigError(`${source} must name the proxies by address: ${how}; "${raw}" would believe a client's own X-Forwarded-For`);
+  }
+  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = entries.find((entry) => {
+    if (PROXY_RANGE_NAMES.has(entry)) return false;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return true;
+    return prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  });
+  if (entries.length === 0 || bad !== undefined) throw new ConfigError(`${source} must be ${how}; got "${bad ?? raw}"`);
+  return entries;
 }
 
 /** Weaviate capitalises a class name silently: only names it keeps as given are accepted. */
