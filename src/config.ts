@@ -125,6 +125,11 @@ export interface Config {
   publicUrl: string | undefined;
   /** Whether anyone may sign up on the dashboard (`ENGRAM_SIGNUP=false`: invite-only; users are added by an operator). */
   signup: boolean;
+  /**
+   * OAuth clients registered at once (dynamic registration is open to anyone); past it a
+   * registration gets 503 until unused ones are pruned (`UNUSED_CLIENT_GRACE_MS` after registering).
+   */
+  oauthMaxClients: number;
   /** The config file the settings were read from, if any. */
   configFile: string | undefined;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
@@ -202,6 +207,7 @@ const SETTINGS = [
   'metrics-require-admin',
   'public-url',
   'signup',
+  'oauth-max-clients',
   'config',
   'conversation-ttl-days',
   'mcp-server-names',
@@ -394,6 +400,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     metricsRequireAdmin: bool('metrics-require-admin', false),
     publicUrl: publicUrl(url('public-url')),
     signup: bool('signup', true),
+    oauthMaxClients: int('oauth-max-clients', 10_000, 1),
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),

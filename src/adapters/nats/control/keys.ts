@@ -109,10 +109,11 @@ export const accountKeys = {
   grant: (grantId: string) => `grant.${keyPart(grantId)}`,
   userGrant: (userId: string, grantId: string) => `ugrant.${keyPart(userId)}.${keyPart(grantId)}`,
   signingKey: 'signingkey',
-  /** Filters over every user, every email claim, every session, every grant, every grant marker, or the markers of one user. */
+  /** Filters over every user, every email claim, every session, every client, every grant, every grant marker, or the markers of one user. */
   users: 'user.>',
   emails: 'email.>',
   sessions: 'session.>',
+  clients: 'client.>',
   grants: 'grant.>',
   userGrants: (userId?: string) => (userId === undefined ? 'ugrant.>' : `ugrant.${keyPart(userId)}.>`),
 };
