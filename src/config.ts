@@ -55,6 +55,14 @@ export interface Config {
    * Link-local and cloud metadata addresses are refused whatever this says.
    */
   upstreamAllowPrivate: boolean;
+  /**
+   * Whether upstreams that dashboard users set (`UpstreamSettings.setBy`) may be at
+   * loopback and private addresses too (only when `upstreamAllowPrivate` also allows
+   * them). By default they may when sign-up is off (the dashboard's users are the ones
+   * the operator invited) and may not when anyone can sign up: the operator's own
+   * network is not a stranger's to reach through Engram.
+   */
+  dashboardUpstreamAllowPrivate: boolean;
   /** What one tenant may ask of this process (src/http/request-limits.ts); 0 turns a per-tenant limit off. */
   limits: {
     /** Requests a minute per agent (proxy, MCP, hooks, WebSocket frames). */
@@ -179,6 +187,7 @@ const SETTINGS = [
   'upstream-timeout-ms',
   'upstream-idle-timeout-ms',
   'upstream-allow-private',
+  'dashboard-upstream-allow-private',
   'rate-limit-agent',
   'rate-limit-token',
   'concurrency-per-agent',
@@ -349,6 +358,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   };
 
   const embeddingsUrl = url('embeddings-url');
+  const signup = bool('signup', true);
   const requestTimeoutMs = int('request-timeout-ms', 300_000);
   const headersTimeoutMs = int('headers-timeout-ms', Math.min(60_000, requestTimeoutMs || 60_000), 1);
   if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
@@ -373,6 +383,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
+    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup),
     limits: {
       agentPerMinute: int('rate-limit-agent', 0),
       tokenPerMinute: int('rate-limit-token', 0),
@@ -399,7 +410,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     logFormat: logFormat(get('log-format')),
     metricsRequireAdmin: bool('metrics-require-admin', false),
     publicUrl: publicUrl(url('public-url')),
-    signup: bool('signup', true),
+    signup,
     oauthMaxClients: int('oauth-max-clients', 10_000, 1),
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,

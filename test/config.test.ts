@@ -34,6 +34,14 @@ test('transcript uploads: 64 MiB and 8 extraction calls by default, both settabl
   }
 });
 
+test('dashboard upstreams at private addresses: off while anyone can sign up, on when sign-up is closed, settable either way', () => {
+  assert.is(loadConfig({}, {}).dashboardUpstreamAllowPrivate, false, 'sign-up is open by default');
+  assert.is(loadConfig({}, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, true, 'invited users only');
+  assert.is(loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }).dashboardUpstreamAllowPrivate, true);
+  assert.is(loadConfig({ 'dashboard-upstream-allow-private': 'false' }, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, false);
+  assert.throws(() => loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'maybe' }), (error: unknown) => error instanceof ConfigError);
+});
+
 test('trust-proxy: off by default; addresses and ranges; hops, "true" and nonsense refused', () => {
   assert.is(loadConfig({}, {}).trustProxy, false);
   assert.is(loadConfig({}, { ENGRAM_TRUST_PROXY: 'false' }).trustProxy, false);
