@@ -18,7 +18,8 @@ const test = suite<{ engram: TestEngram; upstream: ScriptedUpstream }>('dashboar
 
 test.before(async (context) => {
   context.upstream = await startScriptedUpstream();
-  context.engram = await startEngram();
+  // The scripted upstream is on loopback: this operator lets dashboard users use local model servers.
+  context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true' });
 });
 
 test.after(async ({ engram, upstream }) => {
