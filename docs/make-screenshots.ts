@@ -14,7 +14,8 @@ import { startScriptedUpstream } from '../test/support/scripted-upstream/index.j
 
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), 'screenshots');
 const upstream = await startScriptedUpstream();
-const engram = await startEngram();
+// The scripted upstream is on loopback: this operator lets dashboard users use local model servers.
+const engram = await startEngram({ 'dashboard-upstream-allow-private': 'true' });
 const browser = await openBrowser();
 const page = await browser.context.newPage();
 const shot = async (name: string) => {

@@ -70,6 +70,9 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
       requestTimeout: requestTimeoutMs,
       connectionsCheckingInterval: timeoutCheckInterval(headersTimeoutMs, requestTimeoutMs),
     },
+    // Behind a proxy, the client's address from the proxies the operator named (config.ts):
+    // `request.ip`, which every per-address limit counts, is then the client's, not the proxy's.
+    trustProxy: given.config.trustProxy,
     keepAliveTimeout: 75_000,
     forceCloseConnections: true,
     return503OnClosing: true,

@@ -5,6 +5,7 @@
  * over the file.
  */
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -54,6 +55,14 @@ export interface Config {
    * Link-local and cloud metadata addresses are refused whatever this says.
    */
   upstreamAllowPrivate: boolean;
+  /**
+   * Whether upstreams that dashboard users set (`UpstreamSettings.setBy`) may be at
+   * loopback and private addresses too (only when `upstreamAllowPrivate` also allows
+   * them). By default they may when sign-up is off (the dashboard's users are the ones
+   * the operator invited) and may not when anyone can sign up: the operator's own
+   * network is not a stranger's to reach through Engram.
+   */
+  dashboardUpstreamAllowPrivate: boolean;
   /** What one tenant may ask of this process (src/http/request-limits.ts); 0 turns a per-tenant limit off. */
   limits: {
     /** Requests a minute per agent (proxy, MCP, hooks, WebSocket frames). */
@@ -82,6 +91,14 @@ export interface Config {
     /** Request bodies read at once for one client address (the proxy and MCP endpoints); more get 429. */
     bodiesPerAddress: number;
   };
+  /**
+   * The proxies in front of Engram whose `X-Forwarded-For` names the client: none
+   * (`false`: the connection's own address is the client's), or their addresses and
+   * ranges. Every per-address limit (log-in, sign-up, OAuth registration, bodies per
+   * address) counts the address this yields, so behind a proxy without it every client
+   * shares the proxy's.
+   */
+  trustProxy: TrustProxy;
   /** 32-byte key (hex or base64) encrypting upstream keys; else `<dataDir>/secret-key`. */
   secretKey: string | undefined;
   embeddings: { url: string; model: string; apiKey: string | undefined } | undefined;
@@ -116,6 +133,11 @@ export interface Config {
   publicUrl: string | undefined;
   /** Whether anyone may sign up on the dashboard (`ENGRAM_SIGNUP=false`: invite-only; users are added by an operator). */
   signup: boolean;
+  /**
+   * OAuth clients registered at once (dynamic registration is open to anyone); past it a
+   * registration gets 503 until unused ones are pruned (`UNUSED_CLIENT_GRACE_MS` after registering).
+   */
+  oauthMaxClients: number;
   /** The config file the settings were read from, if any. */
   configFile: string | undefined;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
@@ -138,6 +160,8 @@ export interface Config {
 }
 
 export type Role = 'all' | 'api' | 'worker';
+/** `false`, or addresses, CIDR ranges and `loopback` / `linklocal` / `uniquelocal` (Fastify's `trustProxy`). */
+export type TrustProxy = false | string[];
 export type LogFormat = 'pretty' | 'json';
 export const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json'];
 /** The config file looked for in the data dir when neither `--config` nor `ENGRAM_CONFIG` names one. */
@@ -163,6 +187,7 @@ const SETTINGS = [
   'upstream-timeout-ms',
   'upstream-idle-timeout-ms',
   'upstream-allow-private',
+  'dashboard-upstream-allow-private',
   'rate-limit-agent',
   'rate-limit-token',
   'concurrency-per-agent',
@@ -172,6 +197,7 @@ const SETTINGS = [
   'request-timeout-ms',
   'headers-timeout-ms',
   'bodies-per-address',
+  'trust-proxy',
   'secret-key',
   'embeddings-url',
   'embeddings-model',
@@ -190,6 +216,7 @@ const SETTINGS = [
   'metrics-require-admin',
   'public-url',
   'signup',
+  'oauth-max-clients',
   'config',
   'conversation-ttl-days',
   'mcp-server-names',
@@ -331,6 +358,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   };
 
   const embeddingsUrl = url('embeddings-url');
+  const signup = bool('signup', true);
   const requestTimeoutMs = int('request-timeout-ms', 300_000);
   const headersTimeoutMs = int('headers-timeout-ms', Math.min(60_000, requestTimeoutMs || 60_000), 1);
   if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
@@ -355,6 +383,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
+    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup),
     limits: {
       agentPerMinute: int('rate-limit-agent', 0),
       tokenPerMinute: int('rate-limit-token', 0),
@@ -364,6 +393,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
       maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
     },
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
+    trustProxy: trustProxy(get('trust-proxy'), source('trust-proxy')),
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl
       ? { url: embeddingsUrl, model: get('embeddings-model') ?? 'text-embedding-3-small', apiKey: get('embeddings-key') }
@@ -380,7 +410,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     logFormat: logFormat(get('log-format')),
     metricsRequireAdmin: bool('metrics-require-admin', false),
     publicUrl: publicUrl(url('public-url')),
-    signup: bool('signup', true),
+    signup,
+    oauthMaxClients: int('oauth-max-clients', 10_000, 1),
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),
@@ -402,6 +433,36 @@ function adminToken(raw: string | undefined): string | undefined {
     );
   }
   return raw;
+}
+
+/** The named ranges Fastify's `trustProxy` (proxy-addr) knows. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `ENGRAM_TRUST_PROXY`: off by default, else a comma-separated list of addresses, CIDR
+ * ranges and the named ranges. Named by address, not by a count of hops: a count cannot
+ * tell the proxy from a client that connects directly and sends its own header (Fastify
+ * ignores one for that reason), and `true` would take any client's `X-Forwarded-For` at
+ * its word, so anyone could pick the address every limit counts.
+ */
+function trustProxy(raw: string | undefined, source: string): TrustProxy {
+  if (raw === undefined) return false;
+  const value = raw.trim().toLowerCase();
+  if (['false', 'no', 'off'].includes(value)) return false;
+  const how = "the proxies' addresses and ranges, comma-separated (10.0.0.5, 172.16.0.0/12, loopback, linklocal, uniquelocal)";
+  if (['true', 'yes', 'on'].includes(value) || /^\d+$/.test(value)) {
+    throw new ConfigError(`${source} must name the proxies by address: ${how}; "${raw}" would believe a client's own X-Forwarded-For`);
+  }
+  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = entries.find((entry) => {
+    if (PROXY_RANGE_NAMES.has(entry)) return false;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return true;
+    return prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  });
+  if (entries.length === 0 || bad !== undefined) throw new ConfigError(`${source} must be ${how}; got "${bad ?? raw}"`);
+  return entries;
 }
 
 /** Weaviate capitalises a class name silently: only names it keeps as given are accepted. */

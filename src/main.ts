@@ -29,6 +29,7 @@ import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.
 import { openVault } from './security/open-vault.js';
 import { lockDataDir } from './adapters/sqlite/data-dir-lock.js';
 import { sealedBus } from './security/sealed-bus.js';
+import { upstreamPolicies } from './security/address-policy.js';
 import { DeferredLog, type Log } from './log.js';
 
 export const DATABASE_FILE = 'engram.db';
@@ -134,10 +135,12 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     // Extra upstream header values an older version stored in clear are sealed like the key.
     const sealedHeaders = await control.sealClearHeaders();
     if (sealedHeaders > 0) log.info({ agents: sealedHeaders }, 'upstream header values stored in clear are now sealed');
+    const policies = upstreamPolicies(config);
     const upstream = new UndiciUpstream({
       timeoutMs: config.upstreamTimeoutMs,
       idleTimeoutMs: config.upstreamIdleTimeoutMs,
-      addressPolicy: { allowPrivate: config.upstreamAllowPrivate },
+      addressPolicy: policies.operator,
+      userAddressPolicy: policies.user,
     });
     closers.push(() => upstream.close());
     const words = openWordVectors(log);

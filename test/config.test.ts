@@ -34,4 +34,21 @@ test('transcript uploads: 64 MiB and 8 extraction calls by default, both settabl
   }
 });
 
+test('dashboard upstreams at private addresses: off while anyone can sign up, on when sign-up is closed, settable either way', () => {
+  assert.is(loadConfig({}, {}).dashboardUpstreamAllowPrivate, false, 'sign-up is open by default');
+  assert.is(loadConfig({}, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, true, 'invited users only');
+  assert.is(loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }).dashboardUpstreamAllowPrivate, true);
+  assert.is(loadConfig({ 'dashboard-upstream-allow-private': 'false' }, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, false);
+  assert.throws(() => loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'maybe' }), (error: unknown) => error instanceof ConfigError);
+});
+
+test('trust-proxy: off by default; addresses and ranges; hops, "true" and nonsense refused', () => {
+  assert.is(loadConfig({}, {}).trustProxy, false);
+  assert.is(loadConfig({}, { ENGRAM_TRUST_PROXY: 'false' }).trustProxy, false);
+  assert.equal(loadConfig({ 'trust-proxy': '10.0.0.0/8, 172.16.0.1,loopback, fd00::/8' }, {}).trustProxy, ['10.0.0.0/8', '172.16.0.1', 'loopback', 'fd00::/8']);
+  for (const bad of ['true', 'on', '1', 'proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', ',', 'uniquelocal, nginx']) {
+    assert.throws(() => loadConfig({}, { ENGRAM_TRUST_PROXY: bad }), (error: unknown) => error instanceof ConfigError && /ENGRAM_TRUST_PROXY/.test(error.message), bad);
+  }
+});
+
 test.run();

@@ -29,6 +29,13 @@ export interface SignedIn {
 
 export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 3_600_000;
 
+/** Sign-up's one refusal for an email that cannot be used, whatever the reason (`Accounts.signUp`). */
+export const EMAIL_UNAVAILABLE = 'This email cannot be used for a new account. If it is yours, log in, or open the invitation you were sent.';
+
+function emailUnavailable(): EngramError {
+  return new EngramError('conflict', EMAIL_UNAVAILABLE);
+}
+
 export class Accounts {
   readonly store: AccountStore;
   /** Members of organisations, invitations and their acceptance. */
@@ -47,19 +54,32 @@ export class Accounts {
     this.invitations = new Invitations({ store: options.store, now: options.now });
   }
 
-  /** Rejects with `invalid_request` (a message for the person) or `conflict` (email taken). */
+  /**
+   * Rejects with `invalid_request` (a message for the person) or `conflict`
+   * (`EMAIL_UNAVAILABLE`, whatever the reason the email cannot be used).
+   *
+   * Without a confirmation email, sign-up cannot hide that an email is taken from someone
+   * who tries to take it: a new email gets an account, a taken one cannot. What it can do
+   * is tell such a prober nothing more, and nothing for less than the price of creating
+   * an account: one answer for every reason (an account, a pending invitation, a sign-up
+   * of the same email an instant earlier) that names none of them, and the password hash
+   * made before the email is looked up, so the refusal takes as long as a sign-up does
+   * (a timing probe would otherwise cost 4 ms instead of a scrypt hash and an account).
+   */
   async signUp(email: string, password: string): Promise<User> {
     const normalised = normaliseEmail(email);
     if (!isEmail(normalised)) throw new EngramError('invalid_request', 'Enter a valid email address.');
     const weakness = passwordWeakness(password, normalised);
     if (weakness) throw new EngramError('invalid_request', weakness);
-    const existing = await this.store.findUserByEmail(normalised);
-    if (existing?.invitation) {
-      throw new EngramError('conflict', 'An account with this email already exists: it was invited. Open the invitation link to choose its password (ask for a new one if it expired).');
+    const passwordHash = await hashPassword(password);
+    if (await this.store.findUserByEmail(normalised)) throw emailUnavailable();
+    const user = newUser(normalised, passwordHash, this.#now());
+    try {
+      await this.store.createUser(user);
+    } catch (error) {
+      if (error instanceof EngramError && error.code === 'conflict') throw emailUnavailable();
+      throw error;
     }
-    if (existing) throw new EngramError('conflict', 'An account with this email already exists. Log in instead.');
-    const user = newUser(normalised, await hashPassword(password), this.#now());
-    await this.store.createUser(user);
     return user;
   }
 

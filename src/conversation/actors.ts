@@ -156,6 +156,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
         body: results.inject!.forwardBody,
         signal,
+        setBy: agent.upstream.setBy,
         // A streamed answer's headers come at once: one that sends none is hung, and the
         // client hears so after the idle timeout, not the long wait an answer sent whole needs.
         headersTimeoutMs: results.resolveConversation!.body.stream === true ? config.upstreamIdleTimeoutMs : undefined,

@@ -61,6 +61,25 @@ export interface OAuthClient {
   name: string;
   redirectUris: string[];
   createdAt: number;
+  /**
+   * When the client first completed a sign-in (exchanged a code for tokens); null until
+   * it has. Registration is open to anyone, so a client still null once
+   * `UNUSED_CLIENT_GRACE_MS` has passed is deleted (`AccountStore.pruneClients`). Absent
+   * on clients registered by versions before it was kept: unknown, so never pruned.
+   */
+  signedInAt?: number | null;
+}
+
+/** How long a registered client may take to complete its first sign-in before it is pruned. */
+export const UNUSED_CLIENT_GRACE_MS = 24 * 3_600_000;
+
+/**
+ * From when a client may be pruned as never used: its registration, while it has not
+ * completed a sign-in; null once it has, or when that is unknown (an older record). Every
+ * adapter prunes by this rule.
+ */
+export function clientUnusedSince(client: OAuthClient): number | null {
+  return client.signedInAt === null ? client.createdAt : null;
 }
 
 /** The one authorization code a grant starts with (PKCE S256, single use). */
@@ -129,7 +148,7 @@ export function newSession(userId: string, secretHash: string, now: number, life
 }
 
 export function newOAuthClient(name: string, redirectUris: string[], now: number): OAuthClient {
-  return { id: newId('cli'), name, redirectUris, createdAt: now };
+  return { id: newId('cli'), name, redirectUris, createdAt: now, signedInAt: null };
 }
 
 /**

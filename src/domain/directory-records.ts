@@ -4,7 +4,7 @@
  * here, not by the engine.
  */
 import { newId } from './ids.js';
-import { DEFAULT_MEMORY_SETTINGS, type Agent, type AgentSecrets, type Org, type TokenRecord } from './types.js';
+import { DEFAULT_MEMORY_SETTINGS, type Agent, type AgentSecrets, type Org, type TokenRecord, type UpstreamOwner } from './types.js';
 
 /** An agent's upstream as given: the extra headers with their values (sealed on the way in). */
 export interface UpstreamInput {
@@ -12,6 +12,8 @@ export interface UpstreamInput {
   headers: Record<string, string>;
   /** Defaults to `service`. */
   responsesState?: Agent['upstream']['responsesState'];
+  /** Who sets the base URL; defaults to `operator` (`UpstreamSettings.setBy`). */
+  setBy?: UpstreamOwner;
 }
 
 export interface NewAgent {
@@ -44,6 +46,7 @@ export function newAgent(input: Omit<NewAgent, 'secrets'>, now: number): Agent {
       baseUrl: input.upstream.baseUrl,
       headerNames: Object.keys(input.upstream.headers).sort(),
       responsesState: input.upstream.responsesState ?? 'service',
+      setBy: input.upstream.setBy ?? 'operator',
     },
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...input.memory },
     createdAt: now,
@@ -51,7 +54,11 @@ export function newAgent(input: Omit<NewAgent, 'secrets'>, now: number): Agent {
   };
 }
 
-/** The agent with the patch's fields replaced (headers as a whole), stamped `now` (never earlier than before). */
+/**
+ * The agent with the patch's fields replaced (headers as a whole), stamped `now` (never
+ * earlier than before). A new base URL is its setter's (`upstream.setBy`, the operator's
+ * unless the patch says otherwise); a patch that leaves the URL keeps who set it.
+ */
 export function patchAgent(agent: Agent, patch: Omit<AgentPatch, 'secrets'>, now: number): Agent {
   return {
     ...agent,
@@ -60,6 +67,7 @@ export function patchAgent(agent: Agent, patch: Omit<AgentPatch, 'secrets'>, now
       baseUrl: patch.upstream?.baseUrl ?? agent.upstream.baseUrl,
       headerNames: patch.upstream?.headers ? Object.keys(patch.upstream.headers).sort() : agent.upstream.headerNames,
       responsesState: patch.upstream?.responsesState ?? agent.upstream.responsesState,
+      setBy: patch.upstream?.baseUrl !== undefined ? (patch.upstream.setBy ?? 'operator') : agent.upstream.setBy,
       // Clear header values are never written back: the caller seals them (Control.updateAgent).
     },
     memory: { ...agent.memory, ...patch.memory },
@@ -92,6 +100,8 @@ export function withAgentDefaults(agent: Agent): Agent {
       ...upstream,
       headerNames: upstream.headerNames ?? Object.keys(clear ?? {}).sort(),
       responsesState: upstream.responsesState ?? 'service',
+      // Agents stored before it was kept read as the operator's (`UpstreamSettings.setBy`).
+      setBy: upstream.setBy ?? 'operator',
       ...(clearHeaders ? { clearHeaders } : {}),
     },
     memory: { ...DEFAULT_MEMORY_SETTINGS, ...agent.memory },

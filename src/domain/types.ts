@@ -38,9 +38,21 @@ export interface UpstreamSettings {
    * forwarded and the upstream expands it (OpenAI itself).
    */
   responsesState: ResponsesState;
+  /**
+   * Who set `baseUrl`: the operator (the admin token: CLI, management API) or a dashboard
+   * user. A dashboard user is not trusted with the operator's network: every request to
+   * a user's upstream is sent under the dashboard's address policy
+   * (`ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE`), checked on the address each connection
+   * resolves to, not only when the URL was saved. Agents stored before this was kept read
+   * as the operator's.
+   */
+  setBy: UpstreamOwner;
 }
 
 export type ResponsesState = 'service' | 'upstream';
+
+/** Who set an agent's upstream URL (`UpstreamSettings.setBy`). */
+export type UpstreamOwner = 'operator' | 'user';
 
 export interface MemorySettings {
   /** Inject reflections into forwarded requests. */

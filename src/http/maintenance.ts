@@ -5,12 +5,15 @@
  * within hours, so an old conversation that resumes loses nothing worth keeping; what
  * was learnt from it stays in the reflection store. Recorded responses (Responses chains)
  * older than the same time are dropped too, as the OpenAI API drops its own. Expired
- * dashboard sessions and OAuth grants that can no longer be used go as they end, and
- * agents' daily activity counts once they are more than `ACTIVITY_KEEP_DAYS` old.
+ * dashboard sessions and OAuth grants that can no longer be used go as they end, OAuth
+ * clients that never completed a sign-in a day (`UNUSED_CLIENT_GRACE_MS`) after
+ * registering (registration is open to anyone), and agents' daily activity counts once
+ * they are more than `ACTIVITY_KEEP_DAYS` old.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { dayOf } from '../observability/activity.js';
+import { UNUSED_CLIENT_GRACE_MS } from '../domain/account-records.js';
 
 /** Daily counts kept: the dashboard shows two weeks; a year and a bit allows comparing with last year. */
 export const ACTIVITY_KEEP_DAYS = 400;
@@ -33,9 +36,13 @@ export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (
       const pruned = await deps.control.conversations.prune(before);
       const responses = await deps.control.responses.prune(before);
       const accounts = await deps.accounts.store.prune(deps.now());
+      const unusedClients = await deps.accounts.store.pruneClients(deps.now() - UNUSED_CLIENT_GRACE_MS);
       const activityDays = await deps.control.activity.prune(dayOf(deps.now() - ACTIVITY_KEEP_DAYS * DAY_MS));
-      if (pruned > 0 || responses > 0 || accounts > 0 || activityDays > 0) {
-        app.log.info({ pruned, responses, accounts, activityDays }, 'idle conversations, old responses, ended sessions and grants, old activity counts pruned');
+      if (pruned > 0 || responses > 0 || accounts > 0 || unusedClients > 0 || activityDays > 0) {
+        app.log.info(
+          { pruned, responses, accounts, unusedClients, activityDays },
+          'idle conversations, old responses, ended sessions and grants, OAuth clients never used, old activity counts pruned',
+        );
       }
     } catch (error) {
       app.log.error({ err: error }, 'pruning idle conversations failed');

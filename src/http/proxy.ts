@@ -133,6 +133,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): 
         headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets?.upstreamApiKey ?? ''), secrets?.upstreamHeaders ?? {}),
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
         signal: controller.signal,
+        setBy: agent.upstream.setBy,
       });
       return reply.code(response.status).headers(clientHeaders(response.headers)).header('x-engram-injected', '0').send(response.body);
     };

@@ -85,6 +85,7 @@ export async function callUpstream(call: UpstreamCall): Promise<UpstreamAnswer> 
     },
     body: JSON.stringify(call.body),
     signal: AbortSignal.timeout(call.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    setBy: agent.upstream.setBy,
   });
   if (response.status < 200 || response.status > 299) {
     const detail = await failureDetail(response.body);

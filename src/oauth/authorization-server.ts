@@ -11,7 +11,7 @@
  * §4.3.1: a replay means a copy leaked, and the server cannot tell which holder is real).
  */
 import type { Accounts } from '../accounts/accounts.js';
-import { SPENT_REFRESH_KEPT, type OAuthGrant, type User } from '../domain/account-records.js';
+import { SPENT_REFRESH_KEPT, type OAuthClient, type OAuthGrant, type User } from '../domain/account-records.js';
 import { newId } from '../domain/ids.js';
 import type { Agent } from '../domain/types.js';
 import type { AccountStore } from '../ports/accounts.js';
@@ -34,6 +34,16 @@ export const CODE_TTL_MS = 60_000;
 export const REFRESH_TTL_MS = 30 * 24 * 3_600_000;
 /** How stale a grant's "last used" may get before a request records it again (one write a minute at most). */
 const LAST_USED_EVERY_MS = 60_000;
+export const DEFAULT_MAX_CLIENTS = 10_000;
+/**
+ * How old the count of registered clients may get before a registration counts again:
+ * counting may read every client (NATS), and registration is open to anyone. Between
+ * counts a replica adds its own registrations, so the cap holds to within what other
+ * replicas registered in that minute.
+ */
+const CLIENT_COUNT_EVERY_MS = 60_000;
+/** A full registry empties as unused clients are pruned, hourly: retry in an hour. */
+const FULL_RETRY_AFTER_S = 3_600;
 
 export interface AuthorizationServerOptions {
   store: AccountStore;
@@ -46,6 +56,8 @@ export interface AuthorizationServerOptions {
   now: () => number;
   /** Access token lifetime; 15 minutes by default. */
   accessTokenTtlMs?: number;
+  /** Registered clients kept at once (`ENGRAM_OAUTH_MAX_CLIENTS`); 10,000 by default. */
+  maxClients?: number;
 }
 
 /** The token endpoint's answer (RFC 6749 §5.1). */
@@ -82,6 +94,9 @@ export class AuthorizationServer {
   readonly #accounts: Accounts;
   readonly #issuer: () => string;
   readonly #now: () => number;
+  readonly #maxClients: number;
+  /** Registered clients as last counted, plus those registered here since. */
+  #clients: { count: number; countedAt: number } | undefined;
   /** Signs and verifies access tokens with the shared key. */
   readonly tokens: AccessTokens;
 
@@ -90,6 +105,7 @@ export class AuthorizationServer {
     this.#accounts = options.accounts;
     this.#issuer = options.issuer;
     this.#now = options.now;
+    this.#maxClients = options.maxClients ?? DEFAULT_MAX_CLIENTS;
     const keys = new SigningKeys({ store: options.store, vault: options.vault, now: options.now });
     this.tokens = new AccessTokens({ keys, issuer: options.issuer, now: options.now, ttlMs: options.accessTokenTtlMs });
   }
@@ -111,11 +127,33 @@ export class AuthorizationServer {
     return protectedResourceMetadata(this.#issuer());
   }
 
-  /** RFC 7591: registers a public client; answers the registration response. */
+  /**
+   * RFC 7591: registers a public client; answers the registration response. Anyone may
+   * register, so the registry has a cap: when it is full the answer is 503
+   * `temporarily_unavailable` in RFC 7591's error shape (§3.2.2), until clients that never
+   * signed in are pruned (`UNUSED_CLIENT_GRACE_MS` after registering).
+   */
   async register(body: unknown): Promise<Record<string, unknown>> {
-    const client = registerClient(parseClientMetadata(body), this.#now());
+    const request = parseClientMetadata(body);
+    if ((await this.#registeredClients()) >= this.#maxClients) {
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `Engram holds as many registered clients as it keeps (${this.#maxClients}); clients that never sign in are removed a day after registering. Try again later.`,
+        { status: 503, retryAfterSeconds: FULL_RETRY_AFTER_S },
+      );
+    }
+    const client = registerClient(request, this.#now());
     await this.#store.createClient(client);
+    if (this.#clients) this.#clients.count++;
     return registrationResponse(client);
+  }
+
+  async #registeredClients(): Promise<number> {
+    const now = this.#now();
+    if (!this.#clients || now - this.#clients.countedAt >= CLIENT_COUNT_EVERY_MS) {
+      this.#clients = { count: await this.#store.countClients(), countedAt: now };
+    }
+    return this.#clients.count;
   }
 
   /** Checks an authorization request; an `OAuthError` with a `location` goes back to the client, one without to the person. */
@@ -174,10 +212,11 @@ export class AuthorizationServer {
     const client = await this.#store.getClient(required(params, 'client_id'));
     if (!client) throw new OAuthError('invalid_client', 'Unknown client_id: register the client first');
     const resource = optional(params, 'resource');
-    return grantType === 'authorization_code' ? this.#exchangeCode(params, client.id, resource) : this.#refresh(params, client.id, resource);
+    return grantType === 'authorization_code' ? this.#exchangeCode(params, client, resource) : this.#refresh(params, client.id, resource);
   }
 
-  async #exchangeCode(params: Params, clientId: string, resource: string | undefined): Promise<TokenResponse> {
+  async #exchangeCode(params: Params, client: OAuthClient, resource: string | undefined): Promise<TokenResponse> {
+    const clientId = client.id;
     const code = required(params, 'code');
     const verifier = required(params, 'code_verifier');
     const redirectUri = required(params, 'redirect_uri');
@@ -197,6 +236,10 @@ export class AuthorizationServer {
     if (resource !== undefined && resource !== grant.resource) throw new OAuthError('invalid_target', `The code was issued for ${grant.resource}`);
     if (!pkceMatches(verifier, grant.code.codeChallenge)) throw new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge');
     await this.#stillAllowed(grant, 'invalid_grant');
+    // A client that gets this far completes a sign-in: it is kept from now on (pruning
+    // takes only those that never do). Recorded before the code is spent, so a failure
+    // here leaves the code usable rather than the client pruned under a live grant.
+    if (typeof client.signedInAt !== 'number') await this.#store.clientSignedIn(clientId, now);
 
     const secret = newSecret();
     // Set by the last run of `change` (the port reruns it on a newer record).

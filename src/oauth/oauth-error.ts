@@ -45,13 +45,16 @@ export class OAuthError extends Error {
    * redirect URI itself is unknown or not the client's, so the person sees a page instead.
    */
   readonly location: string | undefined;
+  /** Seconds after which the same request may succeed (`Retry-After`), for a refusal that passes. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: OAuthErrorCode, description: string, options: { status?: number; location?: string } = {}) {
+  constructor(code: OAuthErrorCode, description: string, options: { status?: number; location?: string; retryAfterSeconds?: number } = {}) {
     super(description);
     this.name = 'OAuthError';
     this.code = code;
     this.status = options.status ?? STATUS[code] ?? 400;
     this.location = options.location;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   body(): OAuthErrorBody {

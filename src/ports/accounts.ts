@@ -40,6 +40,23 @@ export interface AccountStore {
    */
   listClients(): Promise<OAuthClient[]>;
 
+  /**
+   * Records the client's first completed sign-in: sets `signedInAt` to `at` unless it is
+   * set already (the first time is kept). Nothing for an unknown client.
+   */
+  clientSignedIn(id: string, at: number): Promise<void>;
+  /**
+   * How many clients are registered, as of the call (registration's cap). May read every
+   * client: callers do not count per request.
+   */
+  countClients(): Promise<number>;
+  /**
+   * Deletes the clients that never completed a sign-in and were registered before
+   * `registeredBefore` (`clientUnusedSince`); a client marked signed in meanwhile is kept.
+   * Returns how many it deleted.
+   */
+  pruneClients(registeredBefore: number): Promise<number>;
+
   createGrant(grant: OAuthGrant): Promise<void>;
   getGrant(id: string): Promise<OAuthGrant | undefined>;
   /** Undefined when there is no such grant. `change` keeps `id`, `userId` and `clientId`. */

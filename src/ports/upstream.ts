@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { UpstreamOwner } from '../domain/types.js';
 
 export interface UpstreamRequest {
   url: string;
@@ -11,6 +12,12 @@ export interface UpstreamRequest {
    * sends a streamed answer's headers at once, so a long wait only suits answers sent whole.
    */
   headersTimeoutMs?: number;
+  /**
+   * Who set the URL (`UpstreamSettings.setBy`): the client connects under that setter's
+   * address policy, on connections of its own (a connection opened for the operator's
+   * upstream is never reused for a user's). The operator's when absent.
+   */
+  setBy?: UpstreamOwner;
 }
 
 export interface UpstreamResponse {

@@ -7,14 +7,47 @@
  * use) unless the operator forbids them. The check runs on the URL when an agent is
  * saved, and again on the address a name resolves to when Engram connects, so a name
  * that later resolves somewhere forbidden (DNS rebinding) is caught too.
+ *
+ * Upstreams set by dashboard users (`UpstreamSettings.setBy`) have a policy of their own
+ * (`upstreamPolicies`): with sign-up open anyone may be such a user, and the operator's
+ * loopback and private networks are not theirs to reach, probe or read.
  */
 import { BlockList, isIP } from 'node:net';
+import type { UpstreamOwner } from '../domain/types.js';
 
 export type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'public';
 
 export interface AddressPolicy {
   /** Loopback and private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). */
   allowPrivate: boolean;
+  /** The setting a refusal of a loopback or private address names; `ENGRAM_UPSTREAM_ALLOW_PRIVATE` when absent. */
+  setting?: string;
+  /**
+   * A refusal of a name does not say which address it resolved to: the person who set
+   * the URL is not the operator, and what the operator's DNS answers for an internal name
+   * is not theirs to learn.
+   */
+  discreet?: boolean;
+}
+
+const OPERATOR_SETTING = 'ENGRAM_UPSTREAM_ALLOW_PRIVATE';
+const DASHBOARD_SETTING = 'ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE';
+
+/**
+ * The policy for each setter of an upstream URL (the config's settings of the same names):
+ * the operator's (`ENGRAM_UPSTREAM_ALLOW_PRIVATE`), and a dashboard user's, which allows
+ * loopback and private addresses only when both that and `ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE` do.
+ */
+export function upstreamPolicies(settings: { upstreamAllowPrivate: boolean; dashboardUpstreamAllowPrivate: boolean }): Record<UpstreamOwner, AddressPolicy> {
+  const { upstreamAllowPrivate, dashboardUpstreamAllowPrivate } = settings;
+  return {
+    operator: { allowPrivate: upstreamAllowPrivate },
+    user: {
+      allowPrivate: upstreamAllowPrivate && dashboardUpstreamAllowPrivate,
+      setting: upstreamAllowPrivate ? DASHBOARD_SETTING : OPERATOR_SETTING,
+      discreet: true,
+    },
+  };
 }
 
 function blockList(ranges: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']>, addresses: ReadonlyArray<[string, 'ipv4' | 'ipv6']> = []): BlockList {
@@ -81,21 +114,26 @@ export function classifyAddress(address: string): AddressClass | undefined {
   return 'public';
 }
 
-/** Why an address may not be connected to under the policy; `undefined` when it may. */
-export function refusal(address: string, policy: AddressPolicy): string | undefined {
-  const kind = classifyAddress(address);
+/** What an address of `kind` is, when the policy refuses it: `a loopback address and … is off`. */
+function refusedAs(kind: AddressClass | undefined, policy: AddressPolicy): string | undefined {
   switch (kind) {
     case undefined:
     case 'public':
       return undefined;
     case 'loopback':
     case 'private':
-      return policy.allowPrivate ? undefined : `${address} is a ${kind} address and ENGRAM_UPSTREAM_ALLOW_PRIVATE is off`;
+      return policy.allowPrivate ? undefined : `a ${kind} address and ${policy.setting ?? OPERATOR_SETTING} is off`;
     case 'metadata':
-      return `${address} is a cloud metadata address`;
+      return 'a cloud metadata address';
     default:
-      return `${address} is a ${kind} address`;
+      return `a ${kind} address`;
   }
+}
+
+/** Why an address may not be connected to under the policy; `undefined` when it may. */
+export function refusal(address: string, policy: AddressPolicy): string | undefined {
+  const refused = refusedAs(classifyAddress(address), policy);
+  return refused && `${address} is ${refused}`;
 }
 
 /**
@@ -106,9 +144,7 @@ export function refusal(address: string, policy: AddressPolicy): string | undefi
 export function hostRefusal(url: URL, policy: AddressPolicy): string | undefined {
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   if (METADATA_NAMES.has(host)) return `${host} is a cloud metadata service`;
-  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) {
-    return `${host} is a loopback address and ENGRAM_UPSTREAM_ALLOW_PRIVATE is off`;
-  }
+  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) return `${host} is ${refusedAs('loopback', policy)}`;
   return refusal(host, policy);
 }
 
@@ -124,6 +160,14 @@ export class AddressRefusedError extends Error {
   readonly code = 'ENGRAM_ADDRESS_REFUSED';
 }
 
+/** Whether `error`, or an error it was caused by, is a refusal by the address policy. */
+export function isAddressRefusal(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if ((current as { code?: unknown }).code === 'ENGRAM_ADDRESS_REFUSED') return true;
+  }
+  return false;
+}
+
 /**
  * A `lookup` for `net.connect` that resolves with `resolve` (the system's `dns.lookup`)
  * and fails the connection when any resolved address is refused: the address checked is
@@ -135,8 +179,10 @@ export function guardedLookup(resolve: Lookup, policy: AddressPolicy): Lookup {
       if (error) return callback(error, options.all ? [] : '');
       const addresses = found as LookupAddress[];
       for (const { address } of addresses) {
-        const why = refusal(address, policy);
-        if (why) return callback(new AddressRefusedError(`The upstream host ${hostname} is refused: ${why}`), options.all ? [] : '');
+        const refused = refusedAs(classifyAddress(address), policy);
+        if (!refused) continue;
+        const why = policy.discreet ? `it resolves to ${refused}` : `${address} is ${refused}`;
+        return callback(new AddressRefusedError(`The upstream host ${hostname} is refused: ${why}`), options.all ? [] : '');
       }
       if (options.all) return callback(null, addresses);
       const [first] = addresses;

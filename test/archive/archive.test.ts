@@ -49,6 +49,11 @@ test('an embedded deployment moves onto NATS: ids, sealed keys, tokens and vecto
   for (const content of facts) assert.not.ok((await client.callTool({ name: 'remember', arguments: { content, kind: 'factual', topic: 'ops' } })).isError);
   await client.close();
   const before = await engram.reflections(agent);
+  // Who set the upstream travels with the agent (a dashboard user's stays under the users' address policy).
+  await engram.running.deps.control.directory.updateAgent(agent.orgId, agent.agentId, (current) => ({
+    ...current,
+    agent: { ...current.agent, upstream: { ...current.agent.upstream, setBy: 'user' } },
+  }));
   await engram.close();
 
   const archive = path.join(dir, 'engram.jsonl');
@@ -72,9 +77,11 @@ test('an embedded deployment moves onto NATS: ids, sealed keys, tokens and vecto
   assert.is(again.code, 0, again.stderr);
   assert.equal(JSON.parse(again.stdout).skipped, { orgs: 1, agents: 1, tokens: 1, reflections: 0, users: 0, clients: 0 }, 'present records are skipped');
 
-  const moved = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'moved', 'secret-key': secretKey }, distributed);
+  // The agent is a dashboard user's now, at the loopback scripted upstream: this operator allows that.
+  const moved = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'moved', 'secret-key': secretKey, 'dashboard-upstream-allow-private': 'true' }, distributed);
   try {
     assert.match(moved.running.engines.control, /^nats /);
+    assert.is((await moved.running.deps.control.directory.getAgent(agent.orgId, agent.agentId))?.upstream.setBy, 'user', 'who set the upstream came along');
     const there: TestAgent = { ...agent, baseUrl: `${moved.url}/v0/orgs/${agent.orgId}/agents/${agent.agentId}` };
     const after = await moved.reflections(there);
     assert.equal(after.map((r: any) => [r.id, r.content, r.created_at]).sort(), before.map((r: any) => [r.id, r.content, r.created_at]).sort());

@@ -216,6 +216,62 @@ export function accountsContract(name: string, open: () => Promise<ControlHarnes
     assert.equal((await (await second(context)).listClients()).map((c) => c.name), ['oldest', 'twin', 'twin z', 'newest']);
   });
 
+  test('clients: a first sign-in is recorded once, on every replica; an unknown client is no error', async (context) => {
+    const s = store(context);
+    const client = newOAuthClient('client', ['http://127.0.0.1/cb'], tick());
+    assert.is(client.signedInAt, null, 'a new client has not signed in');
+    await s.createClient(client);
+    const first = tick();
+    await s.clientSignedIn(client.id, first);
+    assert.equal(await s.getClient(client.id), { ...client, signedInAt: first });
+    await (await second(context)).clientSignedIn(client.id, tick());
+    assert.equal(await s.getClient(client.id), { ...client, signedInAt: first }, 'the first time is kept');
+    await s.clientSignedIn('cli_missing', tick());
+    assert.is(await s.getClient('cli_missing'), undefined, 'nothing made up');
+  });
+
+  test('clients: counted; concurrent first sign-ins on two replicas keep one time', async (context) => {
+    const writers = [store(context), await second(context)];
+    assert.is(await writers[0].countClients(), 0);
+    const clients = Array.from({ length: 5 }, (_, i) => newOAuthClient(`client ${i}`, ['http://127.0.0.1/cb'], tick()));
+    for (const client of clients) await writers[0].createClient(client);
+    assert.is(await writers[0].countClients(), 5);
+    assert.is(await writers[1].countClients(), 5, 'on the other replica too');
+    const times = [tick(), tick()];
+    await Promise.all(writers.map((w, i) => w.clientSignedIn(clients[0].id, times[i])));
+    const marked = await writers[1].getClient(clients[0].id);
+    assert.ok(marked?.signedInAt === times[0] || marked?.signedInAt === times[1], String(marked?.signedInAt));
+    assert.equal(await writers[0].getClient(clients[0].id), marked);
+  });
+
+  test('pruneClients: deletes clients never signed in, registered before the cutoff; keeps the rest', async (context) => {
+    const s = store(context);
+    const cutoff = tick() + 1_000_000;
+    const clients = {
+      unusedOld: newOAuthClient('unused old', ['http://127.0.0.1/cb'], cutoff - 10),
+      unusedAtCutoff: newOAuthClient('unused at the cutoff', ['http://127.0.0.1/cb'], cutoff),
+      unusedYoung: newOAuthClient('unused young', ['http://127.0.0.1/cb'], cutoff + 10),
+      signedInOld: newOAuthClient('signed in old', ['http://127.0.0.1/cb'], cutoff - 20),
+      markedLater: newOAuthClient('marked before the prune', ['http://127.0.0.1/cb'], cutoff - 30),
+      // Written by a version that did not record sign-ins: unknown, so never taken for unused.
+      older: (({ signedInAt: _unknown, ...rest }) => rest)(newOAuthClient('older record', ['http://127.0.0.1/cb'], cutoff - 40)),
+    };
+    for (const client of Object.values(clients)) await s.createClient(client);
+    await s.clientSignedIn(clients.signedInOld.id, cutoff - 5);
+    await s.clientSignedIn(clients.markedLater.id, cutoff + 50);
+
+    assert.is(await s.pruneClients(cutoff), 1, 'only the old unused one');
+    assert.is(await s.getClient(clients.unusedOld.id), undefined);
+    for (const kept of [clients.unusedAtCutoff, clients.unusedYoung, clients.signedInOld, clients.markedLater, clients.older]) {
+      assert.ok(await s.getClient(kept.id), kept.name);
+    }
+    assert.equal(await s.getClient(clients.older.id), clients.older, 'an older record round-trips as it was');
+    assert.is(await s.countClients(), 5);
+    assert.is(await s.pruneClients(cutoff), 0, 'nothing left to prune');
+    assert.is(await (await second(context)).pruneClients(cutoff + 11), 2, 'later, the other two unused ones, from any replica');
+    assert.is(await s.countClients(), 3);
+  });
+
   test('grants: create, get, update; undefined for a missing grant; a throwing change changes nothing', async (context) => {
     const s = store(context);
     const g = grant('usr_a');

@@ -3,7 +3,8 @@
  * written only against the port in src/ports/directory.ts.
  */
 import * as assert from 'uvu/assert';
-import type { Directory } from '../../src/ports/index.js';
+import type { AgentEntry, Directory } from '../../src/ports/index.js';
+import type { Agent } from '../../src/domain/types.js';
 import { EngramError } from '../../src/errors.js';
 import { harnessSuite, rejects, waitFor } from './helpers.js';
 import { agentEntry, org, tick, token, type ControlHarness } from './control-harness.js';
@@ -105,6 +106,36 @@ export function directoryContract(name: string, open: () => Promise<ControlHarne
     );
     const final = await d.getAgent(acme.id, entry.agent.id);
     assert.equal([...(final?.upstream.headerNames ?? [])].sort(), ['x-extra', ...headers].sort());
+  });
+
+  test("who set an agent's upstream is kept; an agent stored before it was kept reads as the operator's", async (context) => {
+    const h = harness(context);
+    const d = h.stores.directory;
+    const acme = org('acme');
+    await d.createOrg(acme);
+    const mine = agentEntry(acme.id, 'user-set');
+    const users: AgentEntry = { ...mine, agent: { ...mine.agent, upstream: { ...mine.agent.upstream, setBy: 'user' } } };
+    await d.createAgent(users);
+    await d.createToken(token(users.agent), 'user-hash');
+    const legacy = agentEntry(acme.id, 'legacy');
+    const { setBy: _dropped, ...before } = legacy.agent.upstream;
+    await d.createAgent({ ...legacy, agent: { ...legacy.agent, upstream: before as Agent['upstream'] } });
+
+    const read = async (directory: Directory) => {
+      assert.is((await directory.getAgent(acme.id, 'user-set'))?.upstream.setBy, 'user');
+      assert.is((await directory.agentEntry(users.agent.id))?.agent.upstream.setBy, 'user');
+      assert.is((await directory.findToken('user-hash'))?.agent.upstream.setBy, 'user', 'the proxy sees it with the token');
+      assert.is((await directory.getAgent(acme.id, 'legacy'))?.upstream.setBy, 'operator');
+      assert.equal((await directory.listAgents(acme.id)).map((a) => a.upstream.setBy), ['user', 'operator']);
+    };
+    await read(d);
+    const updated = await d.updateAgent(acme.id, users.agent.id, (current) => ({ ...current, agent: { ...current.agent, name: 'renamed' } }));
+    assert.is(updated?.upstream.setBy, 'user', 'kept through an update');
+    if (h.reopen) {
+      const reopened = (await h.reopen()).directory;
+      assert.is((await reopened.getAgent(acme.id, 'renamed'))?.upstream.setBy, 'user', 'kept through a restart');
+      assert.is((await reopened.getAgent(acme.id, 'legacy'))?.upstream.setBy, 'operator');
+    }
   });
 
   test('tokens: lookup by hash with the agent, listing, revocation takes effect at once', async (context) => {

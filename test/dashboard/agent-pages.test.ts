@@ -27,7 +27,8 @@ const test = suite<Context>('dashboard agent pages');
 test.before(async (context) => {
   context.upstream = await startScriptedUpstream();
   // A long settle keeps the extraction job queued while the activity page is read.
-  context.engram = await startEngram({ 'settle-ms': '600000' });
+  // The scripted upstream is on loopback: this operator lets dashboard users use local model servers.
+  context.engram = await startEngram({ 'settle-ms': '600000', 'dashboard-upstream-allow-private': 'true' });
   const web = new WebSession(context.engram.url);
   await web.signIn('pages@example.com', 'a long enough passphrase');
   await web.get('/orgs/new');
@@ -73,7 +74,7 @@ test('a reflection added by hand is stored, tagged, edited, and a restatement is
 test('the connection test takes the base URL as saving the agent does: a pasted /v1 is dropped, a reserved header refused', async ({ web, newAgent, upstream }) => {
   await web.get(newAgent);
   const pasted = await web.post(newAgent, { intent: 'check', name: 'other', base_url: `${upstream.url}/v1/`, api_key: 'sk-x-1234567890', headers: '' });
-  assert.match(pasted.text, /answered 200 and lists \d+ model/);
+  assert.match(pasted.text, /answered 200 OK and lists \d+ model/);
   await web.get(newAgent);
   const reserved = await web.post(newAgent, { intent: 'check', name: 'other', base_url: upstream.url, api_key: 'sk-x-1234567890', headers: 'Host: evil.example' });
   assert.match(reserved.text, 'is set by Engram itself');

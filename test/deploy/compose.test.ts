@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { BlockList } from 'node:net';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -25,10 +26,15 @@ interface Service {
   ports?: string[];
   stop_grace_period?: string;
   healthcheck?: { test?: string[] };
+  networks?: { default?: { ipv4_address?: string } };
 }
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+  networks?: { default?: { ipam?: { config?: Array<{ subnet?: string }> } } };
+};
 const services = compose.services;
 const engrams = Object.entries(services).filter(([name]) => name.startsWith('engram'));
 const SETTING_VARIABLES = new Set(SETTING_NAMES.map((name) => 'ENGRAM_' + name.toUpperCase().replaceAll('-', '_')));
@@ -59,6 +65,16 @@ test('two Engram replicas, each with every setting known to Engram and valid', (
     assert.ok(config.natsUrl && config.weaviateUrl, `${name} runs on NATS and Weaviate`);
     assert.ok(config.secretKey && config.adminToken, `${name} shares the secret key and admin token with the others`);
     assert.is(config.host, '0.0.0.0', `${name} listens beyond its container`);
+    // Without this every client would share the load balancer's address, and its limits.
+    const lbAddress = services.lb.networks?.default?.ipv4_address;
+    assert.ok(lbAddress, 'the load balancer has a fixed address');
+    assert.equal(config.trustProxy, [lbAddress], `${name} takes the client's address from the load balancer, and from nobody else`);
+    const subnet = compose.networks?.default?.ipam?.config?.[0]?.subnet ?? '';
+    const [network = '', prefix = '32'] = subnet.split('/');
+    const inSubnet = new BlockList();
+    inSubnet.addSubnet(network, Number(prefix));
+    assert.ok(inSubnet.check(lbAddress), `${lbAddress} is in the project network ${subnet}`);
+    assert.not.ok(service.ports?.length, `${name} publishes no port: the load balancer is the only way in`);
   }
 });
 
@@ -104,6 +120,7 @@ test('the load balancer reaches every replica on its port and publishes Engramâ€
   assert.match(nginx, /listen 8420;/);
   assert.match(nginx, /proxy_buffering off;/, 'streams are not buffered');
   assert.match(nginx, /proxy_set_header Upgrade/, 'WebSockets pass');
+  assert.match(nginx, /proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/, 'the address nginx saw goes last, where Engram looks');
   assert.ok(services.lb.ports?.includes('8420:8420'));
   assert.ok(services.lb.volumes?.some((volume) => volume.startsWith('./deploy/nginx.conf:')));
 });

@@ -1,4 +1,4 @@
-/** Idle conversations and ended sessions are pruned by the running server, active ones kept. */
+/** Idle conversations, ended sessions and OAuth clients never used are pruned by the running server, active ones kept. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { connect } from '../../src/main.js';
 import { newConversationState } from '../../src/domain/conversation-state.js';
 import { maintenancePlugin } from '../../src/http/maintenance.js';
-import { newSession } from '../../src/domain/account-records.js';
+import { newOAuthClient, newSession, UNUSED_CLIENT_GRACE_MS } from '../../src/domain/account-records.js';
 import { eventually } from '../support/engram.js';
 import { ACTIVITY_KEEP_DAYS } from '../../src/http/maintenance.js';
 import { dayOf } from '../../src/observability/activity.js';
@@ -39,6 +39,12 @@ test('conversations idle longer than the TTL, ended sessions and old activity co
   const keptDay = dayOf(now - (ACTIVITY_KEEP_DAYS - 1) * 24 * 3600_000);
   await control.activity.add(agent.id, oldDay, { requests: 3 });
   await control.activity.add(agent.id, keptDay, { requests: 2 });
+  // OAuth clients: one that never signed in, registered past the grace; one that signed in; one still within it.
+  const unused = { ...newOAuthClient('unused', ['http://127.0.0.1/cb'], now - UNUSED_CLIENT_GRACE_MS - 3600_000), id: 'cli_unused' };
+  const used = { ...newOAuthClient('used', ['http://127.0.0.1/cb'], now - 2 * UNUSED_CLIENT_GRACE_MS), id: 'cli_used' };
+  const young = { ...newOAuthClient('young', ['http://127.0.0.1/cb'], now - 3600_000), id: 'cli_young' };
+  for (const client of [unused, used, young]) await store.createClient(client);
+  await store.clientSignedIn(used.id, now - UNUSED_CLIENT_GRACE_MS);
 
   const app = Fastify();
   await app.register(maintenancePlugin, { deps: connected.deps, firstAfterMs: 10, everyMs: 50 });
@@ -48,6 +54,9 @@ test('conversations idle longer than the TTL, ended sessions and old activity co
     assert.ok(await control.getConversation(agent.id, 'fresh'));
     await eventually(async () => ((await connected.deps.accounts.store.getSession('ses_ended')) === undefined ? true : undefined), 5000, 'the ended session to go');
     assert.ok(await connected.deps.accounts.store.getSession('ses_open'));
+    await eventually(async () => ((await store.getClient('cli_unused')) === undefined ? true : undefined), 5000, 'the unused client to go');
+    assert.ok(await store.getClient('cli_used'), 'a client that signed in stays');
+    assert.ok(await store.getClient('cli_young'), 'a client within its grace stays');
     await eventually(async () => ((await control.activity.read(agent.id, oldDay)).length === 1 ? true : undefined), 5000, 'the old activity day to go');
     assert.equal((await control.activity.read(agent.id, oldDay)).map((d) => [d.day, d.requests]), [[keptDay, 2]]);
   } finally {

@@ -130,3 +130,30 @@ test('registration is rate-limited per client address', async ({ engram }) => {
 });
 
 test.run();
+
+const capped = suite<{ engram: TestEngram }>('OAuth client registry cap');
+
+capped.before(async (context) => {
+  context.engram = await startEngram({ 'oauth-max-clients': '3' });
+});
+
+capped.after(async ({ engram }) => {
+  await engram?.close();
+});
+
+capped('a full registry refuses with 503 temporarily_unavailable in RFC 7591\'s error shape, and stores nothing', async ({ engram }) => {
+  const register = () => post(`${engram.url}/oauth/register`, { client_name: 'flood', redirect_uris: ['https://app.example/cb'] }, 'json');
+  for (let i = 0; i < 3; i++) assert.is((await register()).status, 201, `client ${i + 1}`);
+  const refused = await register();
+  assert.is(refused.status, 503);
+  assert.equal(Object.keys(refused.json).sort(), ['error', 'error_description']);
+  assert.is(refused.json.error, 'temporarily_unavailable');
+  assert.match(refused.json.error_description, 'as many registered clients');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  assert.is(refused.headers.get('cache-control'), 'no-store');
+  assert.is(await engram.running.deps.accounts.store.countClients(), 3);
+  const bad = await post(`${engram.url}/oauth/register`, { redirect_uris: ['ftp://app.example/cb'] }, 'json');
+  assert.is(bad.status, 400, 'a request that is wrong anyway hears why, full or not');
+});
+
+capped.run();

@@ -41,6 +41,17 @@ function refresh(engram: TestEngram, flow: Flow, refreshToken: string) {
   return tokenRequest(engram, { grant_type: 'refresh_token', client_id: flow.clientId, refresh_token: refreshToken });
 }
 
+test("a client's first completed sign-in is recorded (so it is never pruned as unused); registering alone records nothing", async (context) => {
+  const { engram } = context;
+  const { store } = engram.running.deps.accounts;
+  const flow = await freshCode(context);
+  assert.is((await store.getClient(flow.clientId))?.signedInAt, null, 'registered and consented, not yet signed in');
+  const before = Date.now();
+  assert.is((await exchangeCode(engram, flow)).status, 200);
+  const signedInAt = (await store.getClient(flow.clientId))?.signedInAt;
+  assert.ok(typeof signedInAt === 'number' && signedInAt >= before, String(signedInAt));
+});
+
 test('the tokens work: tools/list on /v0/mcp with the access token (GET and DELETE are 405); the token response is not cacheable', async (context) => {
   const { engram } = context;
   const flow = await freshCode(context);

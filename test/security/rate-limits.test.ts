@@ -2,6 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConcurrencyLimiter, RateLimiter } from '../../src/security/rate-limits.js';
+import { LOG_IN_LIMITS, LogInLimits } from '../../src/security/log-in-limits.js';
 
 test('a burst, then the sustained rate, with the exact wait when refused', () => {
   let now = 1_000_000;
@@ -61,6 +62,29 @@ test('concurrency: at most max holders per key; release once, idempotent', () =>
   second();
   third();
   assert.is(limiter.held('a'), 0);
+});
+
+test('log-in: one address failing at one account locks neither that account for others nor other accounts', () => {
+  const limits = new LogInLimits(() => 0);
+  const tries = LOG_IN_LIMITS.perAddressAndAccount.burst;
+  for (let i = 0; i < tries; i++) assert.is(limits.take('203.0.113.7', 'a@example.com'), 0);
+  assert.ok(limits.take('203.0.113.7', 'a@example.com') > 0, 'that address, that account: refused');
+  assert.is(limits.take('198.51.100.1', 'a@example.com'), 0, "the account's owner elsewhere gets in");
+  assert.is(limits.take('198.51.100.2', 'b@example.com'), 0, 'another account elsewhere');
+  assert.is(limits.take('203.0.113.7', 'b@example.com'), 0, 'that address at another account, within its own bound');
+});
+
+test('log-in: an address is bounded across accounts, an account across addresses, and refusals do not count', () => {
+  let now = 0;
+  const limits = new LogInLimits(() => now);
+  let allowed = 0;
+  for (let i = 0; i < 100; i++) if (limits.take('203.0.113.7', `user-${i}@example.com`) === 0) allowed++;
+  assert.is(allowed, LOG_IN_LIMITS.perAddress.burst, 'one address, many accounts');
+  allowed = 0;
+  for (let i = 0; i < 200; i++) if (limits.take(`198.51.100.${i}`, 'target@example.com') === 0) allowed++;
+  assert.is(allowed, LOG_IN_LIMITS.perAccount.burst, 'one account, many addresses');
+  now += 60_000 / LOG_IN_LIMITS.perAccount.perMinute;
+  assert.is(limits.take('192.0.2.1', 'target@example.com'), 0, 'one interval later, one more: the refused ones did not push it out');
 });
 
 test.run();

@@ -9,7 +9,7 @@
  * group-committed (`group-commit.ts`): these writes are rare, and a sign-in should not
  * wait for the end of the event loop's turn.
  */
-import { grantDeadAt, type OAuthClient, type OAuthGrant, type SessionRecord, type SigningKeyRecord, type User } from '../../domain/account-records.js';
+import { clientUnusedSince, grantDeadAt, type OAuthClient, type OAuthGrant, type SessionRecord, type SigningKeyRecord, type User } from '../../domain/account-records.js';
 import type { AccountStore } from '../../ports/accounts.js';
 import type { SqliteDatabase } from './database.js';
 import { conflictOr } from './sqlite-errors.js';
@@ -46,10 +46,13 @@ export class SqliteAccountStore implements AccountStore {
       deleteSession: db.prepare('DELETE FROM account_sessions WHERE id = ?'),
       pruneSessions: db.prepare('DELETE FROM account_sessions WHERE expires_at < ?'),
 
-      insertClient: db.prepare('INSERT INTO oauth_clients (id, record) VALUES (?, ?)'),
+      insertClient: db.prepare('INSERT INTO oauth_clients (id, unused_since, record) VALUES (?, ?, ?)'),
       client: db.prepare<[string], string>('SELECT record FROM oauth_clients WHERE id = ?').pluck(),
       // As for users: the creation time is in the record only.
       clients: db.prepare<[], string>("SELECT record FROM oauth_clients ORDER BY json_extract(record, '$.createdAt'), id").pluck(),
+      updateClient: db.prepare('UPDATE oauth_clients SET unused_since = ?, record = ? WHERE id = ?'),
+      countClients: db.prepare<[], number>('SELECT count(*) FROM oauth_clients').pluck(),
+      pruneClients: db.prepare('DELETE FROM oauth_clients WHERE unused_since < ?'),
 
       insertGrant: db.prepare('INSERT INTO oauth_grants (id, user_id, created_at, dead_at, record) VALUES (?, ?, ?, ?, ?)'),
       grant: db.prepare<[string], string>('SELECT record FROM oauth_grants WHERE id = ?').pluck(),
@@ -109,7 +112,7 @@ export class SqliteAccountStore implements AccountStore {
 
   async createClient(client: OAuthClient): Promise<void> {
     try {
-      this.#sql.insertClient.run(client.id, JSON.stringify(client));
+      this.#sql.insertClient.run(client.id, clientUnusedSince(client), JSON.stringify(client));
     } catch (error) {
       throw conflictOr(error, 'An OAuth client with this id already exists');
     }
@@ -121,6 +124,23 @@ export class SqliteAccountStore implements AccountStore {
 
   async listClients(): Promise<OAuthClient[]> {
     return this.#sql.clients.all().map((json) => JSON.parse(json) as OAuthClient);
+  }
+
+  async clientSignedIn(id: string, at: number): Promise<void> {
+    this.#db.transaction(() => {
+      const client = parse<OAuthClient>(this.#sql.client.get(id));
+      if (!client || typeof client.signedInAt === 'number') return;
+      const signedIn: OAuthClient = { ...client, signedInAt: at };
+      this.#sql.updateClient.run(clientUnusedSince(signedIn), JSON.stringify(signedIn), id);
+    }).immediate();
+  }
+
+  async countClients(): Promise<number> {
+    return this.#sql.countClients.get() as number;
+  }
+
+  async pruneClients(registeredBefore: number): Promise<number> {
+    return this.#sql.pruneClients.run(registeredBefore).changes;
   }
 
   async createGrant(grant: OAuthGrant): Promise<void> {

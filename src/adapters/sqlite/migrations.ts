@@ -327,6 +327,14 @@ export const MIGRATIONS: readonly Migration[] = [
       if (author) setAuthor.run(author, row.seq);
     }
   },
+  // 13: OAuth clients that never completed a sign-in are pruned (AccountStore.pruneClients):
+  // unused_since is the registration time while the client has not, null once it has
+  // (clientUnusedSince). Clients registered before are left null: whether they ever
+  // signed in was not recorded, so they are never taken for unused.
+  `
+    ALTER TABLE oauth_clients ADD COLUMN unused_since INTEGER;
+    CREATE INDEX oauth_clients_unused ON oauth_clients (unused_since) WHERE unused_since IS NOT NULL;
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

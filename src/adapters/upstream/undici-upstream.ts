@@ -5,8 +5,9 @@
 import { lookup } from 'node:dns';
 import { Agent, errors, request } from 'undici';
 import { EngramError, fromUpstream } from '../../errors.js';
-import { guardedLookup, hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
+import { AddressRefusedError, guardedLookup, hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
 import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from '../../ports/index.js';
+import type { UpstreamOwner } from '../../domain/types.js';
 
 export interface UndiciUpstreamOptions {
   /**
@@ -25,6 +26,11 @@ export interface UndiciUpstreamOptions {
    * every address a name resolves to when connecting (DNS rebinding). Absent: anywhere.
    */
   addressPolicy?: AddressPolicy;
+  /**
+   * The policy for upstreams dashboard users set (`UpstreamRequest.setBy`), checked the
+   * same two ways; absent: `addressPolicy`.
+   */
+  userAddressPolicy?: AddressPolicy;
   /** How names are resolved (`dns.lookup`); tests give their own to play a rebinding name. */
   resolve?: typeof lookup;
   /** Sockets per upstream origin; unlimited by default. */
@@ -73,36 +79,51 @@ function catalogued(error: unknown): unknown {
   return new EngramError('upstream_unreachable', undefined, { cause: error });
 }
 
+/** One pool of connections and its address policy: the operator's, or the dashboard users'. */
+interface Route {
+  dispatcher: Agent;
+  policy: AddressPolicy | undefined;
+}
+
 export class UndiciUpstream implements UpstreamClient {
-  private readonly dispatcher: Agent;
-  private readonly policy: AddressPolicy | undefined;
+  readonly #routes: Record<UpstreamOwner, Route>;
 
   constructor(options: UndiciUpstreamOptions) {
-    this.policy = options.addressPolicy;
-    this.dispatcher = new Agent({
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.idleTimeoutMs ?? Math.min(options.timeoutMs, 60_000),
-      // One HTTP/1.1 stream per socket: as many sockets as clients hold streams open.
-      connections: options.connections ?? null,
-      keepAliveTimeout: 30_000,
-      connect: {
-        timeout: Math.min(options.timeoutMs, 15_000),
-        ...(options.addressPolicy ? { lookup: guardedLookup((options.resolve ?? lookup) as never, options.addressPolicy) } : {}),
-      },
+    const route = (policy: AddressPolicy | undefined): Route => ({
+      policy,
+      dispatcher: new Agent({
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.idleTimeoutMs ?? Math.min(options.timeoutMs, 60_000),
+        // One HTTP/1.1 stream per socket: as many sockets as clients hold streams open.
+        connections: options.connections ?? null,
+        keepAliveTimeout: 30_000,
+        connect: {
+          timeout: Math.min(options.timeoutMs, 15_000),
+          ...(policy ? { lookup: guardedLookup((options.resolve ?? lookup) as never, policy) } : {}),
+        },
+      }),
     });
+    const operator = route(options.addressPolicy);
+    // Pools are per origin: a user's request must never ride a connection the operator's
+    // policy let through (to loopback, say), so users get a pool of their own.
+    this.#routes = { operator, user: options.userAddressPolicy ? route(options.userAddressPolicy) : operator };
   }
 
   async send(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
     try {
+      const { dispatcher, policy } = this.#routes[upstreamRequest.setBy ?? 'operator'];
       // An address literal never goes through the lookup: checked here.
-      const refused = this.policy && this.#refusal(new URL(upstreamRequest.url), this.policy);
-      if (refused) throw new EngramError('upstream_unreachable', `The upstream host is refused: ${refused}`);
+      const refused = policy && this.#refusal(new URL(upstreamRequest.url), policy);
+      if (refused) {
+        const why = `The upstream host is refused: ${refused}`;
+        throw new EngramError('upstream_unreachable', why, { cause: new AddressRefusedError(why) });
+      }
       const response = await request(upstreamRequest.url, {
         method: upstreamRequest.method,
         headers: upstreamRequest.headers,
         body: upstreamRequest.body,
         signal: upstreamRequest.signal,
-        dispatcher: this.dispatcher,
+        dispatcher,
         ...(upstreamRequest.headersTimeoutMs ? { headersTimeout: upstreamRequest.headersTimeoutMs } : {}),
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
@@ -111,15 +132,17 @@ export class UndiciUpstream implements UpstreamClient {
     }
   }
 
-  /** Host -> why it is refused (or undefined): the answer depends on the host and the policy only. */
-  readonly #refusals = new Map<string, string | undefined>();
+  /** Policy -> host -> why it is refused (or undefined): the answer depends on the host and the policy only. */
+  readonly #refusals = new Map<AddressPolicy, Map<string, string | undefined>>();
 
   #refusal(url: URL, policy: AddressPolicy): string | undefined {
     const host = url.hostname;
-    if (this.#refusals.has(host)) return this.#refusals.get(host);
+    let known = this.#refusals.get(policy);
+    if (!known) this.#refusals.set(policy, (known = new Map()));
+    if (known.has(host)) return known.get(host);
     const refused = hostRefusal(url, policy);
-    if (this.#refusals.size >= 10_000) this.#refusals.clear();
-    this.#refusals.set(host, refused);
+    if (known.size >= 10_000) known.clear();
+    known.set(host, refused);
     return refused;
   }
 
@@ -129,6 +152,7 @@ export class UndiciUpstream implements UpstreamClient {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    const { operator, user } = this.#routes;
+    await Promise.all([operator.dispatcher.close(), ...(user === operator ? [] : [user.dispatcher.close()])]);
   }
 }

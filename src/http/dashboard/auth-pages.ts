@@ -1,12 +1,16 @@
 /**
  * Sign-up, log-in and log-out. A failed log-in says only that the email or password is
- * wrong (never which), and takes as long either way (`Accounts.checkPassword`). Both are
- * rate-limited per client address, and log-in also per email, so neither a guesser nor
- * a sign-up flood gets far; the limits are per replica (DESIGN section 11).
+ * wrong (never which), and takes as long either way (`Accounts.checkPassword`). Sign-up is
+ * rate-limited per client address; log-in per address and account, per address and per
+ * account (`security/log-in-limits.ts`), so neither a guesser nor a sign-up flood gets
+ * far, and one address's failures do not lock anyone else out. The address is the
+ * client's as the trusted proxies tell it (`ENGRAM_TRUST_PROXY`); limits are per replica
+ * (DESIGN section 11).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
+import { LogInLimits } from '../../security/log-in-limits.js';
 import { RateLimiter } from '../../security/rate-limits.js';
 import { safeNext, secureCookies, signIn as startSignedIn, signOut } from '../web/session.js';
 import { normaliseEmail, type User } from '../../domain/account-records.js';
@@ -24,8 +28,7 @@ function field(value: unknown): string {
 export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const secure = secureCookies(deps.publicUrl());
   const signUps = new RateLimiter({ perMinute: 5, burst: 10 }, deps.now);
-  const logInsByAddress = new RateLimiter({ perMinute: 20, burst: 20 }, deps.now);
-  const logInsByEmail = new RateLimiter({ perMinute: 5, burst: 10 }, deps.now);
+  const logIns = new LogInLimits(deps.now);
 
   async function signIn(reply: FastifyReply, user: User, next: string) {
     await startSignedIn(reply, deps.accounts, user, secure);
@@ -38,16 +41,16 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   }
 
   app.get<{ Querystring: { next?: string } }>('/login', async (request, reply) => {
-    const next = safeNext(request.query.next);
+    const next = safeNext(request.query.next, deps.publicUrl());
     if (request.signedIn) return reply.redirect(next, 303);
     return reply.page('login', { title: 'Log in', next, signup: deps.config.signup });
   });
 
   app.post<{ Body: Credentials }>('/login', { preValidation: app.csrfProtection }, async (request, reply) => {
     const email = field(request.body?.email);
-    const next = safeNext(request.body?.next);
+    const next = safeNext(request.body?.next, deps.publicUrl());
     const context = { title: 'Log in', next, email, signup: deps.config.signup };
-    const wait = Math.max(logInsByAddress.take(request.ip), logInsByEmail.take(normaliseEmail(email)));
+    const wait = logIns.take(request.ip, normaliseEmail(email));
     if (wait > 0) return tooMany(reply, wait, 'login', context);
     const user = await deps.accounts.checkPassword(email, field(request.body?.password));
     if (!user) return reply.page('login', { ...context, error: 'Wrong email or password.' }, 401);
@@ -55,7 +58,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   });
 
   app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {
-    const next = safeNext(request.query.next);
+    const next = safeNext(request.query.next, deps.publicUrl());
     if (!deps.config.signup) return closed(reply);
     if (request.signedIn) return reply.redirect(next, 303);
     return reply.page('signup', { title: 'Sign up', next });
@@ -64,7 +67,7 @@ export const authPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps 
   app.post<{ Body: Credentials }>('/signup', { preValidation: app.csrfProtection }, async (request, reply) => {
     if (!deps.config.signup) return closed(reply);
     const email = field(request.body?.email);
-    const next = safeNext(request.body?.next);
+    const next = safeNext(request.body?.next, deps.publicUrl());
     const context = { title: 'Sign up', next, email };
     const wait = signUps.take(request.ip);
     if (wait > 0) return tooMany(reply, wait, 'signup', context);

@@ -1,52 +1,97 @@
 /**
  * "Test connection" on the agent form: asks the upstream for its model list with the key
- * and headers as typed, through the same upstream client (and address policy) the proxy
- * uses, and says in plain words what came back. Nothing is stored.
+ * and headers as typed, through the same upstream client the proxy uses, under the
+ * dashboard users' address policy, and says in plain words what came back. Nothing is
+ * stored.
+ *
+ * The answer is the status and a short reason of Engram's own words, never any of the
+ * upstream's text: the person typing the URL need not be the operator, and a "test"
+ * that echoed a body would read any service Engram can reach for them.
  */
+import { STATUS_CODES } from 'node:http';
 import type { UpstreamClient } from '../../ports/upstream.js';
-import { toEngramError } from '../../errors.js';
+import { EngramError } from '../../errors.js';
 import { modelIds } from '../../connect/models.js';
-import { readText } from '../../memory/http-body.js';
+import { discard, readText } from '../../memory/http-body.js';
 import { DEFAULT_ANTHROPIC_VERSION } from '../../protocols/messages/adapter.js';
+import { isAddressRefusal } from '../../security/address-policy.js';
 
 export interface ConnectionCheck {
   ok: boolean;
-  /** One sentence for the person. */
+  /** One sentence for the person, in Engram's words only. */
   summary: string;
-  /** What the upstream answered: the first model ids, or the start of its error body. */
-  detail: string;
 }
 
 /** A provider's model list can be long (hundreds of models): bounded well above that. */
 const MAX_BODY = 4 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
-/** `baseUrl` as the management API cleans it (`upstreamBaseUrl`): `/v1/models` is appended. */
-export async function checkUpstream(upstream: UpstreamClient, baseUrl: string, apiKey: string, headers: Record<string, string>): Promise<ConnectionCheck> {
-  const url = new URL(`${baseUrl}/v1/models`);
-  const auth: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}`, 'x-api-key': apiKey } : {};
+export interface CheckTarget {
+  /** As the management API cleans it (`upstreamBaseUrl`): `/v1/models` is appended. */
+  baseUrl: string;
+  apiKey: string;
+  headers: Record<string, string>;
+}
+
+export async function checkUpstream(upstream: UpstreamClient, target: CheckTarget): Promise<ConnectionCheck> {
+  const url = new URL(`${target.baseUrl}/v1/models`);
+  const auth: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}`, 'x-api-key': target.apiKey } : {};
   try {
     const response = await upstream.send({
       url: url.href,
       method: 'GET',
-      headers: { ...auth, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION, accept: 'application/json', ...headers },
+      headers: { ...auth, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION, accept: 'application/json', ...target.headers },
       signal: AbortSignal.timeout(TIMEOUT_MS),
       headersTimeoutMs: TIMEOUT_MS,
+      setBy: 'user',
     });
-    const text = await readText(response.body, MAX_BODY);
-    if (response.status >= 200 && response.status < 300) {
-      const ids = modelIds(parsed(text)) ?? [];
-      return {
-        ok: true,
-        summary: `Connected: ${url.origin} answered ${response.status}${ids.length ? ` and lists ${ids.length} model${ids.length === 1 ? '' : 's'}` : ''}.`,
-        detail: ids.slice(0, 12).join(', '),
-      };
+    const status = `${response.status} ${STATUS_CODES[response.status] ?? ''}`.trim();
+    if (response.status < 200 || response.status > 299) {
+      await discard(response.body);
+      const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : response.status === 404 ? ' Check the base URL (Engram appends /v1/...).' : '';
+      return { ok: false, summary: `${url.origin} answered ${status}.${hint}` };
     }
-    const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : response.status === 404 ? ' Check the base URL (Engram appends /v1/...).' : '';
-    return { ok: false, summary: `${url.origin} answered ${response.status}.${hint}`, detail: text.slice(0, 500) };
+    // Only how many models: the ids are the upstream's text.
+    const count = modelIds(parsed(await readText(response.body, MAX_BODY)))?.length ?? 0;
+    return { ok: true, summary: `Connected: ${url.origin} answered ${status}${count ? ` and lists ${count} model${count === 1 ? '' : 's'}` : ''}.` };
   } catch (error) {
-    return { ok: false, summary: `Could not reach ${url.origin}: ${toEngramError(error).message}`, detail: '' };
+    return { ok: false, summary: `Could not connect to ${url.origin}: ${failureReason(error)}.` };
   }
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was reset',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out',
+};
+
+/**
+ * Why no answer came, from a fixed list: an address refusal is Engram's own sentence;
+ * anything else is named by its code only, since a transport error's message can quote
+ * what the other end sent (a malformed status line, say).
+ */
+function failureReason(error: unknown): string {
+  if (isAddressRefusal(error)) return refusalOf(error);
+  if (error instanceof EngramError && error.code === 'upstream_timeout') return 'timed out';
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current.name === 'TimeoutError' || current.name === 'AbortError') return 'timed out';
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_REASONS[code]) return NETWORK_REASONS[code];
+  }
+  return 'no HTTP answer';
+}
+
+/** `refused: 127.0.0.1 is a loopback address and … is off`, from the policy's own message. */
+function refusalOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  const why = /is refused: (.*)$/.exec(message)?.[1];
+  return why ? `refused: ${why.replace(/\.$/, '')}` : 'refused by the address policy';
 }
 
 function parsed(text: string): unknown {

@@ -11,9 +11,10 @@ import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
 import { issueToken } from '../management/issue-token.js';
-import { parseAgentPatch, refuseForbiddenUpstream } from '../management/agent-input.js';
+import { parseAgentPatch } from '../management/agent-input.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
+import { upstreamPolicies } from '../../security/address-policy.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstream, type ConnectionCheck } from './connection-check.js';
 import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
@@ -23,6 +24,9 @@ const HOME = locations({ home: '~' });
 
 export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control } = deps;
+  // Whoever signed in is a dashboard user, not the operator: their upstreams live under
+  // the users' address policy (`ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE`), checked here and on every connection.
+  const policies = upstreamPolicies(deps.config);
   app.addHook('preHandler', requireSignedIn);
 
   app.get('/', async (request, reply) => {
@@ -57,16 +61,17 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
   });
 
   // The upstream as saving the agent would take it: the same parser cleans the base URL
-  // (a pasted `/v1` dropped) and refuses the same headers.
+  // (a pasted `/v1` dropped) and refuses the same headers; the upstream client refuses
+  // the same addresses (`setBy: 'user'`), by the URL and by where its name resolves.
   const check = async (form: AgentForm): Promise<ConnectionCheck> => {
     try {
-      if (!text(form.base_url)) return { ok: false, summary: 'Give the base URL first.', detail: '' };
+      if (!text(form.base_url)) return { ok: false, summary: 'Give the base URL first.' };
       const { upstream, secrets } = parseAgentPatch({ upstream: agentBody(form).upstream });
-      const baseUrl = upstream?.baseUrl as string;
-      refuseForbiddenUpstream(baseUrl, { allowPrivate: deps.config.upstreamAllowPrivate });
-      return await checkUpstream(deps.upstream, baseUrl, secrets?.upstreamApiKey ?? '', upstream?.headers ?? {});
+      return await checkUpstream(deps.upstream, { baseUrl: upstream?.baseUrl as string, apiKey: secrets?.upstreamApiKey ?? '', headers: upstream?.headers ?? {} });
     } catch (error) {
-      return { ok: false, summary: error instanceof Error ? error.message : String(error), detail: '' };
+      // The form's own mistakes (parseAgentPatch): Engram's messages about what was typed.
+      if (error instanceof EngramError && error.status < 500) return { ok: false, summary: error.message.replaceAll('`', '"') };
+      throw error;
     }
   };
 
@@ -83,7 +88,7 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(form) });
     let agent;
     try {
-      ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), allowPrivate: deps.config.upstreamAllowPrivate }));
+      ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), setBy: 'user', policies }));
     } catch (error) {
       if (error instanceof EngramError && error.status < 500) return agentForm(reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
       throw error;

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Agent } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
+import { upstreamPolicies } from '../../security/address-policy.js';
 import { agentRead, findAgent, findOrg, type AgentParams, type OrgParams } from './access.js';
 import { parseAgentPatch, refuseForbiddenUpstream } from './agent-input.js';
 import { createAgentFromBody, refuseTakenName } from './create-agent.js';
@@ -11,14 +12,15 @@ import { agentWire, publicBase } from './wire.js';
 /** `/v0/orgs/:org/agents[/:agent]`: admin, except that an agent may read its own record. */
 export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control } = deps;
-  const upstreamPolicy = { allowPrivate: deps.config.upstreamAllowPrivate };
+  // The admin token's: agents made or re-pointed here are the operator's (`UpstreamSettings.setBy`).
+  const policies = upstreamPolicies(deps.config);
 
   const apiKeySet = async (agent: Agent): Promise<boolean> =>
     ((await control.agentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
 
   app.post<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request, reply) => {
     const org = await findOrg(control, request.params.org);
-    const { agent, input } = await createAgentFromBody(control, { orgId: org.id, body: request.body, allowPrivate: upstreamPolicy.allowPrivate });
+    const { agent, input } = await createAgentFromBody(control, { orgId: org.id, body: request.body, setBy: 'operator', policies });
     let issued;
     try {
       issued = await issueToken(control, agent, 'default');
@@ -46,7 +48,10 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
   app.patch<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent', async (request) => {
     const { org, agent } = await findAgent(control, request.params);
     const patch = parseAgentPatch(request.body);
-    if (patch.upstream?.baseUrl !== undefined) refuseForbiddenUpstream(patch.upstream.baseUrl, upstreamPolicy);
+    if (patch.upstream?.baseUrl !== undefined) {
+      refuseForbiddenUpstream(patch.upstream.baseUrl, policies.operator);
+      patch.upstream.setBy = 'operator';
+    }
     if (patch.name !== undefined && patch.name !== agent.name) await refuseTakenName(control, org.id, patch.name, agent.id);
     const updated = await control.updateAgent(org.id, agent.id, patch);
     if (!updated) throw new EngramError('not_found', `No agent \`${request.params.agent}\``);

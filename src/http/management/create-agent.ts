@@ -1,12 +1,14 @@
 /**
  * A new agent from the management API's body (the dashboard turns its form into one):
- * parsed by the documented schema, its upstream checked against the address policy, its
- * name free in the organisation, then created. One path, so both refuse the same things
- * with the same messages.
+ * parsed by the documented schema, its upstream checked against the address policy of
+ * whoever sets it (the operator's for the admin token, the dashboard users' for a form),
+ * its name free in the organisation, then created. One path, so both refuse the same
+ * things with the same messages.
  */
 import type { Control } from '../../control/control.js';
 import type { NewAgent } from '../../domain/directory-records.js';
-import type { Agent } from '../../domain/types.js';
+import type { Agent, UpstreamOwner } from '../../domain/types.js';
+import type { AddressPolicy } from '../../security/address-policy.js';
 import { EngramError } from '../../errors.js';
 import { parseNewAgent, refuseForbiddenUpstream } from './agent-input.js';
 
@@ -20,10 +22,11 @@ export async function refuseTakenName(control: Control, orgId: string, name: str
 
 export async function createAgentFromBody(
   control: Control,
-  options: { orgId: string; body: unknown; allowPrivate: boolean },
+  options: { orgId: string; body: unknown; setBy: UpstreamOwner; policies: Record<UpstreamOwner, AddressPolicy> },
 ): Promise<{ agent: Agent; input: NewAgent }> {
-  const input = parseNewAgent(options.body, options.orgId);
-  refuseForbiddenUpstream(input.upstream.baseUrl, { allowPrivate: options.allowPrivate });
+  const parsed = parseNewAgent(options.body, options.orgId);
+  const input: NewAgent = { ...parsed, upstream: { ...parsed.upstream, setBy: options.setBy } };
+  refuseForbiddenUpstream(input.upstream.baseUrl, options.policies[options.setBy]);
   await refuseTakenName(control, options.orgId, input.name);
   return { agent: await control.createAgent(input), input };
 }

@@ -53,16 +53,19 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, {
     token: new RateLimiter(LIMITS.token, deps.now),
     revoke: new RateLimiter(LIMITS.revoke, deps.now),
   };
-  const limited = (kind: keyof typeof limiters) => async (request: FastifyRequest, reply: FastifyReply) => {
+  const limited = (kind: keyof typeof limiters) => async (request: FastifyRequest) => {
     const wait = limiters[kind].take(request.ip);
     if (wait > 0) {
-      reply.header('retry-after', String(Math.ceil(wait / 1000)));
-      throw new OAuthError('temporarily_unavailable', `Too many requests from this address; retry in ${Math.ceil(wait / 1000)} s`, { status: 429 });
+      const seconds = Math.ceil(wait / 1000);
+      throw new OAuthError('temporarily_unavailable', `Too many requests from this address; retry in ${seconds} s`, { status: 429, retryAfterSeconds: seconds });
     }
   };
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    if (error instanceof OAuthError) return noStore(reply).code(error.status).send(error.body());
+    if (error instanceof OAuthError) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+      return noStore(reply).code(error.status).send(error.body());
+    }
     // Fastify's own: a body that does not parse, is too large or of another type.
     if (error.statusCode !== undefined && error.statusCode < 500) {
       return noStore(reply).code(error.statusCode).send({ error: 'invalid_request', error_description: error.message });

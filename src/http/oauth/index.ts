@@ -13,7 +13,14 @@ export { oauthRoutes } from './api-routes.js';
 
 /** The authorization server over the app's stores, issuing as Engram's public URL. */
 export function createAuthorizationServer(deps: Deps): AuthorizationServer {
-  return new AuthorizationServer({ store: deps.accounts.store, accounts: deps.accounts, vault: deps.vault, issuer: () => deps.publicUrl(), now: () => deps.now() });
+  return new AuthorizationServer({
+    store: deps.accounts.store,
+    accounts: deps.accounts,
+    vault: deps.vault,
+    issuer: () => deps.publicUrl(),
+    now: () => deps.now(),
+    maxClients: deps.config.oauthMaxClients,
+  });
 }
 
 /** The OAuth pages of the web scope, over the app's one authorization server. */

@@ -33,9 +33,34 @@ export async function signOut(request: FastifyRequest, reply: FastifyReply, acco
   reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure });
 }
 
-/** A path on this site to come back to after logging in: never another origin (`//evil`, `/\evil`). */
-export function safeNext(raw: unknown): string {
-  return typeof raw === 'string' && /^\/(?![/\\])/.test(raw) && raw.length <= 4096 ? raw : '/';
+/** Where a log-in or sign-up goes when `next` is absent or is not a page of this site. */
+export const DEFAULT_NEXT = '/';
+const MAX_NEXT_CHARS = 4096;
+
+/**
+ * A page of this site to come back to after logging in or signing up, from a `next`
+ * the visitor (or whoever sent them the link) chose. It is read as the browser will read
+ * the `Location` it ends up in: by the WHATWG URL parser, against Engram's own origin.
+ * That parser drops tabs and newlines and takes `\` for `/`, so `/\t/evil.example` and
+ * `/\\evil.example` both mean `//evil.example`, another host; a check of the raw text
+ * cannot know every such reading, so the parser decides. Kept only when it lands on
+ * `ownOrigin`, and then sent re-serialised (path, query and fragment, percent-encoded:
+ * nothing a header refuses), never as given. A path that would begin with `//` once sent
+ * alone (`/.//evil.example` parses to the path `//evil.example`) is refused too.
+ */
+export function safeNext(raw: unknown, ownOrigin: string): string {
+  if (typeof raw !== 'string' || raw === '' || raw.length > MAX_NEXT_CHARS) return DEFAULT_NEXT;
+  let own: URL;
+  let url: URL;
+  try {
+    own = new URL(ownOrigin);
+    url = new URL(raw, own.origin);
+  } catch {
+    return DEFAULT_NEXT;
+  }
+  if (url.origin !== own.origin) return DEFAULT_NEXT;
+  const path = url.pathname + url.search + url.hash;
+  return path.startsWith('/') && !path.startsWith('//') && path.length <= MAX_NEXT_CHARS ? path : DEFAULT_NEXT;
 }
 
 /** Sends a visitor who is not signed in to the log-in page, then back to where they were going. */

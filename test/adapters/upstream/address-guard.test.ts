@@ -79,4 +79,31 @@ test('private forbidden: loopback and private refused however they are named', (
     }
   }));
 
+test("a dashboard user's upstream: a name resolving to loopback is refused at connect time, even while the operator's connection to it is open", () =>
+  withServer(async (port, hits) => {
+    const client = new UndiciUpstream({
+      timeoutMs: 5_000,
+      addressPolicy: { allowPrivate: true },
+      userAddressPolicy: { allowPrivate: false, setting: 'ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE', discreet: true },
+      resolve,
+    });
+    try {
+      const url = `http://loopback.test:${port}/v1/models`;
+      assert.is(await refusal(client, url), undefined, "the operator's agent reaches it (and keeps the connection alive)");
+      const send = (setBy: 'operator' | 'user') => client.send({ url, method: 'GET', headers: {}, setBy });
+      const refused = await send('user').then(() => undefined, (error: EngramError) => error);
+      assert.is(refused?.code, 'upstream_unreachable');
+      assert.match(refused?.message ?? '', /loopback\.test is refused: it resolves to a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+      assert.not.match(refused?.message ?? '', '127.0.0.1', 'the address it resolved to is not told');
+      const byAddress = await client.send({ url: `http://127.0.0.1:${port}/`, method: 'GET', headers: {}, setBy: 'user' }).then(() => undefined, (error: EngramError) => error);
+      assert.match(byAddress?.message ?? '', /127\.0\.0\.1 is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+      assert.is(hits(), 1, "only the operator's request reached the server");
+      const again = await send('operator');
+      for await (const _chunk of again.body);
+      assert.is(again.status, 200, "the operator's agent still does");
+    } finally {
+      await client.close();
+    }
+  }));
+
 test.run();

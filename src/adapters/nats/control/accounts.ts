@@ -7,7 +7,7 @@
  * | `user.<id>`             | User                                                |
  * | `email.<email>`         | claim `{id, name: email}` making emails unique      |
  * | `session.<id>`          | SessionRecord                                       |
- * | `client.<id>`           | OAuthClient                                         |
+ * | `client.<id>`           | OAuthClient (its first sign-in recorded, once)      |
  * | `grant.<id>`            | OAuthGrant                                          |
  * | `ugrant.<user>.<grant>` | marker `{userId, grantId}` listing a user's grants  |
  * | `signingkey`            | SigningKeyRecord                                    |
@@ -26,7 +26,7 @@
  */
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { grantDeadAt, type OAuthClient, type OAuthGrant, type SessionRecord, type SigningKeyRecord, type User } from '../../../domain/account-records.js';
+import { clientUnusedSince, grantDeadAt, type OAuthClient, type OAuthGrant, type SessionRecord, type SigningKeyRecord, type User } from '../../../domain/account-records.js';
 import { EngramError } from '../../../errors.js';
 import type { AccountStore } from '../../../ports/accounts.js';
 import type { NatsContext } from '../connection.js';
@@ -191,6 +191,39 @@ export class NatsAccountStore implements AccountStore {
     return this.#guard('listClients', async () => {
       const clients = await scanLatest(this.#kv, accountKeys.clients, this.#options.timeoutMs, (entry) => entry.json<OAuthClient>());
       return clients.map(({ item }) => item).sort(byCreation);
+    });
+  }
+
+  async clientSignedIn(id: string, at: number): Promise<void> {
+    await this.#guard('clientSignedIn', async () => {
+      const key = accountKeys.client(id);
+      // Most exchanges are by clients marked long ago: a read, and no write.
+      if (typeof (await this.#read<OAuthClient>(key, id))?.signedInAt === 'number') return;
+      await this.#update<OAuthClient>(key, (current) => (typeof current.signedInAt === 'number' ? current : { ...current, signedInAt: at }), {
+        matches: (stored) => stored.id === id,
+        keeps: (current, next) => next.id === current.id && next.createdAt === current.createdAt,
+        broken: 'clientSignedIn: the client id and registration time are kept',
+      });
+    });
+  }
+
+  /** One ordered consumer over the clients: O(clients), which is why registration counts once a minute at most. */
+  async countClients(): Promise<number> {
+    return this.#guard('countClients', async () => (await scanLatest(this.#kv, accountKeys.clients, this.#options.timeoutMs, () => true)).length);
+  }
+
+  /** Scans the clients and purges the revisions seen unused, so one that signed in since the scan is kept. */
+  async pruneClients(registeredBefore: number): Promise<number> {
+    return this.#guard('pruneClients', async () => {
+      const unused = await scanLatest(this.#kv, accountKeys.clients, this.#options.timeoutMs, (entry) => {
+        const since = clientUnusedSince(entry.json<OAuthClient>());
+        return since !== null && since < registeredBefore ? true : undefined;
+      });
+      let pruned = 0;
+      await forEachLimited(unused, PRUNE_CONCURRENCY, async ({ key, revision }) => {
+        if (await this.#purge(key, revision)) pruned++;
+      });
+      return pruned;
     });
   }
 
