@@ -14,6 +14,7 @@ import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { eventually, startEngram } from '../support/engram.js';
 import { adminApi, inSmallDisk, serveProcess, smallDiskPath } from '../support/engram-process.js';
 import { startNatsServer } from '../support/nats-server.js';
+import WebSocket from 'ws';
 
 /** One metric's value in a Prometheus text exposition (0 when the series is absent). */
 function metric(text: string, series: string): number {
@@ -72,6 +73,31 @@ async function chat(baseUrl: string, token: string, messages: unknown[]): Promis
   return { status: response.status, body, text };
 }
 
+/** One `response.create` over a Responses WebSocket; every frame up to the terminal one. */
+async function overWebSocket(baseUrl: string, token: string, body: Record<string, unknown>): Promise<any[]> {
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/responses`, { headers: { authorization: `Bearer ${token}` } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    const frames: any[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      socket.on('message', (data) => {
+        const frame = JSON.parse(String(data));
+        frames.push(frame);
+        if (['response.completed', 'response.failed', 'response.incomplete', 'error'].includes(frame.type)) resolve();
+      });
+      socket.once('close', () => reject(new Error(`closed after ${frames.length} frames`)));
+    });
+    socket.send(JSON.stringify({ type: 'response.create', ...body }));
+    await done;
+    return frames;
+  } finally {
+    socket.close();
+  }
+}
+
 test('data dir on a full disk: every turn answered 200, /readyz 503 naming recording; once there is room the turns are recorded and learnt', async () => {
   const upstream = await startScriptedUpstream();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-full-disk-'));
@@ -98,13 +124,19 @@ test('data dir on a full disk: every turn answered 200, /readyz 503 naming recor
       assert.is(answered.text, 'Understood.');
       assert.match(answered.body, 'data: [DONE]');
     }
+    // The Responses WebSocket settles turns the same way; its response record is among the writes kept.
+    upstream.enqueue({ type: 'text', text: 'Noted.' });
+    const frames = await overWebSocket(agent.base_url, agent.token, { model: 'gpt-test', store: true, input: 'REMEMBER: Hotfixes branch from the latest tag.' });
+    const completed = frames.at(-1);
+    assert.is(completed.type, 'response.completed', JSON.stringify(completed));
+    facts.push('Hotfixes branch from the latest tag.');
     const notReady = await readyz(engram.url);
     assert.is(notReady.status, 503);
     assert.equal(notReady.json.failed, ['recording']);
-    assert.match(notReady.json.checks.recording, /^3 answered turns not yet recorded \(retrying\): .*database or disk is full/);
+    assert.match(notReady.json.checks.recording, /^4 answered turns not yet recorded \(retrying\): .*database or disk is full/);
     let scraped = await scrape(engram.url);
-    assert.is(metric(scraped, 'engram_recordings_pending'), 3);
-    assert.is(metric(scraped, 'engram_recordings_deferred_total'), 3);
+    assert.is(metric(scraped, 'engram_recordings_pending'), 4);
+    assert.is(metric(scraped, 'engram_recordings_deferred_total'), 4);
 
     fs.rmSync(filler);
     await eventually(async () => ((await readyz(engram.url)).status === 200 ? true : undefined), 20_000, '/readyz ready again');
@@ -113,9 +145,11 @@ test('data dir on a full disk: every turn answered 200, /readyz 503 naming recor
       return listed.data?.length >= facts.length ? listed.data : undefined;
     }, 20_000, 'the reflections of the turns answered while the disk was full');
     for (const fact of facts) assert.ok(learnt.some((r: any) => r.content.includes(fact.slice(0, 20))), `learnt: ${fact}`);
+    const kept = await fetch(`${agent.base_url}/v1/responses/${completed.response.id}`, { headers: { authorization: `Bearer ${agent.token}` } });
+    assert.is(kept.status, 200, 'the response record, refused at first, is stored');
     scraped = await scrape(engram.url);
     assert.is(metric(scraped, 'engram_recordings_pending'), 0);
-    assert.is(metric(scraped, 'engram_recording_retries_total{outcome="recorded"}'), 3);
+    assert.is(metric(scraped, 'engram_recording_retries_total{outcome="recorded"}'), 4);
     assert.is(metric(scraped, 'engram_recordings_lost_total{reason="overflow"}'), 0);
   } finally {
     await engram.crash();
