@@ -27,6 +27,7 @@ import { opsRoutes } from './observability/ops-routes.js';
 import { observedBus, observedEmbedder } from './observability/observed-ports.js';
 import { ActivityRecorder, withActivity } from './observability/activity.js';
 import { prettyStream } from './observability/log-format.js';
+import { RecordingRetry } from './conversation/recording-retry.js';
 
 export interface BuildOptions {
   /** Fastify's logger: off, on, or a level (and a stream, for tests reading what is logged). */
@@ -90,7 +91,11 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
   app.decorate('metrics', withActivity(metrics, activity));
   decorateStopping(app);
   const deps: Deps = { ...given, bus: observedBus(given.bus, metrics, app.log, activity), embedder: observedEmbedder(given.embedder, metrics) };
-  opsRoutes(app, { deps: given, metrics });
+  // Answered turns the store refused, retried until it takes them; the last try is made on
+  // close, before `main.ts` closes the stores.
+  const recordings = new RecordingRetry({ log: app.log, observer: metrics, ...given.config.recordingRetry });
+  app.addHook('onClose', () => recordings.close());
+  opsRoutes(app, { deps: given, metrics, recording: () => recordings.check() });
   continueWhenReadingBody(app);
   app.addHook('onError', retryAfterHeader);
   app.setNotFoundHandler((request, reply) => {
@@ -104,7 +109,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     const bodyReads = createBodyReads(bodiesPerAddress);
     // One count of what each tenant has in flight, across every agent-scoped surface.
     const limits = createRequestLimits(deps.config.limits, deps.now);
-    await app.register(proxyRoutes, { deps, bodyReads, limits });
+    await app.register(proxyRoutes, { deps, bodyReads, limits, recordings });
     await app.register(managementRoutes, { deps });
     await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
     await app.register(hookRoutes, { deps, limits });

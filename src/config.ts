@@ -147,6 +147,11 @@ export interface Config {
    * run on once Engram takes no new ones; what remains then is cut.
    */
   shutdownGraceMs: number;
+  /**
+   * Answered turns whose recording the store refused (a full disk, NATS away) are kept in
+   * memory and retried: at most this many turns and bytes, past which the oldest are lost.
+   */
+  recordingRetry: { maxTurns: number; maxBytes: number };
   mcp: {
     /** MCP server names under which a client's tools count as Engram's (detection of `mcp__engram__recall`, ...). */
     serverNames: string[];
@@ -223,6 +228,8 @@ const SETTINGS = [
   'ws-max-frame-bytes',
   'ws-max-connection-ms',
   'shutdown-grace-ms',
+  'recording-retry-max-turns',
+  'recording-retry-max-bytes',
 ] as const;
 
 export const SETTING_NAMES: readonly string[] = SETTINGS;
@@ -415,6 +422,10 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),
+    recordingRetry: {
+      maxTurns: int('recording-retry-max-turns', 1_000, 1),
+      maxBytes: int('recording-retry-max-bytes', 64 * 1024 * 1024, 1024),
+    },
     mcp: { serverNames: serverNames(get('mcp-server-names')) },
     websocket: {
       maxFrameBytes: int('ws-max-frame-bytes', int('body-limit', 32 * 1024 * 1024, 1024), 1024),

@@ -24,7 +24,8 @@ import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Re
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
-import { expandRequest, keepResponse } from './chains.js';
+import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
+import type { RecordingWrite, TurnRecording } from './recording-retry.js';
 
 type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
 
@@ -53,6 +54,8 @@ export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
   /** Turns already cleaned for extraction: the history re-sent each turn is redacted once. */
   cleanedTurns: CleanedTurns;
+  /** Where a turn's writes go: now, and again later for those the store refused (`RecordingRetry`). */
+  recordings: { record(recording: TurnRecording): Promise<void> };
 }
 
 export function provideConversationMachine(deps: ConversationActorDeps) {
@@ -194,6 +197,13 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * Keeps what the next turn needs (the blocks added, what was seen) and, after a final
    * answer, queues the new turns for extraction once the conversation has been quiet
    * for `settleMs`. Runs only after a completed 2xx answer: a failed turn changes nothing.
+   *
+   * The client already has the whole answer: writes the store refuses are not an error of
+   * the exchange but kept and retried (`RecordingRetry`). So each write may run again,
+   * later, after newer turns of the conversation landed: the response record is the same
+   * record again, the job is re-published under its own message id without replacing a
+   * newer waiting job, the state is re-applied to the latest one (`settledState`, which
+   * undoes nothing a newer turn wrote), the session mark only moves forward.
    */
   const settle = step<void>(async ({ request, results }) => {
     const { agent } = results.authenticate!;
@@ -202,20 +212,19 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const settledAt = now();
     const { adapter } = request;
     const answered = relayed.outcome === 'completed' ? relayed.answer.response : undefined;
+    let link: NewLink | undefined;
     if (adapter.chain && answered) {
-      await keepResponse(
-        control,
-        {
-          agentId: agent.id,
-          conversationId: id,
-          response: answered,
-          input: adapter.messages(body).slice(chain?.history.length ?? 0),
-          chain,
-          store: adapter.chain.stored(body),
-          now: settledAt,
-        },
-        request.chainCache,
-      );
+      link = {
+        agentId: agent.id,
+        conversationId: id,
+        response: answered,
+        input: adapter.messages(body).slice(chain?.history.length ?? 0),
+        chain,
+        store: adapter.chain.stored(body),
+        now: settledAt,
+      };
+      // In memory, at once: the connection's next request may continue it whatever the store says.
+      cacheResponse(link, request.chainCache);
     }
     const turn = results.inject!.state;
     let compacted = false;
@@ -242,27 +251,40 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       });
     }
     const queued = job !== undefined;
-    const publish = () => (job ? publishExtractionJob(bus, job, config.settleMs) : Promise.resolve());
-    const record = () =>
-      control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), stored);
+    const kept = link?.store ? link : undefined;
+    const response: RecordingWrite | undefined = kept && { name: 'response', run: () => storeResponse(control, kept) };
+    const published = job;
+    const publish: RecordingWrite | undefined = published && {
+      name: 'job',
+      run: (retry) => publishExtractionJob(bus, published, config.settleMs, { supersede: !retry }),
+    };
+    const record: RecordingWrite = {
+      name: 'state',
+      // A retry reads the state afresh: what the request read is stale by then.
+      run: (retry) => control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), retry ? undefined : stored),
+    };
     const session = sessionDigestOf(id);
     // Marked when the conversation opens, and again after a day of silence so the mark
     // outlives the pruning of idle sessions as long as the conversation itself does.
-    const mark = () =>
+    const mark: RecordingWrite | undefined =
       session && (!stored || settledAt - stored.value.lastActivityAt > SESSION_MARK_REFRESH_MS)
-        ? control.conversations.markSession(agent.id, session, settledAt)
-        : Promise.resolve();
-    if (stored && stored.value.lastFinalAt > 0) {
-      // An older job of this conversation may still wait: publish before the state that
-      // supersedes it, so a crash in between leaves a job that still runs.
-      await publish();
-      await Promise.all([record(), mark()]);
-    } else {
-      // Nothing to supersede: the writes go out together (one round trip on a networked
-      // store, not three). Should the publish fail, the turns stay past the watermark and
-      // the conversation's next final answer queues them again.
-      await Promise.all([publish(), record(), mark()]);
-    }
+        ? { name: 'session', run: () => control.conversations.markSession(agent.id, session, settledAt) }
+        : undefined;
+    const present = (...list: Array<RecordingWrite | undefined>) => list.filter((write): write is RecordingWrite => write !== undefined);
+    const stages =
+      stored && stored.value.lastFinalAt > 0 && publish
+        ? // An older job of this conversation may still wait: publish before the state that
+          // supersedes it, so a crash in between leaves a job that still runs.
+          [present(response, publish), present(record, mark)]
+        : // Nothing to supersede: the writes go out together (one round trip on a networked
+          // store, not four). Should the publish fail, it is retried with the others.
+          [present(response, publish, record, mark)];
+    await deps.recordings.record({
+      agentId: agent.id,
+      conversationId: id,
+      stages,
+      bytes: () => jsonBytes(kept) + jsonBytes(job) + jsonBytes(turn),
+    });
   });
 
   const steps: Record<StepName, StepFunction> = { authenticate, resolveConversation, inject, forward, relay: relayStep, settle };
@@ -280,12 +302,18 @@ export type ConversationFlow = ReturnType<typeof provideConversationMachine>;
 
 const SESSION_MARK_REFRESH_MS = 24 * 60 * 60 * 1000;
 
+/** What keeping `value` in memory costs, about: its JSON's length. */
+function jsonBytes(value: unknown): number {
+  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
+}
+
 /**
  * The conversation's state once this turn settled, applied to the latest stored state
  * (another turn, an extraction job or an upload may have written since this request
  * read it): this turn's blocks and what it saw, unless a later turn of the conversation
- * settled first; every reflection ever injected; the watermark as stored (reset after a
- * compaction); the latest activity and final answer.
+ * settled first (more messages seen, or settled later: a retried recording lands after
+ * newer turns); every reflection ever injected; the watermark as stored (reset after a
+ * compaction, unless a newer turn settled since); the latest activity and final answer.
  */
 export function settledState(
   current: ConversationState | undefined,
@@ -293,13 +321,16 @@ export function settledState(
   { settledAt, compacted, queued }: { settledAt: number; compacted: boolean; queued: boolean },
 ): ConversationState {
   const base = current ?? turn;
-  const later = current !== undefined && current.seenMessages > turn.seenMessages;
+  // A turn that settled after this one already wrote (this is a retried recording, or the
+  // slower of two concurrent turns): its blocks and its watermark reset stand.
+  const newer = current !== undefined && current.lastActivityAt > settledAt;
+  const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
   return {
     ...base,
     insertions: later ? base.insertions : turn.insertions,
     seenMessages: later ? base.seenMessages : turn.seenMessages,
     injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
-    extractedTurns: compacted ? 0 : base.extractedTurns,
+    extractedTurns: compacted && !newer ? 0 : base.extractedTurns,
     lastActivityAt: Math.max(base.lastActivityAt, settledAt),
     lastFinalAt: queued ? Math.max(base.lastFinalAt, settledAt) : base.lastFinalAt,
   };

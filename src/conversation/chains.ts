@@ -103,24 +103,26 @@ export interface NewLink {
   now: number;
 }
 
+/** Remembers a response in the connection's cache, whatever its `store`: the next request may continue it. */
+export function cacheResponse(link: NewLink, cache: ChainCache | undefined): void {
+  if (!cache) return;
+  cache.latest = {
+    id: link.response.id,
+    conversationId: link.conversationId,
+    context: [...(link.chain?.history ?? []), ...link.input],
+    output: link.response.output,
+    stored: link.store,
+  };
+}
+
 /**
- * Remembers a response: in the connection's cache when there is one, and in the store
- * unless the client said `store: false`. A response continuing one that is not in the
- * store (a `store: false` or warm-up response on a WebSocket) is stored with its whole
- * history as input, so it can be continued on its own later.
+ * Keeps a response in the store (the caller skips it when the client said `store:
+ * false`). A response continuing one that is not in the store (a `store: false` or
+ * warm-up response on a WebSocket) is stored with its whole history as input, so it can
+ * be continued on its own later. Writing it again writes the same record.
  */
-export async function keepResponse(control: Control, link: NewLink, cache: ChainCache | undefined): Promise<void> {
+export async function storeResponse(control: Control, link: NewLink): Promise<void> {
   const history = link.chain?.history ?? [];
-  if (cache) {
-    cache.latest = {
-      id: link.response.id,
-      conversationId: link.conversationId,
-      context: [...history, ...link.input],
-      output: link.response.output,
-      stored: link.store,
-    };
-  }
-  if (!link.store) return;
   const previousId = link.chain?.previousId ?? null;
   const linked = link.chain?.stored === true;
   await control.putResponse({

@@ -8,7 +8,7 @@
  * token a request costs Engram a token lookup, never a buffered body.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { provideConversationMachine, type ConversationFlow } from '../conversation/actors.js';
+import { provideConversationMachine, type ConversationActorDeps, type ConversationFlow } from '../conversation/actors.js';
 import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';
@@ -52,11 +52,13 @@ export interface ProxyOptions {
   bodyReads: onRequestHookHandler;
   /** The app's per-tenant and process-wide limits. */
   limits: RequestLimits;
+  /** The app's retry queue of answered turns the store refused. */
+  recordings: ConversationActorDeps['recordings'];
 }
 
-export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits }) => {
+export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits, recordings }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns: createCleanedTurns() });
+  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns: createCleanedTurns(), recordings });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });

@@ -285,13 +285,16 @@ function offPair(text: string, index: number): number {
  * message id includes the settle time: a job is superseded by any newer final answer of
  * its conversation (`lastFinalAt`), so the newer one must always be queued, never
  * deduplicated away; the id only makes a re-publish of the very same job a no-op.
+ *
+ * `supersede: false` for a job published again later (a retried recording): a newer job
+ * of the conversation may wait by then, and it must not be the one replaced.
  */
-export async function publishExtractionJob(bus: EventBus, job: ExtractionJob, settleMs: number): Promise<void> {
+export async function publishExtractionJob(bus: EventBus, job: ExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
   const options: PublishOptions = {
     notBefore: job.settledAt + settleMs,
     msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
     // The conversation's job still waiting to settle covers fewer turns: this one replaces it.
-    supersedes: `${job.agentId}/${job.conversationId}`,
+    ...(supersede ? { supersedes: `${job.agentId}/${job.conversationId}` } : {}),
   };
   await bus.publish(EXTRACTION_SUBJECT, job, options);
 }

@@ -12,6 +12,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EventBus } from '../ports/index.js';
 import { JOB_SUBJECTS } from '../memory/agent-jobs.js';
 import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
+import type { RecordingObserver } from '../conversation/recording-retry.js';
 
 /** How one proxied exchange ended, as `runExchange` saw it. */
 export interface ExchangeSummary {
@@ -34,7 +35,7 @@ export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 export type ExtractionOutcome = 'done' | 'retry' | 'dead';
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
-export interface Metrics extends TaggingObserver {
+export interface Metrics extends TaggingObserver, RecordingObserver {
   /** Exposition in Prometheus's text format. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -148,6 +149,28 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
     registers,
   });
+  const recordingsPending = new Gauge({
+    name: 'engram_recordings_pending',
+    help: 'Answered turns whose recording (conversation state, extraction job, response record) the store refused, kept in this process\'s memory and retried; lost if it crashes',
+    registers,
+  });
+  const recordingsDeferred = new Counter({
+    name: 'engram_recordings_deferred_total',
+    help: 'Answered turns whose recording failed with their request and were kept to be retried',
+    registers,
+  });
+  const recordingRetries = new Counter({
+    name: 'engram_recording_retries_total',
+    help: 'Retries of a kept turn\'s recording, by outcome: recorded (every write landed), failed (tried again later)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const recordingsLost = new Counter({
+    name: 'engram_recordings_lost_total',
+    help: 'Answered turns never recorded, by reason: overflow (the retry queue was full), shutdown (still failing when Engram stopped)',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   // Read from the bus at each scrape: the queue is shared by every replica. A failed read
   // keeps a kind's last value. `kind`: extraction (a conversation's new turns) or tagging
   // (reflections stored without tags).
@@ -197,6 +220,10 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
     reflectionsTagged: (count) => tagged.inc(count),
     embeddingFailed: () => embeddingFailures.inc(),
+    recordingsPending: (count) => recordingsPending.set(count),
+    recordingDeferred: () => recordingsDeferred.inc(),
+    recordingRetried: (outcome) => recordingRetries.inc({ outcome }),
+    recordingsLost: (reason, count) => recordingsLost.inc({ reason }, count),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * What an operator's tooling asks of every Engram process, whatever its role (DESIGN
  * section 11): `GET /healthz` (the process serves), `GET /readyz` (its stores and bus
- * answer), `GET /metrics` (Prometheus text). No agent token, no per-tenant limit and no
+ * answer, and every answered turn is recorded), `GET /metrics` (Prometheus text). No agent token, no per-tenant limit and no
  * body: these are added on the root instance, outside the agent-scoped plugins whose
  * hooks authenticate, count and read bodies. `/metrics` is open on the listen address
  * like most Prometheus targets, unless `ENGRAM_METRICS_REQUIRE_ADMIN` asks for the admin
@@ -21,7 +21,7 @@ const CHECK_TIMEOUT_MS = 2_000;
 const PROBE_ID = 'engram-readiness-probe';
 
 interface Check {
-  name: 'control' | 'reflections' | 'bus';
+  name: 'control' | 'reflections' | 'bus' | 'recording';
   run(): Promise<unknown>;
 }
 
@@ -51,7 +51,14 @@ function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? '(unmatched)';
 }
 
-export function opsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps; metrics: Metrics }): void {
+export interface OpsOptions {
+  deps: Deps;
+  metrics: Metrics;
+  /** Throws while answered turns wait to be recorded (`RecordingRetry.check`). */
+  recording: () => void;
+}
+
+export function opsRoutes(app: FastifyInstance, { deps, metrics, recording }: OpsOptions): void {
   // Counted when the response is done, hijacked ones (the proxy's streams, MCP) included.
   app.addHook('onRequest', async (request, reply) => {
     let counted = false;
@@ -77,6 +84,9 @@ export function opsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps;
     { name: 'control', run: () => deps.control.conversations.get(PROBE_ID, PROBE_ID) },
     { name: 'reflections', run: () => deps.reflections.count(PROBE_ID) },
     { name: 'bus', run: () => deps.bus.pending(EXTRACTION_SUBJECT) },
+    // The stores may answer a read while refusing writes (a full disk): turns waiting to be
+    // recorded say so, and a replica that cannot record what it answers takes no more.
+    { name: 'recording', run: async () => recording() },
   ];
   app.get('/readyz', QUIET, async (request, reply) => {
     const results = await Promise.all(checks.map(runCheck));

@@ -42,4 +42,17 @@ test('a compacted history restarts the watermark; no job, no lastFinalAt; a new 
   assert.equal(opened, { ...turn, lastActivityAt: 2_000, lastFinalAt: 2_000 });
 });
 
+test('a retried recording that lands after a newer turn undoes none of it, even after a compaction', () => {
+  // The newer turn (settled at 3 000) compacted the history: fewer messages than this older turn saw.
+  const newer = { ...read, insertions: [block(0)], injectedIds: ['r7'], seenMessages: 2, extractedTurns: 3, lastActivityAt: 3_000, lastFinalAt: 3_000 };
+  const older = { ...turn, seenMessages: 4 };
+  const next = settledState(newer, older, { settledAt: 2_000, compacted: true, queued: true });
+  assert.equal(next.insertions, newer.insertions, 'the newer turn’s blocks stand');
+  assert.is(next.seenMessages, 2);
+  assert.is(next.extractedTurns, 3, 'the older turn’s compaction does not reset the newer watermark');
+  assert.is(next.lastActivityAt, 3_000);
+  assert.is(next.lastFinalAt, 3_000);
+  assert.equal(next.injectedIds.sort(), ['r1', 'r2', 'r7'], 'what the older turn injected is still remembered');
+});
+
 test.run();

@@ -158,7 +158,7 @@ test('health and readiness answer without a token', async ({ engram }) => {
   assert.equal(await health.json(), { status: 'ok' });
   const ready = await fetch(`${engram.url}/readyz`);
   assert.is(ready.status, 200);
-  assert.equal(await ready.json(), { status: 'ready', checks: { control: 'ok', reflections: 'ok', bus: 'ok' } });
+  assert.equal(await ready.json(), { status: 'ready', checks: { control: 'ok', reflections: 'ok', bus: 'ok', recording: 'ok' } });
 });
 
 test('ENGRAM_METRICS_REQUIRE_ADMIN: /metrics needs the admin token', async () => {

@@ -15,7 +15,7 @@ test('readyz is 503 naming the bus and the control store when their NATS server 
   try {
     const ready = await fetch(`${engram.url}/readyz`);
     assert.is(ready.status, 200);
-    assert.equal(await ready.json(), { status: 'ready', checks: { control: 'ok', reflections: 'ok', bus: 'ok' } });
+    assert.equal(await ready.json(), { status: 'ready', checks: { control: 'ok', reflections: 'ok', bus: 'ok', recording: 'ok' } });
 
     await nats.stop();
     natsDown = true;

@@ -30,11 +30,18 @@ export interface EngramProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `engram serve` with these ENGRAM_* settings and waits until it listens. */
-export async function serveProcess(env: Record<string, string>, options: { port?: number } = {}): Promise<EngramProcess> {
+/**
+ * Starts `engram serve` with these ENGRAM_* settings and waits until it listens. `wrap`
+ * runs it under another command (`inSmallDisk`): given the command line, returns the one to run.
+ */
+export async function serveProcess(
+  env: Record<string, string>,
+  options: { port?: number; wrap?: (command: string[]) => string[] } = {},
+): Promise<EngramProcess> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
+  const [command, ...args] = (options.wrap ?? ((given) => given))([process.execPath, ...CLI_ENTRY, 'serve']);
+  const child = spawn(command!, args, {
     cwd: ROOT,
     env: {
       ...cleanEnv(),
@@ -79,4 +86,18 @@ export async function adminApi(url: string, method: string, pathname: string, bo
   });
   const text = await response.text();
   return text ? JSON.parse(text) : undefined;
+}
+
+/**
+ * Runs the command with `dir` on a tmpfs of `size` (e.g. `64m`) of its own: in a new user
+ * and mount namespace, so no root is needed. The test reaches that disk through
+ * `/proc/<pid>/root<dir>` (`smallDiskPath`) to fill it up and free it again.
+ */
+export function inSmallDisk(dir: string, size: string): (command: string[]) => string[] {
+  return (command) => ['unshare', '-rm', 'sh', '-c', `mount -t tmpfs -o size=${size} tmpfs "$1" && shift && exec "$@"`, 'sh', dir, ...command];
+}
+
+/** `dir` as the process started with `inSmallDisk` sees it. */
+export function smallDiskPath(child: ChildProcess, dir: string): string {
+  return `/proc/${child.pid}/root${dir}`;
 }

@@ -21,8 +21,11 @@ export interface NatsServer {
   url: string;
   port: number;
   dir: string;
-  /** Stops the server (SIGTERM, then SIGKILL) and starts it again on the same port and store. */
-  restart(options?: { downMs?: number }): Promise<void>;
+  /**
+   * Stops the server (SIGTERM, then SIGKILL; `kill`: SIGKILL at once, as a crash, so what
+   * it had not flushed is lost) and starts it again on the same port and store.
+   */
+  restart(options?: { downMs?: number; kill?: boolean }): Promise<void>;
   stop(): Promise<void>;
   /** Stops it and removes its store. */
   cleanup(): Promise<void>;
@@ -65,12 +68,12 @@ export async function startNatsServer(options: { jetstreamMaxPayload?: number } 
     throw new Error(`nats-server did not start within 10 s:\n${log}`);
   };
 
-  const stop = async (): Promise<void> => {
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-    running.kill('SIGTERM');
+    running.kill(signal);
     const timer = setTimeout(() => running.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
@@ -81,12 +84,12 @@ export async function startNatsServer(options: { jetstreamMaxPayload?: number } 
     url: `nats://127.0.0.1:${port}`,
     port,
     dir,
-    async restart({ downMs = 0 } = {}) {
-      await stop();
+    async restart({ downMs = 0, kill = false } = {}) {
+      await stop(kill ? 'SIGKILL' : 'SIGTERM');
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       await launch(port);
     },
-    stop,
+    stop: () => stop(),
     async cleanup() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

@@ -63,6 +63,7 @@ export class ConnectionGate {
   #up = true;
   readonly #waiting = new Set<() => void>();
   readonly #reconnects = new Set<() => void>();
+  readonly #listeners = new Set<() => void>();
   readonly #stopStatus: () => void;
 
   constructor(nc: NatsConnection) {
@@ -77,6 +78,7 @@ export class ConnectionGate {
           this.#open();
           for (const resolve of this.#reconnects) resolve();
           this.#reconnects.clear();
+          for (const listener of this.#listeners) listener();
         }
       }
     })().catch(() => undefined);
@@ -101,6 +103,12 @@ export class ConnectionGate {
     });
   }
 
+  /** Calls `listener` after every reconnection; returns what unsubscribes it. */
+  onReconnect(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** Resolves once the connection is up; rejects when it is still down after `ms`. */
   async upWithin(ms: number): Promise<void> {
     if (this.#up) return;
@@ -117,6 +125,7 @@ export class ConnectionGate {
 
   close(): void {
     this.#stopStatus();
+    this.#listeners.clear();
     this.#open();
     for (const resolve of [...this.#reconnects]) resolve();
   }

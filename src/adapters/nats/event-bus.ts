@@ -28,6 +28,7 @@ import {
 } from '../../ports/index.js';
 import { QUEUED_LIMIT } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
+import { AckedSweep } from './bus-acked-sweep.js';
 import { NatsBusConsumer } from './bus-consumer.js';
 import { DeadLetters } from './bus-dead-letters.js';
 import { ConnectionGate } from './bus-loop.js';
@@ -60,6 +61,7 @@ export class NatsEventBus implements EventBus {
   readonly #deadLetters: DeadLetters;
   readonly #scheduler: DelayScheduler;
   readonly #gate: ConnectionGate;
+  readonly #sweep: AckedSweep;
   readonly #consumers = new Set<NatsBusConsumer<unknown>>();
   #closed = false;
 
@@ -85,6 +87,10 @@ export class NatsEventBus implements EventBus {
     const context = { nats, gate: this.#gate, names, now: this.#now, onError: this.#onError };
     this.#deadLetters = new DeadLetters({ ...context, payloads: this.#payloads });
     this.#scheduler = new DelayScheduler(context);
+    // What the streams hold is what `pending` and `queued` report: acked messages a killed
+    // server brought back are removed at start and after every reconnection.
+    this.#sweep = new AckedSweep({ ...context, streams: [names.stream, names.delayStream] });
+    this.#sweep.run();
   }
 
   /** Resolves once the server has stored the message (its PubAck). */
@@ -184,7 +190,7 @@ export class NatsEventBus implements EventBus {
     this.#closed = true;
     const consumers = [...this.#consumers];
     this.#consumers.clear();
-    await Promise.all([...consumers.map((consumer) => consumer.stop()), this.#scheduler.stop()]);
+    await Promise.all([...consumers.map((consumer) => consumer.stop()), this.#scheduler.stop(), this.#sweep.close()]);
     this.#gate.close();
   }
 

@@ -1,0 +1,127 @@
+/**
+ * Acked messages that a crashed nats-server brings back, removed again.
+ *
+ * In a work-queue stream an ack removes the message, so the bus counts and lists what a
+ * stream holds (`pending`, `queued`). nats-server 2.9's file store records the removal of
+ * a message from the middle of a block only in memory and an index file written later;
+ * a server killed (`kill -9`, an OOM kill, a lost machine) before that comes back with
+ * those messages stored again, while its consumers' state, kept apart, still has them
+ * acked. Nothing ever delivers them: the delay stream's scheduler acks out of order (a
+ * message nak'ed to wait stays below the ones acked after it), and its acked messages
+ * came back as "waiting" jobs long done, in `/jobs` and `engram_extraction_jobs_queued`,
+ * for good. (Newer servers write tombstones; 2.9 is what the bus must run on.)
+ *
+ * The sweep deletes, per durable consumer, the stored messages of its filter at or below
+ * its ack floor: every one of them is acked, so none is work. A message at a time
+ * (`STREAM.MSG.DELETE`), never a purge: a purge also clears the consumer's pending acks,
+ * which would strand the messages the scheduler holds nak'ed and the jobs being run.
+ */
+import type { ConsumerInfo, JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
+import type { NatsContext } from './connection.js';
+import { Pause, recover, type ConnectionGate } from './bus-loop.js';
+import { isNoMessage } from './bus-streams.js';
+
+/** Deletes the acked messages `stream` still holds; resolves with how many it deleted. */
+export async function deleteAckedMessages(jsm: JetStreamManager, stream: string): Promise<number> {
+  const consumers: ConsumerInfo[] = [];
+  for await (const consumer of jsm.consumers.list(stream)) consumers.push(consumer);
+  // Read after the consumers: the last sequence then includes everything they delivered.
+  const { state } = await jsm.streams.info(stream);
+  let deleted = 0;
+  for (const consumer of consumers) {
+    const floor = consumer.ack_floor.stream_seq;
+    const filter = consumer.config.filter_subject;
+    if (!filter || floor < state.first_seq) continue;
+    // A server that lost the stream's tail as well hands its sequences out again: a
+    // message at or below the floor may then be new. Leave such a stream alone.
+    if (state.last_seq < consumer.delivered.stream_seq) continue;
+    for (let seq = state.first_seq; seq <= floor; ) {
+      const stored = await nextOnSubject(jsm, stream, filter, seq);
+      if (!stored || stored.seq > floor) break;
+      if (await jsm.streams.deleteMessage(stream, stored.seq, false).catch(ignoreGone)) deleted++;
+      seq = stored.seq + 1;
+    }
+  }
+  return deleted;
+}
+
+async function nextOnSubject(jsm: JetStreamManager, stream: string, filter: string, seq: number): Promise<StoredMsg | null> {
+  try {
+    // The client types `next_by_subj` for direct gets only; the server's MSG.GET takes it too.
+    return await jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
+  } catch (error) {
+    if (isNoMessage(error)) return null;
+    throw error;
+  }
+}
+
+/** Removed meanwhile by someone else (another replica's sweep): as good as deleted here. */
+function ignoreGone(error: unknown): false {
+  if (isNoMessage(error)) return false;
+  throw error;
+}
+
+export interface SweepContext {
+  nats: NatsContext;
+  gate: ConnectionGate;
+  /** The bus's work-queue streams. */
+  streams: readonly string[];
+  onError: (error: unknown) => void;
+}
+
+/**
+ * Runs the sweep over the bus's streams when the bus opens (a crash may have happened
+ * while no Engram was connected) and after every reconnection, retrying with backoff
+ * until it succeeds once for that occasion. Safe on every replica at once.
+ */
+export class AckedSweep {
+  readonly #context: SweepContext;
+  readonly #pause = new Pause();
+  readonly #unsubscribe: () => void;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #closed = false;
+
+  constructor(context: SweepContext) {
+    this.#context = context;
+    this.#unsubscribe = context.gate.onReconnect(() => this.run());
+  }
+
+  /** Starts a sweep, or asks the running one to go round once more. */
+  run(): void {
+    if (this.#closed) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#loop().finally(() => (this.#running = undefined));
+  }
+
+  /** Resolves once the sweep running now, if any, has finished or given up. */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#unsubscribe();
+    this.#pause.wake();
+    await this.#running;
+  }
+
+  async #loop(): Promise<void> {
+    const { nats, gate, streams, onError } = this.#context;
+    let failures = 0;
+    while (!this.#closed) {
+      this.#again = false;
+      try {
+        for (const stream of streams) await deleteAckedMessages(nats.jsm, stream);
+        if (!this.#again) return;
+      } catch (error) {
+        if (this.#closed) return;
+        onError(new Error('NATS event bus: removing acked messages a server restart brought back failed', { cause: error }));
+        await recover(this.#pause, gate, ++failures, error);
+      }
+    }
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * Turns whose recording the store did not take, kept in this process's memory and
+ * written again until it does.
+ *
+ * A turn is recorded after its answer was relayed, before the response ends: the
+ * conversation's state, its extraction job, its Responses record. When a write fails (a
+ * full disk, NATS away) the client already has the whole answer, with a 200; failing
+ * the response then would only make the client resend a turn the upstream has already
+ * answered. So the turn is kept and retried instead: the response ends, and the writes
+ * that failed, and those ordered after them, run again with backoff until they land.
+ * While anything waits, `/readyz` says not ready (`check`), so a load balancer stops
+ * sending turns that cannot be recorded; `/metrics` counts what waits, what was retried
+ * and what was lost.
+ *
+ * What it holds is bounded (`maxTurns`, `maxBytes`): past either, the oldest turn is
+ * dropped, logged and counted as lost. A crash loses what waits (at most those bounds);
+ * a graceful stop tries each once more and logs what it still loses.
+ *
+ * Writes must be idempotent and must not undo what a newer turn wrote (see
+ * the settle step in `actors.ts`): a retry may land after later turns of the same conversation
+ * did. Within one conversation, retries still go oldest first.
+ */
+import type { Log } from '../log.js';
+
+/**
+ * One write of a turn's recording. Running it again after it landed changes nothing, and
+ * running it after a newer turn's writes undoes none of them.
+ */
+export interface RecordingWrite {
+  /** What it writes, for logs: `response`, `job`, `state`, `session`. */
+  readonly name: string;
+  /** `retry`: a later attempt, run from the retry queue (not with the request). */
+  run(retry: boolean): Promise<unknown>;
+}
+
+/** What recording one turn takes. */
+export interface TurnRecording {
+  agentId: string;
+  conversationId: string;
+  /**
+   * The writes, stage by stage: a stage's writes run together, and a stage runs once
+   * every write of the stage before it landed (a job published before the state that
+   * supersedes an older one).
+   */
+  stages: RecordingWrite[][];
+  /** What keeping it costs in memory, in bytes (its job, state and response), asked only when it is kept. */
+  bytes(): number;
+}
+
+/** Why a turn was never recorded. */
+export type RecordingLoss = 'overflow' | 'shutdown';
+
+/** Told what the queue does: the app's metrics. */
+export interface RecordingObserver {
+  /** Turns waiting now. */
+  recordingsPending(count: number): void;
+  /** A turn's recording failed with its request and was kept to be retried. */
+  recordingDeferred(): void;
+  /** One retry of one turn: all its writes landed (`recorded`) or one failed again. */
+  recordingRetried(outcome: 'recorded' | 'failed'): void;
+  recordingsLost(reason: RecordingLoss, count: number): void;
+}
+
+export interface RecordingRetryOptions {
+  log: Log;
+  observer?: RecordingObserver;
+  /** Turns held at most (default `MAX_TURNS`). */
+  maxTurns?: number;
+  /** Bytes held at most (default `MAX_BYTES`). */
+  maxBytes?: number;
+  /** Wait before the next retry round after `failures` rounds in a row wrote nothing (default: 250 ms doubling to 5 s, jittered). */
+  backoffMs?: (failures: number) => number;
+  /** How long a graceful stop spends on its last try (default 5 s). */
+  flushMs?: number;
+}
+
+/** Turns held at most by default: a minute or more of a busy replica's final answers. */
+export const MAX_TURNS = 1_000;
+/** Bytes held at most by default: two whole requests at the default body limit. */
+export const MAX_BYTES = 64 * 1024 * 1024;
+const FLUSH_MS = 5_000;
+/** Turns named in one log line about losses; the rest are counted. */
+const NAMED_IN_LOG = 20;
+
+function defaultBackoff(failures: number): number {
+  const base = Math.min(250 * 2 ** Math.max(0, failures - 1), 5_000);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+interface Waiting {
+  recording: TurnRecording;
+  /** The stages left: the first holds only the writes that failed. */
+  remaining: RecordingWrite[][];
+  bytes: number;
+  attempts: number;
+  error: unknown;
+}
+
+/** Runs `stages` in order; returns the stages left and the first error, or undefined when every write landed. */
+async function runStages(stages: RecordingWrite[][], retry: boolean): Promise<{ remaining: RecordingWrite[][]; error: unknown } | undefined> {
+  for (let i = 0; i < stages.length; i++) {
+    const stage = stages[i];
+    const results = await Promise.allSettled(stage.map((write) => write.run(retry)));
+    const failed = stage.filter((_, at) => results[at].status === 'rejected');
+    if (failed.length > 0) {
+      const error = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
+      return { remaining: [failed, ...stages.slice(i + 1)], error };
+    }
+  }
+  return undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class RecordingRetry {
+  readonly #log: Log;
+  readonly #observer: RecordingObserver | undefined;
+  readonly #maxTurns: number;
+  readonly #maxBytes: number;
+  readonly #backoffMs: (failures: number) => number;
+  readonly #flushMs: number;
+  /** Oldest first. */
+  #waiting: Waiting[] = [];
+  #bytes = 0;
+  /** Rounds in a row that wrote nothing. */
+  #failures = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #dueAt = 0;
+  #round: Promise<void> | undefined;
+  #closed = false;
+  #lastError: unknown;
+
+  constructor(options: RecordingRetryOptions) {
+    this.#log = options.log;
+    this.#observer = options.observer;
+    this.#maxTurns = Math.max(1, options.maxTurns ?? MAX_TURNS);
+    this.#maxBytes = Math.max(1, options.maxBytes ?? MAX_BYTES);
+    this.#backoffMs = options.backoffMs ?? defaultBackoff;
+    this.#flushMs = options.flushMs ?? FLUSH_MS;
+  }
+
+  /** Turns waiting to be recorded. */
+  get pending(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Records a turn: its writes now, stage by stage. Whatever does not land is kept and
+   * retried; resolves once the first attempt is over, and never rejects.
+   */
+  async record(recording: TurnRecording): Promise<void> {
+    const failed = await runStages(recording.stages, false);
+    if (!failed) {
+      // The store takes writes again: retry what waits now rather than after the backoff.
+      if (this.#waiting.length > 0 && this.#failures > 0) this.#schedule(0);
+      return;
+    }
+    this.#lastError = failed.error;
+    const { agentId, conversationId } = recording;
+    const writes = failed.remaining.flat().map((write) => write.name);
+    if (this.#closed) {
+      this.#log.error({ agentId, conversationId, writes, err: failed.error }, 'recording a turn failed while stopping: the turn is lost');
+      this.#observer?.recordingsLost('shutdown', 1);
+      return;
+    }
+    this.#observer?.recordingDeferred();
+    const kept = this.#keep({ recording, remaining: failed.remaining, bytes: recording.bytes(), attempts: 1, error: failed.error });
+    this.#log.warn(
+      { agentId, conversationId, writes, pending: this.#waiting.length, err: failed.error },
+      kept ? 'recording a turn failed: it is kept in memory and retried until the store takes it' : 'recording a turn failed',
+    );
+    this.#failures = Math.max(this.#failures, 1);
+    this.#schedule(this.#backoffMs(this.#failures));
+  }
+
+  /**
+   * Throws while turns wait to be recorded (the readiness check `recording`), saying how
+   * many and the last error.
+   */
+  check(): void {
+    const count = this.#waiting.length;
+    if (count === 0) return;
+    throw new Error(`${count} answered turn${count === 1 ? '' : 's'} not yet recorded (retrying): ${errorText(this.#lastError)}`);
+  }
+
+  /**
+   * Stops retrying after one last try of every turn that waits, within `flushMs`; what
+   * still fails is logged and counted as lost. Later turns get one attempt each.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#round;
+    if (this.#waiting.length === 0) return;
+    const deadline = Date.now() + this.#flushMs;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#flushMs)));
+    await Promise.race([this.#retryRound(deadline), late]);
+    clearTimeout(timer);
+    // A write still running past the deadline may yet land: it is counted lost all the same.
+    const lost = this.#waiting.splice(0);
+    this.#bytes = 0;
+    this.#observer?.recordingsPending(0);
+    if (lost.length > 0) this.#lose(lost, 'shutdown', 'turns not yet recorded when Engram stopped: they are lost');
+  }
+
+  /** Keeps `entry` within the bounds, dropping the oldest first; false when it alone exceeds them. */
+  #keep(entry: Waiting): boolean {
+    if (entry.bytes > this.#maxBytes) {
+      this.#lose([entry], 'overflow', 'a turn not recorded is larger than the retry queue holds: it is lost');
+      return false;
+    }
+    const dropped: Waiting[] = [];
+    while (this.#waiting.length >= this.#maxTurns || this.#bytes + entry.bytes > this.#maxBytes) {
+      const oldest = this.#waiting.shift()!;
+      this.#bytes -= oldest.bytes;
+      dropped.push(oldest);
+    }
+    this.#waiting.push(entry);
+    this.#bytes += entry.bytes;
+    this.#observer?.recordingsPending(this.#waiting.length);
+    if (dropped.length > 0) this.#lose(dropped, 'overflow', 'the retry queue of turns not recorded is full: the oldest are lost');
+    return true;
+  }
+
+  #lose(lost: Waiting[], reason: RecordingLoss, message: string): void {
+    this.#observer?.recordingsLost(reason, lost.length);
+    this.#log.error(
+      {
+        lost: lost.length,
+        turns: lost.slice(0, NAMED_IN_LOG).map(({ recording, attempts }) => ({ agentId: recording.agentId, conversationId: recording.conversationId, attempts })),
+        err: lost.at(-1)?.error,
+      },
+      message,
+    );
+  }
+
+  /** Plans the next round in `delayMs`, unless one is planned sooner (failing turns keep coming) or running. */
+  #schedule(delayMs: number): void {
+    if (this.#closed || this.#round) return;
+    const dueAt = Date.now() + delayMs;
+    if (this.#timer && this.#dueAt <= dueAt) return;
+    clearTimeout(this.#timer);
+    this.#dueAt = dueAt;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#round = this.#retryRound().finally(() => {
+        this.#round = undefined;
+        if (this.#waiting.length > 0) this.#schedule(this.#failures === 0 ? 0 : this.#backoffMs(this.#failures));
+      });
+    }, delayMs);
+    // Nothing to wait for once the process is stopping for good: `close` makes the last try.
+    this.#timer.unref();
+  }
+
+  /**
+   * One pass over what waits, oldest first. A turn whose conversation had an older turn
+   * fail in this pass waits for the next one (a conversation's turns land in order); two
+   * failures in a row end the pass, as the store is then likely still away (each failure
+   * may have cost a timeout). With a `deadline` (the last try), every turn is tried
+   * whatever fails, until then.
+   */
+  async #retryRound(deadline?: number): Promise<void> {
+    const blocked = new Set<string>();
+    let inARow = 0;
+    let wrote = false;
+    for (const entry of [...this.#waiting]) {
+      const key = `${entry.recording.agentId}\n${entry.recording.conversationId}`;
+      if (blocked.has(key)) continue;
+      if (deadline !== undefined && Date.now() >= deadline) break;
+      entry.attempts++;
+      const failed = await runStages(entry.remaining, true).catch((error: unknown) => ({ remaining: entry.remaining, error }));
+      if (!failed) {
+        this.#remove(entry);
+        this.#observer?.recordingRetried('recorded');
+        wrote = true;
+        inARow = 0;
+        continue;
+      }
+      entry.remaining = failed.remaining;
+      entry.error = failed.error;
+      this.#lastError = failed.error;
+      this.#observer?.recordingRetried('failed');
+      blocked.add(key);
+      if (++inARow >= 2 && deadline === undefined) break;
+    }
+    if (wrote) {
+      if (this.#failures > 0 && this.#waiting.length === 0) this.#log.info({}, 'turns whose recording had failed are all recorded now');
+      this.#failures = 0;
+    } else if (this.#waiting.length > 0) {
+      // Once per outage, then every tenth round: a full disk must not flood the log.
+      if (this.#failures % 10 === 0) {
+        this.#log.warn({ pending: this.#waiting.length, rounds: this.#failures + 1, err: this.#lastError }, 'recording turns still fails; retrying');
+      }
+      this.#failures++;
+    }
+  }
+
+  #remove(entry: Waiting): void {
+    const at = this.#waiting.indexOf(entry);
+    if (at === -1) return;
+    this.#waiting.splice(at, 1);
+    this.#bytes -= entry.bytes;
+    this.#observer?.recordingsPending(this.#waiting.length);
+  }
+}
