@@ -109,10 +109,8 @@ test('data dir on a full disk: every turn answered 200, /readyz 503 naming recor
       type: 'api_provider',
       upstream: { base_url: upstream.url, api_key: 'sk-upstream-full-disk-0000000000' },
     });
-    // The token's first use is recorded (a write): made before the disk fills, as in a
-    // server that has been running.
-    upstream.enqueue({ type: 'text', text: 'Hello.' });
-    assert.is((await ask(agent.base_url, agent.token, 'Hello')).status, 200);
+    // The token's first use is recorded on the full disk: a write that fails there, and
+    // must refuse no request.
     assert.is((await readyz(engram.url)).status, 200);
     const filler = fill(smallDiskPath(engram.child, dataDir));
 

@@ -256,9 +256,14 @@ export class SqliteDirectory implements Directory {
     const token = { ...found.token };
     const now = this.#now();
     if (token.lastUsedAt === null || now - token.lastUsedAt >= this.#lastUsedResolutionMs) {
-      this.#sql.touchToken.run(now, token.id);
-      token.lastUsedAt = now;
-      found.token = token;
+      try {
+        this.#sql.touchToken.run(now, token.id);
+        token.lastUsedAt = now;
+        found.token = token;
+      } catch {
+        // When the token was last used is a hint, not worth refusing a request over (a
+        // full disk, a busy file): the answer goes out, and the next use tries again.
+      }
     }
     return { token: { ...token }, agent: found.agent };
   }
