@@ -36,17 +36,22 @@ export interface RedactionBenchResult {
 }
 
 /**
- * `redactSecrets` as it was at `revision`: its redact*.ts files, read with git into a
- * temporary folder and imported from there. Undefined where git or the revision is missing.
+ * `redactSecrets` as it was at `revision`: its redact*.ts files and the rule data beside
+ * them (`secret-rules/`), read with git into a temporary folder and imported from there.
+ * Undefined where git or the revision is missing.
  */
 export async function redactionAt(revision: string): Promise<Redact | undefined> {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const files = git('ls-tree', '--name-only', revision, 'src/domain/')
+    const files = git('ls-tree', '-r', '--name-only', revision, 'src/domain/')
       .split('\n')
-      .filter((file) => /\/redact[\w-]*\.ts$/.test(file));
+      .filter((file) => /^src\/domain\/(?:redact[\w-]*\.ts|secret-rules\/.+)$/.test(file));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-redact-'));
-    for (const file of files) fs.writeFileSync(path.join(dir, path.basename(file)), git('show', `${revision}:${file}`));
+    for (const file of files) {
+      const target = path.join(dir, path.relative('src/domain', file));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, git('show', `${revision}:${file}`));
+    }
     // Its imports of packages resolve from this checkout's node_modules.
     fs.symlinkSync(path.join(HERE, '..', 'node_modules'), path.join(dir, 'node_modules'));
     const module = (await import(pathToFileURL(path.join(dir, 'redact.ts')).href)) as { redactSecrets: Redact };
