@@ -572,13 +572,24 @@ const GENERIC_RULES = GITLEAKS_RULES.filter(isGeneric);
 const isSeparator = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c || '"\'`\\=:>|?,'.includes(String.fromCharCode(c));
 const isNameChar = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2e;
 
-/** The name a value at `start` is assigned to: `DB_API_KEY` in `DB_API_KEY = "…"`, `"token_id": "…"`. */
+/** Types written between a name and its value: `var apiToken string = "…"`. */
+const TYPE_NAMES = new Set(['string', 'String', 'str', 'char', 'bytes', 'text']);
+
+/**
+ * The name a value at `start` is assigned to: `DB_API_KEY` in `DB_API_KEY = "…"`,
+ * `"token_id": "…"`, `apiToken` in `var apiToken string = "…"` and in PHP's `$apiToken .= "…"`.
+ */
 export function nameBefore(text: string, start: number): string {
   let end = start;
-  while (end > 0 && start - end < 32 && isSeparator(text.charCodeAt(end - 1))) end--;
-  let from = end;
-  while (from > 0 && end - from < 64 && isNameChar(text.charCodeAt(from - 1))) from--;
-  return text.slice(from, end);
+  for (let words = 0; words < 2; words++) {
+    while (end > 0 && start - end < 32 && (isSeparator(text.charCodeAt(end - 1)) || (text.charCodeAt(end - 1) === 0x2e && text.charCodeAt(end) === 0x3d))) end--;
+    let from = end;
+    while (from > 0 && end - from < 64 && isNameChar(text.charCodeAt(from - 1))) from--;
+    const name = text.slice(from, end);
+    if (!TYPE_NAMES.has(name)) return name;
+    end = from;
+  }
+  return '';
 }
 
 export const gitleaksFinder: Finder = { name: 'gitleaks', find: (text, anchors) => gitleaksFindings(text, SPECIFIC_RULES, anchors) };
