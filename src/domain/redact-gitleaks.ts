@@ -412,7 +412,7 @@ export const GITLEAKS_SKIPPED: readonly SkippedRule[] = COMPILED.skipped;
  */
 export function escapeView(text: string): string {
   if (!text.includes('\\')) return text;
-  return text.replace(/\\+(?=["nrt\u2028\u2029\u2009])(.)/g, (run: string, next: string) => {
+  return text.replace(/\\+(?=["nrt\u2028\u2029\u2009])([^])/g, (run: string, next: string) => {
     const backslashes = run.length - 1;
     // An even run is escaped backslashes: the letter after it is a letter.
     if (backslashes % 2 === 0) return run;
