@@ -33,6 +33,8 @@ export interface RedactionBenchResult {
   /** The slowest 1 MB adversarial line, ms. */
   adversarialMaxMs: number;
   adversarialWorst: string;
+  /** Lines of the clean corpus (test/fixtures/secrets/benign) the redaction changes: false positives, now and at `before.revision`. */
+  falsePositives: { current: number; before?: number };
 }
 
 /**
@@ -84,7 +86,19 @@ function time(redact: Redact, text: string, iterations: number): Summary {
 }
 
 const MB = 1024 * 1024;
-const ADVERSARIAL = ['a', 'Ab3+/Zq9', 'xoxb-12-', '-----BEGIN RSA PRIVATE KEY-----', 'https://a:', 'password token key secret ', 'sk-', 'AccountKey=', 'mongodb://a:b@', 'mysql -p', '--password '];
+const ADVERSARIAL = ['a', 'Ab3+/Zq9', 'xoxb-12-', '-----BEGIN RSA PRIVATE KEY-----', 'https://a:', 'password token key secret ', 'sk-', 'AccountKey=', 'mongodb://a:b@', 'mysql -p', '--password ', 'curl -u a:'];
+
+/** Lines of the clean corpus that `redact` changes. */
+export function falsePositives(redact: Redact): number {
+  let count = 0;
+  for (const { text } of benignTexts()) {
+    const before = text.split('\n');
+    count += redact(text)
+      .split('\n')
+      .filter((line, i) => line !== before[i]).length;
+  }
+  return count;
+}
 
 export async function redactionBench(options: { iterations?: number; before?: string | false } = {}): Promise<RedactionBenchResult> {
   const iterations = options.iterations ?? 500;
@@ -108,6 +122,7 @@ export async function redactionBench(options: { iterations?: number; before?: st
     ...(old && revision ? { before: { ...time(old, text, iterations), revision } } : {}),
     adversarialMaxMs,
     adversarialWorst,
+    falsePositives: { current: falsePositives(redactSecrets), ...(old ? { before: falsePositives(old) } : {}) },
   };
 }
 
@@ -117,9 +132,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     iterations: process.argv.includes('--quick') ? 50 : 500,
     before: at > 0 ? process.argv[at + 1] : undefined,
   });
-  const f = (s: Summary) => `p50 ${s.p50.toFixed(3)} ms, p95 ${s.p95.toFixed(3)} ms (n=${s.n})`;
+  const perMB = (ms: number) => ((ms * MB) / result.bytes).toFixed(2);
+  const f = (s: Summary) => `p50 ${s.p50.toFixed(3)} ms, p95 ${s.p95.toFixed(3)} ms (n=${s.n}); ${perMB(s.p50)} ms per MB at p50`;
   console.log(`redactSecrets on ${result.bytes} bytes of agent text`);
   if (result.before) console.log(`  before (${result.before.revision}): ${f(result.before)}`);
   console.log(`  now: ${f(result.current)}`);
+  const fp = result.falsePositives;
+  console.log(`  lines of the clean corpus changed (false positives): now ${fp.current}${fp.before === undefined ? '' : `, before ${fp.before}`}`);
   console.log(`  slowest 1 MB adversarial line: ${result.adversarialMaxMs.toFixed(0)} ms (${JSON.stringify(result.adversarialWorst)} repeated)`);
 }
