@@ -144,11 +144,18 @@ function exactStrings(node: GoRegexNode): string[] | undefined {
       return all;
     }
     case 'repeat': {
-      if (node.min !== node.max || node.min > 8) return undefined;
-      let all: string[] | undefined = [''];
+      // A fixed count, or a few (`passw(?:or)?d` is `passwd` or `password`).
+      if (node.max > 8) return undefined;
       const body = exactStrings(node.body);
-      for (let i = 0; i < node.min && all && body; i++) all = cross(all, body);
-      return body && all;
+      if (body === undefined) return undefined;
+      const all: string[] = [];
+      let run: string[] | undefined = [''];
+      for (let count = 0; count <= node.max && run; count++) {
+        if (count >= node.min) all.push(...run);
+        if (all.length > MAX_LITERALS) return undefined;
+        if (count < node.max) run = cross(run, body);
+      }
+      return run ? all : undefined;
     }
   }
 }

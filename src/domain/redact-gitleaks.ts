@@ -75,7 +75,8 @@ interface Allowlist {
   target: 'secret' | 'match' | 'line';
   and: boolean;
   regexes: RegExp[];
-  stopwords: string[];
+  /** One pass over the secret finds any of them (generic-api-key's list holds 1,446). */
+  stopwords?: KeywordScan;
   /** Paths or commits are listed: never true here, where there are none. */
   needsPathOrCommit: boolean;
 }
@@ -133,7 +134,7 @@ function compileAllowlist(data: AllowlistData): Allowlist {
     target: data.regexTarget ?? 'secret',
     and: data.condition === 'AND',
     regexes: (data.regexes ?? []).map((source) => new RegExp(toJavaScript(parseGoRegex(source)))),
-    stopwords: (data.stopwords ?? []).map((word) => word.toLowerCase()),
+    ...(data.stopwords?.length ? { stopwords: new KeywordScan(data.stopwords) } : {}),
     needsPathOrCommit: (data.paths?.length ?? 0) > 0 || (data.commits?.length ?? 0) > 0,
   };
 }
@@ -238,9 +239,8 @@ function allowed(allowlists: readonly Allowlist[], secret: string, match: () => 
     if (list.and && list.needsPathOrCommit) continue;
     const target = list.target === 'secret' ? secret : list.target === 'match' ? match() : line();
     const byRegex = list.regexes.length > 0 && target !== '' && list.regexes.some((regex) => regex.test(target));
-    const lower = list.stopwords.length > 0 ? secret.toLowerCase() : '';
-    const byStopword = list.stopwords.length > 0 && secret !== '' && list.stopwords.some((word) => lower.includes(word));
-    if (list.and ? (list.regexes.length === 0 || byRegex) && (list.stopwords.length === 0 || byStopword) : byRegex || byStopword) return true;
+    const byStopword = list.stopwords !== undefined && secret !== '' && list.stopwords.has(secret);
+    if (list.and ? (list.regexes.length === 0 || byRegex) && (list.stopwords === undefined || byStopword) : byRegex || byStopword) return true;
   }
   return false;
 }

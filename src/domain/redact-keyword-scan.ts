@@ -76,6 +76,18 @@ export class KeywordScan {
     this.ending = Uint8Array.from(ends, (list) => (list.length > 0 ? 1 : 0));
   }
 
+  /** Whether any keyword occurs in `text`, in any ASCII case. */
+  has(text: string): boolean {
+    const { alphabet, moves, width, ending } = this;
+    let state = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      state = moves[state * width + (c < 128 ? alphabet[c] : 0)];
+      if (ending[state] === 1) return true;
+    }
+    return false;
+  }
+
   /**
    * For each keyword, where it starts in `text` (in any ASCII case), ascending; undefined
    * for a keyword that does not occur.

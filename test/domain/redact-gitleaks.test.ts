@@ -1,6 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GITLEAKS_RULES, GITLEAKS_SKIPPED, escapeView, gitleaksFindings } from '../../src/domain/redact-gitleaks.js';
+import { leadingStrings } from '../../src/domain/redact-gitleaks-shape.js';
+import { parseGoRegex } from '../../src/domain/redact-go-regex.js';
+import { KeywordScan } from '../../src/domain/redact-keyword-scan.js';
 
 const rule = (id: string) => {
   const found = GITLEAKS_RULES.find((r) => r.id === id);
@@ -41,6 +44,22 @@ test('JSON escapes read as what they stand for, at the same length', () => {
   const view = escapeView(text);
   assert.is(view.length, text.length);
   assert.is(view, '{ "token ": "NRAK-X "} \nnext\\\\n');
+});
+
+test('a pattern with an optional literal starts with each of its spellings, so generic-api-key runs only at its keywords', () => {
+  assert.equal(leadingStrings(parseGoRegex('(?:key|passw(?:or)?d)=')), ['key=', 'passwd=', 'password=']);
+  assert.equal(leadingStrings(parseGoRegex('[a-z]+=')), undefined);
+  assert.ok(rule('generic-api-key').startKeywords !== undefined);
+});
+
+test('a stopword anywhere in a secret, in any case, is found in one pass', () => {
+  const scan = new KeywordScan(['example', 'abcdef']);
+  assert.ok(scan.has('my_EXAMPLE_value'));
+  assert.ok(scan.has('xxabcdef'));
+  assert.not.ok(scan.has('Xk9mQ2vR7tLp4WzB8nC3'));
+  // generic-api-key's own allowlist: a value with a stopword stays, one without goes.
+  assert.equal(gitleaksFindings('api_key = "example_9fQ2mX7vR4tLp8W"', [rule('generic-api-key')]), []);
+  assert.is(gitleaksFindings('api_key = "Zq9fQ2mX7vR4tLp8WkJ3"', [rule('generic-api-key')]).length, 1);
 });
 
 test.run();
