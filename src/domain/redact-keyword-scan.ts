@@ -9,7 +9,7 @@ export class KeywordScan {
   private readonly alphabet = new Uint8Array(128);
   private readonly width: number;
   /** The automaton's moves, `state * width + character`: a full table, no failure links to follow. */
-  private readonly moves: Int32Array;
+  private readonly moves: Uint16Array | Int32Array;
   /** For each state, the keywords that end there (through its suffixes too). */
   private readonly ends: number[][];
   /** 1 for a state where a keyword ends: most states end none, and this is cheaper to read. */
@@ -71,7 +71,10 @@ export class KeywordScan {
         }
       }
     }
-    this.moves = moves;
+    // Half the bytes when the states fit: the table is read at every character, and a
+    // smaller one stays in the cache (gitleaks: 4,176 states; 0.7 ms per 48 KB with 32-bit
+    // entries, 0.44 with 16).
+    this.moves = children.length <= 0xffff ? Uint16Array.from(moves) : moves;
     this.ends = ends;
     this.ending = Uint8Array.from(ends, (list) => (list.length > 0 ? 1 : 0));
   }
