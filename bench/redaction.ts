@@ -33,20 +33,27 @@ export interface RedactionBenchResult {
   /** The slowest 1 MB adversarial line, ms. */
   adversarialMaxMs: number;
   adversarialWorst: string;
+  /** Lines of the clean corpus (test/fixtures/secrets/benign) the redaction changes: false positives, now and at `before.revision`. */
+  falsePositives: { current: number; before?: number };
 }
 
 /**
- * `redactSecrets` as it was at `revision`: its redact*.ts files, read with git into a
- * temporary folder and imported from there. Undefined where git or the revision is missing.
+ * `redactSecrets` as it was at `revision`: its redact*.ts files and the rule data beside
+ * them (`secret-rules/`), read with git into a temporary folder and imported from there.
+ * Undefined where git or the revision is missing.
  */
 export async function redactionAt(revision: string): Promise<Redact | undefined> {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const files = git('ls-tree', '--name-only', revision, 'src/domain/')
+    const files = git('ls-tree', '-r', '--name-only', revision, 'src/domain/')
       .split('\n')
-      .filter((file) => /\/redact[\w-]*\.ts$/.test(file));
+      .filter((file) => /^src\/domain\/(?:redact[\w-]*\.ts|secret-rules\/.+)$/.test(file));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-redact-'));
-    for (const file of files) fs.writeFileSync(path.join(dir, path.basename(file)), git('show', `${revision}:${file}`));
+    for (const file of files) {
+      const target = path.join(dir, path.relative('src/domain', file));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, git('show', `${revision}:${file}`));
+    }
     // Its imports of packages resolve from this checkout's node_modules.
     fs.symlinkSync(path.join(HERE, '..', 'node_modules'), path.join(dir, 'node_modules'));
     const module = (await import(pathToFileURL(path.join(dir, 'redact.ts')).href)) as { redactSecrets: Redact };
@@ -79,7 +86,19 @@ function time(redact: Redact, text: string, iterations: number): Summary {
 }
 
 const MB = 1024 * 1024;
-const ADVERSARIAL = ['a', 'Ab3+/Zq9', 'xoxb-12-', '-----BEGIN RSA PRIVATE KEY-----', 'https://a:', 'password token key secret ', 'sk-', 'AccountKey=', 'mongodb://a:b@', 'mysql -p', '--password '];
+const ADVERSARIAL = ['a', 'Ab3+/Zq9', 'xoxb-12-', '-----BEGIN RSA PRIVATE KEY-----', 'https://a:', 'password token key secret ', 'sk-', 'AccountKey=', 'mongodb://a:b@', 'mysql -p', '--password ', 'curl -u a:'];
+
+/** Lines of the clean corpus that `redact` changes. */
+export function falsePositives(redact: Redact): number {
+  let count = 0;
+  for (const { text } of benignTexts()) {
+    const before = text.split('\n');
+    count += redact(text)
+      .split('\n')
+      .filter((line, i) => line !== before[i]).length;
+  }
+  return count;
+}
 
 export async function redactionBench(options: { iterations?: number; before?: string | false } = {}): Promise<RedactionBenchResult> {
   const iterations = options.iterations ?? 500;
@@ -103,6 +122,7 @@ export async function redactionBench(options: { iterations?: number; before?: st
     ...(old && revision ? { before: { ...time(old, text, iterations), revision } } : {}),
     adversarialMaxMs,
     adversarialWorst,
+    falsePositives: { current: falsePositives(redactSecrets), ...(old ? { before: falsePositives(old) } : {}) },
   };
 }
 
@@ -112,9 +132,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     iterations: process.argv.includes('--quick') ? 50 : 500,
     before: at > 0 ? process.argv[at + 1] : undefined,
   });
-  const f = (s: Summary) => `p50 ${s.p50.toFixed(3)} ms, p95 ${s.p95.toFixed(3)} ms (n=${s.n})`;
+  const perMB = (ms: number) => ((ms * MB) / result.bytes).toFixed(2);
+  const f = (s: Summary) => `p50 ${s.p50.toFixed(3)} ms, p95 ${s.p95.toFixed(3)} ms (n=${s.n}); ${perMB(s.p50)} ms per MB at p50`;
   console.log(`redactSecrets on ${result.bytes} bytes of agent text`);
   if (result.before) console.log(`  before (${result.before.revision}): ${f(result.before)}`);
   console.log(`  now: ${f(result.current)}`);
+  const fp = result.falsePositives;
+  console.log(`  lines of the clean corpus changed (false positives): now ${fp.current}${fp.before === undefined ? '' : `, before ${fp.before}`}`);
   console.log(`  slowest 1 MB adversarial line: ${result.adversarialMaxMs.toFixed(0)} ms (${JSON.stringify(result.adversarialWorst)} repeated)`);
 }

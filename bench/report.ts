@@ -163,6 +163,9 @@ function redactionRows(x: RedactionBenchResult): Row[] {
   const before = x.before ? `before (${x.before.revision}) p50 ${ms(x.before.p50)}, p95 ${ms(x.before.p95)}` : 'before: not measured';
   return [
     [`redactSecrets, ${kb} of agent text, p50 (n=${x.current.n})`, '-', ms(x.current.p50), before, 'reported', '-'],
+    ...(x.falsePositives
+      ? [[`redactSecrets, clean corpus lines changed (false positives)`, '-', `${x.falsePositives.current}`, x.falsePositives.before === undefined ? '-' : `before ${x.falsePositives.before}`, '0', verdict(x.falsePositives.current === 0)] as Row]
+      : []),
     [`redactSecrets, ${kb}, p95`, '-', ms(x.current.p95), `slowest 1 MB adversarial line ${ms(x.adversarialMaxMs)}`, 'p95 <= 5 ms, 1 MB <= 3 s', verdict(x.current.p95 <= 5 && x.adversarialMaxMs <= 3000)],
   ];
 }

@@ -14,6 +14,14 @@ const at =
   (_: string, anchors: Anchors): number[] =>
     anchors.of(literal);
 
+/** Where a run of digits (at most `max`) before each index starts. */
+const digitsBefore = (text: string, indexes: readonly number[], max: number): number[] =>
+  indexes.flatMap((i) => {
+    let from = i;
+    while (from > 0 && i - from < max && text.charCodeAt(from - 1) >= 0x30 && text.charCodeAt(from - 1) <= 0x39) from--;
+    return from < i ? [from] : [];
+  });
+
 export const PROVIDER_RULES: readonly Rule[] = [
   // Google OAuth access tokens (gcloud auth print-access-token, an Authorization header
   // already caught, a token pasted in prose). Neither ruleset has one.
@@ -35,6 +43,24 @@ export const PROVIDER_RULES: readonly Rule[] = [
   // Mailgun private API keys; gitleaks' `mailgun-private-api-token` wants the word
   // "mailgun" before it, but `key-` and 32 hex digits is specific enough alone.
   { kind: 'mailgun_key', pattern: /\bkey-[0-9a-f]{32}\b/g, starts: at('key-') },
+  // New Relic user API keys: `NRAK-` and 27 letters and digits. gitleaks'
+  // `new-relic-user-api-key` wants "new relic" in the name before it; the prefix alone is
+  // specific enough, so a key pasted in prose goes too.
+  { kind: 'new_relic_user_api_key', pattern: /\bNRAK-[A-Za-z0-9]{27}\b/g, starts: at('NRAK-') },
+  // Telegram bot tokens: the bot's id, `:AA` and 33 base64url characters. gitleaks'
+  // `telegram-bot-api-token` wants "telegram" in the name before it.
+  {
+    kind: 'telegram_bot_api_token',
+    pattern: /\b\d{5,16}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g,
+    starts: (t, a) => digitsBefore(t, a.of(':AA'), 16),
+  },
+  // Doppler tokens: service (`dp.st.<config>.`), service account, CLI, SCIM, audit and
+  // personal. gitleaks' `doppler-api-token` knows the personal ones (`dp.pt.`) only.
+  {
+    kind: 'doppler_token',
+    pattern: /\bdp\.(?:st|sa|ct|pt|scim|audit)\.(?:[A-Za-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,64}\b/g,
+    starts: at('dp.'),
+  },
   // Azure storage and Service Bus connection strings. Neither ruleset has one.
   {
     kind: 'azure_storage_key',

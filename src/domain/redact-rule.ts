@@ -34,6 +34,9 @@ export type SecretKind =
   | 'xai_key'
   | 'mailgun_key'
   | 'azure_storage_key'
+  | 'new_relic_user_api_key'
+  | 'telegram_bot_api_token'
+  | 'doppler_token'
   | 'hex_key'
   | 'password'
   | 'secret';

@@ -30,6 +30,7 @@
 import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './redact-anchors.js';
 import { bareBase64Finder, bareHexFinder } from './redact-bare.js';
 import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './redact-context.js';
+import { gitleaksFinder, gitleaksGenericFinder } from './redact-gitleaks.js';
 import { PROVIDER_RULES } from './redact-providers.js';
 import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './redact-rule.js';
 import { rulesetFinder } from './redact-ruleset.js';
@@ -235,11 +236,13 @@ const STEPS: readonly Step[] = [
   DSN_RULE,
   ...PROVIDER_RULES,
   rulesetFinder,
+  gitleaksFinder,
   curlUserFinder,
   commandPasswordFinder,
   ...GENERIC_RULES,
   credentialValueFinder,
   prosePasswordFinder,
+  gitleaksGenericFinder,
   bareHexFinder,
   bareBase64Finder,
 ];

@@ -73,7 +73,9 @@ test('values beside credential words: random ones go, words, paths and ids stay'
     ['SECRET_KEY_BASE=9f3a7c1e5b8d2f4a6c0e9b7d5f3a1c8e', 'SECRET_KEY_BASE=[REDACTED:secret]'],
     ['"signingKey": "Xk9mQ2vR7tLp4WzB8nC3"', '"signingKey": "[REDACTED:secret]"'],
     ['my api key is Xk9mQ2vR7tLp4WzB8nC3jD, use it', 'my api key is [REDACTED:secret], use it'],
-    ['HEROKU_API_KEY=123e4567-e89b-42d3-a456-426614174000', 'HEROKU_API_KEY=[REDACTED:secret]'],
+    ['SERVICE_API_KEY=123e4567-e89b-42d3-a456-426614174000', 'SERVICE_API_KEY=[REDACTED:secret]'],
+    // gitleaks' heroku-api-key names the provider.
+    ['HEROKU_API_KEY=123e4567-e89b-42d3-a456-426614174000', 'HEROKU_API_KEY=[REDACTED:heroku_api_key]'],
   ];
   for (const [input, expected] of cases) assert.is(redactSecrets(input), expected);
   for (const untouched of [
