@@ -15,6 +15,7 @@ import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
 import { openSqliteAdapters, type SqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
 import { gateServer, type Gate } from './http/drain.js';
+import { lingerBeforeClosing, lingerBounds } from './http/lingering-close.js';
 import type { Config } from './config.js';
 import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
@@ -214,6 +215,8 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     // Every listener is attached once ready: the gate stands in front of them all.
     await app.ready();
     gate = gateServer(app.server);
+    // After the gate: it sees the requests the gate refuses while stopping too.
+    lingerBeforeClosing(app.server, lingerBounds(config));
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
