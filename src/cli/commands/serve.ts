@@ -13,6 +13,12 @@ const EXIT_GRACE_MS = 2_000;
  * delivers it again at once (other replicas: after the ack wait).
  */
 const STOP_AFTER_GRACE_MS = 10_000;
+/**
+ * A signal repeated within this long is the same request to stop, not "again, at once": a
+ * terminal's Ctrl-C reaches `npm start` and Engram both, and npm passes its copy on a few
+ * milliseconds later.
+ */
+const SAME_SIGNAL_MS = 1_000;
 
 /** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
 function listenFailure(error: unknown, host: string, port: number, portSource: string): CliError | undefined {
@@ -71,14 +77,24 @@ export const serveCommand: Command = {
     }
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
+    // One listener for the whole run: between a `once` and the next listener, a signal would
+    // meet none and end the process without the graceful stop.
+    let first: number | undefined;
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
+      const onSignal = (received: NodeJS.Signals) => {
+        if (first === undefined) {
+          first = Date.now();
+          resolve(received);
+        } else if (Date.now() - first >= SAME_SIGNAL_MS) {
+          process.exit(130);
+        }
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
     });
     io.err(
       `${signal}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (send it again to stop at once)`,
     );
-    process.once(signal, () => process.exit(130));
     setTimeout(() => {
       io.err('Shutdown is taking too long: exiting without waiting for the rest');
       process.exit(1);
