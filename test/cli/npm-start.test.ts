@@ -4,7 +4,9 @@
  * `sh -c`, which died and left Engram running, holding its port, its parent gone. Now the
  * script's shell is Engram itself (`exec`). A terminal's Ctrl-C reaches npm and Engram both,
  * and npm passes its copy on: the two are one request to stop, not "again, at once".
- * Real `npm start` processes, real ports.
+ * `npx engram serve` keeps npm's `sh -c` (npm names the command, not a script of ours):
+ * there Engram stops when that shell, its parent, is gone. Real `npm start` and `npx`
+ * processes, real ports.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -27,8 +29,8 @@ interface NpmStart {
 }
 
 /** `npm start` in its own process group (as a terminal runs it), until Engram listens. */
-async function npmStart(dataDir: string): Promise<NpmStart> {
-  const npm = spawn('npm', ['start'], {
+async function npmStart(dataDir: string, command = ['npm', 'start']): Promise<NpmStart> {
+  const npm = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: cleanEnv({
       ENGRAM_PORT: '0',
@@ -47,7 +49,7 @@ async function npmStart(dataDir: string): Promise<NpmStart> {
   const exited = new Promise<number | null>((resolve) => npm.on('close', (code) => resolve(code)));
   const port = await eventually(
     async () => {
-      if (npm.exitCode !== null) throw new Error(`npm start exited (${npm.exitCode}):\n${output}`);
+      if (npm.exitCode !== null) throw new Error(`${command.join(' ')} exited (${npm.exitCode}):\n${output}`);
       const match = /Engram listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
       return match ? Number(match[1]) : undefined;
     },
@@ -163,6 +165,21 @@ test('Ctrl-C in the terminal: one graceful stop (a request in flight is answered
     assert.is(await answered, 201, output());
     await stopped(started);
     assert.is(await started.exited, 0, output());
+  } finally {
+    cleanUp(started, dataDir);
+  }
+});
+
+test('kill <pid of npx engram serve>: npm\'s shell dies of it without passing it on; Engram, its parent gone, stops as on a SIGTERM', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-npx-serve-'));
+  let started: NpmStart | undefined;
+  try {
+    started = await npmStart(dataDir, ['npx', 'engram', 'serve']);
+    assert.ok(started.tree.length >= 3, `npx runs sh, which runs Engram: ${started.tree}`);
+    process.kill(started.npm.pid!, 'SIGTERM');
+    await stopped(started);
+    assert.match(started.output(), /npm's shell \(pid \d+\) is gone: shutting down/);
+    assert.not.match(started.output(), 'Shutdown is taking too long');
   } finally {
     cleanUp(started, dataDir);
   }

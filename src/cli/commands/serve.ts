@@ -19,6 +19,26 @@ const STOP_AFTER_GRACE_MS = 10_000;
  * milliseconds later.
  */
 const SAME_SIGNAL_MS = 1_000;
+/** How often a server run by npm looks whether its parent is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * Run by npm (`npx engram serve`, or an `npm run` script without `exec`), Engram is the child
+ * of npm's `sh -c`. npm passes a SIGTERM or SIGINT on to that shell, which dies of it without
+ * passing it on: Engram would keep running, and its port, with no parent. So a server npm
+ * started stops when its parent is gone, as on a SIGTERM. Not otherwise: `nohup`, `setsid`
+ * and a shell's `&` leave a server running on purpose once its parent ends.
+ */
+function watchParent(onGone: (parent: number) => void): void {
+  if (process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone(parent);
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
 
 /** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
 function listenFailure(error: unknown, host: string, port: number, portSource: string): CliError | undefined {
@@ -80,8 +100,8 @@ export const serveCommand: Command = {
     // One listener for the whole run: between a `once` and the next listener, a signal would
     // meet none and end the process without the graceful stop.
     let first: number | undefined;
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      const onSignal = (received: NodeJS.Signals) => {
+    const reason = await new Promise<string>((resolve) => {
+      const onSignal = (received: string) => {
         if (first === undefined) {
           first = Date.now();
           resolve(received);
@@ -91,9 +111,10 @@ export const serveCommand: Command = {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      watchParent((parent) => onSignal(`npm's shell (pid ${parent}) is gone`));
     });
     io.err(
-      `${signal}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (send it again to stop at once)`,
+      `${reason}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (a second SIGINT or SIGTERM stops it at once)`,
     );
     setTimeout(() => {
       io.err('Shutdown is taking too long: exiting without waiting for the rest');
