@@ -23,15 +23,37 @@ const SAME_SIGNAL_MS = 1_000;
 const PARENT_CHECK_MS = 500;
 
 /**
+ * Resolves with what asked the server to stop. Set up before the server says it listens:
+ * whoever waits for that line may signal at once, and a signal with no listener yet would
+ * end the process without the graceful stop. One listener for the whole run, for the same
+ * reason: between a `once` and the next listener, a signal would meet none.
+ */
+function stopRequested(parent: number): Promise<string> {
+  let first: number | undefined;
+  return new Promise<string>((resolve) => {
+    const onSignal = (received: string) => {
+      if (first === undefined) {
+        first = Date.now();
+        resolve(received);
+      } else if (Date.now() - first >= SAME_SIGNAL_MS) {
+        process.exit(130);
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    watchParent(parent, (gone) => onSignal(`npm's shell (pid ${gone}) is gone`));
+  });
+}
+
+/**
  * Run by npm (`npx engram serve`, or an `npm run` script without `exec`), Engram is the child
  * of npm's `sh -c`. npm passes a SIGTERM or SIGINT on to that shell, which dies of it without
  * passing it on: Engram would keep running, and its port, with no parent. So a server npm
  * started stops when its parent is gone, as on a SIGTERM. Not otherwise: `nohup`, `setsid`
  * and a shell's `&` leave a server running on purpose once its parent ends.
  */
-function watchParent(onGone: (parent: number) => void): void {
+function watchParent(parent: number, onGone: (parent: number) => void): void {
   if (process.env.npm_command === undefined) return;
-  const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(timer);
@@ -77,11 +99,14 @@ export const serveCommand: Command = {
       throw error;
     }
 
+    // Before starting: should npm's shell be gone by the time the server listens, it stops at once.
+    const parent = process.ppid;
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
     const server = await start(config).catch((error: unknown) => {
       throw listenFailure(error, config.host, config.port, typeof values.port === 'string' ? '--port' : 'ENGRAM_PORT') ?? error;
     });
+    const stopping = stopRequested(parent);
     // DESIGN section 4: a generated admin token's location is printed, never the token.
     const admin = server.adminToken;
     if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
@@ -97,22 +122,7 @@ export const serveCommand: Command = {
     }
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
-    // One listener for the whole run: between a `once` and the next listener, a signal would
-    // meet none and end the process without the graceful stop.
-    let first: number | undefined;
-    const reason = await new Promise<string>((resolve) => {
-      const onSignal = (received: string) => {
-        if (first === undefined) {
-          first = Date.now();
-          resolve(received);
-        } else if (Date.now() - first >= SAME_SIGNAL_MS) {
-          process.exit(130);
-        }
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      watchParent((parent) => onSignal(`npm's shell (pid ${parent}) is gone`));
-    });
+    const reason = await stopping;
     io.err(
       `${reason}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (a second SIGINT or SIGTERM stops it at once)`,
     );
