@@ -90,6 +90,12 @@ export interface Config {
     headersTimeoutMs: number;
     /** Request bodies read at once for one client address (the proxy and MCP endpoints); more get 429. */
     bodiesPerAddress: number;
+    /**
+     * After an answer given before the request's body was read (401, 413, 429): how long
+     * the rest of the body is read and discarded before the connection closes, so that the
+     * client reads the answer instead of a reset (`src/http/lingering-close.ts`); 0: close at once.
+     */
+    lingerMs: number;
   };
   /**
    * The proxies in front of Engram whose `X-Forwarded-For` names the client: none
@@ -203,6 +209,7 @@ const SETTINGS = [
   'headers-timeout-ms',
   'bodies-per-address',
   'trust-proxy',
+  'linger-ms',
   'secret-key',
   'embeddings-url',
   'embeddings-model',
@@ -399,7 +406,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
       maxWebSockets: int('max-websockets', 1024, 1),
       maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
     },
-    http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1) },
+    http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1), lingerMs: int('linger-ms', 30_000) },
     trustProxy: trustProxy(get('trust-proxy'), source('trust-proxy')),
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl

@@ -9,12 +9,14 @@
  * reflection file (WAL), each seeing the other's writes.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { UndiciUpstream } from './adapters/upstream/undici-upstream.js';
 import { openSqliteAdapters, type SqliteAdapters } from './adapters/sqlite/index.js';
 import { buildApp, type BuildOptions } from './app.js';
 import { gateServer, type Gate } from './http/drain.js';
+import { lingerBeforeClosing, lingerBounds } from './http/lingering-close.js';
 import type { Config } from './config.js';
 import { StartupError } from './errors.js';
 import type { Deps } from './deps.js';
@@ -27,7 +29,8 @@ import { createSoftMatchReranker } from './memory/rerank.js';
 import type { ControlStores, EventBus, ReflectionStore } from './ports/index.js';
 import { loadOrCreateAdminToken, type AdminToken } from './security/admin-token.js';
 import { openVault } from './security/open-vault.js';
-import { lockDataDir } from './adapters/sqlite/data-dir-lock.js';
+import { LOCK_FILE, lockDataDir, type DataDirLock } from './adapters/sqlite/data-dir-lock.js';
+import { snapshotDataDir } from './data-dir-snapshot.js';
 import { sealedBus } from './security/sealed-bus.js';
 import { upstreamPolicies } from './security/address-policy.js';
 import { DeferredLog, type Log } from './log.js';
@@ -42,6 +45,11 @@ export interface Connected {
   /** Tells `deps.publicUrl` the address the server listens on (when `ENGRAM_PUBLIC_URL` is not set). */
   listeningAt(url: string): void;
   close(): Promise<void>;
+  /**
+   * Closes like `close()`, and takes back what this connect created in the data dir
+   * (`data-dir-snapshot.ts`): for a start that fails after connecting.
+   */
+  discard(): Promise<void>;
 }
 
 export interface ConnectOptions {
@@ -61,19 +69,30 @@ export interface ConnectOptions {
 export async function connect(config: Config, options: ConnectOptions = {}): Promise<Connected> {
   const log = options.log ?? new DeferredLog();
   let listeningUrl: string | undefined;
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const snapshot = snapshotDataDir(config.dataDir);
   const closers: Array<() => Promise<void>> = [];
-  const close = async () => {
+  let lock: DataDirLock | undefined;
+  const closeAdapters = async () => {
     // Last opened, first closed: consumers stop before the connection they use.
-    for (const closer of closers.reverse()) await closer().catch((error) => log.error({ err: error }, 'closing an adapter failed'));
+    for (const closer of closers.splice(0).reverse()) await closer().catch((error) => log.error({ err: error }, 'closing an adapter failed'));
   };
-  // First, so a refused second server writes nothing (no admin token, no key).
-  if (options.lock !== false && !config.natsUrl) {
-    const lock = lockDataDir(config.dataDir);
-    closers.push(async () => lock.release());
-  }
+  const close = async () => {
+    await closeAdapters();
+    lock?.release();
+  };
+  const discard = async () => {
+    await closeAdapters();
+    // Before the lock goes, so whatever appeared in the data dir is this start's own.
+    snapshot.restore();
+    lock?.release();
+  };
   try {
-    const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
+    fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    // First, so a refused second server writes nothing (no admin token, no key).
+    if (options.lock !== false && !config.natsUrl) {
+      lock = lockDataDir(config.dataDir);
+      snapshot.locked([LOCK_FILE]);
+    }
     let bus: EventBus | undefined;
     let stores: ControlStores | undefined;
     let reflections: ReflectionStore | undefined;
@@ -130,6 +149,8 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       directory: controlStores.directory,
       store: `the control store (${engines.control}${engines.control === 'sqlite' ? ` ${path.join(config.dataDir, DATABASE_FILE)}` : ''})`,
     });
+    // After the stores, with the key: a store out of reach leaves no file behind on NATS either.
+    const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
     const now = Date.now;
     const control = new Control(controlStores, { vault, now });
     // Extra upstream header values an older version stored in clear are sealed like the key.
@@ -161,9 +182,9 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       publicUrl: () => config.publicUrl ?? listeningUrl ?? hostUrl(config.host, config.port),
       now,
     };
-    return { deps, adminToken, engines, close, listeningAt: (url) => void (listeningUrl = url) };
+    return { deps, adminToken, engines, close, discard, listeningAt: (url) => void (listeningUrl = url) };
   } catch (error) {
-    await close();
+    await discard();
     throw error;
   }
 }
@@ -195,6 +216,28 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/**
+ * Listens on `host:port` for a moment and lets go: the error a listen would throw (the
+ * port in use, not allowed, no such address, not a port) comes before the data dir is
+ * touched, so it leaves nothing behind with NATS too (a start without the data dir's
+ * lock cannot take back what it created). Port 0 (any free port) needs no probe. The
+ * port may still be taken in between: then the failed start takes back what it made.
+ */
+async function probePort(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    try {
+      probe.listen({ host, port, exclusive: true }, resolve);
+    } catch (error) {
+      // A port out of range is thrown at once, not emitted.
+      reject(error);
+    }
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 /** `http://<host>:<port>`, an IPv6 host in brackets. */
 function hostUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -203,12 +246,14 @@ function hostUrl(host: string, port: number): string {
 export async function start(config: Config, options: BuildOptions = {}): Promise<Running> {
   const log = new DeferredLog();
   const role = options.role ?? config.role;
+  // Before anything is created: a port in use is the likeliest reason a start fails.
+  await probePort(config.host, config.port);
   const connected = await connect(config, { log, name: `engram ${role} ${process.pid}` });
   let app: FastifyInstance;
   try {
     app = await buildApp(connected.deps, { logger: { level: config.logLevel }, ...options, role });
   } catch (error) {
-    await connected.close();
+    await connected.discard();
     throw error;
   }
   log.attach(app.log);
@@ -217,10 +262,12 @@ export async function start(config: Config, options: BuildOptions = {}): Promise
     // Every listener is attached once ready: the gate stands in front of them all.
     await app.ready();
     gate = gateServer(app.server);
+    // After the gate: it sees the requests the gate refuses while stopping too.
+    lingerBeforeClosing(app.server, lingerBounds(config));
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
-    await connected.close();
+    await connected.discard();
     throw error;
   }
   const address = app.server.address();

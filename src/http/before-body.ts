@@ -30,7 +30,8 @@ export function bodyPending(request: FastifyRequest): boolean {
 /**
  * For an answer given before the body was read (401, 429, 413): the connection closes
  * after it. Otherwise Node would read the rest of the body, however large, to keep the
- * connection alive for a next request.
+ * connection alive for a next request. Before it closes, what is still arriving is read
+ * and discarded within bounds (`lingering-close.ts`), so the client gets to read the answer.
  */
 export function closeIfBodyPending(request: FastifyRequest, reply: FastifyReply): void {
   if (bodyPending(request)) reply.header('connection', 'close');

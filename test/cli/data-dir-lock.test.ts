@@ -4,11 +4,13 @@
  * on close and on `kill -9`. The archive commands may still run beside a server, and
  * replicas on NATS still share a dir. Real processes, the real SQLite files.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../../src/adapters/sqlite/data-dir-lock.js';
 import { StartupError } from '../../src/errors.js';
 import { runCli, serveUntilExitOrListening } from '../support/cli.js';
 import { ADMIN_TOKEN, startEngram } from '../support/engram.js';
@@ -74,6 +76,30 @@ test('a lock file that cannot be used stops the start in one line naming it', as
     );
     assert.instance(error, StartupError);
     assert.match(error.message, `Cannot lock the data dir ${dataDir} (${path.join(dataDir, 'engram.lock')}): file is not a database`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a failed start removes the lock file while holding it: whoever opened that file before cannot take it, and locks a new one', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-lock-removed-'));
+  const file = path.join(dataDir, LOCK_FILE);
+  try {
+    const failing = lockDataDir(dataDir);
+    // A second start opened the file a moment before the failed one removed it.
+    const early = new BetterSqlite3(file, { timeout: 0 });
+    rmSync(file);
+    failing.release();
+    // SQLite refuses its write once the lock is free: the file was removed since it was opened.
+    assert.throws(() => {
+      early.exec('BEGIN IMMEDIATE');
+      early.prepare('INSERT OR REPLACE INTO holder (id, pid, host, since) VALUES (1, 1, ?, ?)').run('h', 'now');
+    }, /readonly/);
+    early.close();
+    const next = lockDataDir(dataDir);
+    assert.ok(existsSync(file), 'the next lock is on a new file');
+    assert.throws(() => lockDataDir(dataDir), (error: Error) => error instanceof DataDirLockedError);
+    next.release();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

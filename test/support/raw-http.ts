@@ -43,7 +43,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const CONTINUE = /^HTTP\/1\.1 100 Continue\r\n\r\n/;
 
-function parseAnswer(text: string, answer: RawAnswer): void {
+function parseAnswer(text: string, answer: Pick<RawAnswer, 'status' | 'headers' | 'body'> & { continued?: boolean }): void {
   if (CONTINUE.test(text)) {
     answer.continued = true;
     text = text.replace(CONTINUE, '');
@@ -140,5 +140,112 @@ export function rawRequest(url: string, request: RawRequest): Promise<RawAnswer>
         if (answer.answeredAfterMs === undefined) answer.bodyBytesWritten++;
       }
     });
+  });
+}
+
+export interface SendingRequest {
+  path: string;
+  /** Give the body's length (`content-length`) or `transfer-encoding: chunked`; chunk framing is then the caller's (the bytes are sent as given). */
+  headers: Record<string, string>;
+  /** Body bytes to send in all; then the client ends its side and waits for the server to close. */
+  bytes: number;
+  /** Bytes a write (64 KB by default). */
+  chunkBytes?: number;
+  /** Pause between writes; without it, writes go as fast as the connection takes them. */
+  everyMs?: number;
+  /**
+   * Read nothing until the whole body is sent or sending failed: a client too busy to
+   * read its answer while it uploads (as undici is on a loaded machine).
+   */
+  readLate?: boolean;
+  /** Give up after this long (default 30 s). */
+  timeoutMs?: number;
+}
+
+export interface SendingAnswer {
+  status?: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Bytes handed to the socket before it failed, or in all. */
+  bytesSent: number;
+  /** From the first byte sent to the first byte of the answer (when it was read). */
+  answeredAfterMs?: number;
+  /** From the first byte sent to the server's FIN (it will send nothing more). */
+  endedAfterMs?: number;
+  /** From the first byte sent to the connection's end: reset by the server, or closed by both. */
+  closedAfterMs?: number;
+  /** The socket's error code (`EPIPE`, `ECONNRESET`), when it failed. */
+  error?: string;
+}
+
+/**
+ * Sends a body of `bytes` on a connection that stays half open (the client keeps sending
+ * after the server's FIN, as a client that has not looked at its answer yet does), and
+ * reports what the server answered and when it cut the connection.
+ */
+export function sendBody(url: string, request: SendingRequest): Promise<SendingAnswer> {
+  const { hostname, port } = new URL(url);
+  const answer: SendingAnswer = { headers: {}, body: '', bytesSent: 0 };
+  const chunk = Buffer.alloc(request.chunkBytes ?? 64 * 1024, 'a');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+    let started = 0;
+    let text = '';
+    let done = false;
+    let reading = false;
+    const since = () => performance.now() - started;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      parseAnswer(text, answer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(finish, request.timeoutMs ?? 30_000);
+    const read = () => {
+      if (reading) return;
+      reading = true;
+      socket.on('data', (data: Buffer) => {
+        answer.answeredAfterMs ??= since();
+        text += data.toString('utf8');
+      });
+      socket.resume();
+    };
+    if (request.readLate) socket.pause();
+    else read();
+    socket.on('end', () => (answer.endedAfterMs ??= since()));
+    socket.on('error', (error: NodeJS.ErrnoException) => (answer.error ??= error.code ?? error.message));
+    socket.on('close', () => {
+      answer.closedAfterMs ??= since();
+      finish();
+    });
+    socket.once('connect', async () => {
+      started = performance.now();
+      const head = [`POST ${request.path} HTTP/1.1`, `host: ${hostname}:${port}`];
+      for (const [name, value] of Object.entries(request.headers)) head.push(`${name}: ${value}`);
+      socket.write(head.join('\r\n') + '\r\n\r\n');
+      while (answer.bytesSent < request.bytes && !socket.destroyed && !done) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, request.bytes - answer.bytesSent));
+        answer.bytesSent += piece.length;
+        if (!socket.write(piece)) await drained(socket);
+        if (request.everyMs) await sleep(request.everyMs);
+      }
+      read();
+      if (!socket.destroyed) socket.end();
+    });
+  });
+}
+
+/** Until the socket takes more writes, or closes. */
+function drained(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
   });
 }

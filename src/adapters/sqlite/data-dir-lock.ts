@@ -10,8 +10,12 @@
  * here, so this needs no new dependency. A second connection in the same process is
  * refused too (SQLite tracks its locks per file, not per process).
  *
- * The file stays after the lock is released (deleting a lock file races whoever opened it
- * a moment before); it also records which process holds it, for the refusal message.
+ * The file stays after the lock is released; it also records which process holds it, for
+ * the refusal message. Only a start that fails removes it (with what else it created,
+ * `data-dir-snapshot.ts`), while still holding it: a process that opened the file a moment
+ * before then cannot write to it once the lock is free (SQLite refuses a write to a
+ * file removed since it was opened, SQLITE_READONLY_DBMOVED), and takes the lock again on
+ * a new file instead.
  * Network file systems may not honour the lock: keep a data dir on a local disk.
  */
 import { closeSync, mkdirSync, openSync } from 'node:fs';
@@ -48,6 +52,18 @@ export interface DataDirLock {
 
 /** Takes the data dir's lock, or throws `DataDirLockedError` naming the process that holds it. */
 export function lockDataDir(dataDir: string): DataDirLock {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return lockOnce(dataDir);
+    } catch (error) {
+      // The file this one opened was removed by a failed start that held it: try the new one.
+      if (attempt < 3 && (error as { cause?: { code?: unknown } }).cause?.code === 'SQLITE_READONLY_DBMOVED') continue;
+      throw error;
+    }
+  }
+}
+
+function lockOnce(dataDir: string): DataDirLock {
   const file = path.join(dataDir, LOCK_FILE);
   let db: BetterSqlite3.Database;
   try {

@@ -13,6 +13,54 @@ const EXIT_GRACE_MS = 2_000;
  * delivers it again at once (other replicas: after the ack wait).
  */
 const STOP_AFTER_GRACE_MS = 10_000;
+/**
+ * A signal repeated within this long is the same request to stop, not "again, at once": a
+ * terminal's Ctrl-C reaches `npm start` and Engram both, and npm passes its copy on a few
+ * milliseconds later.
+ */
+const SAME_SIGNAL_MS = 1_000;
+/** How often a server run by npm looks whether its parent is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * Resolves with what asked the server to stop. Set up before the server says it listens:
+ * whoever waits for that line may signal at once, and a signal with no listener yet would
+ * end the process without the graceful stop. One listener for the whole run, for the same
+ * reason: between a `once` and the next listener, a signal would meet none.
+ */
+function stopRequested(parent: number): Promise<string> {
+  let first: number | undefined;
+  return new Promise<string>((resolve) => {
+    const onSignal = (received: string) => {
+      if (first === undefined) {
+        first = Date.now();
+        resolve(received);
+      } else if (Date.now() - first >= SAME_SIGNAL_MS) {
+        process.exit(130);
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    watchParent(parent, (gone) => onSignal(`npm's shell (pid ${gone}) is gone`));
+  });
+}
+
+/**
+ * Run by npm (`npx engram serve`, or an `npm run` script without `exec`), Engram is the child
+ * of npm's `sh -c`. npm passes a SIGTERM or SIGINT on to that shell, which dies of it without
+ * passing it on: Engram would keep running, and its port, with no parent. So a server npm
+ * started stops when its parent is gone, as on a SIGTERM. Not otherwise: `nohup`, `setsid`
+ * and a shell's `&` leave a server running on purpose once its parent ends.
+ */
+function watchParent(parent: number, onGone: (parent: number) => void): void {
+  if (process.env.npm_command === undefined) return;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone(parent);
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
 
 /** A port that cannot be listened on, said as what to do about it (no stack trace); undefined for other failures. */
 function listenFailure(error: unknown, host: string, port: number, portSource: string): CliError | undefined {
@@ -51,11 +99,14 @@ export const serveCommand: Command = {
       throw error;
     }
 
+    // Before starting: should npm's shell be gone by the time the server listens, it stops at once.
+    const parent = process.ppid;
     // Loaded lazily so the client commands never load the server stack (SQLite, NATS, ...).
     const { start } = await import('../../main.js');
     const server = await start(config).catch((error: unknown) => {
       throw listenFailure(error, config.host, config.port, typeof values.port === 'string' ? '--port' : 'ENGRAM_PORT') ?? error;
     });
+    const stopping = stopRequested(parent);
     // DESIGN section 4: a generated admin token's location is printed, never the token.
     const admin = server.adminToken;
     if (admin.created) io.err(`Generated an admin token into ${admin.file} (mode 0600); the CLI reads it from there.`);
@@ -71,14 +122,10 @@ export const serveCommand: Command = {
     }
     io.err(`Engram listening on ${server.url} (data dir ${config.dataDir})`);
 
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const reason = await stopping;
     io.err(
-      `${signal}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (send it again to stop at once)`,
+      `${reason}: shutting down: no new requests; those in flight have ${config.shutdownGraceMs / 1000} s to finish (a second SIGINT or SIGTERM stops it at once)`,
     );
-    process.once(signal, () => process.exit(130));
     setTimeout(() => {
       io.err('Shutdown is taking too long: exiting without waiting for the rest');
       process.exit(1);

@@ -49,6 +49,8 @@ export function consentPages(server: AuthorizationServer): FastifyPluginAsync<{ 
         return reply;
       }
       const orgs = (await deps.accounts.agentsOf(request.signedIn.user)).filter(({ agents }) => agents.length > 0);
+      // Allow or deny, the form's answer redirects to this callback: the only place besides Engram it may go.
+      reply.formsRedirectTo(authorization.redirectUri);
       return reply.page('oauth-consent', {
         title: `Allow ${authorization.client.name}`,
         client: authorization.client.name,

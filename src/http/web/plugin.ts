@@ -34,7 +34,39 @@ declare module 'fastify' {
   interface FastifyReply {
     /** Renders `views/<name>.eta` inside the layout, with the signed-in user and a CSRF token. */
     page(name: string, context: PageContext, status?: number): Promise<FastifyReply>;
+    /**
+     * This page's forms may be answered with a redirect to `uri` (the OAuth consent form,
+     * to the client's callback): its Content-Security-Policy allows that origin and no other.
+     */
+    formsRedirectTo(uri: string): void;
   }
+}
+
+/**
+ * The pages' Content-Security-Policy. `form-action` also governs where a form's answer
+ * may redirect: the consent form's answer goes back to the client's callback, on the
+ * loopback interface or https (the consent page narrows it to its own callback,
+ * `formsRedirectTo`). No IPv6 literal may appear in a source (CSP's host grammar has
+ * none: Chromium reports `http://[::1]:*` invalid and ignores it).
+ */
+const PAGE_DIRECTIVES = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'https:'],
+  frameAncestors: ["'none'"],
+  upgradeInsecureRequests: null,
+};
+
+/**
+ * The CSP source that matches `uri`'s origin. An IPv6 host (`http://[::1]:PORT`) cannot
+ * be named in CSP, with or without its port: only its scheme can, the narrowest source
+ * that Chromium accepts and that lets the redirect through.
+ */
+export function originSource(uri: string): string {
+  const url = new URL(uri);
+  return url.hostname.startsWith('[') ? url.protocol : url.origin;
 }
 
 export interface WebOptions {
@@ -60,17 +92,7 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     getToken: (request) => (request.body as Record<string, unknown> | undefined)?._csrf as string | undefined ?? (request.headers['x-csrf-token'] as string | undefined),
   });
   await app.register(fastifyHelmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*', 'https:'],
-        frameAncestors: ["'none'"],
-        upgradeInsecureRequests: null,
-      },
-    },
+    contentSecurityPolicy: { directives: PAGE_DIRECTIVES },
     // Pages are served over plain http on loopback by default; HSTS only where it is https.
     strictTransportSecurity: secure,
     referrerPolicy: { policy: 'no-referrer' },
@@ -97,6 +119,11 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     const csrf = this.generateCsrf();
     this.code(status);
     return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup });
+  });
+
+  app.decorateReply('formsRedirectTo', function (this: FastifyReply, uri: string) {
+    // Helmet again with this page's policy: it replaces the headers the hook set.
+    this.helmet({ contentSecurityPolicy: { directives: { ...PAGE_DIRECTIVES, formAction: ["'self'", originSource(uri)] } } });
   });
 
   app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
