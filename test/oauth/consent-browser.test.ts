@@ -18,7 +18,7 @@ import { agentFor, authorizeUrl, pkce, registerClient, signUp, tokenRequest, PAS
 interface Callback {
   /** `http://<host>:<port>/callback` */
   uri: string;
-  /** The query strings the browser came back with. */
+  /** The query strings the browser came back to the callback with. */
   hits: URLSearchParams[];
   close(): Promise<void>;
 }
@@ -27,7 +27,9 @@ interface Callback {
 async function callbackServer(host: string): Promise<Callback> {
   const hits: URLSearchParams[] = [];
   const server = http.createServer((request, response) => {
-    hits.push(new URL(request.url ?? '/', 'http://callback').searchParams);
+    const url = new URL(request.url ?? '/', 'http://callback');
+    // Only the callback: the browser also asks the origin for its /favicon.ico.
+    if (url.pathname === '/callback') hits.push(url.searchParams);
     response.writeHead(200, { 'content-type': 'text/html' }).end('<p>You may close this window.</p>');
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
@@ -122,7 +124,7 @@ test('a callback on 127.0.0.1 still works, and the consent page allows only that
     });
     const { query, complaints } = await authorizeInBrowser(page, engram, callback, 'Allow', 'v4');
     assert.equal(complaints, []);
-    assert.ok(query.get('code'));
+    assert.ok(query.get('code'), `a code (${query})`);
     assert.match(policy, `form-action 'self' ${new URL(callback.uri).origin};`);
   } finally {
     await page.close();
