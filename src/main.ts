@@ -63,6 +63,8 @@ export interface ConnectOptions {
    * archive commands, which may run beside a server, pass false.
    */
   lock?: boolean;
+  /** The clock (`Deps.now`): limits, sessions and timestamps read it. `Date.now` unless given. */
+  now?: () => number;
 }
 
 /** Opens the adapters the config selects. */
@@ -151,7 +153,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     });
     // After the stores, with the key: a store out of reach leaves no file behind on NATS either.
     const adminToken = loadOrCreateAdminToken(config.dataDir, config.adminToken);
-    const now = Date.now;
+    const now = options.now ?? Date.now;
     const control = new Control(controlStores, { vault, now });
     // Extra upstream header values an older version stored in clear are sealed like the key.
     const sealedHeaders = await control.sealClearHeaders();
@@ -243,12 +245,12 @@ function hostUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-export async function start(config: Config, options: BuildOptions = {}): Promise<Running> {
+export async function start(config: Config, { now, ...options }: BuildOptions & Pick<ConnectOptions, 'now'> = {}): Promise<Running> {
   const log = new DeferredLog();
   const role = options.role ?? config.role;
   // Before anything is created: a port in use is the likeliest reason a start fails.
   await probePort(config.host, config.port);
-  const connected = await connect(config, { log, name: `engram ${role} ${process.pid}` });
+  const connected = await connect(config, { log, name: `engram ${role} ${process.pid}`, now });
   let app: FastifyInstance;
   try {
     app = await buildApp(connected.deps, { logger: { level: config.logLevel }, ...options, role });
