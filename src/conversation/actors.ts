@@ -1,9 +1,18 @@
 /**
- * The implementations of the conversation machine's steps, given Engram's ports,
- * compiled with the machine once per app (`compileStepMachine`).
+ * The implementations of the conversation machine's steps, given Engram's ports, provided
+ * to the machine once per app (`.provide()`); each turn runs as an actor of it
+ * (`run-exchange.ts`).
  */
-import { conversationMachine, type ConversationOutput, type StepInput, type StepName } from '../../machines/conversation.machine.js';
-import { compileStepMachine, type StepFunction } from './step-runner.js';
+import { fromPromise } from 'xstate';
+import {
+  conversationMachine,
+  type Forwarding,
+  type Injecting,
+  type Publishing,
+  type Recording,
+  type Relaying,
+  type Resolving,
+} from '../../machines/conversation.machine.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
@@ -20,21 +29,15 @@ import { rebuildRootIndex } from '../memory/root-index.js';
 import type { Insertion } from '../domain/conversation-state.js';
 import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
-import type { ExchangeRequest, ExchangeResults, Forwarded, Injected, Relayed, Resolved } from './exchange.js';
+import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
-import type { RecordingWrite, TurnRecording } from './recording-retry.js';
+import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
 
-type Step<T> = (input: { request: ExchangeRequest; results: ExchangeResults; signal: AbortSignal }) => Promise<T>;
-
-function step<T>(run: Step<T>): StepFunction {
-  return (input, signal) => {
-    const { request, results } = input as StepInput;
-    return run({ request: request as ExchangeRequest, results: results as ExchangeResults, signal });
-  };
-}
+/** The conversation machine with Engram's types: placeholder steps until `provideConversationMachine`. */
+export const engramConversationMachine = conversationMachine<EngramTurn>();
 
 /** The client's JSON; refused (400) when empty, invalid, or nested too deep for the steps that walk it. */
 function parseBody(raw: Buffer): unknown {
@@ -55,15 +58,16 @@ export interface ConversationActorDeps extends Deps {
   /** Turns already cleaned for extraction: the history re-sent each turn is redacted once. */
   cleanedTurns: CleanedTurns;
   /** Where a turn's writes go: now, and again later for those the store refused (`RecordingRetry`). */
-  recordings: { record(recording: TurnRecording): Promise<void> };
+  recordings: { begin(turn: TurnOf): TurnRecorder };
 }
 
 export function provideConversationMachine(deps: ConversationActorDeps) {
   const { control, upstream, bus, config, now } = deps;
 
   /** The lookup the HTTP route made from the headers before reading the body, else one made here (WebSocket frames). */
-  const authenticate = step(
-    async ({ request }) => request.authenticated ?? authenticateAgent(control, request.headers, request.orgId, request.agentId),
+  const authenticate = fromPromise(
+    async ({ input: { request } }: { input: { request: ExchangeRequest } }) =>
+      request.authenticated ?? authenticateAgent(control, request.headers, request.orgId, request.agentId),
   );
 
   /**
@@ -71,7 +75,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * and finds its conversation. The upstream gets the expanded request unless the agent's
    * upstream keeps chains itself and holds the previous response.
    */
-  const resolveConversation = step<Resolved>(async ({ request, results }) => {
+  const resolveConversation = fromPromise(async ({ input: { request, authenticated } }: { input: Resolving<EngramTurn> }): Promise<Resolved> => {
     const clientBody = parseBody(request.rawBody);
     const adapter: ProtocolAdapter = request.adapter;
     adapter.validate(clientBody);
@@ -81,7 +85,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     if (adapter.chain) {
       ({ body, chain } = await expandRequest(control, adapter.chain, clientBody, request.agentId, request.chainCache));
       if (chain) {
-        const upstreamKeeps = results.authenticate!.agent.upstream.responsesState === 'upstream' && chain.stored;
+        const upstreamKeeps = authenticated.agent.upstream.responsesState === 'upstream' && chain.stored;
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
@@ -91,9 +95,9 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     return { body, conversationId: id, state, stored, forward, chain };
   });
 
-  const inject = step<Injected>(async ({ request, results }) => {
-    const { agent } = results.authenticate!;
-    const { body, state, forward } = results.resolveConversation!;
+  const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
+    const { agent } = authenticated;
+    const { body, state, forward } = resolved;
     const { adapter } = request;
     const messages = adapter.messages(body);
     const plan = planInjection(adapter, messages, state);
@@ -147,8 +151,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     return due && newInsertion(messages, carrier, renderReminderBlock(due, tools), 'reminder');
   };
 
-  const forward = step<Forwarded>(async ({ request, results, signal }) => {
-    const { agent } = results.authenticate!;
+  const forward = fromPromise(async ({ input: { request, authenticated, resolved, injected }, signal }: { input: Forwarding<EngramTurn>; signal: AbortSignal }): Promise<Forwarded> => {
+    const { agent } = authenticated;
     const secrets = await control.agentSecrets(agent.id);
     if (!secrets) throw new EngramError('internal', 'The agent has no upstream credentials');
     const { adapter } = request;
@@ -157,12 +161,12 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
         method: 'POST',
         headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
-        body: results.inject!.forwardBody,
+        body: injected.forwardBody,
         signal,
         setBy: agent.upstream.setBy,
         // A streamed answer's headers come at once: one that sends none is hung, and the
         // client hears so after the idle timeout, not the long wait an answer sent whole needs.
-        headersTimeoutMs: results.resolveConversation!.body.stream === true ? config.upstreamIdleTimeoutMs : undefined,
+        headersTimeoutMs: resolved.body.stream === true ? config.upstreamIdleTimeoutMs : undefined,
       })
       // The log of a failure names the agent and the upstream's host (never the key).
       .catch((error: unknown) => {
@@ -171,10 +175,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     return { ok: response.status >= 200 && response.status < 300, ...response };
   });
 
-  const relayStep = step<Relayed>(async ({ request, results, signal }) => {
-    const upstreamResponse = results.forward!;
+  const relayStep = fromPromise(async ({ input: { request, authenticated, injected, forwarded }, signal }: { input: Relaying<EngramTurn>; signal: AbortSignal }): Promise<Relayed> => {
+    const upstreamResponse = forwarded;
     const headers = clientHeaders(upstreamResponse.headers);
-    headers['x-engram-injected'] = String(results.inject!.injected);
+    headers['x-engram-injected'] = String(injected.injected);
     const sse = String(upstreamResponse.headers['content-type'] ?? '').includes('text/event-stream');
     request.sink.writeHead(upstreamResponse.status, headers, sse);
     const outcome = await relay({
@@ -184,7 +188,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       sse,
       signal,
       failure: (error) => {
-        const { agent } = results.authenticate!;
+        const { agent } = authenticated;
         return fromUpstream(upstream.failure(error), { agentId: agent.id, url: agent.upstream.baseUrl });
       },
       maxEventBytes: config.sseMaxEventBytes,
@@ -194,9 +198,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
   });
 
   /**
-   * Keeps what the next turn needs (the blocks added, what was seen) and, after a final
-   * answer, queues the new turns for extraction once the conversation has been quiet
-   * for `settleMs`. Runs only after a completed 2xx answer: a failed turn changes nothing.
+   * What settling a completed 2xx answer keeps (a failed turn changes nothing): the
+   * Responses record, cached at once; after a final answer, the new turns for extraction.
    *
    * The client already has the whole answer: writes the store refuses are not an error of
    * the exchange but kept and retried (`RecordingRetry`). So each write may run again,
@@ -205,10 +208,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * newer waiting job, the state is re-applied to the latest one (`settledState`, which
    * undoes nothing a newer turn wrote), the session mark only moves forward.
    */
-  const settle = step<void>(async ({ request, results }) => {
-    const { agent } = results.authenticate!;
-    const { body, conversationId: id, chain, stored } = results.resolveConversation!;
-    const relayed = results.relay!;
+  const settlementOf = ({ request, authenticated: { agent }, resolved, injected, relayed }: Publishing<EngramTurn>): Settlement => {
+    const { body, conversationId: id, chain } = resolved;
     const settledAt = now();
     const { adapter } = request;
     const answered = relayed.outcome === 'completed' ? relayed.answer.response : undefined;
@@ -226,11 +227,11 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       // In memory, at once: the connection's next request may continue it whatever the store says.
       cacheResponse(link, request.chainCache);
     }
-    const turn = results.inject!.state;
+    const turn = injected.state;
     let compacted = false;
     let job: ExtractionJob | undefined;
     if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
-      const turns = [...request.adapter.transcript(body), ...relayed.answer.turns];
+      const turns = [...adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).
       const watermark = turn.extractedTurns;
@@ -241,8 +242,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         agentId: agent.id,
         orgId: agent.orgId,
         conversationId: id,
-        protocol: request.adapter.id,
-        model: request.adapter.model(body),
+        protocol: adapter.id,
+        model: adapter.model(body),
         turns,
         watermark: compacted ? 0 : watermark,
         maxBytes: config.extraction.maxBytes,
@@ -250,15 +251,42 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         cleaned: deps.cleanedTurns,
       });
     }
+    const response = link?.store ? link : undefined;
+    const recorder = deps.recordings.begin({
+      agentId: agent.id,
+      conversationId: id,
+      bytes: () => jsonBytes(response) + jsonBytes(job) + jsonBytes(turn),
+    });
+    return { settledAt, response, job, compacted, recorder };
+  };
+
+  /**
+   * Publishes a final answer's new turns for extraction, once the conversation has been
+   * quiet for `settleMs`. It goes before the state write (the `recording` state), which
+   * supersedes any older job of the conversation still waiting: a crash in between leaves
+   * a job that still runs.
+   */
+  const publish = fromPromise(async ({ input }: { input: Publishing<EngramTurn> }): Promise<Published> => {
+    const settlement = settlementOf(input);
+    const { job } = settlement;
+    if (!job) return { job: 'none', settlement };
+    const written = await settlement.recorder.write([
+      { name: 'job', run: (retry) => publishExtractionJob(bus, job, config.settleMs, { supersede: !retry }) },
+    ]);
+    return { job: written === 'written' ? 'published' : written === 'kept' ? 'deferred' : 'lost', settlement };
+  });
+
+  /**
+   * Records the turn: what the next turn needs (the blocks added, what was seen, the
+   * watermark), written against the revision the request read; the Responses record; the
+   * session mark. Behind a publish the bus refused, these wait in the retry queue.
+   */
+  const record = fromPromise(async ({ input }: { input: Recording<EngramTurn> }) => {
+    const { authenticated: { agent }, resolved: { conversationId: id, stored }, injected: { state: turn }, published } = input;
+    const { settledAt, compacted, job, response: kept, recorder } = published.settlement;
     const queued = job !== undefined;
-    const kept = link?.store ? link : undefined;
     const response: RecordingWrite | undefined = kept && { name: 'response', run: () => storeResponse(control, kept) };
-    const published = job;
-    const publish: RecordingWrite | undefined = published && {
-      name: 'job',
-      run: (retry) => publishExtractionJob(bus, published, config.settleMs, { supersede: !retry }),
-    };
-    const record: RecordingWrite = {
+    const state: RecordingWrite = {
       name: 'state',
       // A retry reads the state afresh: what the request read is stale by then.
       run: (retry) => control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), retry ? undefined : stored),
@@ -270,30 +298,16 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       session && (!stored || settledAt - stored.value.lastActivityAt > SESSION_MARK_REFRESH_MS)
         ? { name: 'session', run: () => control.conversations.markSession(agent.id, session, settledAt) }
         : undefined;
-    const present = (...list: Array<RecordingWrite | undefined>) => list.filter((write): write is RecordingWrite => write !== undefined);
-    const stages =
-      stored && stored.value.lastFinalAt > 0 && publish
-        ? // An older job of this conversation may still wait: publish before the state that
-          // supersedes it, so a crash in between leaves a job that still runs.
-          [present(response, publish), present(record, mark)]
-        : // Nothing to supersede: the writes go out together (one round trip on a networked
-          // store, not four). Should the publish fail, it is retried with the others.
-          [present(response, publish, record, mark)];
-    await deps.recordings.record({
-      agentId: agent.id,
-      conversationId: id,
-      stages,
-      bytes: () => jsonBytes(kept) + jsonBytes(job) + jsonBytes(turn),
-    });
+    // Together: one round trip on a networked store, not three.
+    const written = await recorder.write([response, state, mark].filter((write): write is RecordingWrite => write !== undefined));
+    return { state: written === 'written' ? ('recorded' as const) : written === 'kept' ? ('deferred' as const) : ('lost' as const) };
   });
 
-  const steps: Record<StepName, StepFunction> = { authenticate, resolveConversation, inject, forward, relay: relayStep, settle };
   return {
-    /**
-     * Runs one exchange through the conversation machine with these steps, without an
-     * actor per request (`step-runner.ts`; the machine tests run XState's actor beside it).
-     */
-    run: compileStepMachine<ConversationOutput>(conversationMachine, steps),
+    /** The machine with Engram's steps: `createActor` it once per turn (`runExchange`). */
+    machine: engramConversationMachine.provide({
+      actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, publish, record },
+    }),
   };
 }
 

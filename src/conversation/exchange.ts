@@ -4,7 +4,10 @@ import type { ConversationState } from '../domain/conversation-state.js';
 import type { Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
-import type { ChainCache, ResolvedChain } from './chains.js';
+import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
+import type { ChainCache, NewLink, ResolvedChain } from './chains.js';
+import type { ExtractionJob } from '../memory/extraction.js';
+import type { TurnRecorder } from './recording-retry.js';
 
 /** A client connection that can still receive a status line and headers. */
 export interface ResponseSink extends ClientSink {
@@ -71,11 +74,31 @@ export interface Forwarded {
 
 export type Relayed = RelayOutcome & { final: boolean };
 
-/** Typed view of the machine's step results. */
-export interface ExchangeResults {
-  authenticate?: TokenLookup;
-  resolveConversation?: Resolved;
-  inject?: Injected;
-  forward?: Forwarded;
-  relay?: Relayed;
+/** What settling a completed answer keeps, decided once when it is published for extraction. */
+export interface Settlement {
+  settledAt: number;
+  /** The Responses record to store (a response the client asked to keep). */
+  response?: NewLink;
+  /** The new turns for extraction (a final answer, on an agent that learns). */
+  job?: ExtractionJob;
+  /** The history was shorter than the watermark: learnt afresh from its start. */
+  compacted: boolean;
+  /** The turn's writes, in the retry queue's order. */
+  recorder: TurnRecorder;
+}
+
+export interface Published extends PublishResult {
+  settlement: Settlement;
+}
+
+/** The conversation machine's types for Engram's steps (`conversationMachine<EngramTurn>()`). */
+export interface EngramTurn extends TurnTypes {
+  request: ExchangeRequest;
+  authenticated: TokenLookup;
+  resolved: Resolved;
+  injected: Injected;
+  forwarded: Forwarded;
+  relayed: Relayed;
+  published: Published;
+  recorded: RecordResult;
 }

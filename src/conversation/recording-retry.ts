@@ -17,7 +17,7 @@
  * a graceful stop tries each once more and logs what it still loses.
  *
  * Writes must be idempotent and must not undo what a newer turn wrote (see
- * the settle step in `actors.ts`): a retry may land after later turns of the same conversation
+ * the publish and record steps in `actors.ts`): a retry may land after later turns of the same conversation
  * did. Within one conversation, retries still go oldest first.
  */
 import type { Log } from '../log.js';
@@ -34,17 +34,34 @@ export interface RecordingWrite {
 }
 
 /** What recording one turn takes. */
-export interface TurnRecording {
-  agentId: string;
-  conversationId: string;
+export interface TurnRecording extends TurnOf {
   /**
    * The writes, stage by stage: a stage's writes run together, and a stage runs once
    * every write of the stage before it landed (a job published before the state that
    * supersedes an older one).
    */
   stages: RecordingWrite[][];
+}
+
+/** Whose turn it is, and what keeping it in memory costs. */
+export interface TurnOf {
+  agentId: string;
+  conversationId: string;
   /** What keeping it costs in memory, in bytes (its job, state and response), asked only when it is kept. */
   bytes(): number;
+}
+
+/**
+ * One turn's recording, written stage by stage as the conversation machine reaches each
+ * step (publishing, then recording): the stages keep their order whatever fails.
+ */
+export interface TurnRecorder {
+  /**
+   * Runs `stage` now, unless an earlier stage of this turn is still waiting in the queue:
+   * then it is queued behind it, unrun. `kept`: it (or what it waits behind) failed and is
+   * retried; `lost`: the turn could not be kept (see `RecordingLoss`). Never rejects.
+   */
+  write(stage: RecordingWrite[]): Promise<'written' | 'kept' | 'lost'>;
 }
 
 /** Why a turn was never recorded. */
@@ -88,24 +105,32 @@ function defaultBackoff(failures: number): number {
 }
 
 interface Waiting {
-  recording: TurnRecording;
-  /** The stages left: the first holds only the writes that failed. */
+  recording: TurnOf;
+  /** The stages left, in place (`runStages`): the first holds only the writes that failed. */
   remaining: RecordingWrite[][];
   bytes: number;
   attempts: number;
   error: unknown;
+  /** Set once it leaves the queue: every write landed, or it was given up. */
+  fate?: 'recorded' | 'lost';
 }
 
-/** Runs `stages` in order; returns the stages left and the first error, or undefined when every write landed. */
-async function runStages(stages: RecordingWrite[][], retry: boolean): Promise<{ remaining: RecordingWrite[][]; error: unknown } | undefined> {
-  for (let i = 0; i < stages.length; i++) {
-    const stage = stages[i];
+/**
+ * Runs `stages` in order, in place: each stage leaves the array once all its writes
+ * landed; a failed stage is left holding only its failed writes. Returns the first
+ * error, or undefined when every write landed. A stage pushed while it runs (a turn's
+ * next stage, `TurnRecorder`) is run in turn.
+ */
+async function runStages(stages: RecordingWrite[][], retry: boolean): Promise<{ error: unknown } | undefined> {
+  while (stages.length > 0) {
+    const stage = stages[0];
     const results = await Promise.allSettled(stage.map((write) => write.run(retry)));
     const failed = stage.filter((_, at) => results[at].status === 'rejected');
     if (failed.length > 0) {
-      const error = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
-      return { remaining: [failed, ...stages.slice(i + 1)], error };
+      stages[0] = failed;
+      return { error: (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason };
     }
+    stages.shift();
   }
   return undefined;
 }
@@ -151,28 +176,65 @@ export class RecordingRetry {
    * retried; resolves once the first attempt is over, and never rejects.
    */
   async record(recording: TurnRecording): Promise<void> {
-    const failed = await runStages(recording.stages, false);
-    if (!failed) {
-      // The store takes writes again: retry what waits now rather than after the backoff.
-      if (this.#waiting.length > 0 && this.#failures > 0) this.#schedule(0);
-      return;
-    }
-    this.#lastError = failed.error;
-    const { agentId, conversationId } = recording;
-    const writes = failed.remaining.flat().map((write) => write.name);
+    const remaining = [...recording.stages];
+    const failed = await runStages(remaining, false);
+    if (failed) this.#defer(recording, remaining, failed.error);
+    else this.#landed();
+  }
+
+  /**
+   * Starts recording a turn whose stages come one at a time (`TurnRecorder`); each is
+   * written now, or kept and retried as `record` does.
+   */
+  begin(turn: TurnOf): TurnRecorder {
+    let waiting: Waiting | undefined;
+    return {
+      write: async (stage) => {
+        if (waiting?.fate === 'lost') return 'lost';
+        if (waiting && waiting.fate === undefined) {
+          // Behind the stage that failed: runs once it lands, in the same retry.
+          waiting.remaining.push(stage);
+          return 'kept';
+        }
+        const remaining = [stage];
+        const failed = await runStages(remaining, false);
+        if (!failed) {
+          this.#landed();
+          return 'written';
+        }
+        waiting = this.#defer(turn, remaining, failed.error);
+        return waiting?.fate === undefined ? 'kept' : 'lost';
+      },
+    };
+  }
+
+  /** Every write of a first attempt landed: the store takes writes again, so what waits is retried now rather than after the backoff. */
+  #landed(): void {
+    if (this.#waiting.length > 0 && this.#failures > 0) this.#schedule(0);
+  }
+
+  /** Keeps a turn whose first attempt failed, to be retried; returns its entry (`fate` lost when it could not be kept). */
+  #defer(turn: TurnOf, remaining: RecordingWrite[][], error: unknown): Waiting {
+    this.#lastError = error;
+    const { agentId, conversationId } = turn;
+    const writes = remaining.flat().map((write) => write.name);
+    const entry: Waiting = { recording: turn, remaining, bytes: 0, attempts: 1, error };
     if (this.#closed) {
-      this.#log.error({ agentId, conversationId, writes, err: failed.error }, 'recording a turn failed while stopping: the turn is lost');
+      this.#log.error({ agentId, conversationId, writes, err: error }, 'recording a turn failed while stopping: the turn is lost');
       this.#observer?.recordingsLost('shutdown', 1);
-      return;
+      entry.fate = 'lost';
+      return entry;
     }
     this.#observer?.recordingDeferred();
-    const kept = this.#keep({ recording, remaining: failed.remaining, bytes: recording.bytes(), attempts: 1, error: failed.error });
+    entry.bytes = turn.bytes();
+    const kept = this.#keep(entry);
     this.#log.warn(
-      { agentId, conversationId, writes, pending: this.#waiting.length, err: failed.error },
+      { agentId, conversationId, writes, pending: this.#waiting.length, err: error },
       kept ? 'recording a turn failed: it is kept in memory and retried until the store takes it' : 'recording a turn failed',
     );
     this.#failures = Math.max(this.#failures, 1);
     this.#schedule(this.#backoffMs(this.#failures));
+    return entry;
   }
 
   /**
@@ -227,6 +289,7 @@ export class RecordingRetry {
   }
 
   #lose(lost: Waiting[], reason: RecordingLoss, message: string): void {
+    for (const entry of lost) entry.fate = 'lost';
     this.#observer?.recordingsLost(reason, lost.length);
     this.#log.error(
       {
@@ -272,7 +335,9 @@ export class RecordingRetry {
       if (blocked.has(key)) continue;
       if (deadline !== undefined && Date.now() >= deadline) break;
       entry.attempts++;
-      const failed = await runStages(entry.remaining, true).catch((error: unknown) => ({ remaining: entry.remaining, error }));
+      const failed = await runStages(entry.remaining, true).catch((error: unknown) => ({ error }));
+      // A stage queued behind the turn's last one since it landed waits for the next round.
+      if (!failed && entry.remaining.length > 0) continue;
       if (!failed) {
         this.#remove(entry);
         this.#observer?.recordingRetried('recorded');
@@ -280,7 +345,6 @@ export class RecordingRetry {
         inARow = 0;
         continue;
       }
-      entry.remaining = failed.remaining;
       entry.error = failed.error;
       this.#lastError = failed.error;
       this.#observer?.recordingRetried('failed');
@@ -303,6 +367,7 @@ export class RecordingRetry {
     const at = this.#waiting.indexOf(entry);
     if (at === -1) return;
     this.#waiting.splice(at, 1);
+    entry.fate = 'recorded';
     this.#bytes -= entry.bytes;
     this.#observer?.recordingsPending(this.#waiting.length);
   }

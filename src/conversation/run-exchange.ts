@@ -1,6 +1,8 @@
+import { createActor, toPromise } from 'xstate';
+import type { ConversationOutput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
-import type { ExchangeRequest, ExchangeResults } from './exchange.js';
+import type { EngramTurn, ExchangeRequest } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
 
 export interface ExchangeHooks {
@@ -18,8 +20,8 @@ export interface ExchangeObserver {
 }
 
 /** What went wrong upstream, from the machine's final status and error. */
-function upstreamErrorOf(status: string, results: ExchangeResults, error: EngramError | undefined): UpstreamErrorKind | undefined {
-  if (status === 'upstream_error') return (results.forward?.status ?? 500) >= 500 ? 'status_5xx' : 'status_4xx';
+function upstreamErrorOf(status: string, output: ConversationOutput<EngramTurn>, error: EngramError | undefined): UpstreamErrorKind | undefined {
+  if (status === 'upstream_error') return (output.forwarded?.status ?? 500) >= 500 ? 'status_5xx' : 'status_4xx';
   if (status === 'interrupted') return 'stream_broken';
   if (error?.code === 'upstream_unreachable') return 'unreachable';
   if (error?.code === 'upstream_timeout') return 'timeout';
@@ -36,33 +38,33 @@ export async function runExchange(flow: ConversationFlow, request: ExchangeReque
   const startedAt = performance.now();
   let forwardAt: number | undefined;
   let upstreamDoneAt: number | undefined;
-  const run = flow.run(
-    { request },
-    {
-      onState(state) {
-        if (state === 'forwarding') forwardAt ??= performance.now();
-        else if (forwardAt !== undefined && state !== 'relaying') upstreamDoneAt ??= performance.now();
-      },
-    },
-  );
-  hooks.onClientGone(() => run.send({ type: 'CLIENT_GONE' }));
-  const output = await run.done;
-  const results = output.results as ExchangeResults;
-  let sentStatus: number | undefined = results.forward?.status;
+  const actor = createActor(flow.machine, { input: { request } });
+  // Told of each state the turn enters (a snapshot per transition).
+  actor.subscribe((snapshot) => {
+    if (upstreamDoneAt !== undefined) return;
+    if (snapshot.value === 'forwarding') forwardAt ??= performance.now();
+    else if (forwardAt !== undefined && snapshot.value !== 'relaying') upstreamDoneAt = performance.now();
+  });
+  hooks.onClientGone(() => actor.send({ type: 'CLIENT_GONE' }));
+  const ended = toPromise(actor);
+  actor.start();
+  // A machine that throws outside its steps (a guard, an input) ends the turn as a failed step would.
+  const output: ConversationOutput<EngramTurn> = await ended.catch((error: unknown) => ({ status: 'failed', error }));
+  let sentStatus: number | undefined = output.forwarded?.status;
   const report = (error?: EngramError) => {
     const doneAt = performance.now();
     const addedMs = forwardAt === undefined ? undefined : forwardAt - startedAt + (doneAt - (upstreamDoneAt ?? doneAt));
-    const body = results.resolveConversation?.body;
+    const body = output.resolved?.body;
     const summary: ExchangeSummary = {
       agentId: request.agentId,
       protocol: request.adapter.id,
       outcome: output.status,
-      upstreamError: upstreamErrorOf(output.status, results, error),
-      injected: results.inject?.injected ?? 0,
+      upstreamError: upstreamErrorOf(output.status, output, error),
+      injected: output.injected?.injected ?? 0,
       addedMs,
     };
     // Only for a token that was accepted: an unknown agent id must not become a metric series.
-    if (results.authenticate) hooks.observer?.exchangeFinished(summary);
+    if (output.authenticated) hooks.observer?.exchangeFinished(summary);
     hooks.log.info(
       {
         orgId: request.orgId,
@@ -79,7 +81,7 @@ export async function runExchange(flow: ConversationFlow, request: ExchangeReque
       'proxied request finished',
     );
   };
-  const relayed = results.relay;
+  const relayed = output.relayed;
   if (relayed?.outcome === 'completed' && relayed.unassembled !== undefined) {
     hooks.log.warn(
       { orgId: request.orgId, agentId: request.agentId, bytes: relayed.unassembled },
@@ -100,15 +102,15 @@ export async function runExchange(flow: ConversationFlow, request: ExchangeReque
     sentStatus = rendered.status;
     sink.writeHead(rendered.status, {
       'content-type': 'application/json',
-      'x-engram-injected': String(results.inject?.injected ?? 0),
+      'x-engram-injected': String(output.injected?.injected ?? 0),
     });
     sink.write(Buffer.from(JSON.stringify(rendered.body)));
     sink.end();
-  } else if (!results.relay) {
+  } else if (!output.relayed) {
     // Failed while relaying, for a reason the relay could not report in-stream.
     sink.fail(undefined);
   } else {
-    // The answer was relayed whole; only recording it for extraction failed.
+    // The answer was relayed whole; only publishing or recording it failed.
     hooks.log.error({ err: output.error }, 'settling a conversation failed');
     request.sink.end();
   }

@@ -64,6 +64,41 @@ test('a failed turn is kept, readiness fails, and it lands once the store takes 
   await queue.close();
 });
 
+test('a turn recorded stage by stage: a stage after a refused one is queued behind it unrun, and they land in order', async () => {
+  const s = store();
+  const { c, observer } = counts();
+  const queue = new RecordingRetry({ log: quiet, observer, backoffMs: () => 20 });
+  const recorder = queue.begin({ agentId: 'agt_1', conversationId: 'c1', bytes: () => 10 });
+  assert.is(await recorder.write([s.write('job')]), 'kept');
+  assert.is(await recorder.write([s.write('state'), s.write('session')]), 'kept');
+  assert.is(s.attempts.get('state'), undefined, 'the state is not written before the job that it supersedes');
+  assert.is(queue.pending, 1, 'one turn waits, not one per stage');
+  assert.is(c.deferred, 1);
+  s.down = false;
+  await eventually(async () => (queue.pending === 0 ? true : undefined), 5_000, 'the turn recorded');
+  assert.equal(s.landed, ['job', 'state', 'session']);
+  assert.is(c.recorded, 1);
+
+  const next = queue.begin({ agentId: 'agt_1', conversationId: 'c2', bytes: () => 10 });
+  assert.is(await next.write([s.write('job 2')]), 'written');
+  assert.is(await next.write([s.write('state 2')]), 'written');
+  assert.equal(s.landed.slice(3), ['job 2', 'state 2']);
+  await queue.close();
+});
+
+test('a turn whose first stage was lost (the queue stopping) loses its later stages too, unrun', async () => {
+  const s = store();
+  const { c, observer } = counts();
+  const queue = new RecordingRetry({ log: quiet, observer, backoffMs: () => 20 });
+  await queue.close();
+  const recorder = queue.begin({ agentId: 'agt_1', conversationId: 'c1', bytes: () => 10 });
+  assert.is(await recorder.write([s.write('job')]), 'lost');
+  s.down = false;
+  assert.is(await recorder.write([s.write('state')]), 'lost');
+  assert.equal(s.landed, [], 'no state written ahead of a job that was never published');
+  assert.equal(c.lost, { shutdown: 1 });
+});
+
 test('only the writes that failed run again; within one conversation the older turn lands first', async () => {
   const s = store();
   const queue = new RecordingRetry({ log: quiet, backoffMs: () => 20 });

@@ -1,117 +1,199 @@
 /**
- * The conversation machine's flow, with step implementations that only report back:
- * which steps run, in which order, and how each ending is reported.
+ * The conversation machine's flow, run by XState's actor as the proxy runs it, with step
+ * implementations given through `.provide()` that only report back: which steps run, in
+ * which order, with which inputs, and how each ending is reported.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { conversationMachine, type ConversationOutput, type StepInput, type StepName } from '../../machines/conversation.machine.js';
-import { compileStepMachine, type StepFunction } from '../../src/conversation/step-runner.js';
+import {
+  conversationMachine,
+  type Forwarding,
+  type Injecting,
+  type Publishing,
+  type Recording,
+  type Relaying,
+  type Resolving,
+  type PublishResult,
+  type RecordResult,
+  type StepName,
+  type TurnTypes,
+} from '../../machines/conversation.machine.js';
 
-type Runner = 'xstate' | 'step runner';
+/** Each step's output names the step, so a later step's input shows whose output it got. */
+interface Scripted extends TurnTypes {
+  request: { id: string };
+  authenticated: { by: 'authenticate' };
+  resolved: { by: 'resolveConversation' };
+  injected: { by: 'inject' };
+}
 
-/**
- * One flow through the machine with steps that report back, run either by XState's
- * actor or by Engram's step runner (which the proxy uses): both must behave alike.
- */
-function run(runner: Runner, outputs: Partial<Record<StepName, unknown | Error>>, options: { goneDuring?: StepName } = {}) {
+type Outputs = Partial<{
+  forward: Scripted['forwarded'] | Error;
+  relay: Scripted['relayed'] | Error;
+  publish: PublishResult | Error;
+  record: RecordResult | Error;
+  authenticate: Error;
+  resolveConversation: Error;
+  inject: Error;
+}>;
+
+const NAMES: StepName[] = ['authenticate', 'resolveConversation', 'inject', 'forward', 'relay', 'publish', 'record'];
+
+/** The machine is provided once, as the app does; each run is a new actor of it. */
+function run(outputs: Outputs, options: { goneDuring?: StepName } = {}) {
   const ran: StepName[] = [];
+  const inputs: Partial<Record<StepName, unknown>> = {};
   const states: string[] = [];
+  const stopped: StepName[] = [];
   let send: (event: { type: 'CLIENT_GONE' }) => void = () => undefined;
-  const implementation = (name: StepName) => async (_input: unknown, signal: AbortSignal) => {
-    ran.push(name);
-    if (options.goneDuring === name) {
-      send({ type: 'CLIENT_GONE' });
-      assert.ok(signal.aborted, 'the running step is told to stop');
-    }
-    const output = outputs[name];
-    if (output instanceof Error) throw output;
-    return output ?? {};
-  };
-  const names: StepName[] = ['authenticate', 'resolveConversation', 'inject', 'forward', 'relay', 'settle'];
-  const steps = Object.fromEntries(names.map((name) => [name, implementation(name)])) as Record<StepName, StepFunction>;
-  if (runner === 'step runner') {
-    const started = compileStepMachine<ConversationOutput>(conversationMachine, steps)({ request: {} }, { onState: (state) => states.push(state) });
-    send = started.send;
-    return started.done.then((output) => ({ output, ran, states }));
-  }
-  const machine = conversationMachine.provide({
-    actors: Object.fromEntries(
-      names.map((name) => [name, fromPromise<unknown, StepInput>(({ input, signal }) => steps[name](input, signal))]),
-    ) as Record<StepName, ReturnType<typeof fromPromise<unknown, StepInput>>>,
+  const step =
+    <I, O>(name: StepName, scripted: O | Error | undefined, made: O) =>
+    async ({ input, signal }: { input: I; signal: AbortSignal }): Promise<O> => {
+      ran.push(name);
+      inputs[name] = input;
+      if (options.goneDuring === name) {
+        // Heard before the turn ends (an event sent while the actor starts is handled once it has).
+        signal.addEventListener('abort', () => stopped.push(name));
+        send({ type: 'CLIENT_GONE' });
+      }
+      if (scripted instanceof Error) throw scripted;
+      return scripted ?? made;
+    };
+  const machine = conversationMachine<Scripted>().provide({
+    actors: {
+      authenticate: fromPromise(step<{ request: Scripted['request'] }, Scripted['authenticated']>('authenticate', outputs.authenticate, { by: 'authenticate' })),
+      resolveConversation: fromPromise(
+        step<Resolving<Scripted>, Scripted['resolved']>('resolveConversation', outputs.resolveConversation, { by: 'resolveConversation' }),
+      ),
+      inject: fromPromise(step<Injecting<Scripted>, Scripted['injected']>('inject', outputs.inject, { by: 'inject' })),
+      forward: fromPromise(step<Forwarding<Scripted>, Scripted['forwarded']>('forward', outputs.forward, { ok: true })),
+      relay: fromPromise(step<Relaying<Scripted>, Scripted['relayed']>('relay', outputs.relay, { outcome: 'completed', final: true })),
+      publish: fromPromise(step<Publishing<Scripted>, PublishResult>('publish', outputs.publish, { job: 'published' })),
+      record: fromPromise(step<Recording<Scripted>, RecordResult>('record', outputs.record, { state: 'recorded' })),
+    },
   });
-  const actor = createActor(machine, { input: { request: {} } });
+  const actor = createActor(machine, { input: { request: { id: 'turn-1' } } });
   send = (event) => actor.send(event);
   actor.subscribe((snapshot) => {
     if (states.at(-1) !== snapshot.value) states.push(String(snapshot.value));
   });
   const done = toPromise(actor);
   actor.start();
-  return done.then((output) => ({ output, ran, states }));
+  return done.then((output) => ({ output, ran, inputs, states, stopped }));
 }
 
-const ok = { forward: { ok: true }, relay: { outcome: 'completed', final: true } };
+test('a completed 2xx answer runs every step in order, publishes before recording, and settles', async () => {
+  const { output, ran, states } = await run({});
+  assert.is(output.status, 'settled');
+  assert.equal(ran, NAMES);
+  assert.equal(states, ['authenticating', 'resolving', 'injecting', 'forwarding', 'relaying', 'publishing', 'recording', 'settled']);
+  assert.equal(output.relayed, { outcome: 'completed', final: true });
+  assert.equal(output.published, { job: 'published' });
+  assert.equal(output.recorded, { state: 'recorded' });
+  assert.not.ok('request' in output, 'the output is what the steps made, not the request');
+});
 
-for (const runner of ['xstate', 'step runner'] as const) {
+test('each step gets the request and exactly the outputs of the steps before it', async () => {
+  const { inputs } = await run({});
+  const request = { id: 'turn-1' };
+  const authenticated = { by: 'authenticate' };
+  const resolved = { by: 'resolveConversation' };
+  const injected = { by: 'inject' };
+  const forwarded = { ok: true };
+  const relayed = { outcome: 'completed', final: true };
+  assert.equal(inputs.authenticate, { request });
+  assert.equal(inputs.resolveConversation, { request, authenticated });
+  assert.equal(inputs.inject, { request, authenticated, resolved });
+  assert.equal(inputs.forward, { request, authenticated, resolved, injected });
+  assert.equal(inputs.relay, { request, authenticated, resolved, injected, forwarded });
+  assert.equal(inputs.publish, { request, authenticated, resolved, injected, relayed });
+  assert.equal(inputs.record, { request, authenticated, resolved, injected, relayed, published: { job: 'published' } });
+});
 
-  test(`${runner}: a completed 2xx answer runs every step, injection before forwarding, and settles`, async () => {
-    const { output, ran } = await run(runner, ok);
-    assert.is(output.status, 'settled');
-    assert.equal(ran, ['authenticate', 'resolveConversation', 'inject', 'forward', 'relay', 'settle']);
-    assert.equal(output.results.relay, ok.relay);
-  });
+test('a publish the bus refused (deferred) still records the turn, which settles', async () => {
+  const { output, ran } = await run({ publish: { job: 'deferred' }, record: { state: 'deferred' } });
+  assert.is(output.status, 'settled');
+  assert.equal(ran, NAMES);
+  assert.equal(output.published, { job: 'deferred' });
+  assert.equal(output.recorded, { state: 'deferred' });
+});
 
-  test(`${runner}: an upstream error is relayed and nothing is settled`, async () => {
-    const { output, ran } = await run(runner, { forward: { ok: false }, relay: { outcome: 'completed', final: false } });
-    assert.is(output.status, 'upstream_error');
-    assert.not.ok(ran.includes('settle'));
-  });
+test('publishing or recording failing outright (not a refusal) ends the turn failed with its error, after the answer', async () => {
+  const broken = new Error('building the job failed');
+  const publishing = await run({ publish: broken });
+  assert.is(publishing.output.status, 'failed');
+  assert.is(publishing.output.error, broken);
+  assert.not.ok(publishing.ran.includes('record'), 'nothing is recorded ahead of a job that was not published');
+  assert.ok(publishing.output.relayed, 'the answer was relayed');
 
-  test(`${runner}: a stream that broke off ends interrupted, without settling`, async () => {
-    const { output, ran } = await run(runner, { forward: { ok: true }, relay: { outcome: 'failed', final: false } });
-    assert.is(output.status, 'interrupted');
-    assert.not.ok(ran.includes('settle'));
-  });
+  const recording = await run({ record: broken });
+  assert.is(recording.output.status, 'failed');
+  assert.is(recording.output.error, broken);
+  assert.equal(recording.output.published, { job: 'published' });
+});
 
-  test(`${runner}: a failing step ends the flow with its error`, async () => {
-    const failure = new Error('no such token');
-    const { output, ran } = await run(runner, { authenticate: failure });
-    assert.is(output.status, 'failed');
-    assert.is(output.error, failure);
-    assert.equal(ran, ['authenticate']);
-  });
+test('an upstream error is relayed and nothing is published or recorded', async () => {
+  const { output, ran } = await run({ forward: { ok: false }, relay: { outcome: 'completed', final: false } });
+  assert.is(output.status, 'upstream_error');
+  assert.equal(ran.slice(-1), ['relay']);
+  assert.equal(output.relayed, { outcome: 'completed', final: false });
+});
 
-  test(`${runner}: the client going away aborts the flow wherever it is`, async () => {
-    const { output, ran } = await run(runner, ok, { goneDuring: 'forward' });
-    assert.is(output.status, 'aborted');
-    assert.not.ok(ran.includes('relay'));
-  });
-}
+test('a stream that broke off ends interrupted, without settling', async () => {
+  const { output, ran } = await run({ relay: { outcome: 'failed', final: false } });
+  assert.is(output.status, 'interrupted');
+  assert.equal(ran.slice(-1), ['relay']);
+});
 
-test('the step runner and XState agree on every path: the states entered, the steps run, the output', async () => {
-  const names: StepName[] = ['authenticate', 'resolveConversation', 'inject', 'forward', 'relay', 'settle'];
-  const scenarios: Array<[Partial<Record<StepName, unknown | Error>>, { goneDuring?: StepName }]> = [];
-  for (const forward of [{ ok: true }, { ok: false }]) {
-    for (const outcome of ['completed', 'failed', 'aborted']) {
-      for (const final of [true, false]) scenarios.push([{ forward, relay: { outcome, final } }, {}]);
+test('a failing step ends the flow with its error', async () => {
+  const failure = new Error('no such token');
+  const { output, ran } = await run({ authenticate: failure });
+  assert.is(output.status, 'failed');
+  assert.is(output.error, failure);
+  assert.equal(ran, ['authenticate']);
+  assert.is(output.authenticated, undefined);
+});
+
+test('every path, through the real actor: the states entered, the steps run, the output', async () => {
+  const path = (...states: string[]) => ['authenticating', 'resolving', 'injecting', 'forwarding', 'relaying', ...states];
+  const ok = { forward: { ok: true }, relay: { outcome: 'completed', final: true } } as const;
+  const cases: Array<[string, Outputs, { goneDuring?: StepName }, string, string[]]> = [];
+  for (const ok2xx of [true, false]) {
+    for (const outcome of ['completed', 'failed', 'aborted'] as const) {
+      for (const final of [true, false]) {
+        const status = outcome === 'aborted' ? 'aborted' : !ok2xx ? 'upstream_error' : outcome === 'completed' ? 'settled' : 'interrupted';
+        const end = { aborted: ['aborted'], upstream_error: ['upstreamError'], settled: ['publishing', 'recording', 'settled'], interrupted: ['interrupted'] }[status]!;
+        cases.push([`forward ok ${ok2xx}, relay ${outcome}, final ${final}`, { forward: { ok: ok2xx }, relay: { outcome, final } }, {}, status, path(...end)]);
+      }
     }
   }
-  for (const name of names) {
-    scenarios.push([{ ...ok, [name]: new Error(`${name} failed`) }, {}]);
-    scenarios.push([ok, { goneDuring: name }]);
-  }
-  for (const [outputs, options] of scenarios) {
-    const [machine, runner] = await Promise.all([run('xstate', outputs, options), run('step runner', outputs, options)]);
-    const label = JSON.stringify({ outputs, options });
-    assert.equal(runner.states, machine.states, `states, ${label}`);
-    assert.equal(runner.ran, machine.ran, `steps, ${label}`);
-    assert.equal(runner.output, machine.output, `output, ${label}`);
+  const order = ['authenticating', 'resolving', 'injecting', 'forwarding', 'relaying', 'publishing', 'recording'];
+  NAMES.forEach((name, at) => {
+    cases.push([`${name} fails`, { ...ok, [name]: new Error(`${name} failed`) }, {}, 'failed', [...order.slice(0, at + 1), 'failed']]);
+    cases.push([`client gone during ${name}`, ok, { goneDuring: name }, 'aborted', [...order.slice(0, at + 1), 'aborted']]);
+  });
+  for (const [label, outputs, options, status, states] of cases) {
+    const result = await run(outputs, options);
+    assert.is(result.output.status, status, label);
+    assert.equal(result.states, states, `states, ${label}`);
+    assert.equal(result.ran, NAMES.slice(0, states.length - 1).filter((_, at) => order[at] === states[at]), `steps, ${label}`);
+    if (options.goneDuring) {
+      assert.equal(result.stopped, [options.goneDuring], `the running step is told to stop, ${label}`);
+      const after = NAMES.slice(NAMES.indexOf(options.goneDuring) + 1);
+      assert.ok(after.every((name) => !result.ran.includes(name)), `nothing runs after the client left, ${label}`);
+    }
+    if (status === 'failed') assert.instance(result.output.error, Error, label);
   }
 });
 
-test('the step runner refuses a machine it cannot run, when compiling it', () => {
-  const steps = { authenticate: async () => ({}) };
-  assert.throws(() => compileStepMachine(conversationMachine, steps), /no step "resolveConversation"/);
+test('a step left unprovided fails the turn, naming it', async () => {
+  const actor = createActor(conversationMachine<Scripted>(), { input: { request: { id: 'turn-1' } } });
+  const done = toPromise(actor);
+  actor.start();
+  const output = await done;
+  assert.is(output.status, 'failed');
+  assert.match(String(output.error), /actor "authenticate" was not provided/);
 });
 
 test.run();
