@@ -7,12 +7,17 @@ import { summarise, type Summary } from './stats.js';
 import type { Protocol } from './workload.js';
 
 export interface Target {
-  /** `bare`: the bare Node proxy reference (bench/bare-proxy-process.ts). */
-  name: 'direct' | 'bare' | 'engram';
+  /**
+   * `bare`: the bare Node proxy reference (bench/bare-proxy-process.ts); `gateway`: the
+   * Portkey gateway reference (bench/gateway-process.ts).
+   */
+  name: 'direct' | 'bare' | 'gateway' | 'engram';
   origin: string;
   /** Path prefix before `/v1/...` (Engram's agent base path; '' for the upstream). */
   prefix: string;
   token: string;
+  /** Headers sent with every request besides the protocol's (the gateway's routing headers). */
+  headers?: Record<string, string>;
 }
 
 /** The scripted upstream called directly (its token is never checked). */
@@ -49,10 +54,12 @@ export interface Streamed extends Sent {
   complete: boolean;
 }
 
-function headersFor(protocol: Protocol, token: string): Record<string, string> {
-  return protocol === 'messages'
-    ? { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' }
-    : { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+function headersFor(protocol: Protocol, target: Target): Record<string, string> {
+  const own: Record<string, string> =
+    protocol === 'messages'
+      ? { 'content-type': 'application/json', 'x-api-key': target.token, 'anthropic-version': '2023-06-01' }
+      : { 'content-type': 'application/json', authorization: `Bearer ${target.token}` };
+  return target.headers ? { ...own, ...target.headers } : own;
 }
 
 const PATHS: Record<Protocol, string> = { chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses' };
@@ -73,8 +80,12 @@ export function client(target: Target, connections: number): Client {
     headersTimeout: 30_000,
     bodyTimeout: 30_000,
   });
-  const request = (protocol: Protocol, body: Buffer) =>
-    pool.request({ path: target.prefix + PATHS[protocol], method: 'POST', headers: headersFor(protocol, target.token), body });
+  const headers: Record<Protocol, Record<string, string>> = {
+    chat: headersFor('chat', target),
+    messages: headersFor('messages', target),
+    responses: headersFor('responses', target),
+  };
+  const request = (protocol: Protocol, body: Buffer) => pool.request({ path: target.prefix + PATHS[protocol], method: 'POST', headers: headers[protocol], body });
   return {
     target,
     pool,

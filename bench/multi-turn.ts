@@ -1,6 +1,7 @@
 /**
  * The multi-turn agent workload (issue 12): conversations that grow turn by turn, as an
- * agent's do, sent direct, through the bare proxy and through Engram. Chat completions,
+ * agent's do, sent direct, through the bare proxy, through the Portkey gateway (issue 22,
+ * when it is installed) and through Engram. Chat completions,
  * not streamed: a 4 KB system prompt and a first user message that names the
  * conversation (Engram tells conversations apart by system prompt and first user
  * message, src/conversation/identity.ts), then at every turn the whole history again with
@@ -8,20 +9,20 @@
  *
  * The assistant answer appended is scripted (about 2 KB of explanation and code), not the
  * upstream's echo: the echo through Engram would quote the memory Engram inserted, and
- * the three targets must send the same conversation shapes.
+ * every target must send the same conversation shapes.
  *
  * A separate Engram child holds 1,000 reflections and extracts with a 300 ms settle, so
  * extraction runs during the phase (a conversation's turns come faster than that; its
  * extraction starts 300 ms after its last turn, while the next conversations run). In
  * the sequential parts the load moves to the next target only once Engram's extraction
- * queue is empty, so extraction is charged to Engram's block, not to direct's or bare's.
+ * queue is empty, so extraction is charged to Engram's block, not to the references'.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
 import { client, directTarget, engramTarget, type Client, type ClosedLoop, type Sent, type Target } from './load.js';
-import { capacityVsBare, type CapacityVsBare, type VsBare } from './phases.js';
+import { capacityVsBare, capacityVsGateway, type CapacityVsBare, type CapacityVsGateway, type VsBare, type VsGateway } from './phases.js';
 import { ratioTo, summarise, type Summary } from './stats.js';
 import type { ByteTally, UpstreamHello } from './upstream-process.js';
 import { questions } from './workload.js';
@@ -110,7 +111,7 @@ export async function converse(c: Client, shape: Shape, id: number, deadline = I
   return { samples };
 }
 
-/** Engram's added time per request in a sequential part, beside the bare proxy's. */
+/** Engram's added time per request in a sequential part, beside the bare proxy's and the gateway's. */
 export interface TurnLatency {
   conversations: number;
   turnsPerConversation: number;
@@ -124,8 +125,13 @@ export interface TurnLatency {
   bareAddedP50: number;
   bareAddedP99: number;
   vsBare: VsBare;
-  /** p50 of each turn (index 0 is turn 1), per target. */
-  p50ByTurn: Record<Target['name'], number[]>;
+  /** The Portkey gateway, when it ran: its times, what it added, Engram's added time over it. */
+  gateway?: Summary;
+  gatewayAddedP50?: number;
+  gatewayAddedP99?: number;
+  vsGateway?: VsGateway;
+  /** p50 of each turn (index 0 is turn 1), per target (the gateway's when it ran). */
+  p50ByTurn: Partial<Record<Target['name'], number[]>>;
   errors: number;
   injectedShare: number;
 }
@@ -138,6 +144,13 @@ function turnLatency(results: Record<Target['name'], Sample[]>, conversations: n
   const byTurn = (name: Target['name']) =>
     [...new Set(results[name].map((s) => s.turn))].sort((x, y) => x - y).map((turn) => summarise(results[name].filter((s) => ok(s) && s.turn === turn).map((s) => s.ms)).p50);
   const added = { p50: e.p50 - d.p50, p99: e.p99 - d.p99, bareP50: b.p50 - d.p50, bareP99: b.p99 - d.p99 };
+  const gateway = results.gateway.length > 0 ? of('gateway') : undefined;
+  const versusGateway = gateway && {
+    gateway,
+    gatewayAddedP50: gateway.p50 - d.p50,
+    gatewayAddedP99: gateway.p99 - d.p99,
+    vsGateway: { addedP50Ratio: ratioTo(added.p50, gateway.p50 - d.p50), addedP99Ratio: ratioTo(added.p99, gateway.p99 - d.p99) },
+  };
   return {
     conversations,
     turnsPerConversation: turns,
@@ -150,7 +163,8 @@ function turnLatency(results: Record<Target['name'], Sample[]>, conversations: n
     bareAddedP50: added.bareP50,
     bareAddedP99: added.bareP99,
     vsBare: { addedP50Ratio: ratioTo(added.p50, added.bareP50), addedP99Ratio: ratioTo(added.p99, added.bareP99) },
-    p50ByTurn: { direct: byTurn('direct'), bare: byTurn('bare'), engram: byTurn('engram') },
+    ...versusGateway,
+    p50ByTurn: { direct: byTurn('direct'), bare: byTurn('bare'), ...(gateway ? { gateway: byTurn('gateway') } : {}), engram: byTurn('engram') },
     errors: all.filter((s) => !ok(s)).length,
     injectedShare: results.engram.filter((s) => s.injected > 0).length / Math.max(1, results.engram.length),
   };
@@ -168,7 +182,7 @@ interface Phase {
  * request by request); Engram's extraction queue is emptied after each of its blocks.
  */
 async function sequential(phase: Phase, shape: Shape, options: { conversations: number; block: number; firstId: number }): Promise<Record<Target['name'], Sample[]>> {
-  const results: Record<Target['name'], Sample[]> = { direct: [], bare: [], engram: [] };
+  const results: Record<Target['name'], Sample[]> = { direct: [], bare: [], gateway: [], engram: [] };
   let id = options.firstId;
   for (let done = 0, round = 0; done < options.conversations; round++) {
     const size = Math.min(options.block, options.conversations - done);
@@ -237,13 +251,16 @@ export interface MultiTurnResult {
   /** (a) One virtual user: every request's time, direct, bare and Engram. */
   sequential: TurnLatency;
   /** A conversation whose history starts near 400 KB, continued turn by turn; turn 1 (the opening) is reported apart. */
-  continued400k: TurnLatency & { opening: { engramAddedP50: number; bareAddedP50: number } };
+  continued400k: TurnLatency & { opening: { engramAddedP50: number; bareAddedP50: number; gatewayAddedP50?: number } };
   /** (b) 50 virtual users at once. */
   concurrent: {
     direct: ConversationLoad;
     bare: ConversationLoad;
     engram: ConversationLoad;
     vsBare: CapacityVsBare;
+    /** The Portkey gateway under the same load, when it ran. */
+    gateway?: ConversationLoad;
+    vsGateway?: CapacityVsGateway;
     /** Extraction jobs still queued when direct's measure began (the warm-up's, left after the drain timed out; 0 expected). */
     extractionPendingBefore: number;
     /** Extraction calls the upstream received while Engram was measured, and the jobs still queued at its end. */
@@ -267,7 +284,8 @@ export interface MultiTurnOptions {
 
 const TURNS = 6;
 
-export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, options: MultiTurnOptions): Promise<MultiTurnResult> {
+/** `gateway`: the Portkey gateway reference, measured beside the bare proxy when given. */
+export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, gateway: Target | undefined, options: MultiTurnOptions): Promise<MultiTurnResult> {
   const engramChild = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
     env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(options.reflections), BENCH_SETTLE_MS: String(options.settleMs) },
   });
@@ -280,8 +298,9 @@ export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, op
     const deadline = Date.now() + options.drainTimeoutMs;
     while ((await queue()).pending > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
   };
-  const one = [direct, bare, engram].map((t) => client(t, 1));
-  const many = [direct, bare, engram].map((t) => client(t, options.users));
+  const targets = [direct, bare, ...(gateway ? [gateway] : []), engram];
+  const one = targets.map((t) => client(t, 1));
+  const many = targets.map((t) => client(t, options.users));
   try {
     await upstream.call('reset');
     await upstream.call('resetBytes', {});
@@ -296,25 +315,31 @@ export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, op
     await sequential(phase, long, { conversations: 1, block: 1, firstId: 3_000_000 });
     const continued = await sequential(phase, long, { conversations: options.continuedConversations, block: 3, firstId: 3_100_000 });
     const later = (samples: Sample[]) => samples.filter((s) => s.turn > 1);
+    const each = (pick: (samples: Sample[]) => Sample[]) =>
+      Object.fromEntries(Object.entries(continued).map(([name, samples]) => [name, pick(samples)])) as Record<Target['name'], Sample[]>;
     const opening = turnLatency(
-      { direct: continued.direct.filter((s) => s.turn === 1), bare: continued.bare.filter((s) => s.turn === 1), engram: continued.engram.filter((s) => s.turn === 1) },
+      each((samples) => samples.filter((s) => s.turn === 1)),
       options.continuedConversations,
       1,
     );
     const continuedResult = {
-      ...turnLatency({ direct: later(continued.direct), bare: later(continued.bare), engram: later(continued.engram) }, options.continuedConversations, options.continuedTurns),
-      opening: { engramAddedP50: opening.addedP50, bareAddedP50: opening.bareAddedP50 },
+      ...turnLatency(each(later), options.continuedConversations, options.continuedTurns),
+      opening: { engramAddedP50: opening.addedP50, bareAddedP50: opening.bareAddedP50, ...(gateway ? { gatewayAddedP50: opening.gatewayAddedP50 } : {}) },
     };
 
-    // Warm-ups first, Engram's extraction drained, then direct, bare and Engram measured in turn.
-    const [d, b, e] = many;
+    // Warm-ups first, Engram's extraction drained, then direct, bare, the gateway and Engram measured in turn.
+    const [d, b] = many;
+    const g = gateway ? many[2] : undefined;
+    const e = many.at(-1)!;
     await virtualUsers(e, shape, options.users, options.warmupMs, 4_000_000);
     await drain();
     await virtualUsers(b, shape, options.users, options.warmupMs / 2, 4_000_000);
+    if (g) await virtualUsers(g, shape, options.users, options.warmupMs / 2, 4_000_000);
     await virtualUsers(d, shape, options.users, options.warmupMs / 2, 4_000_000);
     const pendingBefore = (await queue()).pending;
     const loadDirect = await virtualUsers(d, shape, options.users, options.durationMs, 20_000_000);
     const loadBare = await virtualUsers(b, shape, options.users, options.durationMs, 30_000_000);
+    const loadGateway = g && (await virtualUsers(g, shape, options.users, options.durationMs, 50_000_000));
     const callsBefore = await extractionCalls();
     const loadEngram = await virtualUsers(e, shape, options.users, options.durationMs, 40_000_000);
     const callsDuring = (await extractionCalls()) - callsBefore;
@@ -332,6 +357,7 @@ export async function multiTurn(upstream: Child<UpstreamHello>, bare: Target, op
         bare: loadBare,
         engram: loadEngram,
         vsBare: capacityVsBare(loadDirect, loadBare, loadEngram),
+        ...(loadGateway ? { gateway: loadGateway, vsGateway: capacityVsGateway(loadDirect, loadGateway, loadEngram) } : {}),
         extractionPendingBefore: pendingBefore,
         extractionRequests: callsDuring,
         extractionPendingAfter: pendingAfter,

@@ -1,7 +1,7 @@
 /**
  * The measured phases. Each takes the targets (upstream direct, through the bare proxy
- * reference when the bench has one, through Engram) and returns plain figures; run.ts
- * orders them and reports.
+ * and the Portkey gateway references when the bench has them, through Engram) and returns
+ * plain figures; run.ts orders them and reports.
  */
 import type { Child } from './ipc.js';
 import { client, closedLoop, holdStreams, interleaved, type ClosedLoop, type Client, type Sent, type Target } from './load.js';
@@ -12,6 +12,8 @@ export interface Bench {
   direct: Target;
   /** The bare Node proxy (issue 12): measured beside direct and Engram where it is set. */
   bare?: Target;
+  /** The Portkey gateway (issue 22): measured beside the others where it is set (chat completions only). */
+  gateway?: Target;
   engram: Target;
   upstream: Child<unknown>;
   engramChild: Child<unknown>;
@@ -39,6 +41,11 @@ export interface LatencyResult {
   bareAddedP50?: number;
   bareAddedP99?: number;
   vsBare?: VsBare;
+  /** The Portkey gateway, what it added over direct, and Engram's added time as a multiple of it. */
+  gateway?: Summary;
+  gatewayAddedP50?: number;
+  gatewayAddedP99?: number;
+  vsGateway?: VsGateway;
 }
 
 /** Engram's added time over the bare proxy's added time (null: the bare proxy added nothing measurable). */
@@ -47,11 +54,15 @@ export interface VsBare {
   addedP99Ratio: number | null;
 }
 
-/** The clients of a sequential phase, in interleaving order: direct, bare (if any), Engram. */
-function sequentialClients(bench: Bench): { clients: Client[]; bare?: Client } {
+/** Engram's added time over the gateway's (null: the gateway added nothing measurable). */
+export type VsGateway = VsBare;
+
+/** The clients of a sequential phase, in interleaving order: direct, bare and gateway (if any), Engram. */
+function sequentialClients(bench: Bench): { clients: Client[]; bare?: Client; gateway?: Client } {
   const direct = client(bench.direct, 1);
   const bare = bench.bare ? client(bench.bare, 1) : undefined;
-  return { clients: [direct, ...(bare ? [bare] : []), client(bench.engram, 1)], bare };
+  const gateway = bench.gateway ? client(bench.gateway, 1) : undefined;
+  return { clients: [direct, ...(bare ? [bare] : []), ...(gateway ? [gateway] : []), client(bench.engram, 1)], bare, gateway };
 }
 
 /** Sequential non-streaming requests, direct, bare and through Engram in alternating blocks. */
@@ -62,19 +73,30 @@ export async function latency(
   options: { warmup: number; requests: number; block: number; firstN: number },
 ): Promise<LatencyResult> {
   const template = bodyTemplate(protocol, bytes, ASKS);
-  const { clients, bare } = sequentialClients(bench);
+  const { clients, bare, gateway } = sequentialClients(bench);
   try {
     let n = options.firstN;
     const once = (c: Client) => c.send(protocol, template.body(n++));
     await interleaved(clients, options.warmup, options.warmup, once);
     const results = await interleaved(clients, options.requests, options.block, once);
-    return compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ms, bare && results.get(bare));
+    return compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ms, {
+      bare: bare && results.get(bare),
+      gateway: gateway && results.get(gateway),
+    });
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-function compare<S extends Sent>(protocol: Protocol, template: BodyTemplate, direct: S[], engram: S[], value: (s: S) => number, bare?: S[]): LatencyResult {
+function compare<S extends Sent>(
+  protocol: Protocol,
+  template: BodyTemplate,
+  direct: S[],
+  engram: S[],
+  value: (s: S) => number,
+  references: { bare?: S[]; gateway?: S[] } = {},
+): LatencyResult {
+  const { bare, gateway } = references;
   const ok = (s: S) => s.status === 200;
   const d = summarise(direct.filter(ok).map(value));
   const e = summarise(engram.filter(ok).map(value));
@@ -85,20 +107,23 @@ function compare<S extends Sent>(protocol: Protocol, template: BodyTemplate, dir
     engram: e,
     addedP50: e.p50 - d.p50,
     addedP99: e.p99 - d.p99,
-    errors: [...direct, ...engram, ...(bare ?? [])].filter((s) => !ok(s)).length,
+    errors: [...direct, ...engram, ...(bare ?? []), ...(gateway ?? [])].filter((s) => !ok(s)).length,
     injectedShare: engram.filter((s) => s.injected > 0).length / Math.max(1, engram.length),
   };
-  if (!bare) return result;
-  const b = summarise(bare.filter(ok).map(value));
-  const bareAddedP50 = b.p50 - d.p50;
-  const bareAddedP99 = b.p99 - d.p99;
-  return {
-    ...result,
-    bare: b,
-    bareAddedP50,
-    bareAddedP99,
-    vsBare: { addedP50Ratio: ratioTo(result.addedP50, bareAddedP50), addedP99Ratio: ratioTo(result.addedP99, bareAddedP99) },
+  const versus = (samples: S[]) => {
+    const summary = summarise(samples.filter(ok).map(value));
+    const added = { p50: summary.p50 - d.p50, p99: summary.p99 - d.p99 };
+    return { summary, added, ratios: { addedP50Ratio: ratioTo(result.addedP50, added.p50), addedP99Ratio: ratioTo(result.addedP99, added.p99) } };
   };
+  if (bare) {
+    const b = versus(bare);
+    Object.assign(result, { bare: b.summary, bareAddedP50: b.added.p50, bareAddedP99: b.added.p99, vsBare: b.ratios });
+  }
+  if (gateway) {
+    const g = versus(gateway);
+    Object.assign(result, { gateway: g.summary, gatewayAddedP50: g.added.p50, gatewayAddedP99: g.added.p99, vsGateway: g.ratios });
+  }
+  return result;
 }
 
 /** Sequential streamed requests: time to the first body byte, direct, bare and through Engram. */
@@ -108,7 +133,7 @@ export async function firstByte(
 ): Promise<LatencyResult & { incomplete: number }> {
   const protocol = options.protocol ?? 'messages';
   const template = bodyTemplate(protocol, 4096, ASKS);
-  const { clients, bare } = sequentialClients(bench);
+  const { clients, bare, gateway } = sequentialClients(bench);
   try {
     let n = options.firstN;
     const once = (c: Client) => c.stream(protocol, template.body(n++, true));
@@ -116,7 +141,10 @@ export async function firstByte(
     const results = await interleaved(clients, options.requests, options.block, once);
     const all = [...results.values()].flat();
     return {
-      ...compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ttfbMs, bare && results.get(bare)),
+      ...compare(protocol, template, results.get(clients[0])!, results.get(clients.at(-1)!)!, (s) => s.ttfbMs, {
+        bare: bare && results.get(bare),
+        gateway: gateway && results.get(gateway),
+      }),
       incomplete: all.filter((s) => !s.complete).length,
     };
   } finally {
@@ -130,6 +158,8 @@ export interface CapacityResult {
   engram: ClosedLoop;
   bare?: ClosedLoop;
   vsBare?: CapacityVsBare;
+  gateway?: ClosedLoop;
+  vsGateway?: CapacityVsGateway;
 }
 
 /**
@@ -149,6 +179,31 @@ export function capacityVsBare(direct: ClosedLoop, bare: ClosedLoop, engram: Clo
   return { rpsRatio: ratioTo(engram.rps, bare.rps), engramAddedP99, bareAddedP99, addedP99Ratio: ratioTo(engramAddedP99, bareAddedP99) };
 }
 
+/** The same against the Portkey gateway under the same load, with the added p50 under load too. */
+export interface CapacityVsGateway {
+  rpsRatio: number | null;
+  engramAddedP50: number;
+  gatewayAddedP50: number;
+  addedP50Ratio: number | null;
+  engramAddedP99: number;
+  gatewayAddedP99: number;
+  addedP99Ratio: number | null;
+}
+
+export function capacityVsGateway(direct: ClosedLoop, gateway: ClosedLoop, engram: ClosedLoop): CapacityVsGateway {
+  const added = (x: ClosedLoop, p: 'p50' | 'p99') => x.latency[p] - direct.latency[p];
+  const [engramAddedP50, gatewayAddedP50, engramAddedP99, gatewayAddedP99] = [added(engram, 'p50'), added(gateway, 'p50'), added(engram, 'p99'), added(gateway, 'p99')];
+  return {
+    rpsRatio: ratioTo(engram.rps, gateway.rps),
+    engramAddedP50,
+    gatewayAddedP50,
+    addedP50Ratio: ratioTo(engramAddedP50, gatewayAddedP50),
+    engramAddedP99,
+    gatewayAddedP99,
+    addedP99Ratio: ratioTo(engramAddedP99, gatewayAddedP99),
+  };
+}
+
 /** Closed-loop throughput at `concurrency`, 4 KB chat completions, after a warm-up. */
 export async function capacity(
   bench: Bench,
@@ -158,17 +213,26 @@ export async function capacity(
   const make = (n: number) => template.body(n);
   const direct = client(bench.direct, options.concurrency);
   const bare = bench.bare ? client(bench.bare, options.concurrency) : undefined;
+  const gateway = bench.gateway ? client(bench.gateway, options.concurrency) : undefined;
   const engram = client(bench.engram, options.concurrency);
   try {
     await closedLoop(engram, 'chat', make, options.concurrency, options.warmupMs, options.firstN);
     if (bare) await closedLoop(bare, 'chat', make, options.concurrency, options.warmupMs / 2, options.firstN);
+    if (gateway) await closedLoop(gateway, 'chat', make, options.concurrency, options.warmupMs / 2, options.firstN);
     await closedLoop(direct, 'chat', make, options.concurrency, options.warmupMs / 2, options.firstN);
     const d = await closedLoop(direct, 'chat', make, options.concurrency, options.durationMs, options.firstN + 1_000_000);
     const b = bare && (await closedLoop(bare, 'chat', make, options.concurrency, options.durationMs, options.firstN + 3_000_000));
+    const g = gateway && (await closedLoop(gateway, 'chat', make, options.concurrency, options.durationMs, options.firstN + 4_000_000));
     const e = await closedLoop(engram, 'chat', make, options.concurrency, options.durationMs, options.firstN + 2_000_000);
-    return { concurrency: options.concurrency, direct: d, engram: e, ...(b ? { bare: b, vsBare: capacityVsBare(d, b, e) } : {}) };
+    return {
+      concurrency: options.concurrency,
+      direct: d,
+      engram: e,
+      ...(b ? { bare: b, vsBare: capacityVsBare(d, b, e) } : {}),
+      ...(g ? { gateway: g, vsGateway: capacityVsGateway(d, g, e) } : {}),
+    };
   } finally {
-    await Promise.all([direct.close(), engram.close(), bare?.close()]);
+    await Promise.all([direct.close(), engram.close(), bare?.close(), gateway?.close()]);
   }
 }
 

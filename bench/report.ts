@@ -1,7 +1,7 @@
 /** The bench's one table, and the JSON file beside it. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CapacityResult, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
+import type { CapacityResult, CapacityVsGateway, LatencyResult, RetrievalResult, StreamsResult } from './phases.js';
 import type { ExtractionCostResult } from './extraction-cost.js';
 import type { McpRecallResult } from './mcp-recall.js';
 import type { RedactionBenchResult } from './redaction.js';
@@ -11,11 +11,14 @@ import type { TranscriptBenchResult } from './transcripts.js';
 import type { MultiTurnResult, TurnLatency } from './multi-turn.js';
 import { round, signedMs } from './stats.js';
 import type { BareVerdicts } from './versus-bare.js';
+import type { GatewayTarget } from './versus-gateway.js';
 
 export interface Results {
   startedAt: string;
   revision?: { commit: string; dirty: boolean };
   machine: { cpus: number; node: string; platform: string };
+  /** The Portkey gateway reference, when it ran: its version and what was sent through it. */
+  gateway?: { package: string; version: string; requests: string };
   reflections: number;
   latency4k: LatencyResult;
   latency400k: LatencyResult;
@@ -39,13 +42,29 @@ export interface Results {
   multiTurn?: MultiTurnResult;
   /** Issue 12's targets against the bare proxy, or why no verdict is given. */
   bareVerdicts?: BareVerdicts;
+  /** Issue 22's targets against the Portkey gateway (reported, never enforced). */
+  gatewayTargets?: GatewayTarget[];
   durationSeconds: number;
   /** With `--profile`: where Engram's CPU went under load. */
   profiles?: Record<string, ProfileSummary & { requests: number }>;
 }
 
-/** `bare` and `vsBare`: the bare proxy reference's figure, and Engram's as a multiple of it (issue 12). */
-type Row = [measure: string, direct: string, engram: string, figure: string, target: string, verdict: string, bare?: string, vsBare?: string];
+/**
+ * `bare` and `vsBare`: the bare proxy reference's figure, and Engram's as a multiple of it (issue 12);
+ * `gateway` and `vsGateway`: the same for the Portkey gateway (issue 22).
+ */
+type Row = [
+  measure: string,
+  direct: string,
+  engram: string,
+  figure: string,
+  target: string,
+  verdict: string,
+  bare?: string,
+  vsBare?: string,
+  gateway?: string,
+  vsGateway?: string,
+];
 
 const ms = (x: number) => `${round(x, 2)} ms`;
 const mb = (bytes: number) => `${round(bytes / 2 ** 20, 0)} MB`;
@@ -53,17 +72,38 @@ const pct = (x: number) => `${round(x * 100, 1)}%`;
 const verdict = (ok: boolean) => (ok ? 'pass' : 'MISS');
 const times = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${round(x, 2)}x`);
 
-/** The bare proxy's cells of a latency row: its percentile, and Engram's added time over the bare's. */
-function bareCells(x: LatencyResult, p: 'p50' | 'p99'): [bare?: string, vsBare?: string] {
-  if (!x.bare || !x.vsBare) return [];
-  const bareAdded = p === 'p50' ? x.bareAddedP50! : x.bareAddedP99!;
-  return [ms(x.bare[p]), `added ${times(p === 'p50' ? x.vsBare.addedP50Ratio : x.vsBare.addedP99Ratio)} (bare ${signedMs(bareAdded)})`];
+type Ratios = { addedP50Ratio: number | null; addedP99Ratio: number | null };
+
+/** The references' cells of a latency row, each its percentile and Engram's added time over the reference's. */
+function bareCells(
+  x: Pick<LatencyResult, 'bare' | 'bareAddedP50' | 'bareAddedP99' | 'vsBare' | 'gateway' | 'gatewayAddedP50' | 'gatewayAddedP99' | 'vsGateway'>,
+  p: 'p50' | 'p99',
+): [bare: string, vsBare: string, gateway: string, vsGateway: string] {
+  const cells = (name: string, summary?: { p50: number; p99: number }, added50?: number, added99?: number, ratios?: Ratios): [string, string] =>
+    summary && ratios
+      ? [ms(summary[p]), `added ${times(p === 'p50' ? ratios.addedP50Ratio : ratios.addedP99Ratio)} (${name} ${signedMs(p === 'p50' ? added50! : added99!)})`]
+      : ['-', '-'];
+  return [...cells('bare', x.bare, x.bareAddedP50, x.bareAddedP99, x.vsBare), ...cells('gateway', x.gateway, x.gatewayAddedP50, x.gatewayAddedP99, x.vsGateway)];
 }
 
-/** The bare proxy's cells of a capacity row: its req/s, Engram's req/s and added p99 over the bare's. */
-function bareLoadCells(c: { bare?: { rps: number }; vsBare?: { rpsRatio: number | null; addedP99Ratio: number | null; bareAddedP99: number } }): [bare?: string, vsBare?: string] {
-  if (!c.bare || !c.vsBare) return [];
-  return [`${round(c.bare.rps, 0)}`, `req/s ${times(c.vsBare.rpsRatio)}; added p99 ${times(c.vsBare.addedP99Ratio)} (bare ${signedMs(c.vsBare.bareAddedP99)})`];
+/** The references' cells of a capacity row: each one's req/s, Engram's req/s and added p99 (p50 too for the gateway) over its. */
+function bareLoadCells(c: {
+  bare?: { rps: number };
+  vsBare?: { rpsRatio: number | null; addedP99Ratio: number | null; bareAddedP99: number };
+  gateway?: { rps: number };
+  vsGateway?: CapacityVsGateway;
+}): [bare: string, vsBare: string, gateway: string, vsGateway: string] {
+  const bare: [string, string] =
+    c.bare && c.vsBare ? [`${round(c.bare.rps, 0)}`, `req/s ${times(c.vsBare.rpsRatio)}; added p99 ${times(c.vsBare.addedP99Ratio)} (bare ${signedMs(c.vsBare.bareAddedP99)})`] : ['-', '-'];
+  const g = c.vsGateway;
+  const gateway: [string, string] =
+    c.gateway && g
+      ? [
+          `${round(c.gateway.rps, 0)}`,
+          `req/s ${times(g.rpsRatio)}; added p50 ${times(g.addedP50Ratio)} (gateway ${signedMs(g.gatewayAddedP50)}), p99 ${times(g.addedP99Ratio)} (gateway ${signedMs(g.gatewayAddedP99)})`,
+        ]
+      : ['-', '-'];
+  return [...bare, ...gateway];
 }
 
 export function rows(r: Results): Row[] {
@@ -112,6 +152,7 @@ export function rows(r: Results): Row[] {
     ...(r.redaction ? redactionRows(r.redaction) : []),
     ...(r.multiTurn ? multiTurnRows(r.multiTurn) : []),
     ...(r.bareVerdicts ? bareVerdictRows(r.bareVerdicts) : []),
+    ...(r.gatewayTargets ?? []).map((t): Row => [`issue 22: ${t.measure}`, '-', '-', t.figure, t.target, t.result]),
   ];
 }
 
@@ -120,8 +161,8 @@ function multiTurnRows(m: MultiTurnResult): Row[] {
   const kb = (bytes: number) => `${round(bytes / 1024, 1)} KB`;
   const { sequential: s, concurrent: c, continued400k: x } = m;
   const row = (measure: string, x: TurnLatency, p: 'p50' | 'p99', detail = ''): Row => {
-    const [added, bareAdded, ratio] = p === 'p50' ? [x.addedP50, x.bareAddedP50, x.vsBare.addedP50Ratio] : [x.addedP99, x.bareAddedP99, x.vsBare.addedP99Ratio];
-    return [measure, ms(x.direct[p]), ms(x.engram[p]), `+${ms(added)}${detail}`, 'issue 12 (below)', '-', ms(x.bare[p]), `added ${times(ratio)} (bare ${signedMs(bareAdded)})`];
+    const added = p === 'p50' ? x.addedP50 : x.addedP99;
+    return [measure, ms(x.direct[p]), ms(x.engram[p]), `+${ms(added)}${detail}`, 'issues 12, 22 (below)', '-', ...bareCells(x, p)];
   };
   const users = c.engram.virtualUsers;
   return [
@@ -136,9 +177,10 @@ function multiTurnRows(m: MultiTurnResult): Row[] {
       `multi-turn, ${users} users, req/s (${round(c.engram.seconds, 1)} s, ${c.engram.conversations} conversations)`,
       `${round(c.direct.rps, 0)}`,
       `${round(c.engram.rps, 0)}`,
-      `p99 ${ms(c.engram.latency.p99)} (direct ${ms(c.direct.latency.p99)}, bare ${ms(c.bare.latency.p99)}); errors ${c.engram.errors}; ` +
+      `p50 ${ms(c.engram.latency.p50)}, p99 ${ms(c.engram.latency.p99)} (direct ${ms(c.direct.latency.p50)}, ${ms(c.direct.latency.p99)}; ` +
+        `bare ${ms(c.bare.latency.p50)}, ${ms(c.bare.latency.p99)}${c.gateway ? `; gateway ${ms(c.gateway.latency.p50)}, ${ms(c.gateway.latency.p99)}` : ''}); errors ${c.engram.errors}; ` +
         `extraction calls ${c.extractionRequests}, queued after ${c.extractionPendingAfter}`,
-      'issue 12 (below)',
+      'issues 12, 22 (below)',
       '-',
       ...bareLoadCells(c),
     ],
@@ -146,7 +188,8 @@ function multiTurnRows(m: MultiTurnResult): Row[] {
       `${kb(x.bodyBytes.min)} conversation continued, ${x.turnsPerConversation - 1} more turns, p50 (n=${x.engram.n})`,
       x,
       'p50',
-      `; opening turn ${signedMs(x.opening.engramAddedP50)} (bare ${signedMs(x.opening.bareAddedP50)}); errors ${x.errors}`,
+      `; opening turn ${signedMs(x.opening.engramAddedP50)} (bare ${signedMs(x.opening.bareAddedP50)}` +
+        `${x.opening.gatewayAddedP50 === undefined ? '' : `, gateway ${signedMs(x.opening.gatewayAddedP50)}`}); errors ${x.errors}`,
     ),
     row(`${kb(x.bodyBytes.min)} conversation continued, p99`, x, 'p99'),
   ];
@@ -304,12 +347,12 @@ function responsesRows({ http, ws }: ResponsesResults): Row[] {
 }
 
 export function table(r: Results): string {
-  // Printed with the bare proxy beside direct, and Engram's ratio to it after the added time.
+  // Printed with the references beside direct, and Engram's ratios to them after the added time.
   const columns = (row: Row): string[] => {
-    const [measure, direct, engram, figure, target, result, bare = '-', vsBare = '-'] = row;
-    return [measure, direct, bare, engram, figure, vsBare, target, result];
+    const [measure, direct, engram, figure, target, result, bare = '-', vsBare = '-', gateway = '-', vsGateway = '-'] = row;
+    return [measure, direct, bare, gateway, engram, figure, vsBare, vsGateway, target, result];
   };
-  const header = ['measure', 'direct', 'bare proxy', 'engram', 'added / detail', 'engram vs bare', 'target', 'result'];
+  const header = ['measure', 'direct', 'bare proxy', 'gateway', 'engram', 'added / detail', 'engram vs bare', 'engram vs gateway', 'target', 'result'];
   const body = rows(r).map(columns);
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i].length)));

@@ -14,6 +14,13 @@
  * too, and Engram's added time and capacity are reported as ratios to it, with issue 12's
  * verdicts (bench/versus-bare.ts) on a full run on at least 4 cores.
  *
+ * Beside the bare proxy runs the open-source Portkey gateway (bench/gateway-process.ts, its
+ * own process, when `@portkey-ai/gateway` is installed): what a user would pick instead of
+ * Engram. The 4 KB chat phases (sequential and 50 concurrent) and the multi-turn workload
+ * measure it too; Engram's added time and req/s are reported as ratios to it, with issue 22's
+ * targets (bench/versus-gateway.ts), reported, never enforced. Its requests are not streamed:
+ * its streaming path fails on Node 20 (it appends to a fetch Response's immutable headers).
+ *
  * `npm run bench -- --profile` adds, after the measured phases, a CPU profile of the
  * Engram process under the capacity load, under 400 KB requests and under the multi-turn
  * workload of 50 users (extraction running), summarised by self time (the profiles are
@@ -25,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BareProxyHello } from './bare-proxy-process.js';
+import { startGateway, type Gateway } from './gateway-process.js';
 import type { EngramHello } from './engram-process.js';
 import { startChild, type Child } from './ipc.js';
 import { client, closedLoop, directTarget, engramTarget, type Target } from './load.js';
@@ -36,6 +44,7 @@ import { extractionCost } from './extraction-cost.js';
 import { redactionBench } from './redaction.js';
 import { agentShape, multiTurn, virtualUsers } from './multi-turn.js';
 import { bareVerdicts } from './versus-bare.js';
+import { gatewayTargets } from './versus-gateway.js';
 import { formatProfile, summariseProfile, type ProfileSummary } from './profile.js';
 import { table, writeJson, type Results } from './report.js';
 import { bodyTemplate, questions } from './workload.js';
@@ -112,14 +121,17 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const started = performance.now();
   const children: Array<Child<unknown>> = [];
+  let gateway: Gateway | undefined;
   try {
-    log('starting the scripted upstream, the bare proxy and Engram in child processes');
+    log('starting the scripted upstream, the bare proxy, the Portkey gateway and Engram in child processes');
     const upstream = await startChild<UpstreamHello>(path.join(HERE, 'upstream-process.ts'));
     children.push(upstream);
     const bareProxy = await startChild<BareProxyHello>(path.join(HERE, 'bare-proxy-process.ts'), { env: { BENCH_UPSTREAM_URL: upstream.hello.url } });
     children.push(bareProxy);
     // Forwards the client's headers: the direct token reaches the upstream as it does direct.
     const bare: Target = { name: 'bare', origin: bareProxy.hello.url, prefix: '', token: 'sk-bench-direct-0000000000000000' };
+    gateway = await startGateway(upstream.hello.url);
+    log(gateway ? `Portkey gateway ${gateway.version} at ${gateway.target.origin}` : 'Portkey gateway: not installed (npm install --save-dev @portkey-ai/gateway), its rows are left out');
     const engram = await startChild<EngramHello>(path.join(HERE, 'engram-process.ts'), {
       env: { BENCH_UPSTREAM_URL: upstream.hello.url, BENCH_REFLECTIONS: String(REFLECTIONS) },
     });
@@ -128,24 +140,27 @@ async function main(): Promise<void> {
     const bench: Bench = {
       direct: directTarget(upstream.hello),
       bare,
+      ...(gateway ? { gateway: gateway.target } : {}),
       engram: engramTarget(engram.hello),
       upstream,
       engramChild: engram,
     };
+    // The gateway is measured on 4 KB chat completions only (the Anthropic-shaped and streamed phases go without it).
+    const withoutGateway: Bench = { ...bench, gateway: undefined };
     // The Responses and WebSocket phases compare with direct only.
-    const withoutBare: Bench = { ...bench, bare: undefined };
+    const withoutBare: Bench = { ...withoutGateway, bare: undefined };
 
-    log('1/14 added latency, 4 KB, sequential (direct, bare proxy, Engram)');
+    log('1/14 added latency, 4 KB, sequential (direct, bare proxy, Portkey gateway, Engram)');
     const latency4k = await latency(bench, 'chat', 4096, { warmup: scale(300), requests: scale(2000), block: 100, firstN: 0 });
     await upstream.call('reset');
     log('2/14 added latency, 400 KB, sequential');
-    const latency400k = await latency(bench, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
+    const latency400k = await latency(withoutGateway, 'messages', 400 * 1024, { warmup: scale(30), requests: scale(300), block: 25, firstN: 10_000_000 });
     log('3/14 capacity, 50 concurrent');
     const cap = await capacity(bench, { concurrency: 50, warmupMs: quick ? 500 : 2000, durationMs: quick ? 1000 : 5000, firstN: 20_000_000 });
     log('4/14 streaming, time to first byte');
-    const ttfb = await firstByte(bench, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
+    const ttfb = await firstByte(withoutGateway, { warmup: scale(100), requests: scale(500), block: 50, firstN: 30_000_000 });
     log('5/14 1,000 concurrent streams held');
-    const streams = await heldStreams(bench, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
+    const streams = await heldStreams(withoutGateway, { count: 1000, eachMs: 3000, rampMs: 500, firstN: 40_000_000 });
     await upstream.call('reset');
     log('6/14 Responses over HTTP: added latency 4 KB and 400 KB, stream time to first byte');
     const responsesOverHttp = await responsesHttp(withoutBare, scale, 80_000_000);
@@ -173,7 +188,7 @@ async function main(): Promise<void> {
       `13/14 multi-turn agent workload (a fourth Engram child, ${REFLECTIONS} reflections, settle 300 ms): ` +
         '4 KB system prompt, 6 turns, the whole history re-sent; 1 user, a 400 KB conversation continued, then 50 users',
     );
-    const turns = await multiTurn(upstream, bare, {
+    const turns = await multiTurn(upstream, bare, gateway?.target, {
       reflections: REFLECTIONS,
       settleMs: 300,
       sequentialConversations: scale(150),
@@ -192,6 +207,7 @@ async function main(): Promise<void> {
       startedAt,
       revision: revision(),
       machine: { cpus: os.availableParallelism(), node: process.version, platform: `${os.platform()} ${os.arch()}` },
+      ...(gateway ? { gateway: { package: '@portkey-ai/gateway', version: gateway.version, requests: 'chat completions, not streamed (its streaming fails on Node 20)' } } : {}),
       reflections: REFLECTIONS,
       latency4k,
       latency400k,
@@ -209,6 +225,7 @@ async function main(): Promise<void> {
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
     results.bareVerdicts = bareVerdicts(results, { quick, cpus: results.machine.cpus });
+    if (gateway) results.gatewayTargets = gatewayTargets(results, { quick });
     console.log(table(results));
 
     if (profile) {
@@ -239,7 +256,7 @@ async function main(): Promise<void> {
     }
     log(`figures written to ${path.relative(process.cwd(), writeJson(results, RESULTS))}`);
   } finally {
-    await Promise.all(children.reverse().map((child) => child.stop()));
+    await Promise.all([...children.reverse().map((child) => child.stop()), gateway?.stop()]);
   }
 }
 
