@@ -33,16 +33,6 @@ export interface RecordingWrite {
   run(retry: boolean): Promise<unknown>;
 }
 
-/** What recording one turn takes. */
-export interface TurnRecording extends TurnOf {
-  /**
-   * The writes, stage by stage: a stage's writes run together, and a stage runs once
-   * every write of the stage before it landed (a job published before the state that
-   * supersedes an older one).
-   */
-  stages: RecordingWrite[][];
-}
-
 /** Whose turn it is, and what keeping it in memory costs. */
 export interface TurnOf {
   agentId: string;
@@ -172,19 +162,9 @@ export class RecordingRetry {
   }
 
   /**
-   * Records a turn: its writes now, stage by stage. Whatever does not land is kept and
-   * retried; resolves once the first attempt is over, and never rejects.
-   */
-  async record(recording: TurnRecording): Promise<void> {
-    const remaining = [...recording.stages];
-    const failed = await runStages(remaining, false);
-    if (failed) this.#defer(recording, remaining, failed.error);
-    else this.#landed();
-  }
-
-  /**
-   * Starts recording a turn whose stages come one at a time (`TurnRecorder`); each is
-   * written now, or kept and retried as `record` does.
+   * Starts recording a turn whose stages come one at a time (`TurnRecorder`): each is
+   * written now; whatever does not land is kept and retried, and the stages after it wait
+   * behind it.
    */
   begin(turn: TurnOf): TurnRecorder {
     let waiting: Waiting | undefined;

@@ -4,7 +4,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RecordingRetry, type RecordingObserver, type RecordingWrite, type TurnRecording } from '../../src/conversation/recording-retry.js';
+import { RecordingRetry, type RecordingObserver, type RecordingWrite, type TurnOf } from '../../src/conversation/recording-retry.js';
 import { eventually } from '../support/engram.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -29,8 +29,19 @@ function store() {
   return s;
 }
 
+/** A turn whose stages are all known at once. */
+interface TurnRecording extends TurnOf {
+  stages: RecordingWrite[][];
+}
+
 function turn(conversationId: string, stages: RecordingWrite[][], bytes = 10): TurnRecording {
   return { agentId: 'agt_1', conversationId, stages, bytes: () => bytes };
+}
+
+/** Writes the turn's stages in order through `begin`, as the machine's states do. */
+async function record(queue: RecordingRetry, recording: TurnRecording): Promise<void> {
+  const recorder = queue.begin(recording);
+  for (const stage of recording.stages) await recorder.write(stage);
 }
 
 function counts() {
@@ -48,7 +59,7 @@ test('a failed turn is kept, readiness fails, and it lands once the store takes 
   const s = store();
   const { c, observer } = counts();
   const queue = new RecordingRetry({ log: quiet, observer, backoffMs: () => 20 });
-  await queue.record(turn('c1', [[s.write('job')], [s.write('state'), s.write('session')]]));
+  await record(queue, turn('c1', [[s.write('job')], [s.write('state'), s.write('session')]]));
   assert.is(queue.pending, 1);
   assert.is(c.deferred, 1);
   assert.is(c.pending, 1);
@@ -103,9 +114,9 @@ test('only the writes that failed run again; within one conversation the older t
   const s = store();
   const queue = new RecordingRetry({ log: quiet, backoffMs: () => 20 });
   const ok: RecordingWrite = { name: 'response', run: async () => void s.landed.push('response') };
-  await queue.record(turn('c1', [[ok, s.write('state-1')]]));
-  await queue.record(turn('c1', [[s.write('state-2')]]));
-  await queue.record(turn('c2', [[s.write('other')]]));
+  await record(queue, turn('c1', [[ok, s.write('state-1')]]));
+  await record(queue, turn('c1', [[s.write('state-2')]]));
+  await record(queue, turn('c2', [[s.write('other')]]));
   assert.is(queue.pending, 3);
   s.down = false;
   await eventually(async () => (queue.pending === 0 ? true : undefined), 5_000, 'all recorded');
@@ -135,8 +146,8 @@ test('a conversation whose older turn still fails holds its newer turns back', a
       landed.push('state-2');
     },
   };
-  await queue.record(turn('c1', [[first]]));
-  await queue.record(turn('c1', [[second]]));
+  await record(queue, turn('c1', [[first]]));
+  await record(queue, turn('c1', [[second]]));
   secondDown = false;
   // Retry rounds run while the newer turn's write could land: it must wait for the older one.
   await eventually(async () => (firstTries >= 4 ? true : undefined), 5_000, 'retry rounds');
@@ -152,15 +163,15 @@ test('past maxTurns or maxBytes the oldest turns are dropped and counted lost', 
   const s = store();
   const { c, observer } = counts();
   const queue = new RecordingRetry({ log: quiet, observer, maxTurns: 2, maxBytes: 100, backoffMs: () => 60_000 });
-  await queue.record(turn('a', [[s.write('a')]]));
-  await queue.record(turn('b', [[s.write('b')]]));
-  await queue.record(turn('c', [[s.write('c')]]));
+  await record(queue, turn('a', [[s.write('a')]]));
+  await record(queue, turn('b', [[s.write('b')]]));
+  await record(queue, turn('c', [[s.write('c')]]));
   assert.is(queue.pending, 2);
   assert.equal(c.lost, { overflow: 1 });
-  await queue.record(turn('big', [[s.write('big')]], 95));
+  await record(queue, turn('big', [[s.write('big')]], 95));
   assert.is(queue.pending, 1, 'bytes bound: both older turns dropped to make room');
   assert.equal(c.lost, { overflow: 3 });
-  await queue.record(turn('huge', [[s.write('huge')]], 101));
+  await record(queue, turn('huge', [[s.write('huge')]], 101));
   assert.is(queue.pending, 1, 'a turn larger than the bound alone is lost, the others kept');
   assert.equal(c.lost, { overflow: 4 });
   s.down = false;
@@ -181,13 +192,13 @@ test('backoff: rounds come further apart while the store stays down, and a write
       s.landed.push('state');
     },
   };
-  await queue.record(turn('c1', [[write]]));
+  await record(queue, turn('c1', [[write]]));
   await eventually(async () => (at.length >= 4 ? true : undefined), 5_000, 'three failed retry rounds');
   const gaps = at.slice(1).map((time, i) => time - at[i]);
   assert.ok(gaps[0] >= 35 && gaps[1] >= 75 && gaps[2] >= 115, `gaps grow with the failures: ${gaps}`);
   s.down = false;
   // The next round is a minute away; a new turn that records fine shows the store is back.
-  await queue.record(turn('c2', [[s.write('fresh')]]));
+  await record(queue, turn('c2', [[s.write('fresh')]]));
   await eventually(async () => (queue.pending === 0 ? true : undefined), 2_000, 'retried without waiting out the backoff');
   assert.equal(s.landed, ['fresh', 'state']);
   await queue.close();
@@ -197,8 +208,8 @@ test('close: one last try, what still fails is lost as shutdown; turns after clo
   const s = store();
   const { c, observer } = counts();
   const queue = new RecordingRetry({ log: quiet, observer, backoffMs: () => 60_000, flushMs: 1_000 });
-  await queue.record(turn('c1', [[s.write('one')]]));
-  await queue.record(turn('c2', [[s.write('two')]]));
+  await record(queue, turn('c1', [[s.write('one')]]));
+  await record(queue, turn('c2', [[s.write('two')]]));
   const started = Date.now();
   await queue.close();
   assert.ok(Date.now() - started < 1_500, 'bounded by flushMs');
@@ -206,7 +217,7 @@ test('close: one last try, what still fails is lost as shutdown; turns after clo
   assert.is(s.attempts.get('two'), 2, 'every turn tried, whatever failed before it');
   assert.equal(c.lost, { shutdown: 2 });
   assert.is(queue.pending, 0);
-  await queue.record(turn('c3', [[s.write('late')]]));
+  await record(queue, turn('c3', [[s.write('late')]]));
   assert.equal(c.lost, { shutdown: 3 });
   assert.is(queue.pending, 0);
 });
@@ -215,7 +226,7 @@ test('close waits for a stalled write no longer than flushMs', async () => {
   const { c, observer } = counts();
   const queue = new RecordingRetry({ log: quiet, observer, backoffMs: () => 60_000, flushMs: 200 });
   let stall = false;
-  await queue.record(turn('c1', [[{ name: 'state', run: () => (stall ? new Promise(() => {}) : Promise.reject(new Error('timeout'))) }]]));
+  await record(queue, turn('c1', [[{ name: 'state', run: () => (stall ? new Promise(() => {}) : Promise.reject(new Error('timeout'))) }]]));
   stall = true;
   const started = Date.now();
   await queue.close();
