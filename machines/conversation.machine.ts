@@ -1,7 +1,7 @@
 /**
- * One proxied turn of a conversation (DESIGN section 2): authenticate → resolve
- * conversation → inject → forward upstream → relay → publish it for extraction → record
- * the turn.
+ * One proxied turn of a conversation (DESIGN section 2): authenticate (unless the
+ * transport did) → resolve conversation → inject → forward upstream → relay → publish it
+ * for extraction → record the turn.
  *
  * The machine only describes the flow; XState runs it, one actor per turn. Each step is
  * a named promise actor, declared here as a typed placeholder whose implementation
@@ -48,6 +48,12 @@ export interface TurnTypes {
   relayed: RelayResult;
   published: PublishResult;
   recorded: RecordResult;
+}
+
+/** What a turn starts from: the request, and the token lookup when the transport already made it. */
+export interface TurnInput<T extends TurnTypes> {
+  request: T['request'];
+  authenticated?: T['authenticated'];
 }
 
 /** Each step's input: the request and the outputs of the steps it follows. */
@@ -139,7 +145,7 @@ export function conversationMachine<T extends TurnTypes>() {
   return setup({
     types: {
       context: {} as TurnContext<T>,
-      input: {} as { request: T['request'] },
+      input: {} as TurnInput<T>,
       events: {} as { type: 'CLIENT_GONE' },
       output: {} as ConversationOutput<T>,
     },
@@ -157,10 +163,17 @@ export function conversationMachine<T extends TurnTypes>() {
     },
   }).createMachine({
     id: 'conversation',
-    context: ({ input }) => ({ request: input.request, status: 'failed' }),
-    initial: 'authenticating',
+    context: ({ input }) => ({ request: input.request, authenticated: input.authenticated, status: 'failed' }),
+    initial: 'starting',
     on: { CLIENT_GONE: '.aborted' },
     states: {
+      /**
+       * A transport that checked the token before it read the body (the HTTP routes) gives
+       * its lookup as input, and the turn goes on with it: one lookup per turn.
+       */
+      starting: {
+        always: [{ guard: ({ context }) => context.authenticated !== undefined, target: 'resolving' }, { target: 'authenticating' }],
+      },
       authenticating: {
         invoke: {
           src: 'authenticate',

@@ -18,7 +18,8 @@ import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
-import { buildExtractionJob, publishExtractionJob, type ExtractionJob } from '../memory/extraction.js';
+import { buildExtractionJob, type ExtractionJob } from '../memory/extraction.js';
+import { markQueued, pendingTurns, publishJob } from '../memory/watermark.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { CleanedTurns } from '../memory/cleaned-turns.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
@@ -64,10 +65,9 @@ export interface ConversationActorDeps extends Deps {
 export function provideConversationMachine(deps: ConversationActorDeps) {
   const { control, upstream, bus, config, now } = deps;
 
-  /** The lookup the HTTP route made from the headers before reading the body, else one made here (WebSocket frames). */
-  const authenticate = fromPromise(
-    async ({ input: { request } }: { input: { request: ExchangeRequest } }) =>
-      request.authenticated ?? authenticateAgent(control, request.headers, request.orgId, request.agentId),
+  /** The token looked up from the request's headers, when the transport did not (WebSocket frames). */
+  const authenticate = fromPromise(async ({ input: { request } }: { input: { request: ExchangeRequest } }) =>
+    authenticateAgent(control, request.headers, request.orgId, request.agentId),
   );
 
   /**
@@ -76,7 +76,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * upstream keeps chains itself and holds the previous response.
    */
   const resolveConversation = fromPromise(async ({ input: { request, authenticated } }: { input: Resolving<EngramTurn> }): Promise<Resolved> => {
-    const clientBody = parseBody(request.rawBody);
+    const clientBody = request.body ?? parseBody(request.rawBody);
     const adapter: ProtocolAdapter = request.adapter;
     adapter.validate(clientBody);
     let body = clientBody;
@@ -234,10 +234,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       const turns = [...adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).
-      const watermark = turn.extractedTurns;
-      // A history shorter than the watermark was compacted or rewound: learn from it afresh
-      // (near-duplicates of what was learnt before are dropped by the writer).
-      compacted = turns.length < watermark;
+      const pending = pendingTurns(turn, turns.length);
+      compacted = pending.restarted;
       job = buildExtractionJob({
         agentId: agent.id,
         orgId: agent.orgId,
@@ -245,7 +243,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         protocol: adapter.id,
         model: adapter.model(body),
         turns,
-        watermark: compacted ? 0 : watermark,
+        watermark: pending.from,
         maxBytes: config.extraction.maxBytes,
         settledAt,
         cleaned: deps.cleanedTurns,
@@ -271,7 +269,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const { job } = settlement;
     if (!job) return { job: 'none', settlement };
     const written = await settlement.recorder.write([
-      { name: 'job', run: (retry) => publishExtractionJob(bus, job, config.settleMs, { supersede: !retry }) },
+      { name: 'job', run: (retry) => publishJob(bus, job, config.settleMs, { supersede: !retry }) },
     ]);
     return { job: written === 'written' ? 'published' : written === 'kept' ? 'deferred' : 'lost', settlement };
   });
@@ -326,8 +324,9 @@ function jsonBytes(value: unknown): number {
  * (another turn, an extraction job or an upload may have written since this request
  * read it): this turn's blocks and what it saw, unless a later turn of the conversation
  * settled first (more messages seen, or settled later: a retried recording lands after
- * newer turns); every reflection ever injected; the watermark as stored (reset after a
- * compaction, unless a newer turn settled since); the latest activity and final answer.
+ * newer turns); every reflection ever injected; the latest activity; the extraction
+ * bookkeeping as `markQueued` decides it (the watermark reset after a compaction, unless a
+ * newer turn settled since; the job queued).
  */
 export function settledState(
   current: ConversationState | undefined,
@@ -339,13 +338,12 @@ export function settledState(
   // slower of two concurrent turns): its blocks and its watermark reset stand.
   const newer = current !== undefined && current.lastActivityAt > settledAt;
   const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
-  return {
+  const blocks: ConversationState = {
     ...base,
     insertions: later ? base.insertions : turn.insertions,
     seenMessages: later ? base.seenMessages : turn.seenMessages,
     injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
-    extractedTurns: compacted && !newer ? 0 : base.extractedTurns,
     lastActivityAt: Math.max(base.lastActivityAt, settledAt),
-    lastFinalAt: queued ? Math.max(base.lastFinalAt, settledAt) : base.lastFinalAt,
   };
+  return markQueued(blocks, { settledAt, queued, restarted: compacted, newer });
 }

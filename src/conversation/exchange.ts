@@ -22,12 +22,12 @@ export interface ExchangeRequest {
   orgId: string;
   agentId: string;
   headers: IncomingHttpHeaders;
-  /**
-   * The token lookup the transport already made from the headers (the HTTP routes check
-   * the token before reading the body); the authenticate step makes its own without it.
-   */
-  authenticated?: TokenLookup;
   rawBody: Buffer;
+  /**
+   * `rawBody` as the transport already parsed it (a WebSocket frame, read as JSON to find
+   * its event type): the resolve step parses `rawBody` only without it.
+   */
+  body?: JsonObject;
   /** The request's query string, with its `?`, or ''. */
   search: string;
   sink: ResponseSink;

@@ -1,8 +1,8 @@
 import { createActor, toPromise } from 'xstate';
-import type { ConversationOutput } from '../../machines/conversation.machine.js';
+import type { ConversationOutput, TurnInput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
-import type { EngramTurn, ExchangeRequest } from './exchange.js';
+import type { EngramTurn } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
 
 export interface ExchangeHooks {
@@ -33,12 +33,13 @@ function upstreamErrorOf(status: string, output: ConversationOutput<EngramTurn>,
  * Runs one conversation actor to its end and answers the client with an error in the
  * protocol's envelope when a step failed before any byte was sent.
  */
-export async function runExchange(flow: ConversationFlow, request: ExchangeRequest, hooks: ExchangeHooks): Promise<void> {
+export async function runExchange(flow: ConversationFlow, input: TurnInput<EngramTurn>, hooks: ExchangeHooks): Promise<void> {
+  const { request } = input;
   // Engram's own time: until the upstream request starts, and from the end of the upstream's answer.
   const startedAt = performance.now();
   let forwardAt: number | undefined;
   let upstreamDoneAt: number | undefined;
-  const actor = createActor(flow.machine, { input: { request } });
+  const actor = createActor(flow.machine, { input });
   // Told of each state the turn enters (a snapshot per transition).
   actor.subscribe((snapshot) => {
     if (upstreamDoneAt !== undefined) return;

@@ -103,14 +103,17 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): 
       await runExchange(
         flow,
         {
-          adapter,
-          orgId: request.params.org,
-          agentId: request.params.agent,
-          headers: request.headers,
+          request: {
+            adapter,
+            orgId: request.params.org,
+            agentId: request.params.agent,
+            headers: request.headers,
+            rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+            search: searchOf(request.url),
+            sink: httpSink(raw),
+          },
+          // Checked before the body was read (`onRequest`): the turn does not look it up again.
           authenticated: agentTokenOf(request),
-          rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-          search: searchOf(request.url),
-          sink: httpSink(raw),
         },
         {
           onClientGone: (callback) => raw.once('close', () => !raw.writableFinished && callback()),

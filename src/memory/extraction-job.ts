@@ -7,7 +7,7 @@ import type { Turn } from '../domain/transcript.js';
 import type { ProtocolId, ReflectionSource } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
-import type { ConsumerOptions, EventBus, PublishOptions } from '../ports/index.js';
+import type { ConsumerOptions } from '../ports/index.js';
 import type { CleanedText, CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
@@ -33,9 +33,8 @@ export interface ExtractionJob {
   /** Transcript length covered by this job: the watermark once it is extracted. */
   turnCount: number;
   /**
-   * Epoch ms of the final answer that completed these turns: the value the publisher
-   * also writes to `ConversationState.lastFinalAt`. A state with a later `lastFinalAt`
-   * means a newer job covers these turns too.
+   * Epoch ms of the final answer that completed these turns: what decides, against the
+   * conversation's state, whether a newer job replaced this one (`watermark.ts`).
    */
   settledAt: number;
   /** Where the turns come from, recorded on the reflections; absent means `conversation`. */
@@ -277,26 +276,6 @@ const LINE_SLACK = 1024;
 function offPair(text: string, index: number): number {
   const code = text.charCodeAt(index);
   return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
-}
-
-/**
- * Publishes `job` for delivery once the conversation has been quiet for `settleMs`, in
- * place of the conversation's job still waiting (it covers fewer turns). The
- * message id includes the settle time: a job is superseded by any newer final answer of
- * its conversation (`lastFinalAt`), so the newer one must always be queued, never
- * deduplicated away; the id only makes a re-publish of the very same job a no-op.
- *
- * `supersede: false` for a job published again later (a retried recording): a newer job
- * of the conversation may wait by then, and it must not be the one replaced.
- */
-export async function publishExtractionJob(bus: EventBus, job: ExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
-  const options: PublishOptions = {
-    notBefore: job.settledAt + settleMs,
-    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
-    // The conversation's job still waiting to settle covers fewer turns: this one replaces it.
-    ...(supersede ? { supersedes: `${job.agentId}/${job.conversationId}` } : {}),
-  };
-  await bus.publish(EXTRACTION_SUBJECT, job, options);
 }
 
 /** Consumer settings for the extraction subject: exponential backoff from 5 s, capped at 5 min. */

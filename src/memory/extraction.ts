@@ -6,7 +6,6 @@
  * content.
  */
 import type { ProtocolId } from '../domain/types.js';
-import { newConversationState } from '../domain/conversation-state.js';
 import type { ProposedReflection, ProtocolAdapter } from '../protocols/types.js';
 import type { ReflectionOrigin } from '../domain/types.js';
 import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
@@ -20,6 +19,7 @@ import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, type Extracti
 import { withHeartbeat } from './heartbeat.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
+import { jobTurns, markExtracted } from './watermark.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export { extractionInput, renderTranscript } from './extraction-frame.js';
@@ -28,7 +28,6 @@ export {
   buildExtractionJob,
   chunkEnds,
   extractionConsumerOptions,
-  publishExtractionJob,
   type BuildExtractionJobInput,
   type ExtractionJob,
 } from './extraction-job.js';
@@ -74,8 +73,8 @@ const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
 
 /**
  * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
- * agent is gone, extraction is off, a newer job covers the turns (`lastFinalAt` later than
- * the job's `settledAt`) or the watermark already covers them. Upstream failures and
+ * agent is gone, extraction is off, or the conversation's watermark says a newer job
+ * covers the turns or they were extracted already (`jobTurns`). Upstream failures and
  * unreadable answers throw, so the bus redelivers with backoff; permanent upstream
  * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed. A job done,
  * or skipped as already extracted, queues the agent's tagging job when reflections wait
@@ -95,27 +94,26 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     const fields = { agentId: job.agentId, conversationId: job.conversationId, attempt: message.attempt };
     const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
     const state = await deps.control.getConversation(job.agentId, job.conversationId);
+    const pending = jobTurns(state, job);
     const skip =
       !agent || agent.id !== job.agentId
         ? 'agent deleted'
-        : (state?.lastFinalAt ?? 0) > job.settledAt
-          ? 'superseded by a newer job'
-          : (state?.extractedTurns ?? 0) >= job.turnCount
-            ? 'already extracted'
-            : !agent.memory.extract
-              ? 'extraction disabled'
-              : undefined;
-    if (skip || !agent) {
+        : 'skip' in pending
+          ? pending.skip
+          : !agent.memory.extract
+            ? 'extraction disabled'
+            : undefined;
+    if (skip || !agent || 'skip' in pending) {
       log.info({ ...fields, reason: skip }, 'extraction skipped');
       if (skip === 'already extracted' && agent?.memory.extract) await queueTagging(deps, log, job);
       await message.ack();
       return;
     }
 
-    const from = Math.max(job.firstTurn, state?.extractedTurns ?? 0);
+    const { from } = pending;
     const turns = job.turns.slice(from - job.firstTurn);
     if (!hasText(turns)) {
-      await markExtracted(deps, job, job.turnCount);
+      await markExtracted(deps.control, job, job.turnCount, deps.now());
       await queueTagging(deps, log, job);
       await message.ack();
       return;
@@ -142,7 +140,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const upTo = end === turns.length ? job.turnCount : from + end;
       start = end;
       if (!hasText(chunk)) {
-        await markExtracted(deps, job, upTo);
+        await markExtracted(deps.control, job, upTo, deps.now());
         continue;
       }
       const started = deps.now();
@@ -176,7 +174,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         origin,
         supersedable: new Set(existing.map((reflection) => reflection.id)),
       });
-      await markExtracted(deps, job, upTo);
+      await markExtracted(deps.control, job, upTo, deps.now());
       log.info(
         {
           ...fields,
@@ -223,18 +221,6 @@ export function consumeExtractionJobs(
   config: { ackWaitMs: number; maxDeliver: number; concurrency: number },
 ): Subscription {
   return bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, handler, extractionConsumerOptions(config));
-}
-
-/**
- * Moves the watermark to `upTo` (the job's end, or a chunk's), by a revision-checked
- * update: fields another request changes meanwhile (insertions, activity) are kept, and
- * the watermark never moves back.
- */
-async function markExtracted(deps: ExtractionDeps, job: ExtractionJob, upTo: number): Promise<void> {
-  await deps.control.updateConversation(job.agentId, job.conversationId, (current) => {
-    const state = current ?? newConversationState(job.agentId, job.conversationId, job.protocol, deps.now());
-    return state.extractedTurns >= upTo ? undefined : { ...state, extractedTurns: upTo };
-  });
 }
 
 function isJob(value: unknown): value is ExtractionJob {

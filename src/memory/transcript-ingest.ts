@@ -15,7 +15,8 @@ import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } f
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
-import { buildExtractionJob, publishExtractionJob } from './extraction-job.js';
+import { buildExtractionJob } from './extraction-job.js';
+import { markAllExtracted, markQueued, pendingTurns, publishJob } from './watermark.js';
 import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 
@@ -134,14 +135,15 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       );
 
     if (await deps.control.conversations.hasSession(agent.id, idDigest(session))) {
-      await record((state) => ({ ...state, extractedTurns: collected.turnCount }));
+      await record((state) => markAllExtracted(state, collected.turnCount));
       return result('learnt_through_proxy');
     }
     // A file that is not the previous one grown (rewritten, or shorter) is learnt from afresh:
     // the writer drops near-duplicates of what was learnt before.
     const before = previous?.upload;
     const rewritten = before !== undefined && (collected.turnCount < before.turns || collected.fingerprint(before.turns) !== before.fingerprint);
-    const restart = (state: ConversationState): ConversationState => (rewritten ? { ...state, extractedTurns: 0 } : state);
+    const pending = pendingTurns(previous, collected.turnCount, { rewritten });
+    const settled = (queued: boolean) => (state: ConversationState) => markQueued(state, { settledAt: now, queued, restarted: pending.restarted });
     if (!agent.memory.extract) return result('not_extracted', 0, 'extraction is off for this agent');
     const model = agent.memory.extractionModel ?? meta.model;
     if (!model) {
@@ -159,19 +161,19 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       model,
       turns: collected.window,
       offset: collected.windowStart,
-      watermark: rewritten ? 0 : (previous?.extractedTurns ?? 0),
+      watermark: pending.from,
       maxBytes: extraction.maxBytes,
       maxChunks: extraction.maxChunks,
       settledAt: now,
       source: 'transcript',
     });
     if (!job) {
-      await record(restart);
+      await record(settled(false));
       return result('up_to_date');
     }
-    // Published before the state that supersedes older jobs: a crash in between leaves a job that still runs.
-    await publishExtractionJob(deps.bus, job, deps.config.settleMs);
-    await record((state) => ({ ...restart(state), lastFinalAt: Math.max(state.lastFinalAt, now) }));
+    // Published before the state marks it queued (`watermark.ts`).
+    await publishJob(deps.bus, job, deps.config.settleMs);
+    await record(settled(true));
     return result('queued', job.turnCount - job.firstTurn);
   });
 }

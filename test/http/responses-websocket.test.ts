@@ -465,6 +465,22 @@ test('upgrades without a valid token are refused with 401; a GET without upgrade
   await client.close();
 });
 
+test('a token revoked while its connection is open is refused at the next response.create', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const created = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/tokens`, { name: 'laptop' });
+  assert.is(created.status, 201, JSON.stringify(created.json));
+  const client = await Client.open(agent, { authorization: `Bearer ${created.json.token}` });
+  await assertWorks(client, upstream, 'before the revocation');
+  const requestsBefore = upstream.conversationRequests().length;
+
+  const revoked = await engram.api('DELETE', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/tokens/${created.json.id}`);
+  assert.is(revoked.status, 200);
+  const frame = assertErrorFrame(await client.create({ model: 'gpt-test', input: [user('Still allowed?')], store: false }), 401, 'unauthorized');
+  assert.match(frame.error.message, /revoked/i);
+  assert.is(upstream.conversationRequests().length, requestsBefore, 'the upstream is not called');
+  await client.close();
+});
+
 test('an upstream HTTP error becomes an error frame with its status; the connection stays usable', async ({ engram, upstream }) => {
   const agent = await engram.createAgent(upstream.url);
   const client = await Client.open(agent);

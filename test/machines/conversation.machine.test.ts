@@ -41,7 +41,7 @@ type Outputs = Partial<{
 const NAMES: StepName[] = ['authenticate', 'resolveConversation', 'inject', 'forward', 'relay', 'publish', 'record'];
 
 /** The machine is provided once, as the app does; each run is a new actor of it. */
-function run(outputs: Outputs, options: { goneDuring?: StepName } = {}) {
+function run(outputs: Outputs, options: { goneDuring?: StepName; authenticated?: Scripted['authenticated'] } = {}) {
   const ran: StepName[] = [];
   const inputs: Partial<Record<StepName, unknown>> = {};
   const states: string[] = [];
@@ -73,7 +73,7 @@ function run(outputs: Outputs, options: { goneDuring?: StepName } = {}) {
       record: fromPromise(step<Recording<Scripted>, RecordResult>('record', outputs.record, { state: 'recorded' })),
     },
   });
-  const actor = createActor(machine, { input: { request: { id: 'turn-1' } } });
+  const actor = createActor(machine, { input: { request: { id: 'turn-1' }, authenticated: options.authenticated } });
   send = (event) => actor.send(event);
   actor.subscribe((snapshot) => {
     if (states.at(-1) !== snapshot.value) states.push(String(snapshot.value));
@@ -92,6 +92,16 @@ test('a completed 2xx answer runs every step in order, publishes before recordin
   assert.equal(output.published, { job: 'published' });
   assert.equal(output.recorded, { state: 'recorded' });
   assert.not.ok('request' in output, 'the output is what the steps made, not the request');
+});
+
+test('a lookup the transport already made is the turn\'s: no second authentication', async () => {
+  const given = { by: 'authenticate' } as const;
+  const { output, ran, inputs, states } = await run({}, { authenticated: given });
+  assert.is(output.status, 'settled');
+  assert.equal(ran, NAMES.slice(1));
+  assert.is.not(states[0], 'authenticating');
+  assert.is((inputs.resolveConversation as Resolving<Scripted>).authenticated, given);
+  assert.is(output.authenticated, given);
 });
 
 test('each step gets the request and exactly the outputs of the steps before it', async () => {

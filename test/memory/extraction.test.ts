@@ -18,11 +18,11 @@ import {
   createExtractionHandler,
   EXTRACTION_INSTRUCTIONS,
   EXTRACTION_SUBJECT,
-  publishExtractionJob,
   type ExtractionJob,
   type ExtractionLog,
 } from '../../src/memory/extraction.js';
 import { TAGGING_SUBJECT } from '../../src/memory/tagging-job.js';
+import { publishJob } from '../../src/memory/watermark.js';
 
 const SETTLED_AT = 1_700_000_000_000;
 const SECRET = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -520,15 +520,15 @@ test('publishExtractionJob delays delivery until the conversation settles, dedup
   const h = await harness();
   try {
     const job = h.job({ settledAt: Date.now() });
-    await publishExtractionJob(h.world.bus, job, 60_000);
-    await publishExtractionJob(h.world.bus, job, 60_000);
+    await publishJob(h.world.bus, job, 60_000);
+    await publishJob(h.world.bus, job, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 1);
     // A later final answer of the conversation is queued in place of the job still waiting.
-    await publishExtractionJob(h.world.bus, { ...job, settledAt: job.settledAt + 1 }, 60_000);
+    await publishJob(h.world.bus, { ...job, settledAt: job.settledAt + 1 }, 60_000);
     const queued = await h.world.bus.queued(EXTRACTION_SUBJECT);
     assert.equal(queued.map((message) => (message.payload as { settledAt: number }).settledAt), [job.settledAt + 1]);
     // Another conversation's job is its own.
-    await publishExtractionJob(h.world.bus, { ...job, conversationId: `${job.conversationId}-other` }, 60_000);
+    await publishJob(h.world.bus, { ...job, conversationId: `${job.conversationId}-other` }, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 2);
   } finally {
     await h.close();

@@ -37,7 +37,7 @@ function errorOf(error: EngramError): string {
 function createBody(data: RawData, isBinary: boolean): { body: Record<string, unknown>; generate: boolean } {
   if (isBinary) throw new EngramError('invalid_request', 'Binary frames are not supported: send each event as a JSON text frame');
   const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-  // Deeper than any real request: refused before parsing (the exchange serialises the body again).
+  // Deeper than any real request: refused before parsing (the exchange takes the parsed body).
   if (jsonDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
   let event: unknown;
   try {
@@ -151,24 +151,31 @@ function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params
     });
   });
 
-  const generate = (body: Record<string, unknown>) =>
-    runExchange(
+  const generate = (frameBody: Record<string, unknown>) => {
+    const body = { ...frameBody, stream: true };
+    return runExchange(
       flow,
+      // Each frame's token is looked up again (the authenticate step): a token revoked while
+      // the connection stays open stops working at its next response.create.
       {
-        adapter: responses,
-        orgId: org,
-        agentId: agent,
-        headers: bridged,
-        rawBody: Buffer.from(JSON.stringify({ ...body, stream: true })),
-        search: '',
-        sink: wsSink(socket, {
-          maxEventBytes: deps.config.sseMaxEventBytes,
-          onOversize: (bytes) => request.log.warn({ bytes, limit: deps.config.sseMaxEventBytes }, 'an upstream event too large for a WebSocket frame cut the response off'),
-        }),
-        chainCache: cache,
+        request: {
+          adapter: responses,
+          orgId: org,
+          agentId: agent,
+          headers: bridged,
+          rawBody: Buffer.from(JSON.stringify(body)),
+          body,
+          search: '',
+          sink: wsSink(socket, {
+            maxEventBytes: deps.config.sseMaxEventBytes,
+            onOversize: (bytes) => request.log.warn({ bytes, limit: deps.config.sseMaxEventBytes }, 'an upstream event too large for a WebSocket frame cut the response off'),
+          }),
+          chainCache: cache,
+        },
       },
       { onClientGone: (callback) => (abortInFlight = callback), log: request.log, observer: request.server.metrics },
     );
+  };
 
   const warm = async (body: Record<string, unknown>) => {
     try {
