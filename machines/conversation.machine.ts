@@ -74,8 +74,9 @@ export interface Relaying<T extends TurnTypes> extends Forwarding<T> {
 export interface Publishing<T extends TurnTypes> extends Forwarding<T> {
   relayed: T['relayed'];
 }
+/** A completed 2xx answer to record; `published` when it was final and so published first. */
 export interface Recording<T extends TurnTypes> extends Publishing<T> {
-  published: T['published'];
+  published?: T['published'];
 }
 
 export type ConversationStatus = 'settled' | 'upstream_error' | 'interrupted' | 'failed' | 'aborted';
@@ -134,7 +135,7 @@ const publishing = <T extends TurnTypes>(context: TurnContext<T>): Publishing<T>
 });
 const recording = <T extends TurnTypes>(context: TurnContext<T>): Recording<T> => ({
   ...publishing(context),
-  published: known(context.published, 'publish'),
+  ...(context.published === undefined ? {} : { published: context.published }),
 });
 
 /**
@@ -219,8 +220,14 @@ export function conversationMachine<T extends TurnTypes>() {
               actions: assign({ relayed: ({ event }) => event.output }),
             },
             {
-              guard: ({ event }) => event.output.outcome === 'completed',
+              guard: ({ event }) => event.output.outcome === 'completed' && event.output.final,
               target: 'publishing',
+              actions: assign({ relayed: ({ event }) => event.output }),
+            },
+            // A tool call, or an answer the upstream marked errored: recorded, nothing to learn from yet.
+            {
+              guard: ({ event }) => event.output.outcome === 'completed',
+              target: 'recording',
               actions: assign({ relayed: ({ event }) => event.output }),
             },
             { target: 'interrupted', actions: assign({ relayed: ({ event }) => event.output }) },
@@ -230,9 +237,10 @@ export function conversationMachine<T extends TurnTypes>() {
       },
       /**
        * A final answer's new turns queued for extraction, before the state write that
-       * supersedes an older waiting job: a crash in between leaves a job that still runs.
-       * A publish the bus refused is deferred to the retry queue, and the state write then
-       * waits behind it there; recording follows either way.
+       * marks an older waiting job superseded (`src/memory/watermark.ts`): a crash in
+       * between leaves a job that still runs. A publish the bus refused is deferred to the
+       * retry queue, and the state write then waits behind it there; recording follows
+       * either way.
        */
       publishing: {
         invoke: {

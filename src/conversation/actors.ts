@@ -281,7 +281,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    */
   const record = fromPromise(async ({ input }: { input: Recording<EngramTurn> }) => {
     const { authenticated: { agent }, resolved: { conversationId: id, stored }, injected: { state: turn }, published } = input;
-    const { settledAt, compacted, job, response: kept, recorder } = published.settlement;
+    // Settled when it was published (a final answer), else here (a tool call: nothing to learn from yet).
+    const { settledAt, compacted, job, response: kept, recorder } = published?.settlement ?? settlementOf(input);
     const queued = job !== undefined;
     const response: RecordingWrite | undefined = kept && { name: 'response', run: () => storeResponse(control, kept) };
     const state: RecordingWrite = {
