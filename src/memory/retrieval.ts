@@ -92,7 +92,24 @@ export interface Retrieval {
    * sweeps `minScore` over.
    */
   judge(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]>;
+  /**
+   * Every candidate `judge` finds, with whether `retrieve` would take it and, if not, why
+   * not: what the dashboard's reflection search shows beside each result.
+   */
+  explain(agent: Agent, query: string): Promise<Verdict[]>;
 }
+
+/** Why injection leaves a relevant-looking candidate out. */
+export type LeftOut =
+  /** Its score is under the agent's `minScore`. */
+  | 'below_bar'
+  /** `topK` better candidates were taken first. */
+  | 'beyond_top_k'
+  /** Taking it would overflow the block's token budget. */
+  | 'over_budget';
+
+/** One candidate as `retrieve` would decide it. */
+export type Verdict = { judged: Judged; taken: true } | { judged: Judged; taken: false; reason: LeftOut };
 
 export type RetrievalDeps = MemorySearchDeps;
 
@@ -141,14 +158,27 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     return rank(judged);
   };
 
+  /** What `retrieve` takes of `judged` (best first): the relevant ones, up to `topK`, within the budget. */
+  const taken = (agent: Agent, judged: Judged[]): Judged[] =>
+    fitBudget(
+      judged.filter((candidate) => candidate.relevant).slice(0, agent.memory.topK),
+      agent.memory.tokenBudget,
+    );
+
   return {
     judge,
     async retrieve(agent, query, exclude) {
-      const judged = await judge(agent, query, exclude);
-      return fitBudget(
-        judged.filter((candidate) => candidate.relevant).slice(0, agent.memory.topK),
-        agent.memory.tokenBudget,
-      );
+      return taken(agent, await judge(agent, query, exclude));
+    },
+    async explain(agent, query) {
+      const judged = await judge(agent, query, new Set());
+      const chosen = new Set(taken(agent, judged));
+      const relevant = judged.filter((candidate) => candidate.relevant);
+      return judged.map((candidate): Verdict => {
+        if (chosen.has(candidate)) return { judged: candidate, taken: true };
+        const reason: LeftOut = !candidate.relevant ? 'below_bar' : relevant.indexOf(candidate) >= agent.memory.topK ? 'beyond_top_k' : 'over_budget';
+        return { judged: candidate, taken: false, reason };
+      });
     },
   };
 }

@@ -117,6 +117,32 @@ test('caps at topK and at the token budget', async () => {
   }
 });
 
+test('explain says of every candidate whether injection takes it, and if not why not, as retrieve decides', async () => {
+  const world = await seeded();
+  try {
+    const retrieval = createRetrieval({ reflections: world.reflections, embedder: world.embedder });
+    const query = 'deploy script production dry-run';
+    const ids = (verdicts: Awaited<ReturnType<Retrieval['explain']>>) => verdicts.filter((v) => v.taken).map((v) => v.judged.reflection.id);
+    const reasons = (verdicts: Awaited<ReturnType<Retrieval['explain']>>) => new Set(verdicts.flatMap((v) => (v.taken ? [] : [v.reason])));
+    for (const agent of [world.agent, withMemory(world.agent, { topK: 1 }), withMemory(world.agent, { tokenBudget: 60 })]) {
+      const verdicts = await retrieval.explain(agent, query);
+      assert.equal(ids(verdicts), (await injected(retrieval, agent, query)).map((r) => r.id), 'the same choice as retrieve');
+    }
+    const all = await retrieval.explain(world.agent, query);
+    assert.ok(all.length > ids(all).length, 'some candidates are left out');
+    assert.ok(all.every((v) => v.taken || v.reason !== 'below_bar' || !v.judged.relevant));
+    assert.ok(reasons(all).has('below_bar'), 'the unrelated ones are under the bar');
+    const one = await retrieval.explain(withMemory(world.agent, { topK: 1 }), query);
+    assert.is(ids(one).length, 1);
+    assert.ok(reasons(one).has('beyond_top_k'), 'the second deploy reflection is beyond top-k');
+    const tight = await retrieval.explain(withMemory(world.agent, { tokenBudget: 10 }), query);
+    assert.equal(ids(tight), []);
+    assert.ok(reasons(tight).has('over_budget'));
+  } finally {
+    await world.dispose();
+  }
+});
+
 test('a high minScore keeps out weak matches', async () => {
   const world = await seeded();
   try {
