@@ -22,10 +22,11 @@ test.before(async (context) => {
 test.after(async ({ server }) => server.close());
 
 test('agent create --json prints exactly the connection fields, creating the org', async ({ server, remote }) => {
-  const run = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'bot', '--upstream', 'https://api.openai.com', '--upstream-key', 'sk-cli-secret', '--header', 'X-Title: engram test', '--no-inject', '--json', ...remote]);
+  const run = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'bot', '--upstream', 'https://api.openai.com', '--no-check', '--upstream-key', 'sk-cli-secret', '--header', 'X-Title: engram test', '--no-inject', '--json', ...remote]);
   assert.is(run.code, 0, run.stderr);
   const json = JSON.parse(run.stdout);
-  assert.equal(Object.keys(json).sort(), ['agent_id', 'base_url', 'mcp_url', 'org_id', 'token']);
+  assert.equal(Object.keys(json).sort(), ['agent_id', 'base_url', 'mcp_url', 'org_id', 'short_base_url', 'token']);
+  assert.is(json.short_base_url, `${server.url}/v1`);
   assert.is(json.base_url, `${server.url}/v0/orgs/${json.org_id}/agents/${json.agent_id}`);
   assert.is(json.mcp_url, `${json.base_url}/v0/mcp`);
   assert.match(json.token, /^egm_/);
@@ -36,13 +37,13 @@ test('agent create --json prints exactly the connection fields, creating the org
   assert.equal(agent.json.upstream.headers_set, ['X-Title']);
   assert.is((await server.call('GET', '/v0/orgs/cli-org')).json.id, json.org_id);
 
-  const second = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'bot2', '--upstream', 'https://api.openai.com', '--upstream-key', 'k', '--json', ...remote]);
+  const second = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'bot2', '--upstream', 'https://api.openai.com', '--no-check', '--upstream-key', 'k', '--json', ...remote]);
   assert.is(second.code, 0, second.stderr);
   assert.is(JSON.parse(second.stdout).org_id, json.org_id, 'an existing org is reused');
 });
 
 test('agent create without --json prints a summary with the connection settings', async ({ remote }) => {
-  const run = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'human', '--upstream', 'https://api.anthropic.com', '--upstream-key', 'sk-ant-secret', ...remote]);
+  const run = await engram(['agent', 'create', '--org', 'cli-org', '--name', 'human', '--upstream', 'https://api.anthropic.com', '--no-check', '--upstream-key', 'sk-ant-secret', ...remote]);
   assert.is(run.code, 0, run.stderr);
   assert.match(run.stdout, /Created agent "human" in organisation "cli-org"/);
   assert.match(run.stdout, /egm_/);

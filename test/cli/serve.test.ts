@@ -50,7 +50,7 @@ test('engram serve generates the admin token; the CLI finds it; SIGTERM stops it
     // The first start says where a person signs up, at the address it listens on.
     assert.match(output.text, `Dashboard: ${url}/ (sign up at ${url}/signup)`);
     // Another working directory: the default data dir (~/.engram) is per user, so the CLI finds the token.
-    const created = await run(['agent', 'create', '--org', 'served', '--name', 'a', '--upstream', 'https://api.openai.com', '--upstream-key', 'k', '--json', '--url', url], elsewhere, home);
+    const created = await run(['agent', 'create', '--org', 'served', '--name', 'a', '--upstream', 'https://api.openai.com', '--no-check', '--upstream-key', 'k', '--json', '--url', url], elsewhere, home);
     assert.is(created.code, 0, created.stderr);
     const json = JSON.parse(created.stdout);
     assert.ok(json.base_url.startsWith(`${url}/v0/orgs/${json.org_id}/agents/`));

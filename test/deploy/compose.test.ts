@@ -39,10 +39,15 @@ const services = compose.services;
 const engrams = Object.entries(services).filter(([name]) => name.startsWith('engram'));
 const SETTING_VARIABLES = new Set(SETTING_NAMES.map((name) => 'ENGRAM_' + name.toUpperCase().replaceAll('-', '_')));
 
-/** `${VAR:?message}` as docker compose would substitute it from a filled-in .env. */
+/**
+ * `${VAR:?message}` as docker compose would substitute it from a filled-in .env;
+ * `${VAR:-default}`, a setting the .env may leave out, as its default.
+ */
 function substitute(value: string): string {
-  return value.replace(/\$\{(\w+)(:\?[^}]*)?\}/g, (_match, name: string) =>
-    name === 'ENGRAM_SECRET_KEY'
+  return value.replace(/\$\{(\w+)(:\?[^}]*|:-([^}]*))?\}/g, (_match, name: string, _modifier: string | undefined, fallback: string | undefined) =>
+    fallback !== undefined
+      ? fallback
+      : name === 'ENGRAM_SECRET_KEY'
       ? 'ab'.repeat(32)
       : name === 'ENGRAM_ADMIN_TOKEN'
         ? 'egm_admin_5f0c9e3a71d84b26a9e0c4f7d13b8e62a5c7f9041d6e8b3a' // as compose.env.example says: openssl rand -hex 24
@@ -111,6 +116,23 @@ test('services reference each other by real names and ports; named volumes exist
     const natsService = services[nats.hostname];
     assert.is(nats.password, substitute(String(natsService.environment?.ENGRAM_NATS_PASSWORD)), 'the password nats.conf reads');
   }
+});
+
+test('every replica names itself by the one address the load balancer serves (ENGRAM_PUBLIC_URL), not 0.0.0.0', () => {
+  const [published] = services.lb.ports ?? [];
+  const hostPort = String(published).split(':')[0];
+  const served = `http://localhost:${hostPort}`;
+  const publicUrls = engrams.map(([name, service]) => {
+    const raw = service.environment?.ENGRAM_PUBLIC_URL;
+    assert.ok(raw, `${name} sets ENGRAM_PUBLIC_URL`);
+    const publicUrl = loadConfig({ 'public-url': substitute(String(raw)) }, {}).publicUrl;
+    assert.is(publicUrl, served, `${name}: by default the address the lb publishes on this host`);
+    return String(raw);
+  });
+  assert.is(new Set(publicUrls).size, 1, 'one public address for every replica');
+  // An operator's own name (behind TLS) comes from .env, which the example documents.
+  assert.match(publicUrls[0], /^\$\{ENGRAM_PUBLIC_URL:-/);
+  assert.match(read('deploy/compose.env.example'), /^# ENGRAM_PUBLIC_URL=https:\/\//m);
 });
 
 test('the load balancer reaches every replica on its port and publishes Engram’s', () => {

@@ -66,4 +66,12 @@ test('every engram command the README shows exists, with the flags it shows', ()
   assert.ok(checked > 40, `${checked} command lines checked`);
 });
 
+test('the conversation ids the README shows have the forms Engram makes (conversation/identity.ts, transcript ingestion)', () => {
+  const shown = [...readme.matchAll(/--conversation (\S+)/g)].map((match) => match[1]);
+  const jobRows = [...readme.matchAll(/^queued\s+\d+\s+conversation\s+(\S+)/gm)].map((match) => match[1]);
+  assert.ok(shown.length >= 2 && jobRows.length >= 1, 'the README shows conversation ids');
+  // h: the opening's digest; s: a client session; x: the x-engram-conversation header; t: a transcript.
+  assert.equal([...shown, ...jobRows].filter((id) => !/^(?:h|s|x|t):/.test(id)), []);
+});
+
 test.run();

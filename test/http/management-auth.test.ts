@@ -41,6 +41,40 @@ test('a missing or wrong token gets 401 in the envelope, with a bearer challenge
   }
 });
 
+test("a 401 says which token the route takes: the admin token, or on an agent's reads its own token too", async ({ server, agent, other }) => {
+  const adminOnly = /This needs the admin token \(ENGRAM_ADMIN_TOKEN, or the file <data dir>\/admin-token; the CLI reads it there\); an agent token does not open it/;
+  const agentReads = /This needs the admin token \(ENGRAM_ADMIN_TOKEN, or the file <data dir>\/admin-token; the CLI reads it there\) or this agent's own access token \(egm_…\)/;
+
+  const none = await server.call('GET', '/v0/orgs', { token: null });
+  assert.match(none.json.error.message, /^No token in the request\. /);
+  assert.match(none.json.error.message, adminOnly);
+  assert.match(none.json.error.message, /Authorization: Bearer <token> or X-Engram-Api-Key/);
+
+  const wrong = await server.call('POST', '/v0/orgs', { token: 'wrong', body: { name: 'x' } });
+  assert.match(wrong.json.error.message, /^The token sent is not accepted here\. /);
+  assert.match(wrong.json.error.message, adminOnly);
+  // An agent token on an admin route of its own agent is told the same (not the proxy's "send the agent token").
+  const patch = await server.call('PATCH', agentPath(agent), { token: null, body: { name: 'renamed' } });
+  assert.match(patch.json.error.message, adminOnly);
+
+  const reads = await server.call('GET', `${agentPath(agent)}/reflections`, { token: null });
+  assert.is(reads.status, 401);
+  assert.match(reads.json.error.message, agentReads);
+  const index = await server.call('GET', `${agentPath(agent)}/index`, { token: 'wrong' });
+  assert.match(index.json.error.message, agentReads);
+
+  // No oracle: another agent's live token, a made-up one and a missing agent read the same.
+  const othersToken = await server.call('GET', `${agentPath(agent)}/reflections`, { token: other.token });
+  const madeUp = await server.call('GET', `${agentPath(agent)}/reflections`, { token: 'egm_not_a_real_token_0123456789abcdef' });
+  const noAgent = await server.call('GET', `/v0/orgs/${agent.org_id}/agents/no-such-agent/reflections`, { token: other.token });
+  assert.is(othersToken.json.error.message, madeUp.json.error.message);
+  assert.is(noAgent.json.error.message, madeUp.json.error.message);
+
+  // A provider key sent by mistake is named, as the proxy names it.
+  const providerKey = await server.call('GET', `${agentPath(agent)}/reflections`, { token: 'sk-proj-abcdefghijklmnop' });
+  assert.match(providerKey.json.error.message, /not accepted here \(This looks like an OpenAI key/);
+});
+
 test('401 comes before the body is looked at', async ({ server }) => {
   const reply = await server.call('POST', '/v0/orgs', { token: null, raw: '{not json' });
   assert.is(reply.status, 401);
@@ -122,7 +156,9 @@ test('a revoked token stops working at once', async ({ server }) => {
   const revoked = await server.call('DELETE', `${agentPath(agent)}/tokens/${tokens.data[0].id}`);
   assert.is(revoked.status, 200);
   assert.equal(revoked.json, { id: tokens.data[0].id, revoked: true });
-  assert.is((await server.call('GET', agentPath(agent), { token: agent.token })).status, 401);
+  const after = await server.call('GET', agentPath(agent), { token: agent.token });
+  assert.is(after.status, 401);
+  assert.match(after.json.error.message, /\(This token was revoked; create a new one with `engram token create`\)/);
 });
 
 test('the auth hook stays inside the management plugin', async ({ server, agent }) => {

@@ -20,6 +20,8 @@ import { managementRoutes } from '../../src/http/management.js';
 import { createLocalEmbedder } from '../../src/memory/embedders/local-embedder.js';
 import { loadOrCreateSecretKey, SecretBox } from '../../src/security/secret-box.js';
 import { hashToken } from '../../src/security/tokens.js';
+import { UndiciUpstream } from '../../src/adapters/upstream/undici-upstream.js';
+import { upstreamPolicies } from '../../src/security/address-policy.js';
 
 export const ADMIN = 'egm_admin_oxn4m4x08kVo4gh4qq0_JAx37QxmVOYDy231eGSmlk8';
 export const UPSTREAM_KEY = 'sk-upstream-very-secret-0123456789';
@@ -56,13 +58,17 @@ export async function startManagementServer(settings: Overrides = {}): Promise<M
   const control = new Control(sqliteControlStores(db), { vault: new Vault(new SecretBox(loadOrCreateSecretKey(dataDir))), now: Date.now });
   const reflections = new SqliteReflectionStore(db);
   const embedder = createLocalEmbedder();
+  const config = loadConfig({ 'data-dir': dataDir, 'admin-token': ADMIN, ...settings }, {});
+  // Real, as `main.ts` builds it: `POST /v0/upstream-check` asks the upstream.
+  const policies = upstreamPolicies(config);
+  const upstream = new UndiciUpstream({ timeoutMs: config.upstreamTimeoutMs, addressPolicy: policies.operator, userAddressPolicy: policies.user });
   const deps: Deps = {
-    config: loadConfig({ 'data-dir': dataDir, 'admin-token': ADMIN, ...settings }, {}),
+    config,
     control,
     reflections,
     embedder,
     bus: unused('bus'),
-    upstream: unused('upstream'),
+    upstream,
     adminTokenHash: hashToken(ADMIN),
     accounts: unused('accounts'),
     vault: unused('vault'),
@@ -135,6 +141,7 @@ export async function startManagementServer(settings: Overrides = {}): Promise<M
     },
     async close() {
       await app.close();
+      await upstream.close();
       await reflections.close();
       await control.close();
       db.close();

@@ -14,7 +14,7 @@ import {
   type Io,
   type OptionsConfig,
 } from '../command.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
 import { printJson, printTable, shortTime } from '../output.js';
 
@@ -109,6 +109,37 @@ function printAgent(io: Io, agent: AgentJson): void {
   io.out(`  MCP URL      ${agent.mcp_url}`);
 }
 
+/**
+ * `<server>/v1`: one base URL for every agent, serving whichever agent the token belongs
+ * to (DESIGN section 4), taken from the per-agent one the server built (`agentUrls`: the
+ * server's public address, then `/v0/orgs/{org}/agents/{agent}`).
+ */
+export function shortBaseUrl(agent: Pick<AgentJson, 'base_url' | 'org_id' | 'id'>): string {
+  const suffix = `/v0/orgs/${encodeURIComponent(agent.org_id)}/agents/${encodeURIComponent(agent.id)}`;
+  const server = agent.base_url.endsWith(suffix) ? agent.base_url.slice(0, -suffix.length) : new URL(agent.base_url).origin;
+  return `${server}/v1`;
+}
+
+interface UpstreamCheck {
+  ok: boolean;
+  summary: string;
+}
+
+/**
+ * The server's upstream check (`POST /v0/upstream-check`, the dashboard's "Test
+ * connection"), before the org or the agent is created: a failure leaves nothing behind.
+ */
+async function checkUpstream(context: CommandContext, upstream: unknown): Promise<void> {
+  const check = await context.api().post<UpstreamCheck>('/v0/upstream-check', { upstream });
+  if (!check.ok) {
+    throw new CliError(
+      `The upstream check failed: ${check.summary}\n` +
+        'No agent was created. Correct --upstream or the key, or add --no-check to create the agent without checking.',
+    );
+  }
+  context.io.err(`Upstream check: ${check.summary}`);
+}
+
 /** What a person needs to connect a client, printed once after creation. */
 function printConnection(io: Io, agent: AgentJson, orgName: string): void {
   const token = agent.token ?? '<ACCESS_TOKEN>';
@@ -120,6 +151,9 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
   io.out('              (shown only now: store it; `engram token create` makes another)');
   io.out('');
   io.out('Connect a client (send the token as `Authorization: Bearer <token>` or `X-Engram-Api-Key`):');
+  io.out(`  base URL (serves the token's agent)   ${shortBaseUrl(agent)}`);
+  io.out('');
+  io.out("  or this agent's own URLs:");
   io.out(`  Anthropic-style (messages) base URL   ${agent.base_url}`);
   io.out(`  OpenAI-style (chat, responses) base   ${agent.base_url}/v1`);
   io.out(`  MCP server (streamable HTTP)          ${agent.mcp_url}`);
@@ -133,25 +167,34 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--json]`,
-    summary: 'Create an agent (and its organisation when none has that name); prints its token once',
+    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--no-check] [--json]`,
+    summary: 'Create an agent (and its organisation when none has that name) once its upstream answers (--no-check: without asking); prints its token once',
     remote: true,
-    options: { org: { type: 'string' }, name: { type: 'string' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
+    options: { org: { type: 'string' }, name: { type: 'string' }, 'no-check': { type: 'boolean' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
     async run(context) {
       const orgRef = requireOption(context, 'org');
       const name = requireOption(context, 'name');
       requireOption(context, 'upstream');
-      const body = { name, type: 'api_provider', ...(await settingsBody(context)) };
+      const settings = await settingsBody(context);
+      const body = { name, type: 'api_provider', ...settings };
       if (!secretGiven(context, 'upstream-key')) {
         context.io.err('note: no upstream key given (--upstream-key-env VAR and the like); requests go upstream without a provider key (fine for local models).');
       }
+      if (!flag(context, 'no-check')) await checkUpstream(context, settings.upstream);
       const api = context.api();
       const org =
         (await api.find<{ id: string; name: string }>(`/v0/orgs/${seg(orgRef)}`)) ??
         (await api.post<{ id: string; name: string }>('/v0/orgs', { name: orgRef }));
       const agent = await api.post<AgentJson>(`/v0/orgs/${seg(org.id)}/agents`, body);
       if (flag(context, 'json')) {
-        printJson(context.io, { org_id: agent.org_id, agent_id: agent.id, token: agent.token, base_url: agent.base_url, mcp_url: agent.mcp_url });
+        printJson(context.io, {
+          org_id: agent.org_id,
+          agent_id: agent.id,
+          token: agent.token,
+          base_url: agent.base_url,
+          mcp_url: agent.mcp_url,
+          short_base_url: shortBaseUrl(agent),
+        });
       } else {
         printConnection(context.io, agent, org.name);
       }

@@ -263,7 +263,7 @@ export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'purge'],
     synopsis: '--conversation ID --org NAME_OR_ID --agent NAME_OR_ID [--json]',
-    summary: 'Delete every reflection learnt from one conversation (see `reflections show` for where one came from)',
+    summary: 'Delete every reflection learnt from one conversation (its id as `reflections show` or `engram jobs` prints it: h:…, s:…, x:… or t:…)',
     remote: true,
     options: { ...AGENT_OPTIONS, conversation: { type: 'string' } },
     async run(context) {

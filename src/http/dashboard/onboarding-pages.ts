@@ -11,12 +11,11 @@ import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
 import { issueToken } from '../management/issue-token.js';
-import { parseAgentPatch } from '../management/agent-input.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
 import { upstreamPolicies } from '../../security/address-policy.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
-import { checkUpstream, type ConnectionCheck } from './connection-check.js';
+import { checkUpstreamBody, type ConnectionCheck } from '../upstream-check.js';
 import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
 
 /** Paths as the person's own machine has them: `~/.codex/config.toml`. */
@@ -60,16 +59,15 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     return agentForm(reply, org, {});
   });
 
-  // The upstream as saving the agent would take it: the same parser cleans the base URL
-  // (a pasted `/v1` dropped) and refuses the same headers; the upstream client refuses
-  // the same addresses (`setBy: 'user'`), by the URL and by where its name resolves.
+  // The upstream as saving the agent would take it (`checkUpstreamBody`: the same parser);
+  // the upstream client refuses the same addresses (`'user'`), by the URL and by where its
+  // name resolves.
   const check = async (form: AgentForm): Promise<ConnectionCheck> => {
     try {
       if (!text(form.base_url)) return { ok: false, summary: 'Give the base URL first.' };
-      const { upstream, secrets } = parseAgentPatch({ upstream: agentBody(form).upstream });
-      return await checkUpstream(deps.upstream, { baseUrl: upstream?.baseUrl as string, apiKey: secrets?.upstreamApiKey ?? '', headers: upstream?.headers ?? {} });
+      return await checkUpstreamBody(deps.upstream, agentBody(form).upstream, 'user');
     } catch (error) {
-      // The form's own mistakes (parseAgentPatch): Engram's messages about what was typed.
+      // The form's own mistakes (the agent body's parser): Engram's messages about what was typed.
       if (error instanceof EngramError && error.status < 500) return { ok: false, summary: error.message.replaceAll('`', '"') };
       throw error;
     }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { z } from 'zod';
 import type { Agent } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
@@ -7,7 +8,9 @@ import { agentRead, findAgent, findOrg, type AgentParams, type OrgParams } from 
 import { parseAgentPatch, refuseForbiddenUpstream } from './agent-input.js';
 import { createAgentFromBody, refuseTakenName } from './create-agent.js';
 import { issueToken } from './issue-token.js';
-import { agentWire, publicBase } from './wire.js';
+import { checkUpstreamBody } from '../upstream-check.js';
+import { parseBody, UpstreamCheckBody } from './validate.js';
+import { agentWire, publicBase, type UpstreamCheckJson } from './wire.js';
 
 /** `/v0/orgs/:org/agents[/:agent]`: admin, except that an agent may read its own record. */
 export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
@@ -17,6 +20,14 @@ export const agentRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { dep
 
   const apiKeySet = async (agent: Agent): Promise<boolean> =>
     ((await control.agentSecrets(agent.id))?.upstreamApiKey ?? '') !== '';
+
+  // What the dashboard's "Test connection" does, for the admin token: `engram agent create`
+  // asks first, so a wrong URL or key is said before anything is created. Always a 200:
+  // the check ran, and `ok` says how it went.
+  app.post('/v0/upstream-check', async (request): Promise<z.output<typeof UpstreamCheckJson>> => {
+    const body = parseBody(UpstreamCheckBody, request.body);
+    return checkUpstreamBody(deps.upstream, body.upstream, 'operator');
+  });
 
   app.post<{ Params: OrgParams }>('/v0/orgs/:org/agents', async (request, reply) => {
     const org = await findOrg(control, request.params.org);

@@ -16,8 +16,8 @@ import { DeadLetterJson, RetriedJson } from './dead-letters.js';
 import { JobsJson } from './jobs.js';
 import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemovedJson } from './members.js';
 import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
-import { AgentBody, AgentPatchBody, OrgBody, TokenBody } from './validate.js';
-import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson } from './wire.js';
+import { AgentBody, AgentPatchBody, OrgBody, TokenBody, UpstreamCheckBody } from './validate.js';
+import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
 
 export const OPENAPI_PATH = '/v0/openapi.json';
 
@@ -116,6 +116,14 @@ export const OPERATIONS: readonly Operation[] = [
     status: 201,
     response: AgentJson.extend({ token: z.string() }),
     errors: [404, 409],
+  },
+  {
+    method: 'post',
+    path: '/v0/upstream-check',
+    summary: "Check an upstream before saving it (as the dashboard's Test connection): asks its GET /v1/models with the key and headers given; nothing is stored",
+    body: UpstreamCheckBody,
+    status: 200,
+    response: UpstreamCheckJson,
   },
   { method: 'get', path: `${ORG}/agents`, summary: "List an organisation's agents", status: 200, response: list(AgentJson), errors: [404] },
   { method: 'get', path: AGENT, summary: 'One agent', agentToken: true, status: 200, response: AgentJson, errors: [404] },

@@ -221,6 +221,9 @@ const UpstreamBody = z.strictObject({
   responses_state: z.enum(['service', 'upstream']).optional(),
 });
 
+/** `POST /v0/upstream-check`: the upstream part of an agent body, checked before it is saved. */
+export const UpstreamCheckBody = z.strictObject({ upstream: UpstreamBody }).meta({ id: 'UpstreamCheck' });
+
 const MemoryBody = z.strictObject({
   inject: z.boolean().optional(),
   extract: z.boolean().optional(),

@@ -69,6 +69,13 @@ export const AgentJson = z
   })
   .meta({ id: 'Agent' });
 
+export const UpstreamCheckJson = z
+  .object({
+    ok: z.boolean().describe('The upstream listed its models with the key and headers given'),
+    summary: z.string().describe("One sentence in Engram's words (never the upstream's text): what answered, or why nothing did"),
+  })
+  .meta({ id: 'UpstreamCheckResult' });
+
 export const TokenJson = z
   .object({ id: z.string(), name: z.string(), prefix: z.string(), created_at: Time, revoked_at: Time.nullable(), last_used_at: Time.nullable() })
   .meta({ id: 'Token' });

@@ -196,6 +196,10 @@ async function play(
   }
 }
 
+function presentsKey(req: IncomingMessage, key: string): boolean {
+  return req.headers.authorization === `Bearer ${key}` || req.headers['x-api-key'] === key;
+}
+
 /**
  * Starts a fake LLM provider on 127.0.0.1, port 0. It speaks OpenAI Chat Completions,
  * OpenAI Responses and Anthropic Messages faithfully enough for the official SDKs,
@@ -234,7 +238,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     // No Date header: responses must be byte-identical across runs.
     res.sendDate = false;
 
-    if (method === 'HEAD' && pathname === '/') {
+    if (options.apiKey !== undefined && !presentsKey(req, options.apiKey)) {
+      sendJson(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    } else if (method === 'HEAD' && pathname === '/') {
       res.writeHead(200).end();
     } else if (method === 'GET' && pathname === '/v1/models') {
       sendJson(res, 200, modelList());

@@ -153,6 +153,12 @@ export interface ScriptedUpstreamOptions {
    * like a provider with storage off: any `previous_response_id` is a 400.
    */
   statefulResponses?: boolean;
+  /**
+   * The provider key this upstream accepts (as `Authorization: Bearer` or `x-api-key`):
+   * a request without it is a 401 in OpenAI's envelope, as a provider answers a wrong key.
+   * Without it any key, or none, is accepted.
+   */
+  apiKey?: string;
 }
 
 /** Facts about the request that shape the rendered answer. */

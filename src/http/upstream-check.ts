@@ -1,20 +1,24 @@
 /**
- * "Test connection" on the agent form: asks the upstream for its model list with the key
- * and headers as typed, through the same upstream client the proxy uses, under the
- * dashboard users' address policy, and says in plain words what came back. Nothing is
- * stored.
+ * The upstream check, one for both callers: the dashboard's "Test connection" on the agent
+ * form and the management API's `POST /v0/upstream-check` (which `engram agent create`
+ * calls before creating anything). It asks the upstream for its model list with the key
+ * and headers as given, through the same upstream client the proxy uses, under the
+ * address policy of whoever sets the upstream, and says in plain words what came back.
+ * Nothing is stored.
  *
  * The answer is the status and a short reason of Engram's own words, never any of the
  * upstream's text: the person typing the URL need not be the operator, and a "test"
  * that echoed a body would read any service Engram can reach for them.
  */
 import { STATUS_CODES } from 'node:http';
-import type { UpstreamClient } from '../../ports/upstream.js';
-import { EngramError } from '../../errors.js';
-import { modelIds } from '../../connect/models.js';
-import { discard, readText } from '../../memory/http-body.js';
-import { DEFAULT_ANTHROPIC_VERSION } from '../../protocols/messages/adapter.js';
-import { isAddressRefusal } from '../../security/address-policy.js';
+import type { UpstreamClient } from '../ports/upstream.js';
+import type { UpstreamOwner } from '../domain/types.js';
+import { EngramError } from '../errors.js';
+import { modelIds } from '../connect/models.js';
+import { discard, readText } from '../memory/http-body.js';
+import { DEFAULT_ANTHROPIC_VERSION } from '../protocols/messages/adapter.js';
+import { isAddressRefusal } from '../security/address-policy.js';
+import { parseAgentPatch } from './management/agent-input.js';
 
 export interface ConnectionCheck {
   ok: boolean;
@@ -31,6 +35,20 @@ export interface CheckTarget {
   baseUrl: string;
   apiKey: string;
   headers: Record<string, string>;
+  /** Whose address policy applies: the operator's (admin token) or the dashboard users'. */
+  setBy: UpstreamOwner;
+}
+
+/**
+ * The check of an agent body's `upstream` part (`{base_url, api_key?, headers?}`), cleaned
+ * and refused by the same parser that saving the agent uses (a pasted `/v1` dropped, the
+ * same headers refused): its mistakes throw that parser's `invalid_request`, for the caller
+ * to show in its own shape.
+ */
+export function checkUpstreamBody(upstream: UpstreamClient, body: unknown, setBy: UpstreamOwner): Promise<ConnectionCheck> {
+  const { upstream: settings, secrets } = parseAgentPatch({ upstream: body });
+  if (settings?.baseUrl === undefined) throw new EngramError('invalid_request', '`upstream.base_url` is required', { param: 'upstream.base_url' });
+  return checkUpstream(upstream, { baseUrl: settings.baseUrl, apiKey: secrets?.upstreamApiKey ?? '', headers: settings.headers ?? {}, setBy });
 }
 
 export async function checkUpstream(upstream: UpstreamClient, target: CheckTarget): Promise<ConnectionCheck> {
@@ -43,12 +61,14 @@ export async function checkUpstream(upstream: UpstreamClient, target: CheckTarge
       headers: { ...auth, 'anthropic-version': DEFAULT_ANTHROPIC_VERSION, accept: 'application/json', ...target.headers },
       signal: AbortSignal.timeout(TIMEOUT_MS),
       headersTimeoutMs: TIMEOUT_MS,
-      setBy: 'user',
+      setBy: target.setBy,
     });
     const status = `${response.status} ${STATUS_CODES[response.status] ?? ''}`.trim();
     if (response.status < 200 || response.status > 299) {
       await discard(response.body);
-      const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : response.status === 404 ? ' Check the base URL (Engram appends /v1/...).' : '';
+      // A 404 names the path asked, since the base URL's path is what is wrong.
+      if (response.status === 404) return { ok: false, summary: `${url.origin} answered ${status} at ${url.pathname}. Check the base URL (Engram appends /v1/...).` };
+      const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : '';
       return { ok: false, summary: `${url.origin} answered ${status}.${hint}` };
     }
     // Only how many models: the ids are the upstream's text.
