@@ -65,15 +65,16 @@ async function missedBecause(
   control: Control,
   token: string,
   hash: string,
-  orgId: string,
-  agentId: string,
+  /** The agent the path names; none for the one base URL, where only the token says which agent. */
+  path: { orgId: string; agentId: string } | undefined,
   adminTokenHash: string | undefined,
 ): Promise<string | undefined> {
   if (token.startsWith('sk-ant-')) return AUTH_HINTS.anthropicKey;
   if (/^sk-[A-Za-z0-9_-]{8,}/.test(token)) return AUTH_HINTS.openAiKey;
   // Generated admin tokens carry a public prefix; a configured one is known by its hash.
   if (token.startsWith(ADMIN_TOKEN_PREFIX) || (adminTokenHash !== undefined && sameHash(hash, adminTokenHash))) return AUTH_HINTS.adminToken;
-  if (!looksLikeToken(token)) return undefined;
+  if (!looksLikeToken(token) || !path) return undefined;
+  const { orgId, agentId } = path;
   // Revoked tokens keep their record (revoked_at): looked up among the path agent's own
   // tokens only, so the holder learns that its token was revoked and nothing else. A
   // token revoked for another agent, or never issued, falls through to the generic 401.
@@ -107,7 +108,22 @@ export async function authenticateAgent(
   const found = await control.directory.findToken(hash);
   if (found && found.agent.id === agentId && found.agent.orgId === orgId) return found;
   if (found) throw new EngramError('unauthorized');
-  throw new EngramError('unauthorized', await missedBecause(control, token, hash, orgId, agentId, adminTokenHash));
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, { orgId, agentId }, adminTokenHash));
+}
+
+/**
+ * Resolves the token to its agent, for the one base URL (`<engram>/v1/...`, `/v0/mcp`)
+ * where no path names an agent: the token alone says which. Refusals are 401s with the
+ * same hints as `authenticateAgent` where those reveal nothing; a revoked token gets the
+ * catalogue's one message here, since its record is found through the path's agent only.
+ */
+export async function authenticateToken(control: Control, headers: IncomingHttpHeaders, adminTokenHash?: string): Promise<TokenLookup> {
+  const token = presentedToken(headers);
+  if (!token) throw new EngramError('unauthorized', AUTH_HINTS.noToken);
+  const hash = hashToken(token);
+  const found = await control.directory.findToken(hash);
+  if (found) return found;
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, undefined, adminTokenHash));
 }
 
 export function isAdmin(adminTokenHash: string, headers: IncomingHttpHeaders): boolean {
