@@ -6,12 +6,12 @@
  */
 
 /** `<server>/v1`: for clients that take a base URL ending in `/v1` (OpenAI SDKs, Codex, opencode). */
-export function oneBaseUrl(serverUrl: string): string {
+export function shortBaseUrl(serverUrl: string): string {
   return `${trimmed(serverUrl)}/v1`;
 }
 
 /** `<server>/v0/mcp`: the MCP server of the token's agent (an agent token, or an OAuth access token). */
-export function oneMcpUrl(serverUrl: string): string {
+export function shortMcpUrl(serverUrl: string): string {
   return `${trimmed(serverUrl)}/v0/mcp`;
 }
 

@@ -4,7 +4,7 @@
  * this instead of the API's JSON error.
  */
 import type { FastifyRequest } from 'fastify';
-import { agentBaseUrlPattern, oneBaseUrl } from '../../domain/base-urls.js';
+import { agentBaseUrlPattern, shortBaseUrl } from '../../domain/base-urls.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -34,6 +34,6 @@ export function unknownProxyPath(method: string, path: string, publicUrl: string
   if (!PROXY_PATH.test(path)) return undefined;
   return (
     `No route for ${method} ${path.slice(0, 200)}: Engram serves POST /v1/chat/completions, /v1/messages, /v1/responses and GET /v1/models ` +
-    `below the base URL ${oneBaseUrl(publicUrl)} (the agent is the token's) or ${agentBaseUrlPattern(publicUrl)}`
+    `below the base URL ${shortBaseUrl(publicUrl)} (the agent is the token's) or ${agentBaseUrlPattern(publicUrl)}`
   );
 }
