@@ -73,17 +73,13 @@ async function missedBecause(
   if (/^sk-[A-Za-z0-9_-]{8,}/.test(token)) return AUTH_HINTS.openAiKey;
   // Generated admin tokens carry a public prefix; a configured one is known by its hash.
   if (token.startsWith(ADMIN_TOKEN_PREFIX) || (adminTokenHash !== undefined && sameHash(hash, adminTokenHash))) return AUTH_HINTS.adminToken;
-  if (!looksLikeToken(token) || !path) return undefined;
-  const { orgId, agentId } = path;
-  // Revoked tokens keep their record (revoked_at): looked up among the path agent's own
-  // tokens only, so the holder learns that its token was revoked and nothing else. A
-  // token revoked for another agent, or never issued, falls through to the generic 401.
-  for (const [tokenId, stored] of await control.directory.tokenHashes(agentId)) {
-    if (!sameHash(stored, hash)) continue;
-    const record = (await control.directory.listTokens(agentId)).find((candidate) => candidate.id === tokenId);
-    return record && record.orgId === orgId && record.revokedAt !== null ? AUTH_HINTS.revoked : undefined;
-  }
-  return undefined;
+  if (!looksLikeToken(token)) return undefined;
+  // Revoked tokens keep their record (revoked_at), so the holder learns that its token was
+  // revoked and nothing else. On an agent's own URL only a token of that agent is named:
+  // one revoked for another agent, or never issued, falls through to the generic 401.
+  const revoked = await control.directory.revokedToken(hash);
+  if (!revoked) return undefined;
+  return !path || (revoked.agentId === path.agentId && revoked.orgId === path.orgId) ? AUTH_HINTS.revoked : undefined;
 }
 
 /**
@@ -114,8 +110,8 @@ export async function authenticateAgent(
 /**
  * Resolves the token to its agent, for the one base URL (`<engram>/v1/...`, `/v0/mcp`)
  * where no path names an agent: the token alone says which. Refusals are 401s with the
- * same hints as `authenticateAgent` where those reveal nothing; a revoked token gets the
- * catalogue's one message here, since its record is found through the path's agent only.
+ * same hints as `authenticateAgent` where those reveal nothing (a revoked token is told
+ * so: its holder knew it existed).
  */
 export async function authenticateToken(control: Control, headers: IncomingHttpHeaders, adminTokenHash?: string): Promise<TokenLookup> {
   const token = presentedToken(headers);
