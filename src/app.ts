@@ -11,7 +11,7 @@ import { managementRoutes } from './http/management.js';
 import { mcpRoutes } from './mcp/http-mount.js';
 import { hookRoutes } from './http/hooks/index.js';
 import { webRoutes } from './http/web/plugin.js';
-import { notFoundPage, wantsPage } from './http/web/not-found.js';
+import { notFoundPage, unknownProxyPath, wantsPage } from './http/web/not-found.js';
 import { dashboardPages } from './http/dashboard/index.js';
 import { createAuthorizationServer, oauthPages, oauthRoutes } from './http/oauth/index.js';
 import { globalMcpRoutes } from './mcp/global-mount.js';
@@ -101,7 +101,8 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     if (wantsPage(request)) return reply.code(404).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(notFoundPage(path));
-    return reply.code(404).send(openAiErrorBody(new EngramError('not_found', `No route for ${request.method} ${path}`)));
+    const message = unknownProxyPath(request.method, path, deps.publicUrl()) ?? `No route for ${request.method} ${path}`;
+    return reply.code(404).send(openAiErrorBody(new EngramError('not_found', message)));
   });
   const role = options.role ?? 'all';
   if (role !== 'worker') {

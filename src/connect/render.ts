@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { fragment, plannedMode, type FileOutcome } from './apply.js';
 import type { Change } from './json-file.js';
+import { shortBaseUrl, shortMcpUrl } from '../domain/base-urls.js';
 import type { AgentInfo, ClientKind, Locations, PlannedFile, Setup } from './types.js';
 
 export interface Report {
@@ -75,8 +76,10 @@ export function renderText(report: Report): string[] {
   const { kind, agent, setup } = report;
   const out: string[] = [];
   out.push(`${kind.title} -> Engram agent "${agent.name}" (${agent.id}, organisation ${agent.orgId})`);
-  out.push(`  base URL  ${agent.baseUrl}`);
-  out.push(`  MCP URL   ${agent.mcpUrl}`);
+  // The one base URL first: the token says which agent. The agent's own URLs serve the same, and the hooks.
+  out.push(`  base URL   ${shortBaseUrl(agent.serverUrl)}   (any agent: the token says which)`);
+  out.push(`  MCP URL    ${shortMcpUrl(agent.serverUrl)}`);
+  out.push(`  agent URL  ${agent.baseUrl}   (this agent's own base URL, and its hooks)`);
   if (report.minted) out.push('', 'Minted a new token for this client. It is shown only now: keep it (the ENGRAM_TOKEN line below).');
 
   const env = envLines(report);
@@ -123,7 +126,15 @@ export function renderJson(report: Report): unknown {
   const outcomes = new Map((report.outcomes ?? []).map((outcome) => [outcome.path, outcome]));
   return {
     client: report.kind.name,
-    agent: { org_id: report.agent.orgId, agent_id: report.agent.id, name: report.agent.name, base_url: report.agent.baseUrl, mcp_url: report.agent.mcpUrl },
+    agent: {
+      org_id: report.agent.orgId,
+      agent_id: report.agent.id,
+      name: report.agent.name,
+      short_base_url: shortBaseUrl(report.agent.serverUrl),
+      short_mcp_url: shortMcpUrl(report.agent.serverUrl),
+      base_url: report.agent.baseUrl,
+      mcp_url: report.agent.mcpUrl,
+    },
     ...(report.minted ? { token: report.token } : {}),
     env: Object.fromEntries(Object.entries(report.setup.env).map(([name, value]) => [name, name === 'ENGRAM_TOKEN' && value === '' ? (report.token ?? null) : value])),
     files: report.setup.files.map((file) => {

@@ -65,8 +65,8 @@ async function missedBecause(
   control: Control,
   token: string,
   hash: string,
-  orgId: string,
-  agentId: string,
+  /** The agent the path names; none for the one base URL, where only the token says which agent. */
+  path: { orgId: string; agentId: string } | undefined,
   adminTokenHash: string | undefined,
 ): Promise<string | undefined> {
   if (token.startsWith('sk-ant-')) return AUTH_HINTS.anthropicKey;
@@ -74,15 +74,12 @@ async function missedBecause(
   // Generated admin tokens carry a public prefix; a configured one is known by its hash.
   if (token.startsWith(ADMIN_TOKEN_PREFIX) || (adminTokenHash !== undefined && sameHash(hash, adminTokenHash))) return AUTH_HINTS.adminToken;
   if (!looksLikeToken(token)) return undefined;
-  // Revoked tokens keep their record (revoked_at): looked up among the path agent's own
-  // tokens only, so the holder learns that its token was revoked and nothing else. A
-  // token revoked for another agent, or never issued, falls through to the generic 401.
-  for (const [tokenId, stored] of await control.directory.tokenHashes(agentId)) {
-    if (!sameHash(stored, hash)) continue;
-    const record = (await control.directory.listTokens(agentId)).find((candidate) => candidate.id === tokenId);
-    return record && record.orgId === orgId && record.revokedAt !== null ? AUTH_HINTS.revoked : undefined;
-  }
-  return undefined;
+  // Revoked tokens keep their record (revoked_at), so the holder learns that its token was
+  // revoked and nothing else. On an agent's own URL only a token of that agent is named:
+  // one revoked for another agent, or never issued, falls through to the generic 401.
+  const revoked = await control.directory.revokedToken(hash);
+  if (!revoked) return undefined;
+  return !path || (revoked.agentId === path.agentId && revoked.orgId === path.orgId) ? AUTH_HINTS.revoked : undefined;
 }
 
 /**
@@ -107,7 +104,22 @@ export async function authenticateAgent(
   const found = await control.directory.findToken(hash);
   if (found && found.agent.id === agentId && found.agent.orgId === orgId) return found;
   if (found) throw new EngramError('unauthorized');
-  throw new EngramError('unauthorized', await missedBecause(control, token, hash, orgId, agentId, adminTokenHash));
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, { orgId, agentId }, adminTokenHash));
+}
+
+/**
+ * Resolves the token to its agent, for the one base URL (`<engram>/v1/...`, `/v0/mcp`)
+ * where no path names an agent: the token alone says which. Refusals are 401s with the
+ * same hints as `authenticateAgent` where those reveal nothing (a revoked token is told
+ * so: its holder knew it existed).
+ */
+export async function authenticateToken(control: Control, headers: IncomingHttpHeaders, adminTokenHash?: string): Promise<TokenLookup> {
+  const token = presentedToken(headers);
+  if (!token) throw new EngramError('unauthorized', AUTH_HINTS.noToken);
+  const hash = hashToken(token);
+  const found = await control.directory.findToken(hash);
+  if (found) return found;
+  throw new EngramError('unauthorized', await missedBecause(control, token, hash, undefined, adminTokenHash));
 }
 
 export function isAdmin(adminTokenHash: string, headers: IncomingHttpHeaders): boolean {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Control } from '../control/control.js';
-import { authenticateAgent } from '../control/auth.js';
+import { authenticateAgent, authenticateToken } from '../control/auth.js';
 import { EngramError } from '../errors.js';
 import type { TokenLookup } from '../ports/index.js';
 
@@ -38,13 +38,19 @@ export function closeIfBodyPending(request: FastifyRequest, reply: FastifyReply)
 }
 
 /**
- * Checks the token of `/v0/orgs/:org/agents/:agent/...` from the headers and keeps the
- * lookup on the request (`request.agentToken`). Throws the 401 otherwise: the plugin's
- * error handler renders it, with the connection closed when a body was on its way.
+ * Checks the token of `/v0/orgs/:org/agents/:agent/...` (it must be that agent's), or of
+ * the one base URL `/v1/...` (whose path names no agent: the token's is served), from the
+ * headers, and keeps the lookup on the request (`request.agentToken`): handlers take the
+ * org and agent from it, so both forms of a route run the same code. Throws the 401
+ * otherwise: the plugin's error handler renders it, with the connection closed when a
+ * body was on its way.
  */
 export async function authenticateFromHeaders(control: Control, request: FastifyRequest, adminTokenHash?: string): Promise<TokenLookup> {
-  const { org, agent } = request.params as { org?: string; agent?: string };
-  request.agentToken = await authenticateAgent(control, request.headers, org ?? '', agent ?? '', adminTokenHash);
+  const { org, agent } = (request.params ?? {}) as { org?: string; agent?: string };
+  request.agentToken =
+    org === undefined && agent === undefined
+      ? await authenticateToken(control, request.headers, adminTokenHash)
+      : await authenticateAgent(control, request.headers, org ?? '', agent ?? '', adminTokenHash);
   return request.agentToken;
 }
 

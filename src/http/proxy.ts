@@ -3,6 +3,11 @@
  * provider-compatible surface. Each protocol route runs the conversation machine;
  * `count_tokens` and `models` pass straight through to the agent's upstream.
  *
+ * Every route is served at two base URLs (DESIGN section 4): the agent's own,
+ * `/v0/orgs/:org/agents/:agent/v1/...`, and the one base URL `/v1/...` that gateways
+ * offer, where the token alone says which agent. Handlers take the agent from the token
+ * lookup (on the long form it was checked to be the path's), so both run the same code.
+ *
  * The token is checked from the headers before any byte of a body is read (an
  * `onRequest` hook), and bodies read at once are counted per client address: without a
  * token a request costs Engram a token lookup, never a buffered body.
@@ -28,11 +33,8 @@ import { responsesSocketRoute } from './websocket/responses-socket.js';
 import websocket from '@fastify/websocket';
 
 const AGENT_PREFIX = '/v0/orgs/:org/agents/:agent';
-
-interface AgentParams {
-  org: string;
-  agent: string;
-}
+/** Where the routes hang: the agent's own base URL, and the one base URL (the server's root). */
+const PREFIXES = [AGENT_PREFIX, ''] as const;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -82,7 +84,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     app.head(path, async (_request, reply) => reply.code(200).send());
   }
   // The upgrade request has no body; the route checks its token itself, answering 401 over HTTP.
-  responsesSocketRoute(app, deps, flow, AGENT_PREFIX, limits);
+  for (const prefix of PREFIXES) responsesSocketRoute(app, deps, flow, prefix, limits);
 
   // Everything else needs the agent's token, checked from the headers before the body is read.
   await app.register(async (scope) => {
@@ -91,13 +93,14 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     });
     scope.addHook('onRequest', limits.onRequest);
     scope.addHook('onRequest', bodyReads);
-    tokenRoutes(scope, deps, flow);
+    for (const prefix of PREFIXES) tokenRoutes(scope, deps, flow, prefix);
   });
 };
 
-function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): void {
+function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, prefix: string): void {
   for (const adapter of [chatCompletions, messages, responses]) {
-    app.post<{ Params: AgentParams }>(AGENT_PREFIX + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
+    app.post(prefix + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
+      const authenticated = agentTokenOf(request);
       reply.hijack();
       const raw = reply.raw;
       await runExchange(
@@ -105,15 +108,15 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): 
         {
           request: {
             adapter,
-            orgId: request.params.org,
-            agentId: request.params.agent,
+            orgId: authenticated.agent.orgId,
+            agentId: authenticated.agent.id,
             headers: request.headers,
             rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
             search: searchOf(request.url),
             sink: httpSink(raw),
           },
           // Checked before the body was read (`onRequest`): the turn does not look it up again.
-          authenticated: agentTokenOf(request),
+          authenticated,
         },
         {
           onClientGone: (callback) => raw.once('close', () => !raw.writableFinished && callback()),
@@ -126,7 +129,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): 
 
   /** Requests Engram does not learn from: authenticated, re-keyed and relayed as they are. */
   const passThrough = (adapterFor: (request: FastifyRequest) => ProtocolAdapter, path: string) =>
-    async (request: FastifyRequest<{ Params: AgentParams }>, reply: FastifyReply) => {
+    async (request: FastifyRequest, reply: FastifyReply) => {
       const { agent } = agentTokenOf(request);
       const secrets = await deps.control.agentSecrets(agent.id);
       const adapter = adapterFor(request);
@@ -143,12 +146,12 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow): 
       return reply.code(response.status).headers(clientHeaders(response.headers)).header('x-engram-injected', '0').send(response.body);
     };
 
-  storedResponseRoutes(app, deps, AGENT_PREFIX);
+  storedResponseRoutes(app, deps, prefix);
 
-  app.post(AGENT_PREFIX + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
+  app.post(prefix + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
   // The models list is asked for in either family's dialect; the client's headers tell which.
   app.get(
-    AGENT_PREFIX + '/v1/models',
+    prefix + '/v1/models',
     passThrough((request) => (request.headers['anthropic-version'] ? messages : chatCompletions), '/v1/models'),
   );
 }

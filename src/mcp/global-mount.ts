@@ -5,11 +5,15 @@
  * `WWW-Authenticate: Bearer resource_metadata=...` (RFC 9728 §5.1), from which the client
  * discovers Engram's authorization server. A valid token is bound to the one agent the
  * user chose on the consent page: the request is then served exactly as the per-agent
- * MCP server serves that agent (`mcpScope`), with the same limits.
+ * MCP server serves that agent (`mcpScope`), with the same limits. An agent token
+ * (`egm_…`, as on the one base URL `/v1`) is taken too and serves its own agent, for
+ * clients configured with a token rather than a sign-in; neither kind reaches another agent.
  */
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
 import type { Deps } from '../deps.js';
+import { authenticateToken } from '../control/auth.js';
 import { EngramError } from '../errors.js';
+import { looksLikeToken } from '../security/tokens.js';
 import type { TokenLookup } from '../ports/index.js';
 import type { RequestLimits } from '../http/request-limits.js';
 import { allowAnyOrigin } from '../http/oauth/cors.js';
@@ -66,6 +70,11 @@ export const globalMcpRoutes: FastifyPluginAsync<GlobalMcpOptions> = async (app,
             ? 'Sign in first: this MCP server takes an OAuth access token (Authorization: Bearer); your MCP client finds how to get one from the WWW-Authenticate header'
             : 'The Authorization header is not a bearer token',
         );
+      }
+      // Agent tokens have their prefix; OAuth access tokens are JWTs, which never start with it.
+      if (looksLikeToken(match[1])) {
+        request.agentToken = await authenticateToken(deps.control, request.headers, deps.adminTokenHash);
+        return;
       }
       try {
         request.agentToken = asTokenLookup(await server.authenticate(match[1]));

@@ -59,6 +59,12 @@ export interface Directory {
    * request stays a read.
    */
   findToken(tokenHash: string): Promise<TokenLookup | undefined>;
+  /**
+   * The revoked token with this hash, when its record is kept (revoked tokens are, until
+   * their agent is deleted); undefined for a live or unknown hash. Only for telling the
+   * holder of a revoked token why it is refused (`control/auth.ts`).
+   */
+  revokedToken(tokenHash: string): Promise<TokenRecord | undefined>;
   /** Oldest first, revoked ones included. */
   listTokens(agentId: string): Promise<TokenRecord[]>;
   /** Token id -> stored hash, revoked ones included: for an export (hashes only, never a token). */

@@ -93,7 +93,7 @@ test('claude-code --settings-env writes ANTHROPIC_BASE_URL and the token header 
   assert.is(run.code, 0, run.stderr);
   const file = path.join(context.home, '.claude/settings.json');
   const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
-  assert.equal(settings.env, { ANTHROPIC_BASE_URL: context.agent.baseUrl, ANTHROPIC_CUSTOM_HEADERS: `X-Engram-Api-Key: ${context.agent.token}` });
+  assert.equal(settings.env, { ANTHROPIC_BASE_URL: context.engram.url, ANTHROPIC_CUSTOM_HEADERS: `X-Engram-Api-Key: ${context.agent.token}` });
   assert.ok(settings.hooks.SessionStart, 'the hooks are there too');
   assert.is(fs.statSync(file).mode & 0o777, 0o600);
 

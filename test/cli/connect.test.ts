@@ -42,13 +42,15 @@ function backups(file: string): string[] {
   return fs.readdirSync(path.dirname(file)).filter((name) => name.startsWith(`${path.basename(file)}.engram-backup-`));
 }
 
-test('every client kind prints a configuration whose files parse, naming the agent URLs', async (context) => {
+test('every client kind prints a configuration whose files parse, naming the one base URL first', async (context) => {
   const { agent } = context;
   for (const kind of KINDS) {
     const run = await connect(context, kind, '--json');
     assert.is(run.code, 0, `${kind}: ${run.stderr}`);
     const json = JSON.parse(run.stdout);
     assert.is(json.client, kind);
+    assert.is(json.agent.short_base_url, `${context.engram.url}/v1`);
+    assert.is(json.agent.short_mcp_url, `${context.engram.url}/v0/mcp`);
     assert.is(json.agent.base_url, agent.baseUrl);
     const everything = JSON.stringify(json);
     assert.ok(everything.includes(agent.baseUrl), `${kind} names the agent's base URL`);
@@ -69,7 +71,10 @@ test('every client kind prints a configuration whose files parse, naming the age
 
     const text = await connect(context, kind);
     assert.is(text.code, 0, text.stderr);
-    assert.ok(text.stdout.includes(agent.baseUrl));
+    const lines = text.stdout.split('\n');
+    assert.match(lines[1]!, `base URL   ${context.engram.url}/v1 `, `${kind}: the one base URL is printed first`);
+    assert.match(lines[2]!, `MCP URL    ${context.engram.url}/v0/mcp`);
+    assert.ok(text.stdout.includes(agent.baseUrl), `${kind}: the agent's own URL is printed too`);
   }
 });
 
@@ -78,8 +83,8 @@ test('codex: the printed TOML and hooks are what Codex reads', async (context) =
   const json = JSON.parse((await connect(context, 'codex', '--json')).stdout);
   const toml = parseToml(json.files.find((file: any) => file.path.endsWith('config.toml')).content) as any;
   assert.is(toml.model_provider, 'engram');
-  assert.equal({ ...toml.model_providers.engram }, { name: 'Engram', base_url: `${agent.baseUrl}/v1`, env_key: 'ENGRAM_TOKEN', wire_api: 'responses' });
-  assert.equal({ ...toml.mcp_servers.engram }, { url: `${agent.baseUrl}/v0/mcp`, bearer_token_env_var: 'ENGRAM_TOKEN' });
+  assert.equal({ ...toml.model_providers.engram }, { name: 'Engram', base_url: `${context.engram.url}/v1`, env_key: 'ENGRAM_TOKEN', wire_api: 'responses' });
+  assert.equal({ ...toml.mcp_servers.engram }, { url: `${context.engram.url}/v0/mcp`, bearer_token_env_var: 'ENGRAM_TOKEN' });
   const hooks = JSON.parse(json.files.find((file: any) => file.path.endsWith('hooks.json')).content);
   const start = hooks.hooks.SessionStart[0].hooks[0];
   assert.is(start.timeout, 30);
@@ -90,7 +95,7 @@ test('codex: the printed TOML and hooks are what Codex reads', async (context) =
 });
 
 test('codex --write merges into config.toml keeping comments and other tables, backs up, is idempotent', async (context) => {
-  const { home, agent } = context;
+  const { home } = context;
   const config = path.join(home, '.codex', 'config.toml');
   fs.mkdirSync(path.dirname(config), { recursive: true });
   const original = '# my settings\nmodel = "gpt-5" # pinned\nmodel_provider = "openai"\n\n[model_providers.engram]\nname = "old"\nbase_url = "http://old.example/v1"\n\n[profiles.fast]\nmodel = "o4-mini" # keep\n';
@@ -108,8 +113,8 @@ test('codex --write merges into config.toml keeping comments and other tables, b
   for (const kept of ['# my settings', 'model = "gpt-5" # pinned', '[profiles.fast]', 'model = "o4-mini" # keep']) assert.ok(written.includes(kept), kept);
   const toml = parseToml(written) as any;
   assert.is(toml.model_provider, 'engram');
-  assert.is(toml.model_providers.engram.base_url, `${agent.baseUrl}/v1`);
-  assert.is(toml.mcp_servers.engram.url, `${agent.baseUrl}/v0/mcp`);
+  assert.is(toml.model_providers.engram.base_url, `${context.engram.url}/v1`);
+  assert.is(toml.mcp_servers.engram.url, `${context.engram.url}/v0/mcp`);
   assert.equal(backups(config).length, 1);
   assert.is(fs.readFileSync(path.join(path.dirname(config), backups(config)[0]), 'utf8'), original);
 
@@ -129,13 +134,13 @@ test('codex --write merges into config.toml keeping comments and other tables, b
 });
 
 test('claude-code --write: hooks in settings.json beside the user\'s, MCP server with ${ENGRAM_TOKEN} in ~/.claude.json', async (context) => {
-  const { home, agent } = context;
+  const { home } = context;
   fs.mkdirSync(path.join(home, '.claude'));
   fs.writeFileSync(path.join(home, '.claude/settings.json'), JSON.stringify({ model: 'opus', hooks: { SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'echo hi' }] }] } }, null, 2));
   fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ numStartups: 3, mcpServers: { other: { type: 'stdio', command: 'x' } } }));
   const run = await connect(context, 'claude-code', '--write');
   assert.is(run.code, 0, run.stderr);
-  assert.ok(run.stdout.includes(`export ANTHROPIC_BASE_URL="${agent.baseUrl}"`));
+  assert.ok(run.stdout.includes(`export ANTHROPIC_BASE_URL="${context.engram.url}"`), 'the SDK appends /v1/messages to the server\'s URL');
   assert.ok(run.stdout.includes('export ANTHROPIC_CUSTOM_HEADERS="X-Engram-Api-Key: $ENGRAM_TOKEN"'));
 
   const settings = JSON.parse(read(home, '.claude/settings.json'));
@@ -147,14 +152,14 @@ test('claude-code --write: hooks in settings.json beside the user\'s, MCP server
   const state = JSON.parse(read(home, '.claude.json'));
   assert.is(state.numStartups, 3);
   assert.ok(state.mcpServers.other);
-  assert.equal(state.mcpServers.engram, { type: 'http', url: `${agent.baseUrl}/v0/mcp`, headers: { Authorization: 'Bearer ${ENGRAM_TOKEN}' } });
+  assert.equal(state.mcpServers.engram, { type: 'http', url: `${context.engram.url}/v0/mcp`, headers: { Authorization: 'Bearer ${ENGRAM_TOKEN}' } });
 
   const again = await connect(context, 'claude-code', '--write');
   assert.not.match(again.stdout, /^\s+(updated|created) /m);
 });
 
 test('an existing engram entry with other values is replaced after a backup, and the change is printed', async (context) => {
-  const { home, agent } = context;
+  const { home } = context;
   const file = path.join(home, '.copilot/mcp-config.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify({ mcpServers: { engram: { type: 'http', url: 'http://elsewhere/mcp', headers: { Authorization: 'Bearer egm_old_secret_value' } } } }));
@@ -162,7 +167,7 @@ test('an existing engram entry with other values is replaced after a backup, and
   assert.is(run.code, 0, run.stderr);
   assert.match(run.stdout, /replaced mcpServers\.engram: .*http:\/\/elsewhere\/mcp/);
   assert.not.ok(run.stdout.includes('egm_old_secret_value'), 'the replaced secret is not printed whole');
-  assert.is(JSON.parse(read(home, '.copilot/mcp-config.json')).mcpServers.engram.url, `${agent.baseUrl}/v0/mcp`);
+  assert.is(JSON.parse(read(home, '.copilot/mcp-config.json')).mcpServers.engram.url, `${context.engram.url}/v0/mcp`);
   assert.is(backups(file).length, 1);
   const hooks = JSON.parse(read(home, '.copilot/hooks/engram.json'));
   assert.is(hooks.version, 1);
@@ -171,7 +176,7 @@ test('an existing engram entry with other values is replaced after a backup, and
 });
 
 test('opencode --write keeps the comments of opencode.jsonc', async (context) => {
-  const { home, agent } = context;
+  const { home } = context;
   const file = path.join(home, '.config/opencode/opencode.jsonc');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, '{\n  // my theme\n  "theme": "dark",\n}\n');
@@ -182,21 +187,20 @@ test('opencode --write keeps the comments of opencode.jsonc', async (context) =>
   const config = parseJsonc(text);
   assert.is(config.theme, 'dark');
   assert.is(config.model, 'engram/claude-test');
-  assert.equal(config.provider.engram.options, { baseURL: `${agent.baseUrl}/v1`, apiKey: '{env:ENGRAM_TOKEN}' });
+  assert.equal(config.provider.engram.options, { baseURL: `${context.engram.url}/v1`, apiKey: '{env:ENGRAM_TOKEN}' });
   assert.is(config.provider.engram.npm, '@ai-sdk/anthropic');
-  assert.equal(config.mcp.engram, { type: 'remote', url: `${agent.baseUrl}/v0/mcp`, headers: { Authorization: 'Bearer {env:ENGRAM_TOKEN}' } });
+  assert.equal(config.mcp.engram, { type: 'remote', url: `${context.engram.url}/v0/mcp`, headers: { Authorization: 'Bearer {env:ENGRAM_TOKEN}' } });
   assert.not.ok(fs.existsSync(path.join(home, '.config/opencode/opencode.json')));
 });
 
 test('crush: an anthropic provider with a 128000 context window and the MCP server', async (context) => {
-  const { agent } = context;
   const json = JSON.parse((await connect(context, 'crush', '--json')).stdout);
   const config = parseJsonc(json.files[0].content);
   assert.is(config.providers.engram.type, 'anthropic');
-  assert.is(config.providers.engram.base_url, agent.baseUrl);
+  assert.is(config.providers.engram.base_url, context.engram.url);
   assert.is(config.providers.engram.api_key, '$ENGRAM_TOKEN');
   assert.is(config.providers.engram.models[0].context_window, 128000);
-  assert.equal(config.mcp.engram, { type: 'http', url: `${agent.baseUrl}/v0/mcp`, headers: { Authorization: '$(echo Bearer $ENGRAM_TOKEN)' } });
+  assert.equal(config.mcp.engram, { type: 'http', url: `${context.engram.url}/v0/mcp`, headers: { Authorization: '$(echo Bearer $ENGRAM_TOKEN)' } });
 });
 
 test('editor-plugin needs a token to write, and writes its file mode 0600', async (context) => {

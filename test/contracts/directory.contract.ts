@@ -165,6 +165,10 @@ export function directoryContract(name: string, open: () => Promise<ControlHarne
     assert.is(await d.revokeToken(agent.id, record.id, at), true);
     assert.is(await d.revokeToken(agent.id, record.id, tick()), false, 'already revoked');
     assert.is(await d.findToken('hash-1'), undefined, 'a revoked token is not found');
+    assert.is((await d.revokedToken('hash-1'))?.id, record.id, 'a revoked token is found among the revoked');
+    assert.is((await d.revokedToken('hash-1'))?.revokedAt, at);
+    assert.is(await d.revokedToken('hash-2'), undefined, 'a live token is not revoked');
+    assert.is(await d.revokedToken('hash-never'), undefined);
     assert.is((await d.listTokens(agent.id)).find((t) => t.id === record.id)?.revokedAt, at);
     assert.ok(await d.findToken('hash-2'));
     assert.is((await d.tokenHashes(agent.id)).get(record.id), 'hash-1', 'a revoked token keeps its hash');

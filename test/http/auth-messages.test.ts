@@ -171,6 +171,12 @@ test('a revoked token is told so on its own agent, and gets the generic answer e
   // On another agent's path the revoked token is just an unknown one.
   const elsewhere = await openAiRefusal(other.baseUrl, created.json.token);
   assert.equal(elsewhere, { status: 401, message: GENERIC });
+  // On the one base URL the token names no other agent: its holder is told it was revoked.
+  const short = await openAiRefusal(engram.url, created.json.token);
+  assert.is(short.status, 401);
+  assert.match(short.message, /this token was revoked/i);
+  const shortAnthropic = await anthropicRefusal(engram.url, created.json.token);
+  assert.match(shortAnthropic.message, /this token was revoked/i);
 });
 
 test('names where ids belong: told the id prefixes and where the ids came from', async ({ engram, agent }) => {

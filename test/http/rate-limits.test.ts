@@ -110,6 +110,24 @@ test('per-agent rate: every surface answers 429 in its own shape with Retry-Afte
     assert.is((await engram.api('GET', '/v0/orgs')).status, 200, 'the admin API is not limited');
   }));
 
+test('the one base URL and the agent\'s own count against the same limits: <engram>/v1 and /v0/mcp are refused once the agent\'s URL used them up', () =>
+  withEngram({ 'rate-limit-agent': '3' }, async (engram, upstream) => {
+    const agent = await engram.createAgent(upstream.url);
+    const short = (path: string, body: unknown) =>
+      fetch(`${engram.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.token}` },
+        body: JSON.stringify(body),
+      });
+    assert.is((await chat(agent)).status, 200);
+    assert.is((await short('/v1/chat/completions', chatBody)).status, 200);
+    assert.is((await chat(agent)).status, 200);
+    await assertLimited(await short('/v1/chat/completions', chatBody), /ENGRAM_RATE_LIMIT_AGENT/);
+    await assertLimited(await short('/v0/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }), /ENGRAM_RATE_LIMIT_AGENT/);
+    const other = await engram.createAgent(upstream.url);
+    assert.is((await chat(other)).status, 200, 'another agent is not limited');
+  }));
+
 test('per-agent rate over a WebSocket: the upgrade and each response.create count; a refused one gets an error frame and the socket stays', () =>
   withEngram({ 'rate-limit-agent': '4' }, async (engram, upstream) => {
     const agent = await engram.createAgent(upstream.url);

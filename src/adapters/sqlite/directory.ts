@@ -109,6 +109,7 @@ export class SqliteDirectory implements Directory {
          FROM tokens t JOIN agents a ON a.id = t.agent_id
          WHERE t.hash = ? AND t.revoked_at IS NULL`,
       ),
+      revokedToken: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = ? AND revoked_at IS NOT NULL`),
       tokenHashes: db.prepare<[string], { id: string; hash: string }>('SELECT id, hash FROM tokens WHERE agent_id = ?'),
       touchToken: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
       listTokens: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE agent_id = ? ORDER BY created_at, id`),
@@ -266,6 +267,11 @@ export class SqliteDirectory implements Directory {
       }
     }
     return { token: { ...token }, agent: found.agent };
+  }
+
+  async revokedToken(tokenHash: string): Promise<TokenRecord | undefined> {
+    const row = this.#sql.revokedToken.get(tokenHash);
+    return row ? toToken(row) : undefined;
   }
 
   async listTokens(agentId: string): Promise<TokenRecord[]> {

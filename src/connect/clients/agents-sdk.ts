@@ -1,4 +1,5 @@
-/** The OpenAI Agents SDK: chat-completions base URL with the token as API key, and Engram's MCP server. */
+/** The OpenAI Agents SDK: the one base URL with the token as API key, and Engram's MCP server (the token says which agent). */
+import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { TOKEN_ENV } from './hooks.js';
 import { DEFAULT_COPILOT_MODEL } from './copilot.js';
@@ -17,11 +18,11 @@ import { Agent, MCPServerStreamableHttp, OpenAIChatCompletionsModel, run } from 
 const token = process.env.${TOKEN_ENV}!;
 const engram = new MCPServerStreamableHttp({
   name: 'engram',
-  url: '${agent.mcpUrl}',
+  url: '${shortMcpUrl(agent.serverUrl)}',
   requestInit: { headers: { Authorization: \`Bearer \${token}\` } },
 });
 await engram.connect();
-const client = new OpenAI({ baseURL: '${agent.baseUrl}/v1', apiKey: token });
+const client = new OpenAI({ baseURL: '${shortBaseUrl(agent.serverUrl)}', apiKey: token });
 const helper = new Agent({
   name: 'helper',
   instructions: 'Use your memory tools when they help.',
@@ -37,12 +38,12 @@ from agents import Agent, OpenAIChatCompletionsModel, Runner
 from agents.mcp import MCPServerStreamableHttp
 
 token = os.environ["${TOKEN_ENV}"]
-client = AsyncOpenAI(base_url="${agent.baseUrl}/v1", api_key=token)
+client = AsyncOpenAI(base_url="${shortBaseUrl(agent.serverUrl)}", api_key=token)
 
 async def main() -> None:
     async with MCPServerStreamableHttp(
         name="engram",
-        params={"url": "${agent.mcpUrl}", "headers": {"Authorization": f"Bearer {token}"}},
+        params={"url": "${shortMcpUrl(agent.serverUrl)}", "headers": {"Authorization": f"Bearer {token}"}},
     ) as engram:
         helper = Agent(
             name="helper",

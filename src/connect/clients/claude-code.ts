@@ -1,9 +1,11 @@
 /**
- * Claude Code: messages-style base URL and the token in a custom header (environment),
+ * Claude Code: messages-style base URL (the server's: Claude appends /v1/messages, the
+ * token says which agent) and the token in a custom header (environment),
  * the MCP server in ~/.claude.json (user scope; Claude expands `${ENGRAM_TOKEN}` in its
  * headers), SessionStart and Stop hooks in ~/.claude/settings.json.
  */
 import path from 'node:path';
+import { shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind, Edit } from '../types.js';
 import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
 
@@ -45,7 +47,7 @@ export const claudeCode: ClientKind = {
             {
               kind: 'set',
               path: ['mcpServers', 'engram'],
-              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `Bearer \${${TOKEN_ENV}}` } },
+              value: { type: 'http', url: shortMcpUrl(agent.serverUrl), headers: { Authorization: `Bearer \${${TOKEN_ENV}}` } },
             },
           ],
         },
@@ -54,7 +56,7 @@ export const claudeCode: ClientKind = {
           path: path.join(locations.home, '.claude', 'settings.json'),
           format: 'json',
           purpose: input.settingsEnv ? 'SessionStart and Stop hooks; the base URL and token header for every session (env)' : 'SessionStart and Stop hooks',
-          edits: [...commandHookEdits(hooks), ...(input.settingsEnv ? settingsEnvEdits(input.agent.baseUrl, input.token) : [])],
+          edits: [...commandHookEdits(hooks), ...(input.settingsEnv ? settingsEnvEdits(agent.serverUrl, input.token) : [])],
           // Claude Code does not expand variables in its settings' env: the token is written as it is.
           ...(input.settingsEnv ? { secret: true } : {}),
         },
@@ -62,10 +64,10 @@ export const claudeCode: ClientKind = {
       ],
       env: {
         [TOKEN_ENV]: '',
-        ANTHROPIC_BASE_URL: agent.baseUrl,
+        ANTHROPIC_BASE_URL: agent.serverUrl,
         ANTHROPIC_CUSTOM_HEADERS: `X-Engram-Api-Key: $${TOKEN_ENV}`,
       },
-      commands: [`claude mcp add --scope user --transport http engram '${agent.mcpUrl}' --header '${header}'`],
+      commands: [`claude mcp add --scope user --transport http engram '${shortMcpUrl(agent.serverUrl)}' --header '${header}'`],
       snippets: [],
       notes: [
         'Claude Code keeps its own login or ANTHROPIC_API_KEY: Engram ignores the client\'s provider credentials and calls the agent\'s upstream with the agent\'s key.',

@@ -4,6 +4,7 @@
  * schema (Copilot's form fails), so the hook asks for `?format=codex`, Claude's shape.
  */
 import path from 'node:path';
+import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
 
@@ -33,9 +34,9 @@ export const codex: ClientKind = {
             {
               kind: 'set',
               path: ['model_providers', 'engram'],
-              value: { name: 'Engram', base_url: `${agent.baseUrl}/v1`, env_key: TOKEN_ENV, wire_api: 'responses' },
+              value: { name: 'Engram', base_url: shortBaseUrl(agent.serverUrl), env_key: TOKEN_ENV, wire_api: 'responses' },
             },
-            { kind: 'set', path: ['mcp_servers', 'engram'], value: { url: agent.mcpUrl, bearer_token_env_var: TOKEN_ENV } },
+            { kind: 'set', path: ['mcp_servers', 'engram'], value: { url: shortMcpUrl(agent.serverUrl), bearer_token_env_var: TOKEN_ENV } },
           ],
         },
         {
@@ -48,7 +49,7 @@ export const codex: ClientKind = {
         ...hooks.files,
       ],
       env: { [TOKEN_ENV]: '' },
-      commands: [`codex mcp add engram --url '${agent.mcpUrl}' --bearer-token-env-var ${TOKEN_ENV}`],
+      commands: [`codex mcp add engram --url '${shortMcpUrl(agent.serverUrl)}' --bearer-token-env-var ${TOKEN_ENV}`],
       snippets: [],
       notes: [
         'Codex sends ENGRAM_TOKEN as the bearer token to the provider (env_key) and to the MCP server (bearer_token_env_var).',

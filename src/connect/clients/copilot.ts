@@ -4,6 +4,7 @@
  * headers), and the bring-your-own-provider variables for the model traffic.
  */
 import path from 'node:path';
+import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
 
@@ -47,7 +48,7 @@ export const copilot: ClientKind = {
             {
               kind: 'set',
               path: ['mcpServers', 'engram'],
-              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `Bearer \${${TOKEN_ENV}}` }, tools: ['*'] },
+              value: { type: 'http', url: shortMcpUrl(agent.serverUrl), headers: { Authorization: `Bearer \${${TOKEN_ENV}}` }, tools: ['*'] },
             },
           ],
         },
@@ -55,11 +56,11 @@ export const copilot: ClientKind = {
       ],
       env: {
         [TOKEN_ENV]: '',
-        COPILOT_PROVIDER_BASE_URL: `${agent.baseUrl}/v1`,
+        COPILOT_PROVIDER_BASE_URL: shortBaseUrl(agent.serverUrl),
         COPILOT_PROVIDER_API_KEY: `$${TOKEN_ENV}`,
         COPILOT_MODEL: input.model ?? DEFAULT_COPILOT_MODEL,
       },
-      commands: [`copilot mcp add --transport http engram '${agent.mcpUrl}' --header 'Authorization: Bearer \${${TOKEN_ENV}}'`],
+      commands: [`copilot mcp add --transport http engram '${shortMcpUrl(agent.serverUrl)}' --header 'Authorization: Bearer \${${TOKEN_ENV}}'`],
       snippets: [],
       notes: [
         'The COPILOT_PROVIDER_* variables send Copilot CLI\'s model requests through Engram (chat completions); COPILOT_MODEL must be a model the agent\'s upstream serves.',

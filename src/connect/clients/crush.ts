@@ -1,10 +1,11 @@
 /**
- * Crush: Engram as an Anthropic-type provider (base_url is the agent base URL; the SDK
- * appends /v1/messages) and the MCP server, in crush.json. Crush expands `$VAR` and
+ * Crush: Engram as an Anthropic-type provider (base_url is the server's, the one base URL
+ * without its /v1: the SDK appends /v1/messages; the token says which agent) and the MCP server, in crush.json. Crush expands `$VAR` and
  * `$(...)` in values, so the token stays out of the file. Not verified with a running
  * Crush (it cannot be installed here); the shapes follow Crush's documentation.
  */
 import path from 'node:path';
+import { shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { TOKEN_ENV } from './hooks.js';
 import { DEFAULT_ANTHROPIC_MODEL } from './opencode.js';
@@ -35,7 +36,7 @@ export const crush: ClientKind = {
               value: {
                 name: 'Engram',
                 type: 'anthropic',
-                base_url: agent.baseUrl,
+                base_url: agent.serverUrl,
                 api_key: `$${TOKEN_ENV}`,
                 models: [{ id: model, name: model, context_window: CRUSH_CONTEXT_WINDOW, default_max_tokens: 8192 }],
               },
@@ -44,7 +45,7 @@ export const crush: ClientKind = {
             {
               kind: 'set',
               path: ['mcp', 'engram'],
-              value: { type: 'http', url: agent.mcpUrl, headers: { Authorization: `$(echo Bearer $${TOKEN_ENV})` } },
+              value: { type: 'http', url: shortMcpUrl(agent.serverUrl), headers: { Authorization: `$(echo Bearer $${TOKEN_ENV})` } },
             },
           ],
         },

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { TOKEN_ENV } from './hooks.js';
 
@@ -37,7 +38,7 @@ export const opencode: ClientKind = {
               value: {
                 npm: '@ai-sdk/anthropic',
                 name: 'Engram',
-                options: { baseURL: `${agent.baseUrl}/v1`, apiKey: `{env:${TOKEN_ENV}}` },
+                options: { baseURL: shortBaseUrl(agent.serverUrl), apiKey: `{env:${TOKEN_ENV}}` },
                 models: { [model]: { name: model } },
               },
             },
@@ -45,7 +46,7 @@ export const opencode: ClientKind = {
             {
               kind: 'set',
               path: ['mcp', 'engram'],
-              value: { type: 'remote', url: agent.mcpUrl, headers: { Authorization: `Bearer {env:${TOKEN_ENV}}` } },
+              value: { type: 'remote', url: shortMcpUrl(agent.serverUrl), headers: { Authorization: `Bearer {env:${TOKEN_ENV}}` } },
             },
           ],
         },

@@ -1,4 +1,5 @@
-/** Any other tool: the agent's base URLs per protocol, its MCP URL and the token header forms. */
+/** Any other tool: the base URLs per protocol (the one base URL first), the MCP URL, the hooks and the token header forms. */
+import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ClientKind } from '../types.js';
 import { TOKEN_ENV } from './hooks.js';
 
@@ -9,10 +10,16 @@ export const other: ClientKind = {
   plan(input) {
     const { agent } = input;
     const base = agent.baseUrl;
-    const text = `Messages (Anthropic-style) base URL     ${base}            (the client appends /v1/messages)
-Chat completions base URL               ${base}/v1         (the client appends /chat/completions)
-Responses base URL                      ${base}/v1         (the client appends /responses; WebSocket too)
-MCP server (Streamable HTTP)            ${agent.mcpUrl}
+    const server = agent.serverUrl;
+    const text = `One base URL for every agent (the token says which):
+Messages (Anthropic-style) base URL     ${server}            (the client appends /v1/messages)
+Chat completions base URL               ${shortBaseUrl(server)}         (the client appends /chat/completions)
+Responses base URL                      ${shortBaseUrl(server)}         (the client appends /responses; WebSocket too)
+MCP server (Streamable HTTP)            ${shortMcpUrl(server)}
+
+The agent's own base URL serves the same (append /v1 as above), and the hooks:
+Agent base URL                          ${base}
+Agent MCP server                        ${agent.mcpUrl}
 Session-start hook (POST, JSON)         ${base}/copilot/session-start   (?format=claude, ?format=codex)
 Transcript upload (POST, raw file)      ${base}/transcripts/codex, ${base}/transcripts/claude, ${base}/copilot/stop
 

@@ -4,6 +4,7 @@
  * this instead of the API's JSON error.
  */
 import type { FastifyRequest } from 'fastify';
+import { agentBaseUrlPattern, shortBaseUrl } from '../../domain/base-urls.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -19,4 +20,20 @@ export function notFoundPage(path: string): string {
 <body><header class="top"><a class="brand" href="/">Engram</a></header>
 <main><div class="card narrow"><h1>Not found</h1><p>There is no page at <span class="mono">${shown}</span>.</p><p><a href="/">Back to the dashboard</a></p></div></main>
 </body></html>`;
+}
+
+/** `/v1/...`, or the same below an agent's own base URL. */
+const PROXY_PATH = /^(?:\/v0\/orgs\/[^/]+\/agents\/[^/]+)?\/v1(?:\/|$)/;
+
+/**
+ * For a provider path Engram does not serve (a typo, an endpoint it does not proxy): the
+ * message names the base URLs that exist, so a client configured with the wrong one
+ * learns the right one. Undefined for any other path.
+ */
+export function unknownProxyPath(method: string, path: string, publicUrl: string): string | undefined {
+  if (!PROXY_PATH.test(path)) return undefined;
+  return (
+    `No route for ${method} ${path.slice(0, 200)}: Engram serves POST /v1/chat/completions, /v1/messages, /v1/responses and GET /v1/models ` +
+    `below the base URL ${shortBaseUrl(publicUrl)} (the agent is the token's) or ${agentBaseUrlPattern(publicUrl)}`
+  );
 }

@@ -16,16 +16,11 @@ import type { Deps } from '../../deps.js';
 import { EngramError, openAiErrorBody, toEngramError } from '../../errors.js';
 import { MAX_JSON_DEPTH, isObject, jsonDeeperThan, tooDeep } from '../../protocols/shared.js';
 import { responses } from '../../protocols/responses/adapter.js';
-import { authenticateAgent } from '../../control/auth.js';
+import { authenticateFromHeaders } from '../before-body.js';
 import type { TokenLookup } from '../../ports/index.js';
 import type { RequestLimits } from '../request-limits.js';
 import { errorFrame, wsSink } from './ws-sink.js';
 import { warmUp } from './warm-up.js';
-
-interface Params {
-  org: string;
-  agent: string;
-}
 
 const HEARTBEAT_MS = 30_000;
 
@@ -55,16 +50,20 @@ function createBody(data: RawData, isBinary: boolean): { body: Record<string, un
   return { body, generate: generate !== false };
 }
 
+/**
+ * `prefix`: the agent's own base URL (`/v0/orgs/:org/agents/:agent`, the token must be
+ * that agent's) or the one base URL (`''`, the token's agent is served).
+ */
 export function responsesSocketRoute(app: FastifyInstance, deps: Deps, flow: ConversationFlow, prefix: string, limits: RequestLimits): void {
   /** The open connection's place under the limits, released when it closes. */
   const admitted = new WeakMap<FastifyRequest, { lookup: TokenLookup; release: () => void }>();
-  app.route<{ Params: Params }>({
+  app.route({
     method: 'GET',
     url: `${prefix}/v1/responses`,
     config: { protocol: responses },
     // Refused before the upgrade, with an HTTP 401 (or 429), like a POST without a token.
     preValidation: async (request) => {
-      const lookup = await authenticateAgent(deps.control, request.headers, request.params.org, request.params.agent, deps.adminTokenHash);
+      const lookup = await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
       const release = limits.admit(lookup, 'socket');
       admitted.set(request, { lookup, release });
       // Released with the connection, or with the request when the upgrade never happens.
@@ -74,10 +73,11 @@ export function responsesSocketRoute(app: FastifyInstance, deps: Deps, flow: Con
       admitted.get(request)?.release();
       throw new EngramError('method_not_allowed', 'GET /v1/responses opens a WebSocket (send `Upgrade: websocket`); create responses over HTTP with POST');
     },
-    wsHandler: (socket: WebSocket, request: FastifyRequest<{ Params: Params }>) => {
+    wsHandler: (socket: WebSocket, request: FastifyRequest) => {
       const place = admitted.get(request);
-      if (place) socket.once('close', place.release);
-      openSession(socket, request, deps, flow, () => place && limits.count(place.lookup));
+      if (!place) return void socket.close(1011, 'not authenticated');
+      socket.once('close', place.release);
+      openSession(socket, request, place.lookup, deps, flow, () => limits.count(place.lookup));
     },
   });
 }
@@ -88,10 +88,11 @@ function limitText(ms: number): string {
 }
 
 /** `count` is called for each `response.create` and throws when the tenant is over its rate. */
-function openSession(socket: WebSocket, request: FastifyRequest<{ Params: Params }>, deps: Deps, flow: ConversationFlow, count: () => void): void {
+function openSession(socket: WebSocket, request: FastifyRequest, lookup: TokenLookup, deps: Deps, flow: ConversationFlow, count: () => void): void {
   const cache: ChainCache = {};
   const bridged = bridgedHeaders(request.headers);
-  const { org, agent } = request.params;
+  // The agent of the upgrade's token: on the agent's own URL, checked to be the path's.
+  const { orgId: org, id: agent } = lookup.agent;
   let inFlight: Promise<void> | undefined;
   let abortInFlight: (() => void) | undefined;
   let expired = false;

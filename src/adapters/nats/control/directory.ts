@@ -260,6 +260,11 @@ export class NatsDirectory implements Directory {
     return { token, agent: copyAgent(entry.agent) };
   }
 
+  async revokedToken(tokenHash: string): Promise<TokenRecord | undefined> {
+    const stored = this.#mirror.token(tokenHash);
+    return stored && stored.value.token.revokedAt !== null ? { ...stored.value.token } : undefined;
+  }
+
   async listTokens(agentId: string): Promise<TokenRecord[]> {
     return this.#mirror
       .tokensOf(agentId)

@@ -1,0 +1,25 @@
+/**
+ * Where a client reaches Engram (DESIGN section 4). The one base URL, `<server>/v1`,
+ * serves whichever agent the token belongs to, as a gateway's does; the agent's own,
+ * `<server>/v0/orgs/{org}/agents/{agent}`, names the agent in the path (hooks live only
+ * there). Both take the same token.
+ */
+
+/** `<server>/v1`: for clients that take a base URL ending in `/v1` (OpenAI SDKs, Codex, opencode). */
+export function shortBaseUrl(serverUrl: string): string {
+  return `${trimmed(serverUrl)}/v1`;
+}
+
+/** `<server>/v0/mcp`: the MCP server of the token's agent (an agent token, or an OAuth access token). */
+export function shortMcpUrl(serverUrl: string): string {
+  return `${trimmed(serverUrl)}/v0/mcp`;
+}
+
+/** The agent's own base URL with placeholders, for messages that name both forms. */
+export function agentBaseUrlPattern(serverUrl: string): string {
+  return `${trimmed(serverUrl)}/v0/orgs/{org}/agents/{agent}/v1`;
+}
+
+function trimmed(serverUrl: string): string {
+  return serverUrl.replace(/\/+$/, '');
+}
