@@ -20,6 +20,11 @@ export function agentBaseUrlPattern(serverUrl: string): string {
   return `${trimmed(serverUrl)}/v0/orgs/{org}/agents/{agent}/v1`;
 }
 
+/** The server's address in an agent's own base URL (`<server>/v0/orgs/{org}/agents/{agent}`), as the management API gives it. */
+export function serverUrlOf(agentBaseUrl: string): string {
+  return agentBaseUrl.replace(/\/v0\/orgs\/[^/]+\/agents\/[^/]+\/?$/, '');
+}
+
 function trimmed(serverUrl: string): string {
   return serverUrl.replace(/\/+$/, '');
 }

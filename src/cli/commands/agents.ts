@@ -17,6 +17,7 @@ import {
 import { CliError, UsageError } from '../errors.js';
 import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
 import { printJson, printTable, shortTime } from '../output.js';
+import { serverUrlOf, shortBaseUrl } from '../../domain/base-urls.js';
 
 export interface AgentJson {
   id: string;
@@ -109,17 +110,6 @@ function printAgent(io: Io, agent: AgentJson): void {
   io.out(`  MCP URL      ${agent.mcp_url}`);
 }
 
-/**
- * `<server>/v1`: one base URL for every agent, serving whichever agent the token belongs
- * to (DESIGN section 4), taken from the per-agent one the server built (`agentUrls`: the
- * server's public address, then `/v0/orgs/{org}/agents/{agent}`).
- */
-export function shortBaseUrl(agent: Pick<AgentJson, 'base_url' | 'org_id' | 'id'>): string {
-  const suffix = `/v0/orgs/${encodeURIComponent(agent.org_id)}/agents/${encodeURIComponent(agent.id)}`;
-  const server = agent.base_url.endsWith(suffix) ? agent.base_url.slice(0, -suffix.length) : new URL(agent.base_url).origin;
-  return `${server}/v1`;
-}
-
 interface UpstreamCheck {
   ok: boolean;
   summary: string;
@@ -151,7 +141,7 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
   io.out('              (shown only now: store it; `engram token create` makes another)');
   io.out('');
   io.out('Connect a client (send the token as `Authorization: Bearer <token>` or `X-Engram-Api-Key`):');
-  io.out(`  base URL (serves the token's agent)   ${shortBaseUrl(agent)}`);
+  io.out(`  base URL (serves the token's agent)   ${shortBaseUrl(serverUrlOf(agent.base_url))}`);
   io.out('');
   io.out("  or this agent's own URLs:");
   io.out(`  Anthropic-style (messages) base URL   ${agent.base_url}`);
@@ -193,7 +183,7 @@ export const agentCommands: Command[] = [
           token: agent.token,
           base_url: agent.base_url,
           mcp_url: agent.mcp_url,
-          short_base_url: shortBaseUrl(agent),
+          short_base_url: shortBaseUrl(serverUrlOf(agent.base_url)),
         });
       } else {
         printConnection(context.io, agent, org.name);

@@ -12,6 +12,7 @@ import { locations as locationsFor } from '../../connect/locations.js';
 import { renderJson, renderText, type Report } from '../../connect/render.js';
 import { modelIds, pickModel } from '../../connect/models.js';
 import type { AgentInfo, ClientKind } from '../../connect/types.js';
+import { serverUrlOf } from '../../domain/base-urls.js';
 import { agentPath, AGENT_OPTIONS, flag, requireOption, stringOption, type Command, type CommandContext } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
@@ -21,7 +22,7 @@ import type { AgentJson } from './agents.js';
 const KIND_LIST = CLIENT_KINDS.map((kind) => `  ${kind.name.padEnd(17)} ${kind.summary}`).join('\n');
 
 function agentInfo(agent: AgentJson): AgentInfo {
-  const serverUrl = agent.base_url.replace(/\/v0\/orgs\/[^/]+\/agents\/[^/]+$/, '');
+  const serverUrl = serverUrlOf(agent.base_url);
   return { id: agent.id, orgId: agent.org_id, name: agent.name, baseUrl: agent.base_url, mcpUrl: agent.mcp_url, serverUrl };
 }
 
