@@ -119,6 +119,10 @@ test('from an empty data dir to a client receiving injected memory, then delete 
     const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allTextContents();
     return cells.join(' ') === `${today} 2 1 2 1` ? true : undefined;
   }, 15_000, "today's activity on the overview");
+  // With traffic, the 14 days are a chart with its text alternative, and the first-request hint is gone.
+  assert.is(await page.locator('.chart svg[role="img"]').count(), 1);
+  assert.match(await page.locator('#chart-summary').innerText(), 'In the last 14 days: 2 requests, 1 reflection injected, 1 reflection learnt');
+  assert.is(await page.locator('#next-step').count(), 0);
 
   // The reflection shows in the browser; deleting it removes the row in place.
   await page.goto(`${engram.url}/orgs/${orgId}/agents/${agentId}/reflections`);

@@ -42,7 +42,7 @@ export interface ActivityChart {
 }
 
 const WIDTH = 640;
-const HEIGHT = 200;
+const HEIGHT = 170;
 const LEFT = 34;
 const BOTTOM = 24;
 const TOP = 8;

@@ -3,8 +3,8 @@
  * no space to wrap at, and tables must never break a word. So the text is escaped and a
  * `<wbr>` (a line-break opportunity that copying leaves out) goes after each `/`, `.`,
  * `_`, `:` and `=` followed by a letter or digit, inside a run of 20 or more characters
- * without a space: the
- * line breaks where a typesetter would break a URL, never between two letters.
+ * without a space: the line breaks where a typesetter would break a URL, never between
+ * two letters.
  */
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

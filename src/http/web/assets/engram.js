@@ -10,6 +10,7 @@ function copyText(text) {
   area.style.position = 'fixed';
   area.style.opacity = '0';
   document.body.appendChild(area);
+  area.focus();
   area.select();
   const done = document.execCommand('copy');
   area.remove();
