@@ -75,7 +75,9 @@ function fileHeading(file: PlannedFile, report: Report): string {
 export function renderText(report: Report): string[] {
   const { kind, agent, setup } = report;
   const out: string[] = [];
-  out.push(`${kind.title} -> Engram agent "${agent.name}" (${agent.id}, organisation ${agent.orgId})`);
+  // Label and value: a kind's title ("Any other tool") does not read well inside a sentence.
+  out.push(`Engram agent "${agent.name}" (${agent.id}, organisation ${agent.orgId})`);
+  out.push(`  tool       ${kind.title}`);
   // The one base URL first: the token says which agent. The agent's own URLs serve the same, and the hooks.
   out.push(`  base URL   ${shortBaseUrl(agent.serverUrl)}   (any agent: the token says which)`);
   out.push(`  MCP URL    ${shortMcpUrl(agent.serverUrl)}`);
@@ -84,7 +86,7 @@ export function renderText(report: Report): string[] {
 
   const env = envLines(report);
   if (env.length > 0) {
-    out.push('', `Environment: add to the shell profile you start ${kind.title} from:`);
+    out.push('', 'Environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then start the tool from a new shell:');
     for (const line of env) out.push(`  ${line}`);
   }
 
@@ -106,7 +108,7 @@ export function renderText(report: Report): string[] {
   }
 
   if (setup.commands.length > 0) {
-    out.push('', `Or with ${kind.title}'s own command:`);
+    out.push('', 'Or with the tool\'s own command:');
     for (const command of setup.commands) out.push(`  ${command}`);
   }
   for (const snippet of setup.snippets) {

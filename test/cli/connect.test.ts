@@ -12,6 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli } from '../support/cli.js';
 import { ADMIN_TOKEN, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { CLIENT_KINDS } from '../../src/connect/clients/index.js';
 
 const KINDS = ['codex', 'claude-code', 'copilot', 'opencode', 'crush', 'editor-plugin', 'editor-extension', 'agents-sdk', 'other'];
 
@@ -72,8 +73,9 @@ test('every client kind prints a configuration whose files parse, naming the one
     const text = await connect(context, kind);
     assert.is(text.code, 0, text.stderr);
     const lines = text.stdout.split('\n');
-    assert.match(lines[1]!, `base URL   ${context.engram.url}/v1 `, `${kind}: the one base URL is printed first`);
-    assert.match(lines[2]!, `MCP URL    ${context.engram.url}/v0/mcp`);
+    assert.match(lines[1]!, `tool       ${CLIENT_KINDS.find((candidate) => candidate.name === kind)!.title}`, `${kind}: the tool is named`);
+    assert.match(lines[2]!, `base URL   ${context.engram.url}/v1 `, `${kind}: the one base URL is printed first`);
+    assert.match(lines[3]!, `MCP URL    ${context.engram.url}/v0/mcp`);
     assert.ok(text.stdout.includes(agent.baseUrl), `${kind}: the agent's own URL is printed too`);
   }
 });

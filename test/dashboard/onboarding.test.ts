@@ -79,7 +79,8 @@ test('from an empty data dir to a client receiving injected memory, then delete 
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#configuration').waitFor();
     const configuration = await page.locator('#configuration').innerText();
-    assert.ok(configuration.startsWith(`${kind.title} -> Engram agent "coder"`), `${kind.name}: ${configuration.slice(0, 80)}`);
+    assert.ok(configuration.startsWith(`Engram agent "coder"`), `${kind.name}: ${configuration.slice(0, 80)}`);
+    assert.ok(configuration.includes(`  tool       ${kind.title}\n`), `${kind.name}: names the tool`);
     const baseUrl = (await page.locator('#base-url').innerText()).trim();
     assert.ok(configuration.includes(baseUrl) || configuration.includes(`${baseUrl}/v0/mcp`), `${kind.name} configuration names the agent`);
     tokens.set(kind.name, (await page.locator('#token').innerText()).trim());
@@ -114,9 +115,14 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   const today = new Date().toISOString().slice(0, 10);
   await eventually(async () => {
     await page.reload();
-    const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allInnerTexts();
+    // The per-day numbers sit under the chart, in a closed <details>.
+    const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allTextContents();
     return cells.join(' ') === `${today} 2 1 2 1` ? true : undefined;
   }, 15_000, "today's activity on the overview");
+  // With traffic, the 14 days are a chart with its text alternative, and the first-request hint is gone.
+  assert.is(await page.locator('.chart svg[role="img"]').count(), 1);
+  assert.match(await page.locator('#chart-summary').innerText(), 'In the last 14 days: 2 requests, 1 reflection injected, 1 reflection learnt');
+  assert.is(await page.locator('#next-step').count(), 0);
 
   // The reflection shows in the browser; deleting it removes the row in place.
   await page.goto(`${engram.url}/orgs/${orgId}/agents/${agentId}/reflections`);

@@ -148,7 +148,7 @@ test("a user's agent saved while allowed is refused on every request once the op
   assert.is((await allowing.running.deps.control.directory.getAgent(orgId, agentId))?.upstream.setBy, 'user');
   await web.get(saved.location!);
   const connected = await web.post(saved.location!, { tool: 'codex' });
-  const token = /<code id="token">([^<]+)<\/code>/.exec(connected.text)?.[1];
+  const token = /<code class="trunc" id="token"[^>]*>([^<]+)<\/code>/.exec(connected.text)?.[1];
   assert.ok(token, 'a token was shown');
   const ask = (engram: TestEngram) =>
     fetch(`${engram.url}/v0/orgs/${orgId}/agents/${agentId}/v1/chat/completions`, {

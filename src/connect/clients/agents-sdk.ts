@@ -7,7 +7,7 @@ import { DEFAULT_COPILOT_MODEL } from './copilot.js';
 export const agentsSdk: ClientKind = {
   name: 'agents-sdk',
   title: 'OpenAI Agents SDK',
-  summary: 'OpenAI Agents SDK (TypeScript or Python): chat-completions model and MCP server',
+  summary: 'Agents built with @openai/agents or openai-agents: a chat-completions model plus Engram\'s memory tools over MCP',
   model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
   plan(input) {
     const { agent } = input;

@@ -24,7 +24,7 @@ function settingsEnvEdits(baseUrl: string, token: string | undefined): Edit[] {
 export const claudeCode: ClientKind = {
   name: 'claude-code',
   title: 'Claude Code',
-  summary: 'Claude Code: base URL and header, MCP server, SessionStart/Stop hooks',
+  summary: 'Anthropic\'s terminal agent: its base URL and a token header, the memory tools, and hooks that load the index and upload transcripts',
   plan(input) {
     const { agent, locations } = input;
     const hooks = hookScripts(input, {

@@ -11,7 +11,7 @@ import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js
 export const codex: ClientKind = {
   name: 'codex',
   title: 'Codex CLI',
-  summary: 'Codex CLI: Responses provider, MCP server, SessionStart/Stop hooks',
+  summary: 'OpenAI\'s terminal agent: a Responses provider in config.toml, the memory tools, and session hooks',
   plan(input) {
     const { agent, locations } = input;
     const hooks = hookScripts(input, {

@@ -13,7 +13,7 @@ export const DEFAULT_COPILOT_MODEL = 'gpt-4.1';
 export const copilot: ClientKind = {
   name: 'copilot',
   title: 'GitHub Copilot CLI',
-  summary: 'GitHub Copilot CLI: provider variables, MCP server, sessionStart/agentStop hooks',
+  summary: 'The copilot command: provider variables, the memory tools, and hooks that load the index and upload transcripts',
   model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
   plan(input) {
     const { agent, locations } = input;

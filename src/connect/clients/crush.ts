@@ -16,7 +16,7 @@ export const CRUSH_CONTEXT_WINDOW = 128_000;
 export const crush: ClientKind = {
   name: 'crush',
   title: 'Crush',
-  summary: 'Crush: messages-style provider and MCP server in crush.json',
+  summary: 'Charm\'s terminal agent: an Anthropic-style provider and the memory tools in crush.json',
   model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
   plan(input) {
     const { agent, locations } = input;

@@ -4,8 +4,8 @@ import { TOKEN_ENV } from './hooks.js';
 
 export const editorExtension: ClientKind = {
   name: 'editor-extension',
-  title: 'Editor extension',
-  summary: 'Editor extension: ENGRAM_AGENT_URL and ENGRAM_TOKEN, read on first activation',
+  title: 'Editor extension (VS Code, Cursor, Windsurf)',
+  summary: 'Extensions that keep the token in the editor\'s secret storage: ENGRAM_AGENT_URL and ENGRAM_TOKEN, read once, on first activation',
   plan(input) {
     return {
       files: [],

@@ -6,8 +6,8 @@ export const TOKEN_PLACEHOLDER = '<ENGRAM_TOKEN>';
 
 export const editorPlugin: ClientKind = {
   name: 'editor-plugin',
-  title: 'Editor plugin',
-  summary: 'Code editor plugin: local JSON file with api_url, org_id, agent_id, token (mode 0600)',
+  title: 'Editor plugin (JetBrains IDEs, Neovim)',
+  summary: 'Plugins that read their settings from a file: api_url, org_id, agent_id and the token in ~/.config/engram/editor-plugin.json (mode 0600)',
   needsToken: true,
   plan(input) {
     const { agent, locations } = input;

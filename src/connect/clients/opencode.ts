@@ -14,7 +14,7 @@ export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
 export const opencode: ClientKind = {
   name: 'opencode',
   title: 'opencode',
-  summary: 'opencode: messages-style provider and MCP server in opencode.json',
+  summary: 'The open-source terminal agent: an Anthropic-style provider and the memory tools in opencode.json',
   model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
   plan(input) {
     const { agent, locations } = input;

@@ -6,7 +6,7 @@ import { TOKEN_ENV } from './hooks.js';
 export const other: ClientKind = {
   name: 'other',
   title: 'Any other tool',
-  summary: 'Any other tool: base URLs per protocol, MCP URL, token header forms',
+  summary: 'Every address Engram serves (chat completions, Messages, Responses, MCP, hooks) and the headers that carry the token',
   plan(input) {
     const { agent } = input;
     const base = agent.baseUrl;

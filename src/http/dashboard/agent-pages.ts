@@ -20,7 +20,9 @@ import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-job
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
-import type { DailyActivity, DailyCounts } from '../../ports/activity.js';
+import type { DailyActivity } from '../../ports/activity.js';
+import { activityChart, SERIES, type DayRow } from './activity-chart.js';
+import { nextStep } from './next-step.js';
 import { ownAgent, type AgentParams } from './access.js';
 import { agentInfo, text } from './forms.js';
 
@@ -53,11 +55,6 @@ function statusOf(raw: unknown): Status {
 
 function tagList(raw: unknown): string[] {
   return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
-}
-
-export interface DayRow extends DailyCounts {
-  day: string;
-  learnt: number;
 }
 
 /** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
@@ -98,6 +95,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     ]);
     const current = all.filter((r) => r.supersededBy === undefined);
     const index = (await control.indexes.get(agent.id)) ?? buildRootIndex(current);
+    const days = perDay(activity, all, deps.now());
     return reply.page('agent', {
       title: agent.name,
       tab: 'overview',
@@ -114,7 +112,11 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         queued: jobs.queued.length,
         dead: jobs.dead.length,
       },
-      days: perDay(activity, all, deps.now()),
+      days,
+      chart: activityChart(days),
+      series: SERIES,
+      // Before the first request, the overview's first card is the one thing to try.
+      next: days.some((day) => day.requests > 0) ? undefined : nextStep(deps.publicUrl(), agent),
     });
   });
 

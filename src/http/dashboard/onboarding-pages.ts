@@ -10,6 +10,7 @@ import { EngramError } from '../../errors.js';
 import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
+import { sdkBaseUrl } from '../../connect/clients/sdk-env.js';
 import { issueToken } from '../management/issue-token.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
@@ -17,6 +18,17 @@ import { upstreamPolicies } from '../../security/address-policy.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstreamBody, type ConnectionCheck } from '../upstream-check.js';
 import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
+
+/**
+ * Engram's one address for every agent, the token saying which: what the last page shows
+ * first, with the variables the OpenAI and Anthropic SDKs (and the many clients that read
+ * the same ones) take, in the `.env` form.
+ */
+function shortAddress(serverUrl: string, token: string) {
+  const openai = sdkBaseUrl('openai', serverUrl);
+  const anthropic = sdkBaseUrl('anthropic', serverUrl);
+  return { openai, anthropic, env: [`OPENAI_BASE_URL=${openai}`, `OPENAI_API_KEY=${token}`, `ANTHROPIC_BASE_URL=${anthropic}`, `ANTHROPIC_API_KEY=${token}`].join('\n') };
+}
 
 /** Paths as the person's own machine has them: `~/.codex/config.toml`. */
 const HOME = locations({ home: '~' });
@@ -117,6 +129,6 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
       minted: true,
       tokenHint: 'shown once on this page',
     }).join('\n');
-    return reply.page('connected', { title: 'Connect your tool', step: 4, org, agent, kind, token, info, configuration });
+    return reply.page('connected', { title: 'Connect your tool', step: 4, org, agent, kind, token, info, configuration, short: shortAddress(info.serverUrl, token) });
   });
 };

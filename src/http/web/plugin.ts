@@ -20,6 +20,7 @@ import { Eta } from 'eta';
 import type { Deps } from '../../deps.js';
 import { toEngramError } from '../../errors.js';
 import { SESSION_COOKIE, secureCookies } from './session.js';
+import { softBreaks } from './soft-breaks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -118,7 +119,7 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     const request = this.request;
     const csrf = this.generateCsrf();
     this.code(status);
-    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup });
+    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup, softBreaks });
   });
 
   app.decorateReply('formsRedirectTo', function (this: FastifyReply, uri: string) {

@@ -1,0 +1,192 @@
+/**
+ * Every dashboard page in Chromium at a laptop's width (1280x800) and a phone's (390x844),
+ * with long reflections (created through the management API, as a real agent's grow):
+ * nothing is wider than the viewport, no code block scrolls sideways, and no word in a
+ * table or on a button is broken inside (`test/support/layout.ts`).
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { BrowserContext, Page } from 'playwright-core';
+import { openBrowser, type TestBrowser } from '../support/chromium.js';
+import { startEngram, type TestEngram } from '../support/engram.js';
+import { layoutProblems } from '../support/layout.js';
+import { LONG_REFLECTIONS } from '../support/long-reflections.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+
+interface Context {
+  engram: TestEngram;
+  upstream: ScriptedUpstream;
+  browser: TestBrowser;
+  /** `/orgs/<org>/agents/<agent>` */
+  agentPath: string;
+  reflectionId: string;
+}
+
+const test = suite<Context>('dashboard layout at 1280 and 390 px');
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+  // The scripted upstream is on loopback: this operator lets dashboard users use local model servers.
+  context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true' });
+  context.browser = await openBrowser();
+  const page = await context.browser.context.newPage();
+  const { engram } = context;
+  await page.goto(`${engram.url}/signup`);
+  await page.getByLabel('Email').fill('layout@example.com');
+  await page.getByLabel('Password').fill('a long enough passphrase');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByLabel('Name').fill('acme-platform-engineering');
+  await page.getByRole('button', { name: 'Create organisation' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('release-engineering-assistant');
+  await page.getByLabel('Upstream base URL').fill(context.upstream.url);
+  await page.getByLabel('Upstream API key').fill('sk-upstream-secret-key-0000000000000000');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.waitForURL(/\/connect$/);
+  context.agentPath = new URL(page.url()).pathname.replace(/\/connect$/, '');
+  const [, , orgId, , agentId] = context.agentPath.split('/');
+  for (const reflection of LONG_REFLECTIONS) {
+    const created = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, reflection);
+    assert.is(created.status, 201, JSON.stringify(created.json));
+    context.reflectionId = created.json.id;
+  }
+  await page.close();
+});
+
+test.after(async ({ engram, upstream, browser }) => {
+  await browser?.close();
+  await engram?.close();
+  await upstream?.close();
+});
+
+/** Each page, reached as a person reaches it; the token-and-configuration page is a form's answer. */
+async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context, check: (name: string) => Promise<void>): Promise<void> {
+  const pages: [string, string][] = [
+    ['agents', '/'],
+    ['overview', agentPath],
+    ['reflections', `${agentPath}/reflections`],
+    ['one reflection', `${agentPath}/reflections/${reflectionId}`],
+    ['tokens', `${agentPath}/tokens`],
+    ['activity', `${agentPath}/activity`],
+    ['tool picker', `${agentPath}/connect`],
+    ['connected apps', '/account/connections'],
+    ['new agent', `${agentPath.split('/agents/')[0]}/agents/new`],
+  ];
+  for (const [name, path] of pages) {
+    await page.goto(engram.url + path);
+    await check(name);
+  }
+  for (const tool of ['other', 'openai-sdk', 'claude-code']) {
+    await page.goto(`${engram.url}${agentPath}/connect`);
+    await page.locator(`input[name="tool"][value="${tool}"]`).check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#configuration').waitFor();
+    await check(`token and configuration (${tool})`);
+  }
+}
+
+for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside`, async (context) => {
+    let browserContext: BrowserContext | undefined;
+    try {
+      browserContext = await context.browser.browser.newContext({ viewport, storageState: await context.browser.context.storageState() });
+      const page = await browserContext.newPage();
+      const problems: string[] = [];
+      await visitAll(page, context, async (name) => {
+        for (const problem of await layoutProblems(page)) problems.push(`${name}: ${problem}`);
+      });
+      assert.equal(problems, []);
+    } finally {
+      await browserContext?.close();
+    }
+  });
+}
+
+test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(engram.url + agentPath);
+    const command = await page.locator('#next-step #next-command').innerText();
+    assert.ok(command.startsWith(`curl ${engram.url}/v1/chat/completions \\\n  -H "Authorization: Bearer $ENGRAM_TOKEN"`), command);
+    assert.is(await page.locator('.chart svg').count(), 0, 'no chart without traffic');
+    assert.match(await page.locator('#chart-summary').innerText(), 'No requests yet');
+  } finally {
+    await page.close();
+  }
+});
+
+test('the tool picker offers the OpenAI and Anthropic SDKs first, names the editors, and no description repeats its title', async ({ engram, browser, agentPath }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/connect`);
+    const offered = await page.locator('.tools label').evaluateAll((labels) =>
+      labels.map((label) => ({ title: label.querySelector('strong')!.textContent!.trim(), summary: label.querySelector('.hint')!.textContent!.trim() })),
+    );
+    assert.equal(offered.slice(0, 2).map((tool) => tool.title), ['OpenAI SDK', 'Anthropic SDK']);
+    assert.ok(offered.some((tool) => tool.title === 'Editor extension (VS Code, Cursor, Windsurf)'));
+    assert.ok(offered.some((tool) => tool.title === 'Editor plugin (JetBrains IDEs, Neovim)'));
+    for (const tool of offered) assert.not.ok(tool.summary.toLowerCase().startsWith(tool.title.toLowerCase()), `${tool.title}: ${tool.summary}`);
+  } finally {
+    await page.close();
+  }
+});
+
+test("the token page shows Engram's one address first, with the SDKs' variables, then the agent's own address", async ({ engram, browser, agentPath }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/connect`);
+    await page.locator('input[name="tool"][value="anthropic-sdk"]').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#configuration').waitFor();
+    const token = (await page.locator('#token').innerText()).trim();
+    assert.is((await page.locator('#short-url').innerText()).trim(), `${engram.url}/v1`);
+    assert.is((await page.locator('#short-url-anthropic').innerText()).trim(), engram.url);
+    assert.is(
+      await page.locator('#env').innerText(),
+      `OPENAI_BASE_URL=${engram.url}/v1\nOPENAI_API_KEY=${token}\nANTHROPIC_BASE_URL=${engram.url}\nANTHROPIC_API_KEY=${token}`,
+    );
+    const agentUrl = `${engram.url}/v0${agentPath.replace(/^\/orgs/, '/orgs')}`;
+    assert.is((await page.locator('#base-url').innerText()).trim(), agentUrl);
+    const shortFirst = await page.evaluate(() => !!(document.querySelector('#short-url')!.compareDocumentPosition(document.querySelector('#base-url')!) & Node.DOCUMENT_POSITION_FOLLOWING));
+    assert.ok(shortFirst, 'the short address comes before the agent\'s own');
+    const configuration = await page.locator('#configuration').innerText();
+    assert.match(configuration, `export ANTHROPIC_BASE_URL="${engram.url}"\n  export ANTHROPIC_API_KEY="$ENGRAM_TOKEN"`);
+    assert.match(configuration, `The agent's own address works too: ANTHROPIC_BASE_URL=${agentUrl}`);
+    // Sentences, not a filled-in template.
+    assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and configuration');
+    assert.match(configuration, 'Environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then start the tool from a new shell:');
+    assert.not.match(configuration, 'start Anthropic SDK from');
+  } finally {
+    await page.close();
+  }
+});
+
+test('on a phone, an id or URL too long for its line is cut with "…", whole on hover, and its Copy button copies it whole, with the clipboard API and without', async ({ engram, browser, agentPath }) => {
+  const phone = await browser.browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await browser.context.storageState() });
+  try {
+    await phone.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const page = await phone.newPage();
+    await page.goto(engram.url + agentPath);
+    const value = `${engram.url}/v0${agentPath}`;
+    const cut = page.locator('#overview-base-url');
+    assert.is(await cut.getAttribute('title'), value);
+    assert.ok(await cut.evaluate((element) => element.scrollWidth > element.clientWidth), 'the URL is cut on a phone');
+    await page.locator('button[data-copy="#overview-base-url"]').click();
+    assert.is(await page.evaluate(() => navigator.clipboard.readText()), value);
+
+    // Over plain http (not localhost) browsers offer no clipboard API: the copy goes through a selected textarea.
+    const plain = await phone.newPage();
+    await plain.goto(engram.url + agentPath);
+    // A string, as the page runs it (tsx would wrap the getter in a helper the page lacks).
+    await plain.evaluate(`
+      Object.defineProperty(Navigator.prototype, 'clipboard', { value: undefined });
+      document.addEventListener('copy', (event) => { window.copied = event.target.value; });
+    `);
+    await plain.locator('button[data-copy="#overview-agent-id"]').click();
+    assert.is(await plain.evaluate(() => (window as unknown as { copied?: string }).copied), agentPath.split('/').at(-1));
+    assert.is((await plain.locator('button[data-copy="#overview-agent-id"]').innerText()).trim(), 'Copied');
+  } finally {
+    await phone.close();
+  }
+});
+
+test.run();
