@@ -18,6 +18,7 @@ import { newConversationState, type ConversationState } from '../../../src/domai
 import { EngramError } from '../../../src/errors.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
 import { activityContract } from '../../contracts/activity.contract.js';
+import { requestsContract } from '../../contracts/requests.contract.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
 import { directoryContract } from '../../contracts/directory.contract.js';
 import { responsesContract } from '../../contracts/responses.contract.js';
@@ -90,6 +91,7 @@ responsesContract('nats kv', openHarness);
 rootIndexContract('nats kv', openHarness);
 accountsContract('nats kv', openHarness);
 activityContract('nats kv', openHarness);
+requestsContract('nats kv', openHarness);
 
 const nats = suite('NATS control stores');
 
