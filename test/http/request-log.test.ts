@@ -15,7 +15,7 @@ import WebSocket, { type RawData } from 'ws';
 import { maintenancePlugin } from '../../src/http/maintenance.js';
 import { RequestJson, RequestPageJson } from '../../src/http/management/requests.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 const DAY_MS = 24 * 3600_000;
@@ -264,6 +264,30 @@ test('entries older than ENGRAM_REQUEST_LOG_DAYS are pruned by the maintenance r
   } finally {
     await app.close();
     clock.offset = 0;
+  }
+});
+
+test('a log write the store refuses is logged and counted; the answer is whole and on time', async (context) => {
+  const engram = await startEngram({ 'settle-ms': '50' });
+  try {
+    const agent = await engram.createAgent(context.upstream.url);
+    await ask(context, agent, 'Before?', 'Logged.');
+    await logOf(engram, agent, 1);
+    // Another connection to the file takes the table away: every later append fails in the store.
+    const db = new Database(path.join(engram.dataDir, 'engram.db'));
+    db.exec('DROP TABLE request_log');
+    db.close();
+    const started = Date.now();
+    const id = await ask(context, agent, 'After?', 'Still answered.');
+    assert.ok(Date.now() - started < 5000);
+    const metrics = async () => {
+      const response = await fetch(`${engram.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return /^engram_request_log_failures_total (\d+)$/m.exec(await response.text())?.[1];
+    };
+    await eventually(async () => ((await metrics()) === '1' ? true : undefined), 5000, 'the failure to be counted');
+    assert.match(id, /^req_/, 'the answer still carried its id');
+  } finally {
+    await engram.close();
   }
 });
 
