@@ -24,7 +24,7 @@ export interface RequestEntry {
   /** `req_…`, the `x-engram-request-id` the client got. */
   id: string;
   agentId: string;
-  /** When the request arrived (ms since the epoch). */
+  /** When its turn started, its body read (ms since the epoch, Engram's clock). */
   at: number;
   /** The protocol adapter's id: `chat-completions`, `messages`, `responses`. */
   protocol: string;
@@ -34,7 +34,7 @@ export interface RequestEntry {
   status: number | null;
   /** How the turn ended (`completed`, `upstream_error`, `failed`, `interrupted`, …). */
   outcome: string;
-  /** From the request's arrival to the end of its answer. */
+  /** From the turn's start (its body read) to the end of its answer, in ms to a tenth. */
   latencyMs: number;
   /** From the upstream request's start to the end of its answer; null when it was never sent. */
   upstreamMs: number | null;

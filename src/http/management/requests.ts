@@ -20,12 +20,12 @@ const DEFAULT_LIMIT = 50;
 export const RequestJson = z
   .object({
     id: z.string().describe('The `x-engram-request-id` the client got'),
-    at: Time.describe('When the request arrived'),
+    at: Time.describe('When the request started (its body read)'),
     protocol: z.enum(['chat-completions', 'messages', 'responses']),
     conversation_id: z.string().nullable().describe('The conversation it belongs to; null when it ended before one was found (a bad body)'),
     status: z.number().int().nullable().describe('The HTTP status the client got; null when none was sent (the client left first)'),
     outcome: z.string().describe('How the turn ended: settled, upstream_error, interrupted, failed, aborted'),
-    latency_ms: z.number().describe('From the request to the end of its answer'),
+    latency_ms: z.number().describe('From the request (its body read) to the end of its answer'),
     upstream_ms: z.number().nullable().describe('From the upstream request to the end of its answer; null when nothing was sent upstream'),
     injected: z.array(
       z.object({

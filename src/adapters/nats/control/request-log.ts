@@ -10,7 +10,8 @@
  * revision a page showed. A page is one ordered consumer over the agent's keys, sorted
  * here: it reads the agent's whole retained log (a few hundred bytes an entry), which is
  * what 2.9 allows without reverse iteration; an agent with tens of thousands of requests
- * a week pays for it in the listing, never on the proxy path.
+ * a week pays for it in the listing (0.15 to 0.75 s a page for 5,000 entries, measured on
+ * a busy 2-core machine), never on the proxy path.
  */
 import type { KV } from '@nats-io/kv';
 import { cursorOf, cursorSeq, limitProblem } from '../../../domain/request-log.js';
