@@ -1,5 +1,5 @@
 /**
- * The NATS KV control stores against a real nats-server (Debian's 2.9): the six
+ * The NATS KV control stores against a real nats-server (Debian's 2.9): the
  * contract suites, then what only this adapter family has (mirrors across replicas, NATS
  * going away, key encoding, the Object Store for large records and states, name claims).
  */
