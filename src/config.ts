@@ -148,6 +148,8 @@ export interface Config {
   configFile: string | undefined;
   /** Conversations idle this long are forgotten (their blocks, watermark); reflections stay. */
   conversationTtlMs: number;
+  /** The request log (DESIGN section 12) keeps each proxied request's entry this long. */
+  requestLogMs: number;
   /**
    * On SIGTERM, SIGINT or `close()`: how long requests, streams and WebSockets in flight may
    * run on once Engram takes no new ones; what remains then is cut.
@@ -231,6 +233,7 @@ const SETTINGS = [
   'oauth-max-clients',
   'config',
   'conversation-ttl-days',
+  'request-log-days',
   'mcp-server-names',
   'ws-max-frame-bytes',
   'ws-max-connection-ms',
@@ -428,6 +431,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     oauthMaxClients: int('oauth-max-clients', 10_000, 1),
     configFile: file?.path,
     conversationTtlMs: int('conversation-ttl-days', 30, 1) * 24 * 60 * 60 * 1000,
+    requestLogMs: int('request-log-days', 7, 1) * 24 * 60 * 60 * 1000,
     shutdownGraceMs: int('shutdown-grace-ms', 30_000),
     recordingRetry: {
       maxTurns: int('recording-retry-max-turns', 1_000, 1),

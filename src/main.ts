@@ -109,6 +109,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
         name: options.name,
         // An agent's tagging job is one per interval only if a publish a whole interval later is still deduplicated.
         dedupWindowMs: Math.max(2 * config.settleMs, 2 * 60 * 1000, config.extraction.taggingIntervalMs),
+        requestLogMs: config.requestLogMs,
         log,
       });
       closers.push(opened.close);

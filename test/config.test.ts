@@ -1,4 +1,7 @@
 /** Settings added with the Responses, MCP and hook work: defaults, overrides, and refusal of bad values. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -20,6 +23,24 @@ test('WebSocket limits: the body limit and 60 minutes by default', () => {
   assert.is(set.websocket.maxFrameBytes, 65536, 'follows the body limit');
   assert.is(set.websocket.maxConnectionMs, 1000);
   assert.throws(() => loadConfig({}, { ENGRAM_WS_MAX_FRAME_BYTES: '10' }), (error: unknown) => error instanceof ConfigError);
+});
+
+test('request log retention: 7 days by default; the environment, the flag and the config file set it; under a day refused', () => {
+  const DAY = 24 * 60 * 60 * 1000;
+  assert.is(loadConfig({}, {}).requestLogMs, 7 * DAY);
+  assert.is(loadConfig({}, { ENGRAM_REQUEST_LOG_DAYS: '30' }).requestLogMs, 30 * DAY);
+  assert.is(loadConfig({ 'request-log-days': '2' }, { ENGRAM_REQUEST_LOG_DAYS: '30' }).requestLogMs, 2 * DAY, 'the flag wins');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-config-'));
+  try {
+    const file = path.join(dir, 'engram.toml');
+    fs.writeFileSync(file, 'request-log-days = 3\n');
+    assert.is(loadConfig({ config: file }, {}).requestLogMs, 3 * DAY);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  for (const bad of ['0', '-1', '1.5', 'week']) {
+    assert.throws(() => loadConfig({}, { ENGRAM_REQUEST_LOG_DAYS: bad }), (error: unknown) => error instanceof ConfigError && error.message.includes('ENGRAM_REQUEST_LOG_DAYS'), bad);
+  }
 });
 
 test('transcript uploads: 64 MiB and 8 extraction calls by default, both settable', () => {

@@ -36,6 +36,7 @@ export class Control {
   readonly responses: ControlStores['responses'];
   readonly indexes: ControlStores['indexes'];
   readonly activity: ControlStores['activity'];
+  readonly requests: ControlStores['requests'];
   readonly #vault: Vault;
   readonly #now: () => number;
   /**
@@ -51,6 +52,7 @@ export class Control {
     this.responses = stores.responses;
     this.indexes = stores.indexes;
     this.activity = stores.activity;
+    this.requests = stores.requests;
     this.#vault = options.vault;
     this.#now = options.now;
   }
@@ -194,5 +196,6 @@ export class Control {
     await this.responses.deleteAgent(agentId);
     await this.indexes.delete(agentId);
     await this.activity.deleteAgent(agentId);
+    await this.requests.deleteAgent(agentId);
   }
 }

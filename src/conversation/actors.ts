@@ -36,6 +36,8 @@ import { conversationId } from './identity.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
+import { injectedReflection } from './request-log.js';
+import type { InjectedReflection } from '../ports/index.js';
 
 /** The conversation machine with Engram's types: placeholder steps until `provideConversationMachine`. */
 export const engramConversationMachine = conversationMachine<EngramTurn>();
@@ -105,12 +107,15 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     // Memories the new messages already show (a recall result) count as held: never injected beside them, nor later.
     const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
     let injected = 0;
+    let reflections: InjectedReflection[] = [];
     if (plan.target >= 0 && agent.memory.inject) {
-      const found = (await deps.retrieval.retrieve(agent, plan.query, injectedIds)).map((judged) => judged.reflection);
+      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
+      const found = judged.map((candidate) => candidate.reflection);
       if (found.length > 0) {
         insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
         for (const reflection of found) injectedIds.add(reflection.id);
         injected = found.length;
+        reflections = judged.map(injectedReflection);
         void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
       }
     }
@@ -120,7 +125,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
     const forwardBody = forwardedBody(adapter, forward, messages, insertions);
-    return { forwardBody, injected, state: nextState };
+    return { forwardBody, injected, reflections, state: nextState };
   });
 
   /**
@@ -179,6 +184,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const upstreamResponse = forwarded;
     const headers = clientHeaders(upstreamResponse.headers);
     headers['x-engram-injected'] = String(injected.injected);
+    headers['x-engram-request-id'] = request.requestId;
     const sse = String(upstreamResponse.headers['content-type'] ?? '').includes('text/event-stream');
     request.sink.writeHead(upstreamResponse.status, headers, sse);
     const outcome = await relay({
@@ -307,6 +313,9 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     machine: engramConversationMachine.provide({
       actors: { authenticate, resolveConversation, inject, forward, relay: relayStep, publish, record },
     }),
+    /** Where `runExchange` records each turn once it ended (DESIGN section 12). */
+    requestLog: control.requests,
+    now,
   };
 }
 

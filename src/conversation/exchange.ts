@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
-import type { Revisioned, TokenLookup } from '../ports/index.js';
+import type { InjectedReflection, Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
@@ -18,6 +18,8 @@ export interface ResponseSink extends ClientSink {
 
 /** One proxied request, as the conversation machine's steps see it. */
 export interface ExchangeRequest {
+  /** `req_…`: sent to the client as `x-engram-request-id`, the turn's entry in the request log. */
+  requestId: string;
   adapter: ProtocolAdapter;
   orgId: string;
   agentId: string;
@@ -62,6 +64,8 @@ export interface Resolved {
 export interface Injected {
   forwardBody: Buffer;
   injected: number;
+  /** The reflections injected, with their score and signal (for the request log; ids only). */
+  reflections: InjectedReflection[];
   state: ConversationState;
 }
 

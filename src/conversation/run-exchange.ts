@@ -2,8 +2,10 @@ import { createActor, toPromise } from 'xstate';
 import type { ConversationOutput, TurnInput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
-import type { EngramTurn } from './exchange.js';
+import type { EngramTurn, ExchangeRequest } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
+import { newRequestId } from '../domain/request-log.js';
+import { recordRequest } from './request-log.js';
 
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
@@ -17,6 +19,13 @@ export interface ExchangeHooks {
 /** Told how each exchange ended (the app's metrics). */
 export interface ExchangeObserver {
   exchangeFinished(summary: ExchangeSummary): void;
+  /** A turn's request log entry could not be written. */
+  requestLogFailed?(): void;
+}
+
+/** A turn as a transport hands it over: the request id is given here unless the transport chose one. */
+export interface ExchangeInput extends Omit<TurnInput<EngramTurn>, 'request'> {
+  request: Omit<ExchangeRequest, 'requestId'> & { requestId?: string };
 }
 
 /** What went wrong upstream, from the machine's final status and error. */
@@ -33,8 +42,10 @@ function upstreamErrorOf(status: string, output: ConversationOutput<EngramTurn>,
  * Runs one conversation actor to its end and answers the client with an error in the
  * protocol's envelope when a step failed before any byte was sent.
  */
-export async function runExchange(flow: ConversationFlow, input: TurnInput<EngramTurn>, hooks: ExchangeHooks): Promise<void> {
-  const { request } = input;
+export async function runExchange(flow: ConversationFlow, given: ExchangeInput, hooks: ExchangeHooks): Promise<void> {
+  const request: ExchangeRequest = { ...given.request, requestId: given.request.requestId ?? newRequestId() };
+  const input: TurnInput<EngramTurn> = { ...given, request };
+  const arrivedAt = flow.now();
   // Engram's own time: until the upstream request starts, and from the end of the upstream's answer.
   const startedAt = performance.now();
   let forwardAt: number | undefined;
@@ -64,8 +75,26 @@ export async function runExchange(flow: ConversationFlow, input: TurnInput<Engra
       injected: output.injected?.injected ?? 0,
       addedMs,
     };
-    // Only for a token that was accepted: an unknown agent id must not become a metric series.
-    if (output.authenticated) hooks.observer?.exchangeFinished(summary);
+    // Only for a token that was accepted: an unknown agent id must not become a metric series, nor a log.
+    if (output.authenticated) {
+      hooks.observer?.exchangeFinished(summary);
+      recordRequest(
+        flow.requestLog,
+        {
+          id: request.requestId,
+          agentId: request.agentId,
+          at: arrivedAt,
+          protocol: request.adapter.id,
+          conversationId: output.resolved?.conversationId ?? null,
+          status: sentStatus ?? null,
+          outcome: output.status,
+          latencyMs: roundMs(doneAt - startedAt),
+          upstreamMs: forwardAt === undefined ? null : roundMs((upstreamDoneAt ?? doneAt) - forwardAt),
+          injected: output.injected?.reflections ?? [],
+        },
+        { log: hooks.log, failed: () => hooks.observer?.requestLogFailed?.() },
+      );
+    }
     hooks.log.info(
       {
         orgId: request.orgId,
@@ -76,7 +105,7 @@ export async function runExchange(flow: ConversationFlow, input: TurnInput<Engra
         outcome: output.status,
         ...(summary.upstreamError ? { upstreamError: summary.upstreamError } : {}),
         ...(error ? { error: error.code } : {}),
-        addedMs: addedMs === undefined ? undefined : Math.round(addedMs * 10) / 10,
+        addedMs: addedMs === undefined ? undefined : roundMs(addedMs),
         injected: summary.injected,
       },
       'proxied request finished',
@@ -104,6 +133,7 @@ export async function runExchange(flow: ConversationFlow, input: TurnInput<Engra
     sink.writeHead(rendered.status, {
       'content-type': 'application/json',
       'x-engram-injected': String(output.injected?.injected ?? 0),
+      'x-engram-request-id': request.requestId,
     });
     sink.write(Buffer.from(JSON.stringify(rendered.body)));
     sink.end();
@@ -116,4 +146,9 @@ export async function runExchange(flow: ConversationFlow, input: TurnInput<Engra
     request.sink.end();
   }
   report(error);
+}
+
+/** Milliseconds to a tenth, as logs and the request log show them. */
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

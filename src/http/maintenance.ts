@@ -7,8 +7,9 @@
  * older than the same time are dropped too, as the OpenAI API drops its own. Expired
  * dashboard sessions and OAuth grants that can no longer be used go as they end, OAuth
  * clients that never completed a sign-in a day (`UNUSED_CLIENT_GRACE_MS`) after
- * registering (registration is open to anyone), and agents' daily activity counts once
- * they are more than `ACTIVITY_KEEP_DAYS` old.
+ * registering (registration is open to anyone), agents' daily activity counts once
+ * they are more than `ACTIVITY_KEEP_DAYS` old, and request log entries once they are
+ * older than `ENGRAM_REQUEST_LOG_DAYS`.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -38,10 +39,11 @@ export const maintenancePlugin: FastifyPluginAsync<MaintenanceOptions> = async (
       const accounts = await deps.accounts.store.prune(deps.now());
       const unusedClients = await deps.accounts.store.pruneClients(deps.now() - UNUSED_CLIENT_GRACE_MS);
       const activityDays = await deps.control.activity.prune(dayOf(deps.now() - ACTIVITY_KEEP_DAYS * DAY_MS));
-      if (pruned > 0 || responses > 0 || accounts > 0 || unusedClients > 0 || activityDays > 0) {
+      const requests = await deps.control.requests.prune(deps.now() - deps.config.requestLogMs);
+      if (pruned > 0 || responses > 0 || accounts > 0 || unusedClients > 0 || activityDays > 0 || requests > 0) {
         app.log.info(
-          { pruned, responses, accounts, unusedClients, activityDays },
-          'idle conversations, old responses, ended sessions and grants, OAuth clients never used, old activity counts pruned',
+          { pruned, responses, accounts, unusedClients, activityDays, requests },
+          'idle conversations, old responses, ended sessions and grants, OAuth clients never used, old activity counts and request log entries pruned',
         );
       }
     } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The management API (DESIGN section 4): orgs and their members, agents, tokens,
- * reflections, the root memory index, extraction jobs and dead letters under
+ * reflections, the root memory index, extraction jobs, dead letters and the request log under
  * `/v0/orgs`, JSON in snake_case, errors in the chat-completions envelope; its OpenAPI
  * document at `/v0/openapi.json`.
  * An encapsulated plugin: its auth hook and error handler apply to these routes only
@@ -17,6 +17,7 @@ import { memberRoutes } from './management/members.js';
 import { openApiRoute } from './management/openapi.js';
 import { orgRoutes } from './management/orgs.js';
 import { reflectionRoutes } from './management/reflections.js';
+import { requestRoutes } from './management/requests.js';
 import { tokenRoutes } from './management/tokens.js';
 
 /** Management bodies are small; the proxy's large limit exists for long conversations. */
@@ -43,5 +44,6 @@ export const managementRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     await api.register(reflectionRoutes, { deps });
     await api.register(jobRoutes, { deps });
     await api.register(deadLetterRoutes, { deps });
+    await api.register(requestRoutes, { deps });
   });
 };

@@ -18,6 +18,7 @@ import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
+import { newRequestId } from '../domain/request-log.js';
 import { createRetrieval } from '../memory/retrieval.js';
 import { createCleanedTurns } from '../memory/cleaned-turns.js';
 import { memorySearchDeps } from './memory-search-deps.js';
@@ -75,7 +76,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
     const rendered = adapter.renderError(toEngramError(error, { what: 'The request body', bytes: deps.config.bodyLimit, setting: 'ENGRAM_BODY_LIMIT' }));
     if (rendered.status >= 500) request.log.error({ err: error }, 'proxy request failed');
     closeIfBodyPending(request, reply);
-    return reply.code(rendered.status).header('x-engram-injected', '0').send(rendered.body);
+    return reply.code(rendered.status).header('x-engram-injected', '0').header('x-engram-request-id', newRequestId()).send(rendered.body);
   });
   app.decorateRequest('agentToken', null);
 
@@ -143,7 +144,12 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, p
         signal: controller.signal,
         setBy: agent.upstream.setBy,
       });
-      return reply.code(response.status).headers(clientHeaders(response.headers)).header('x-engram-injected', '0').send(response.body);
+      return reply
+        .code(response.status)
+        .headers(clientHeaders(response.headers))
+        .header('x-engram-injected', '0')
+        .header('x-engram-request-id', newRequestId())
+        .send(response.body);
     };
 
   storedResponseRoutes(app, deps, prefix);

@@ -51,8 +51,12 @@ const UNCORROBORATED_SHARE = 0.5;
  */
 export const CALIBRATED_MIN_SCORE = DEFAULT_MEMORY_SETTINGS.minScore;
 
-/** Why a reflection is judged relevant to a request. */
-export type RelevanceWhy = 'meaning' | 'named';
+/**
+ * Why a reflection is judged relevant to a request: a term the request names lifted it
+ * (`named`), or its cosine alone did, with one of its subject tags among the request's
+ * words (`tags`: the tags the extraction model gave it brought it) or without (`meaning`).
+ */
+export type RelevanceWhy = 'meaning' | 'tags' | 'named';
 
 /** One candidate as injection judged it. */
 export interface Judged {
@@ -65,8 +69,10 @@ export interface Judged {
   score: number;
   /** The cosine of the request and the reflection (content and tags). */
   cosine: number;
-  /** `named`: a term the request names lifted it; `meaning`: its cosine alone. */
+  /** `named`: a term the request names lifted it; `tags`, `meaning`: its cosine alone (see `RelevanceWhy`). */
   why: RelevanceWhy;
+  /** The subject tag whose words the request holds, if any. */
+  tag?: string;
   /**
    * The named term shared with the request, how strongly it names (0..1), whether another
    * word of the request is in the reflection too (`corroborated`), and the share of the
@@ -124,7 +130,8 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     if (!terms) {
       // Names come from what the reflection says, not from its tags (generic on purpose).
       const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
-      terms = { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)) };
+      const tags = subjectTags(reflection.tags).map((tag) => ({ tag, stems: keywordTerms(tag) })).filter(({ stems }) => stems.length > 0);
+      terms = { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)), tags };
       if (held.size >= TERMS_HELD) held.clear();
       held.set(key, terms);
     }
@@ -153,7 +160,9 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     const judged = candidates.map((result) => {
       const terms = termsOf(result.reflection);
       const term = strongestNamedTerm(named, terms.forms, holders, likeness);
-      return judgeOne(result, term && { ...term, corroborated: corroborates(asked, term.term, terms.stems) }, rule);
+      // A subject tag whose every word the request holds.
+      const tag = terms.tags.find(({ stems }) => stems.every((stem) => asked.has(stem)))?.tag;
+      return judgeOne(result, term && { ...term, corroborated: corroborates(asked, term.term, terms.stems) }, rule, tag);
     });
     return rank(judged);
   };
@@ -188,6 +197,8 @@ interface ReflectionTerms {
   forms: TermForms;
   /** Keyword stems of its content, topic and subject tags. */
   stems: ReadonlySet<string>;
+  /** Its subject tags, each with its keyword stems. */
+  tags: ReadonlyArray<{ tag: string; stems: string[] }>;
 }
 
 /** Another word of the request than the named term's own is in the reflection too. */
@@ -225,7 +236,7 @@ function holdersAmong(query: NamedQuery, forms: readonly TermForms[]): (stem: st
  * request is in the reflection; words shared by chance ("install", "tests") are not names
  * and lower nothing.
  */
-function judgeOne(result: ScoredReflection, named: (NamedTerm & { corroborated: boolean }) | undefined, rule: RelevanceRule): Judged {
+function judgeOne(result: ScoredReflection, named: (NamedTerm & { corroborated: boolean }) | undefined, rule: RelevanceRule, tag: string | undefined): Judged {
   const strength = named && named.strength >= NAMED_MIN_STRENGTH ? named.strength : 0;
   const cosine = result.vectorScore;
   const weight = strength * (named?.corroborated ? 1 : UNCORROBORATED_SHARE);
@@ -235,7 +246,8 @@ function judgeOne(result: ScoredReflection, named: (NamedTerm & { corroborated: 
     reflection: result.reflection,
     score,
     cosine,
-    why: strength > 0 && !meaningAlone ? 'named' : 'meaning',
+    why: strength > 0 && !meaningAlone ? 'named' : tag !== undefined ? 'tags' : 'meaning',
+    ...(tag !== undefined ? { tag } : {}),
     ...(strength > 0 && named ? { named: { ...named, strength, weight } } : {}),
     relevant: score >= rule.minScore,
   };

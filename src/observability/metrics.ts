@@ -41,6 +41,8 @@ export interface Metrics extends TaggingObserver, RecordingObserver {
   readonly contentType: string;
   httpRequest(labels: { route: string; method: string; status: number; agent: string }): void;
   exchangeFinished(summary: ExchangeSummary): void;
+  /** A proxied request's request log entry could not be written (its answer was not affected). */
+  requestLogFailed(): void;
   /** One MCP POST, by its JSON-RPC method (`batch` for a batch). */
   mcpRequest(agent: string, message: unknown): void;
   extractionScheduled(): void;
@@ -165,6 +167,11 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   });
+  const requestLogFailures = new Counter({
+    name: 'engram_request_log_failures_total',
+    help: 'Proxied requests answered whose request log entry the store refused (not kept; the answer was not affected)',
+    registers,
+  });
   const recordingsLost = new Counter({
     name: 'engram_recordings_lost_total',
     help: 'Answered turns never recorded, by reason: overflow (the retry queue was full), shutdown (still failing when Engram stopped)',
@@ -210,6 +217,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
       if (summary.upstreamError) upstreamErrors.inc({ agent: summary.agentId, kind: summary.upstreamError });
       if (summary.addedMs !== undefined) added.observe({ protocol: summary.protocol }, summary.addedMs / 1000);
     },
+    requestLogFailed: () => requestLogFailures.inc(),
     mcpRequest(agent, message) {
       const method = Array.isArray(message) ? 'batch' : (message as { method?: unknown } | null)?.method;
       mcp.inc({ agent, method: typeof method === 'string' && (MCP_METHODS.has(method) || method === 'batch') ? method : 'other' });

@@ -13,6 +13,7 @@ export type * from './responses.js';
 export type * from './root-index.js';
 export type * from './accounts.js';
 export type * from './activity.js';
+export type * from './requests.js';
 export type * from './reflections.js';
 export { patchedReflection, storedSupersession } from './reflections.js';
 export type * from './embedder.js';
@@ -24,6 +25,7 @@ import type { ResponseStore } from './responses.js';
 import type { RootIndexStore } from './root-index.js';
 import type { AccountStore } from './accounts.js';
 import type { ActivityStore } from './activity.js';
+import type { RequestLog } from './requests.js';
 
 /** The control plane's stores, opened together by one adapter family. */
 export interface ControlStores {
@@ -35,4 +37,6 @@ export interface ControlStores {
   accounts: AccountStore;
   /** Per agent and day: requests, injected reflections, extractions. */
   activity: ActivityStore;
+  /** Each proxied request: ids, timings and what was injected (DESIGN section 12). */
+  requests: RequestLog;
 }

@@ -16,6 +16,8 @@ export interface NatsAdaptersOptions {
   /** The bus's dedup window for message ids: at least the settle time. */
   dedupWindowMs?: number;
   log?: NatsLog;
+  /** The request log's retention (`ENGRAM_REQUEST_LOG_DAYS`). */
+  requestLogMs?: number;
 }
 
 export interface NatsAdapters {
@@ -38,7 +40,7 @@ export async function openNatsAdapters(options: NatsAdaptersOptions): Promise<Na
       dedupWindowMs: options.dedupWindowMs,
       onError: onError('event bus'),
     });
-    const control = await openNatsControl(nats, { prefix, onError: onError('control store') });
+    const control = await openNatsControl(nats, { prefix, requestLogMs: options.requestLogMs, onError: onError('control store') });
     return {
       bus,
       control,

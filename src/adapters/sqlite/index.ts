@@ -11,6 +11,7 @@ import { SqliteDirectory } from './directory.js';
 import { groupCommitOf } from './group-commit.js';
 import { SqliteEventBus, type SqliteEventBusOptions } from './event-bus.js';
 import { SqliteReflectionStore } from './reflection-store.js';
+import { SqliteRequestLog } from './request-log.js';
 import { SqliteResponseStore } from './response-records.js';
 import { SqliteRootIndexStore } from './root-index.js';
 
@@ -32,6 +33,7 @@ export function sqliteControlStores(db: SqliteDatabase): ControlStores {
     indexes: new SqliteRootIndexStore(db),
     accounts: new SqliteAccountStore(db),
     activity: new SqliteActivityStore(db),
+    requests: new SqliteRequestLog(db),
   };
 }
 

@@ -335,6 +335,27 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE oauth_clients ADD COLUMN unused_since INTEGER;
     CREATE INDEX oauth_clients_unused ON oauth_clients (unused_since) WHERE unused_since IS NOT NULL;
   `,
+  // 14: the request log (DESIGN section 12): one row per proxied request, ids and numbers
+  // only, never text. seq is the append order and the list's cursor (AUTOINCREMENT: never
+  // reused once pruned). Listed per agent newest first, pruned by time across agents. No
+  // foreign key to agents: an entry recorded as its agent is deleted must not fail.
+  `
+    CREATE TABLE request_log (
+      seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+      id              TEXT NOT NULL UNIQUE,
+      agent_id        TEXT NOT NULL,
+      at              INTEGER NOT NULL,
+      protocol        TEXT NOT NULL,
+      conversation_id TEXT,
+      status          INTEGER,
+      outcome         TEXT NOT NULL,
+      latency_ms      REAL NOT NULL,
+      upstream_ms     REAL,
+      injected        TEXT NOT NULL  -- JSON: [{reflectionId, score, why}]
+    );
+    CREATE INDEX request_log_by_agent ON request_log (agent_id, seq);
+    CREATE INDEX request_log_by_at ON request_log (at);
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

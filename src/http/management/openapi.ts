@@ -15,6 +15,7 @@ import { ENGRAM_VERSION } from '../../version.js';
 import { DeadLetterJson, RetriedJson } from './dead-letters.js';
 import { JobsJson } from './jobs.js';
 import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemovedJson } from './members.js';
+import { MAX_REQUESTS_LIMIT, RequestJson, RequestPageJson } from './requests.js';
 import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody, UpstreamCheckBody } from './validate.js';
 import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
@@ -247,6 +248,28 @@ export const OPERATIONS: readonly Operation[] = [
     response: RetriedJson,
     errors: [404],
   },
+  {
+    method: 'get',
+    path: `${AGENT}/requests`,
+    summary: "The agent's recent proxied requests, latest first: timings, status and the reflections injected, with their score and why (never text)",
+    agentToken: true,
+    query: [
+      { name: 'limit', schema: z.number().int().min(1).max(MAX_REQUESTS_LIMIT), description: `Default 50, at most ${MAX_REQUESTS_LIMIT}` },
+      { name: 'cursor', schema: z.string(), description: 'The `next_cursor` of the previous page; a cursor no page gave is a 400' },
+    ],
+    status: 200,
+    response: RequestPageJson,
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: `${AGENT}/requests/:id`,
+    summary: 'One proxied request, by the `x-engram-request-id` its answer carried',
+    agentToken: true,
+    status: 200,
+    response: RequestJson,
+    errors: [404],
+  },
 ];
 
 /** `/v0/orgs/:org` → `/v0/orgs/{org}` */
@@ -355,9 +378,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         title: 'Engram management API',
         version: ENGRAM_VERSION,
         description:
-          'Organisations and their members, agents, access tokens, reflections, the root memory index and extraction jobs. JSON in snake_case; ' +
+          'Organisations and their members, agents, access tokens, reflections, the root memory index, extraction jobs and the request log. JSON in snake_case; ' +
           'errors as `{"error":{message,type,code,param}}`. The admin token (ENGRAM_ADMIN_TOKEN, or <data dir>/admin-token) ' +
-          'may call everything; an agent’s own access token may read its agent, reflections, index and jobs.',
+          'may call everything; an agent’s own access token may read its agent, reflections, index, jobs and request log.',
       },
       servers: [{ url: '/' }],
       security: [{ bearer: [] }],

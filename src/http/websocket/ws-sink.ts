@@ -4,6 +4,14 @@
  * an answer that is not a stream (an error status, Engram's own error) becomes one
  * `{"type":"error","status":N,"error":{...}}` frame. The connection stays open after a
  * response, for the next `response.create`.
+ *
+ * The request id (`x-engram-request-id` over HTTP: a WebSocket has headers only once, on
+ * the upgrade) comes with each response's last frame, as a top-level field
+ * `engram_request_id`: on the event that ends it (`response.completed`, `.failed`,
+ * `.incomplete`), written in front of the upstream's own fields, whose bytes stay as they
+ * came, and on an `error` frame. No frame is added: clients check that every event of a
+ * response has a rising `sequence_number`, and an extra frame would have none. Clients
+ * skip fields they do not know, as the API adds new ones over time.
  */
 import type { WebSocket } from 'ws';
 import type { ResponseSink } from '../../conversation/exchange.js';
@@ -23,9 +31,17 @@ function isTerminal(event: { event: string; data: string }): boolean {
   return isObject(parsed) && typeof parsed.type === 'string' && TERMINAL.has(parsed.type);
 }
 
-/** An `error` frame of the WebSocket mode, for a failure that has an HTTP status. */
-export function errorFrame(status: number, error: unknown): string {
-  return JSON.stringify({ type: 'error', status, error });
+/** An `error` frame of the WebSocket mode, for a failure that has an HTTP status; with the request's id once it has one. */
+export function errorFrame(status: number, error: unknown, requestId?: string): string {
+  return JSON.stringify({ type: 'error', status, error, ...(requestId === undefined ? {} : { engram_request_id: requestId }) });
+}
+
+/** An event's JSON object with `engram_request_id` as its first field; the rest byte for byte. */
+function withRequestId(data: string, requestId: string | undefined): string {
+  const open = data.indexOf('{');
+  if (requestId === undefined || open === -1 || data.slice(0, open).trim() !== '') return data;
+  const rest = data.slice(open + 1).trimStart();
+  return `{"engram_request_id":${JSON.stringify(requestId)}${rest.startsWith('}') ? '' : ','}${rest}`;
 }
 
 export interface WsSinkOptions {
@@ -52,6 +68,8 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
   // next `response.create`: a client answering it at once is neither refused as in flight
   // nor told its previous response is unknown.
   let held: string | undefined;
+  /** This response's `x-engram-request-id`. */
+  let requestId: string | undefined;
 
   const send = (text: string) => {
     if (socket.readyState !== socket.OPEN) return;
@@ -80,12 +98,12 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
         cutOff = true;
         options.onOversize?.(bytes);
         const message = `The upstream sent an event of ${bytes} bytes, over the ${options.maxEventBytes} a WebSocket frame may relay (ENGRAM_SSE_MAX_EVENT_BYTES); this response ends here`;
-        send(errorFrame(502, { type: 'server_error', code: 'upstream_event_too_large', message }));
+        send(errorFrame(502, { type: 'server_error', code: 'upstream_event_too_large', message }, requestId));
       },
     },
   );
   const flush = () => {
-    if (held !== undefined) send(held);
+    if (held !== undefined) send(withRequestId(held, requestId));
     held = undefined;
   };
 
@@ -95,6 +113,8 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
     },
     writeHead(code, headers) {
       status = code;
+      const id = headers['x-engram-request-id'];
+      requestId = typeof id === 'string' ? id : undefined;
       streaming = code >= 200 && code < 300 && String(headers['content-type'] ?? '').includes('text/event-stream');
     },
     write(chunk) {
@@ -117,11 +137,11 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
       const parsed = parseJsonOr(Buffer.concat(body).toString('utf8'), undefined);
       if (status >= 200 && status < 300 && isObject(parsed) && parsed.object === 'response') {
         // An upstream that answered in one piece despite `stream: true`.
-        send(JSON.stringify({ type: 'response.completed', sequence_number: 0, response: parsed }));
+        send(JSON.stringify({ engram_request_id: requestId, type: 'response.completed', sequence_number: 0, response: parsed }));
         return;
       }
       const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : { type: 'upstream_error', message: `The upstream answered ${status}` };
-      send(errorFrame(status >= 400 ? status : 502, error));
+      send(errorFrame(status >= 400 ? status : 502, error, requestId));
     },
     fail(frame) {
       if (finished) return;
@@ -132,7 +152,7 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
         parser.push(Buffer.from(frame));
         parser.end();
       } else {
-        send(errorFrame(502, { type: 'server_error', code: 'upstream_stream_failed', message: 'The upstream stream ended abnormally' }));
+        send(errorFrame(502, { type: 'server_error', code: 'upstream_stream_failed', message: 'The upstream stream ended abnormally' }, requestId));
       }
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The NATS KV control stores against a real nats-server (Debian's 2.9): the six
+ * The NATS KV control stores against a real nats-server (Debian's 2.9): the
  * contract suites, then what only this adapter family has (mirrors across replicas, NATS
  * going away, key encoding, the Object Store for large records and states, name claims).
  */
@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
+import { nanos } from '@nats-io/transport-node';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { controlBuckets, controlStreams, openNatsControl, type NatsControlOptions, type NatsControlStores } from '../../../src/adapters/nats/control/index.js';
 import { NatsConversationStore } from '../../../src/adapters/nats/control/conversations.js';
@@ -18,6 +19,7 @@ import { newConversationState, type ConversationState } from '../../../src/domai
 import { EngramError } from '../../../src/errors.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
 import { activityContract } from '../../contracts/activity.contract.js';
+import { requestsContract } from '../../contracts/requests.contract.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
 import { directoryContract } from '../../contracts/directory.contract.js';
 import { responsesContract } from '../../contracts/responses.contract.js';
@@ -90,6 +92,7 @@ responsesContract('nats kv', openHarness);
 rootIndexContract('nats kv', openHarness);
 accountsContract('nats kv', openHarness);
 activityContract('nats kv', openHarness);
+requestsContract('nats kv', openHarness);
 
 const nats = suite('NATS control stores');
 
@@ -248,6 +251,33 @@ nats('activity: one key per agent and day; deleteAgent and prune purge, leaving 
   } finally {
     await closeReplica(r);
     for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);
+  }
+});
+
+nats('request log: its bucket keeps messages the retention; a changed retention reaches an existing bucket; prune and deleteAgent leave no markers', async () => {
+  const prefix = `requests${++prefixes}`;
+  const DAY = 24 * 3600_000;
+  const stream = `KV_${controlBuckets(prefix).requests}`;
+  let r = await replica(server, prefix, { requestLogMs: 3 * DAY });
+  try {
+    assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(3 * DAY));
+    const entry = (id: string, agentId: string, at: number) => ({
+      id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [],
+    });
+    await r.stores.requests.append(entry('req_1', 'agt_a', 10));
+    await r.stores.requests.append(entry('req_2', 'agt_a', 20));
+    await r.stores.requests.append(entry('req_3', 'agt_b', 20));
+    await closeReplica(r);
+    r = await replica(server, prefix, { requestLogMs: 1 * DAY });
+    assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(1 * DAY), 'the new retention');
+    assert.is((await r.stores.requests.list('agt_a', { limit: 5 })).entries.length, 2, 'entries kept across the change');
+    assert.is(await r.stores.requests.prune(15), 1);
+    await r.stores.requests.deleteAgent('agt_b');
+    assert.is(await streamMessages(r.ctx, stream), 1, 'no delete markers');
+    assert.equal((await r.stores.requests.list('agt_a', { limit: 5 })).entries.map((e) => e.id), ['req_2']);
+  } finally {
+    await closeReplica(r);
+    for (const name of controlStreams(prefix)) await admin.jsm.streams.delete(name).catch(() => undefined);
   }
 });
 

@@ -12,6 +12,7 @@ import { Vault } from '../../../src/security/vault.js';
 import { generateToken, hashToken, tokenDisplayPrefix } from '../../../src/security/tokens.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
 import { activityContract } from '../../contracts/activity.contract.js';
+import { requestsContract } from '../../contracts/requests.contract.js';
 import type { ControlHarness } from '../../contracts/control-harness.js';
 import { agentEntry, org, token } from '../../contracts/control-harness.js';
 import { conversationsContract } from '../../contracts/conversations.contract.js';
@@ -60,6 +61,7 @@ for (const [name, open] of [
   rootIndexContract(name, open);
   accountsContract(name, open);
   activityContract(name, open);
+  requestsContract(name, open);
 }
 
 const sqlite = suite('SQLite control stores: specifics');
@@ -135,7 +137,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
   try {
     // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7,
     // nor lease holders, 8, nor supersession keys, 9, nor accounts, 10, nor activity, 11, nor superseded reflections
-    // and tag authors, 12).
+    // and tag authors, 12, nor the request log, 14).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
@@ -145,7 +147,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
     temp.db.exec('DROP INDEX bus_messages_supersede; ALTER TABLE bus_messages DROP COLUMN supersede_key;');
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
-    temp.db.exec('DROP TABLE agent_activity;');
+    temp.db.exec('DROP TABLE agent_activity; DROP TABLE request_log;');
     temp.db.exec('ALTER TABLE reflections DROP COLUMN superseded_by; ALTER TABLE reflections DROP COLUMN superseded_at; ALTER TABLE reflections DROP COLUMN tags_by;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);

@@ -29,8 +29,9 @@ import { NatsActivityStore } from './activity.js';
 import { NatsConversationStore } from './conversations.js';
 import { NatsDirectory } from './directory.js';
 import { controlBuckets } from './keys.js';
-import { guarded, openBucket, type ErrorReporter } from './kv-support.js';
+import { guarded, openBucket, openExpiringBucket, type ErrorReporter } from './kv-support.js';
 import { LargeValues } from './large-values.js';
+import { NatsRequestLog } from './request-log.js';
 import { NatsResponseStore } from './responses.js';
 import { NatsRootIndexStore } from './root-index.js';
 
@@ -49,6 +50,8 @@ export interface NatsControlOptions {
   staleClaimMs?: number;
   /** How often each replica checks that its directory watch still delivers (default 5 s). */
   watchCheckMs?: number;
+  /** The request log's entries are kept this long (the bucket's max age; default 7 days). */
+  requestLogMs?: number;
   /** Failures with no caller to reject: background `lastUsedAt` writes, a lagging or restarting watch. */
   onError?: ErrorReporter;
 }
@@ -66,13 +69,14 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`engram: ${context}:`, error));
   const staleClaimMs = options.staleClaimMs ?? 2 * ctx.timeoutMs;
-  const [directoryKv, conversationsKv, responsesKv, indexesKv, accountsKv, activityKv, bodies] = await Promise.all([
+  const [directoryKv, conversationsKv, responsesKv, indexesKv, accountsKv, activityKv, requestsKv, bodies] = await Promise.all([
     openBucket(ctx, buckets.directory, replicas),
     openBucket(ctx, buckets.conversations, replicas),
     openBucket(ctx, buckets.responses, replicas),
     openBucket(ctx, buckets.indexes, replicas),
     openBucket(ctx, buckets.accounts, replicas),
     openBucket(ctx, buckets.activity, replicas),
+    openExpiringBucket(ctx, buckets.requests, replicas, options.requestLogMs ?? 7 * 24 * 3600_000),
     new Objm(ctx.js).create(buckets.responseBodies, { storage: StorageType.File, replicas }),
   ]);
   const directory = await NatsDirectory.open(ctx, directoryKv, {
@@ -90,6 +94,7 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
   const accounts = new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs: ctx.timeoutMs, staleClaimMs, now, onError });
   const activity = new NatsActivityStore(ctx, activityKv, { bucket: buckets.activity, timeoutMs: ctx.timeoutMs });
+  const requests = new NatsRequestLog(ctx, requestsKv, { bucket: buckets.requests, timeoutMs: ctx.timeoutMs });
   return {
     directory,
     conversations,
@@ -97,8 +102,17 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
     indexes,
     accounts,
     activity,
+    requests,
     async close() {
-      await Promise.all([directory.close(), conversations.close(), responses.close(), indexes.close(), accounts.close(), activity.close()]);
+      await Promise.all([
+        directory.close(),
+        conversations.close(),
+        responses.close(),
+        indexes.close(),
+        accounts.close(),
+        activity.close(),
+        requests.close(),
+      ]);
     },
   };
 }

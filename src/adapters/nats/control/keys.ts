@@ -40,6 +40,8 @@ export interface ControlBuckets {
   accounts: string;
   /** Requests, injected reflections and extractions per agent and day. */
   activity: string;
+  /** The request log: one entry per proxied request, kept `ENGRAM_REQUEST_LOG_DAYS`. */
+  requests: string;
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,13 +56,14 @@ export function controlBuckets(prefix: string): ControlBuckets {
     indexes: `${prefix}_indexes`,
     accounts: `${prefix}_accounts`,
     activity: `${prefix}_activity`,
+    requests: `${prefix}_requests`,
   };
 }
 
 /** The JetStream streams behind the buckets (`KV_<bucket>`, `OBJ_<bucket>`, ADR-8 and ADR-20). */
 export function controlStreams(prefix: string): string[] {
   const b = controlBuckets(prefix);
-  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`, `KV_${b.accounts}`, `KV_${b.activity}`];
+  return [`KV_${b.directory}`, `KV_${b.conversations}`, `KV_${b.responses}`, `OBJ_${b.responseBodies}`, `KV_${b.indexes}`, `KV_${b.accounts}`, `KV_${b.activity}`, `KV_${b.requests}`];
 }
 
 /** The subject a KV key is stored under (ADR-8), for stream purges by subject. */
@@ -127,4 +130,11 @@ export const activityKeys = {
   day: (agentId: string, day: string) => `act.${keyPart(agentId)}.${keyPart(day)}`,
   /** Filters over every agent's days, or those of one agent. */
   days: (agentId?: string) => (agentId === undefined ? 'act.>' : `act.${keyPart(agentId)}.>`),
+};
+
+/** Keys of the request log bucket: one per request, under its agent, so one agent's log is one filter. */
+export const requestKeys = {
+  request: (agentId: string, id: string) => `req.${keyPart(agentId)}.${keyPart(id)}`,
+  /** Filters over every agent's entries, or those of one agent. */
+  requests: (agentId?: string) => (agentId === undefined ? 'req.>' : `req.${keyPart(agentId)}.>`),
 };

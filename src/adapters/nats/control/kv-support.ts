@@ -6,7 +6,7 @@
  */
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Empty, errors, headers } from '@nats-io/transport-node';
+import { Empty, errors, headers, nanos } from '@nats-io/transport-node';
 import { EngramError } from '../../../errors.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject } from './keys.js';
@@ -75,6 +75,20 @@ export function openBucket(ctx: NatsContext, bucket: string, replicas: number): 
   // Only options 2.9 knows: no compression, metadata or markerTTL (those make the client
   // send stream settings a 2.9 server rejects).
   return new Kvm(ctx.js).create(bucket, { history: 1, storage: StorageType.File, replicas });
+}
+
+/**
+ * Opens (creating when missing) a bucket whose values NATS forgets `maxAgeMs` after they
+ * were written (the stream's `max_age`, which 2.9 knows). A bucket made with another age
+ * (the setting changed) gets the new one: `Kvm.create` leaves an existing stream as it is.
+ */
+export async function openExpiringBucket(ctx: NatsContext, bucket: string, replicas: number, maxAgeMs: number): Promise<KV> {
+  const kv = await new Kvm(ctx.js).create(bucket, { history: 1, storage: StorageType.File, replicas, ttl: maxAgeMs });
+  const stream = `KV_${bucket}`;
+  const { config } = await ctx.jsm.streams.info(stream);
+  const maxAge = nanos(maxAgeMs);
+  if (config.max_age !== maxAge) await ctx.jsm.streams.update(stream, { ...config, max_age: maxAge });
+  return kv;
 }
 
 /** The publish was refused because the key is no longer at the expected revision. */

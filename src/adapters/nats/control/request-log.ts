@@ -1,0 +1,100 @@
+/**
+ * The request log in one NATS KV bucket shared by every replica, one key per request,
+ * `req.<agent>.<id>` (`keys.ts`, `requestKeys`), whose value is the entry (with the full
+ * agent id, which readers check: a key may hold only a digest of a long id). The bucket's
+ * stream keeps messages `ENGRAM_REQUEST_LOG_DAYS` (its `max_age`), so NATS forgets old
+ * entries by itself; `prune` also forgets by the entry's own time, for a retention
+ * shortened since the entries were written and for a clock that is not NATS's.
+ *
+ * The KV revision (the stream sequence) is the append order, and the cursor is the last
+ * revision a page showed. A page is one ordered consumer over the agent's keys, sorted
+ * here: it reads the agent's whole retained log (a few hundred bytes an entry), which is
+ * what 2.9 allows without reverse iteration; an agent with tens of thousands of requests
+ * a week pays for it in the listing (0.15 to 0.75 s a page for 5,000 entries, measured on
+ * a busy 2-core machine), never on the proxy path.
+ */
+import type { KV } from '@nats-io/kv';
+import { cursorOf, cursorSeq, limitProblem } from '../../../domain/request-log.js';
+import { EngramError } from '../../../errors.js';
+import type { RequestEntry, RequestLog, RequestPage } from '../../../ports/requests.js';
+import type { NatsContext } from '../connection.js';
+import { kvSubject, requestKeys } from './keys.js';
+import { forEachLimited, guarded, purgeRevision, purgeSubjects, readJson, scanLatest } from './kv-support.js';
+
+export interface NatsRequestLogOptions {
+  bucket: string;
+  /** A scan with no progress for this long fails (NATS went away mid-scan). */
+  timeoutMs: number;
+}
+
+/** Purges in flight at once while pruning. */
+const PRUNE_CONCURRENCY = 16;
+
+/** The NATS KV RequestLog; the connection belongs to its opener. */
+export class NatsRequestLog implements RequestLog {
+  readonly #ctx: NatsContext;
+  readonly #kv: KV;
+  readonly #options: NatsRequestLogOptions;
+  readonly #stream: string;
+
+  constructor(ctx: NatsContext, kv: KV, options: NatsRequestLogOptions) {
+    this.#ctx = ctx;
+    this.#kv = kv;
+    this.#options = options;
+    this.#stream = `KV_${options.bucket}`;
+  }
+
+  async append(entry: RequestEntry): Promise<void> {
+    const value: RequestEntry = { ...entry, injected: entry.injected.map(({ reflectionId, score, why }) => ({ reflectionId, score, why })) };
+    await this.#guard('append', () => this.#kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(value)));
+  }
+
+  async list(agentId: string, { limit, cursor }: { limit: number; cursor?: string }): Promise<RequestPage> {
+    const problem = limitProblem(limit);
+    if (problem) throw new EngramError('invalid_request', problem, { param: 'limit' });
+    const below = cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(cursor);
+    if (below === undefined) throw new EngramError('invalid_request', '`cursor` is not one a page of this list gave', { param: 'cursor' });
+    return this.#guard('list', async () => {
+      const found = await scanLatest(this.#kv, requestKeys.requests(agentId), this.#options.timeoutMs, (entry) => {
+        if (entry.revision >= below) return undefined;
+        const value = entry.json<RequestEntry>();
+        return value.agentId === agentId ? value : undefined;
+      });
+      const older = found.sort((a, b) => b.revision - a.revision);
+      const page = older.slice(0, limit);
+      return { entries: page.map(({ item }) => item), ...(older.length > limit ? { cursor: cursorOf(page[page.length - 1].revision) } : {}) };
+    });
+  }
+
+  async get(agentId: string, id: string): Promise<RequestEntry | undefined> {
+    return this.#guard('get', async () => {
+      const stored = await readJson<RequestEntry>(this.#kv, requestKeys.request(agentId, id));
+      return stored?.value.agentId === agentId && stored.value.id === id ? stored.value : undefined;
+    });
+  }
+
+  /** Scans every agent's entries and purges those from before `before` (each key is written once). */
+  async prune(before: number): Promise<number> {
+    return this.#guard('prune', async () => {
+      const old = await scanLatest(this.#kv, requestKeys.requests(), this.#options.timeoutMs, (entry) =>
+        entry.json<RequestEntry>().at < before ? true : undefined,
+      );
+      let pruned = 0;
+      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision }) => {
+        if (await purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision)) pruned++;
+      });
+      return pruned;
+    });
+  }
+
+  async deleteAgent(agentId: string): Promise<void> {
+    await this.#guard('deleteAgent', () => purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, requestKeys.requests(agentId))));
+  }
+
+  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
+  async close(): Promise<void> {}
+
+  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+  }
+}

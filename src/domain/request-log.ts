@@ -1,0 +1,32 @@
+/**
+ * Pure rules of the request log (DESIGN section 12, `ports/requests.ts`): request ids, the
+ * page cursor both engines use, and how an injected reflection's signal is named.
+ */
+import { randomBytes } from 'node:crypto';
+
+/** A new request id: `req_` and 16 random bytes, base64url (letters, digits, `-`, `_`). */
+export function newRequestId(): string {
+  return `req_${randomBytes(16).toString('base64url')}`;
+}
+
+const CURSOR = /^c([1-9][0-9]{0,15})$/;
+
+/**
+ * The cursor of a page that ended at append sequence `seq` (a SQLite row's, a stream
+ * message's): the next page starts below it. Opaque to callers; its form may change.
+ */
+export function cursorOf(seq: number): string {
+  return `c${seq}`;
+}
+
+/** The sequence a cursor names; undefined for anything `cursorOf` did not make. */
+export function cursorSeq(cursor: string): number | undefined {
+  const match = CURSOR.exec(cursor);
+  const seq = match ? Number(match[1]) : Number.NaN;
+  return Number.isSafeInteger(seq) ? seq : undefined;
+}
+
+/** What is wrong with a page's limit, if anything: the stores take a positive integer. */
+export function limitProblem(limit: number): string | undefined {
+  return Number.isSafeInteger(limit) && limit >= 1 ? undefined : '`limit` must be a positive integer';
+}

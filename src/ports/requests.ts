@@ -1,0 +1,67 @@
+/**
+ * The request log (DESIGN section 12): what each proxied request of an agent did, kept
+ * `ENGRAM_REQUEST_LOG_DAYS`, so a user can see memory at work: which reflections went
+ * into a request, how relevant each was and why, how long it took. An entry holds ids,
+ * numbers, the protocol, the status and outcome, never the request's or the answer's
+ * text. Every adapter passes `test/contracts/requests.contract.ts`.
+ *
+ * Entries are appended once each, after their request ended, by whichever replica ran it;
+ * `list` gives them in the order they were appended, the latest first (a long stream that
+ * ended after a short request that began later is listed before it). Pages are read with
+ * an opaque cursor, which stays valid while entries are appended, pruned or deleted.
+ */
+
+/** One reflection injected into a request. */
+export interface InjectedReflection {
+  reflectionId: string;
+  /** Its relevance on the scale of the agent's `minScore` (`Judged.score`). */
+  score: number;
+  /** The signal that made it relevant: `meaning`, `tags`, or `named term "<term>"`. */
+  why: string;
+}
+
+export interface RequestEntry {
+  /** `req_…`, the `x-engram-request-id` the client got. */
+  id: string;
+  agentId: string;
+  /** When its turn started, its body read (ms since the epoch, Engram's clock). */
+  at: number;
+  /** The protocol adapter's id: `chat-completions`, `messages`, `responses`. */
+  protocol: string;
+  /** The conversation it was found to belong to; null when the turn ended before that (a bad body). */
+  conversationId: string | null;
+  /** The HTTP status the client got; null when none was sent (the client left first). */
+  status: number | null;
+  /** How the turn ended (`completed`, `upstream_error`, `failed`, `interrupted`, …). */
+  outcome: string;
+  /** From the turn's start (its body read) to the end of its answer, in ms to a tenth. */
+  latencyMs: number;
+  /** From the upstream request's start to the end of its answer; null when it was never sent. */
+  upstreamMs: number | null;
+  injected: InjectedReflection[];
+}
+
+export interface RequestPage {
+  /** Latest first, at most the limit asked for. */
+  entries: RequestEntry[];
+  /** Give it back as `cursor` for the next (older) page; absent on the last page. */
+  cursor?: string;
+}
+
+export interface RequestLog {
+  /** Stores one entry (its id is new: ids are random). */
+  append(entry: RequestEntry): Promise<void>;
+  /**
+   * The agent's entries, latest first, `limit` (1 or more) at most, older than the page
+   * `cursor` came with. A cursor that this store did not make rejects with
+   * `EngramError('invalid_request')`.
+   */
+  list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage>;
+  /** One of the agent's entries; undefined when absent, pruned, or another agent's. */
+  get(agentId: string, id: string): Promise<RequestEntry | undefined>;
+  /** Forgets every agent's entries whose `at` is before `before`; returns how many. */
+  prune(before: number): Promise<number>;
+  /** Forgets the agent's entries (the agent was deleted). */
+  deleteAgent(agentId: string): Promise<void>;
+  close(): Promise<void>;
+}
