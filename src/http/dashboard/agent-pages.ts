@@ -8,12 +8,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
+import { REFLECTION_KINDS, type Agent, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchMemory } from '../../memory/memory-search.js';
-import { createRetrieval } from '../../memory/retrieval.js';
+import { createRetrieval, type Verdict } from '../../memory/retrieval.js';
+import { signalOf } from '../../conversation/request-log.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
 import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
@@ -137,14 +138,17 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
     let rows: { reflection: Reflection; score?: number }[];
     let more = false;
-    // What a request saying `q` would get injected, by the injection's own retrieval (relevance rule, topK, budget).
+    // What a request saying `q` would get injected, by the injection's own retrieval (relevance rule, topK, budget),
+    // and for every other result why not.
     let injected: string[] | undefined;
+    let verdicts: Record<string, InjectionNote> | undefined;
     if (q) {
-      const [found, chosen] = await Promise.all([
+      const [found, explained] = await Promise.all([
         searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 }),
-        retrieval.retrieve(agent, q, new Set()),
+        retrieval.explain(agent, q),
       ]);
-      injected = chosen.map((judged) => judged.reflection.id);
+      injected = explained.filter((verdict) => verdict.taken).map((verdict) => verdict.judged.reflection.id);
+      verdicts = injectionNotes(explained, agent);
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
       const superseded = status === 'all' ? undefined : status === 'superseded';
@@ -169,6 +173,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       more,
       page: PAGE,
       injected,
+      verdicts,
       tagAuthor: tagAuthorLabel,
     });
   });
@@ -288,3 +293,32 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/activity`, 303);
   });
 };
+
+/** What the reflection search says of a result: whether a request saying the query would get it injected, and why (not). */
+export interface InjectionNote {
+  taken: boolean;
+  text: string;
+}
+
+/**
+ * Each candidate injection judged, by reflection id, in words: taken (with its relevance
+ * and the signal), or why not (under the agent's bar, `topK` better ones, the token
+ * budget). A result missing here is not among the candidates injection looks at.
+ */
+export function injectionNotes(verdicts: readonly Verdict[], agent: Agent): Record<string, InjectionNote> {
+  const { minScore, topK, tokenBudget } = agent.memory;
+  const notes: Record<string, InjectionNote> = {};
+  for (const verdict of verdicts) {
+    const { judged } = verdict;
+    const relevance = `relevance ${judged.score.toFixed(2)}`;
+    const text = verdict.taken
+      ? `${relevance}, by ${signalOf(judged)}`
+      : verdict.reason === 'below_bar'
+        ? `not injected: ${relevance}, under this agent's bar of ${minScore.toFixed(2)}`
+        : verdict.reason === 'beyond_top_k'
+          ? `not injected: ${relevance}, but this agent takes its best ${topK} and ${topK} rank${topK === 1 ? 's' : ''} higher`
+          : `not injected: ${relevance}, but it would not fit the ${tokenBudget}-token budget beside the better ones`;
+    notes[judged.reflection.id] = { taken: verdict.taken, text };
+  }
+  return notes;
+}
