@@ -58,6 +58,9 @@ function tagList(raw: unknown): string[] {
   return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
 }
 
+/** Requests shown per page of the activity page's request log. */
+const REQUESTS_PAGE = 25;
+
 /** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
 function perDay(activity: DailyActivity[], reflections: Reflection[], now: number): DayRow[] {
   const today = Math.floor(now / DAY_MS);
@@ -280,9 +283,25 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/tokens`, 303);
   });
 
-  app.get<{ Params: AgentParams }>(`${base}/activity`, async (request, reply) => {
+  app.get<{ Params: AgentParams; Querystring: { cursor?: string } }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    return reply.page('agent-activity', { title: `${agent.name}: activity`, tab: 'activity', org, agent, kindOf: jobKind, ...(await agentJobs(deps.bus, agent.id)) });
+    const cursor = text(request.query.cursor) || undefined;
+    // The request log, newest first: each injected reflection linked, with its content when it still exists.
+    const [requests, jobs] = await Promise.all([control.requests.list(agent.id, { limit: REQUESTS_PAGE, cursor }), agentJobs(deps.bus, agent.id)]);
+    const injectedIds = [...new Set(requests.entries.flatMap((entry) => entry.injected.map((one) => one.reflectionId)))];
+    const found = await Promise.all(injectedIds.map((id) => reflections.get(agent.id, id)));
+    const injectedReflections = Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
+    return reply.page('agent-activity', {
+      title: `${agent.name}: activity`,
+      tab: 'activity',
+      org,
+      agent,
+      kindOf: jobKind,
+      requests,
+      firstPage: cursor === undefined,
+      injectedReflections,
+      ...jobs,
+    });
   });
 
   app.post<{ Params: AgentParams & { id: string } }>(`${base}/activity/dead/:id/retry`, { preValidation: app.csrfProtection }, async (request, reply) => {

@@ -1,0 +1,124 @@
+/**
+ * The request log on the dashboard's activity page (DESIGN section 12), in Chromium:
+ * requests sent through the one base URL with the `openai` SDK appear newest first under
+ * the ids their responses carried, each injected reflection a link to it with its score
+ * and signal, and the list holds its layout on a phone.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import OpenAI from 'openai';
+import { openBrowser, type TestBrowser } from '../support/chromium.js';
+import { startEngram, type TestEngram } from '../support/engram.js';
+import { layoutProblems } from '../support/layout.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+
+interface Context {
+  engram: TestEngram;
+  upstream: ScriptedUpstream;
+  browser: TestBrowser;
+  /** `/orgs/<org>/agents/<agent>` */
+  agentPath: string;
+  orgId: string;
+  agentId: string;
+}
+
+const test = suite<Context>('the request log on the activity page');
+
+const TAUGHT = 'Before running the integration tests, start the database with docker compose up postgresql and run npm run db:migrate.';
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+  context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true', 'settle-ms': '600000' });
+  context.browser = await openBrowser();
+  const page = await context.browser.context.newPage();
+  await page.goto(`${context.engram.url}/signup`);
+  await page.getByLabel('Email').fill('requests@example.com');
+  await page.getByLabel('Password').fill('a long enough passphrase');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByLabel('Name').fill('acme');
+  await page.getByRole('button', { name: 'Create organisation' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('coder');
+  await page.getByLabel('Upstream base URL').fill(context.upstream.url);
+  await page.getByLabel('Upstream API key').fill('sk-upstream-secret-key-0000000000000000');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.waitForURL(/\/connect$/);
+  context.agentPath = new URL(page.url()).pathname.replace(/\/connect$/, '');
+  [, , context.orgId, , context.agentId] = context.agentPath.split('/') as [string, string, string, string, string];
+  await page.close();
+});
+
+test.after(async ({ engram, upstream, browser }) => {
+  await browser?.close();
+  await engram?.close();
+  await upstream?.close();
+});
+
+test('requests appear newest first under their ids, each injected reflection linked with its score and why', async (context) => {
+  const { engram, upstream, browser, agentPath, orgId, agentId } = context;
+  const taught = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, { kind: 'procedural', topic: 'testing', content: TAUGHT });
+  assert.is(taught.status, 201, JSON.stringify(taught.json));
+  const token = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/tokens`, { name: 'sdk' });
+  const client = new OpenAI({ baseURL: `${engram.url}/v1`, apiKey: token.json.token, maxRetries: 0 });
+  const ask = async (content: string) => {
+    upstream.enqueue({ type: 'text', text: 'Done.' });
+    const { response } = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content }] }).withResponse();
+    return { id: response.headers.get('x-engram-request-id')!, injected: Number(response.headers.get('x-engram-injected')) };
+  };
+  const unrelated = await ask('Write a haiku about autumn leaves.');
+  const related = await ask('How do I run the integration tests? They fail with relation does not exist.');
+  assert.is(unrelated.injected, 0);
+  assert.is(related.injected, 1);
+
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/activity`);
+    const rows = page.locator('#requests tbody tr');
+    assert.is(await rows.count(), 2);
+    assert.match(await rows.nth(0).innerText(), related.id, 'the newest first');
+    assert.match(await rows.nth(1).innerText(), unrelated.id);
+    assert.match(await rows.nth(1).locator('td[data-label="Injected"]').innerText(), 'none');
+    const link = rows.nth(0).locator('td[data-label="Injected"] a');
+    assert.is(await link.count(), 1);
+    assert.match(await link.innerText(), 'Before running the integration tests');
+    assert.match(await rows.nth(0).locator('td[data-label="Injected"] li').innerText(), /\d\.\d\d, by (meaning|tags|named term ".+")/);
+    assert.match(await rows.nth(0).locator('td[data-label="Status"]').innerText(), '200');
+    await link.click();
+    await page.waitForURL(new RegExp(`/reflections/${taught.json.id}$`));
+    assert.match(await page.content(), TAUGHT, 'the reflection it names');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${engram.url}${agentPath}/activity`);
+    assert.equal(await layoutProblems(page), []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('the list pages back through older requests', async ({ engram, upstream, browser, agentPath, orgId, agentId }) => {
+  const token = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/tokens`, { name: 'pages' });
+  const client = new OpenAI({ baseURL: `${engram.url}/v1`, apiKey: token.json.token, maxRetries: 0 });
+  const ids: string[] = [];
+  for (let turn = 0; turn < 26; turn++) {
+    upstream.enqueue({ type: 'text', text: 'Ok.' });
+    const { response } = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: `Question number ${turn}.` }] }).withResponse();
+    ids.push(response.headers.get('x-engram-request-id')!);
+  }
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/activity`);
+    const first = await page.locator('#requests tbody tr').allInnerTexts();
+    assert.is(first.length, 25);
+    assert.match(first[0]!, ids.at(-1)!);
+    await page.getByRole('link', { name: 'Older' }).click();
+    const older = await page.locator('#requests tbody tr').allInnerTexts();
+    // 26 here, plus the 2 of the first test.
+    assert.is(older.length, 3);
+    assert.match(older[0]!, ids[0]!);
+    await page.getByRole('link', { name: 'Newest' }).click();
+    assert.match((await page.locator('#requests tbody tr').allInnerTexts())[0]!, ids.at(-1)!);
+  } finally {
+    await page.close();
+  }
+});
+
+test.run();
