@@ -10,6 +10,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import { layoutProblems } from '../support/layout.js';
+import { signUpWithAgent } from '../support/dashboard.js';
 import { LONG_REFLECTIONS } from '../support/long-reflections.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
@@ -29,27 +30,20 @@ test.before(async (context) => {
   // The scripted upstream is on loopback: this operator lets dashboard users use local model servers.
   context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true' });
   context.browser = await openBrowser();
-  const page = await context.browser.context.newPage();
   const { engram } = context;
-  await page.goto(`${engram.url}/signup`);
-  await page.getByLabel('Email').fill('layout@example.com');
-  await page.getByLabel('Password').fill('a long enough passphrase');
-  await page.getByRole('button', { name: 'Sign up' }).click();
-  await page.getByLabel('Name').fill('acme-platform-engineering');
-  await page.getByRole('button', { name: 'Create organisation' }).click();
-  await page.getByLabel('Name', { exact: true }).fill('release-engineering-assistant');
-  await page.getByLabel('Upstream base URL').fill(context.upstream.url);
-  await page.getByLabel('Upstream API key').fill('sk-upstream-secret-key-0000000000000000');
-  await page.getByRole('button', { name: 'Create agent' }).click();
-  await page.waitForURL(/\/connect$/);
-  context.agentPath = new URL(page.url()).pathname.replace(/\/connect$/, '');
-  const [, , orgId, , agentId] = context.agentPath.split('/');
+  const { agentPath, orgId, agentId } = await signUpWithAgent(context.browser.context, {
+    engramUrl: engram.url,
+    upstreamUrl: context.upstream.url,
+    email: 'layout@example.com',
+    org: 'acme-platform-engineering',
+    agent: 'release-engineering-assistant',
+  });
+  context.agentPath = agentPath;
   for (const reflection of LONG_REFLECTIONS) {
     const created = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, reflection);
     assert.is(created.status, 201, JSON.stringify(created.json));
     context.reflectionId = created.json.id;
   }
-  await page.close();
 });
 
 test.after(async ({ engram, upstream, browser }) => {

@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import { layoutProblems } from '../support/layout.js';
+import { signUpWithAgent } from '../support/dashboard.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 interface Context {
@@ -30,21 +31,13 @@ test.before(async (context) => {
   context.upstream = await startScriptedUpstream();
   context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true', 'settle-ms': '600000' });
   context.browser = await openBrowser();
-  const page = await context.browser.context.newPage();
-  await page.goto(`${context.engram.url}/signup`);
-  await page.getByLabel('Email').fill('requests@example.com');
-  await page.getByLabel('Password').fill('a long enough passphrase');
-  await page.getByRole('button', { name: 'Sign up' }).click();
-  await page.getByLabel('Name').fill('acme');
-  await page.getByRole('button', { name: 'Create organisation' }).click();
-  await page.getByLabel('Name', { exact: true }).fill('coder');
-  await page.getByLabel('Upstream base URL').fill(context.upstream.url);
-  await page.getByLabel('Upstream API key').fill('sk-upstream-secret-key-0000000000000000');
-  await page.getByRole('button', { name: 'Create agent' }).click();
-  await page.waitForURL(/\/connect$/);
-  context.agentPath = new URL(page.url()).pathname.replace(/\/connect$/, '');
-  [, , context.orgId, , context.agentId] = context.agentPath.split('/') as [string, string, string, string, string];
-  await page.close();
+  ({ agentPath: context.agentPath, orgId: context.orgId, agentId: context.agentId } = await signUpWithAgent(context.browser.context, {
+    engramUrl: context.engram.url,
+    upstreamUrl: context.upstream.url,
+    email: 'requests@example.com',
+    org: 'acme',
+    agent: 'coder',
+  }));
 });
 
 test.after(async ({ engram, upstream, browser }) => {
