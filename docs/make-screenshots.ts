@@ -105,6 +105,14 @@ try {
   await page.goto(`${overview}/reflections`);
   await save(page, '6-reflections');
   await onPhone('6-reflections', `${overview}/reflections`);
+  // What a request would get injected, and why each other result would not be.
+  const search = `${overview}/reflections?q=${encodeURIComponent('Where is the release checklist?')}`;
+  await page.goto(search);
+  await save(page, '9-reflection-search');
+  // The request log: what memory did for each request.
+  await page.goto(`${overview}/activity`);
+  await save(page, '10-request-log');
+  await onPhone('10-request-log', `${overview}/activity`);
 
   // An MCP client signing in to /v0/mcp: its consent page, then the connected apps.
   const registered = (await (

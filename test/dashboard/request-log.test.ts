@@ -25,7 +25,9 @@ interface Context {
 
 const test = suite<Context>('the request log on the activity page');
 
-const TAUGHT = 'Before running the integration tests, start the database with docker compose up postgresql and run npm run db:migrate.';
+/** Opens with a long path, as extraction writes them: it must wrap in its cell, not widen the table. */
+const TAUGHT =
+  'Integration tests need infrastructure/docker-compose/integration-postgresql.override.yaml up first: start the database with docker compose up postgresql and run npm run db:migrate.';
 
 test.before(async (context) => {
   context.upstream = await startScriptedUpstream();
@@ -72,16 +74,18 @@ test('requests appear newest first under their ids, each injected reflection lin
     assert.match(await rows.nth(1).locator('td[data-label="Injected"]').innerText(), 'none');
     const link = rows.nth(0).locator('td[data-label="Injected"] a');
     assert.is(await link.count(), 1);
-    assert.match(await link.innerText(), 'Before running the integration tests');
+    assert.match(await link.innerText(), 'Integration tests need infrastructure/docker-compose/');
     assert.match(await rows.nth(0).locator('td[data-label="Injected"] li').innerText(), /\d\.\d\d, by (meaning|tags|named term ".+")/);
     assert.match(await rows.nth(0).locator('td[data-label="Status"]').innerText(), '200');
     await link.click();
     await page.waitForURL(new RegExp(`/reflections/${taught.json.id}$`));
     assert.match(await page.content(), TAUGHT, 'the reflection it names');
 
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${engram.url}${agentPath}/activity`);
-    assert.equal(await layoutProblems(page), []);
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${engram.url}${agentPath}/activity`);
+      assert.equal(await layoutProblems(page), [], `at ${viewport.width} px`);
+    }
   } finally {
     await page.close();
   }

@@ -1,6 +1,6 @@
 /**
  * What "the layout holds" means for the dashboard, checked in the page itself: nothing is
- * wider than the viewport, no code block needs sideways scrolling, and no word in a table
+ * wider than the viewport, no table runs past its card, no code block needs sideways scrolling, and no word in a table
  * cell or a button is broken inside ("fa/ct/u/al"). A word is a run of letters and digits:
  * a line may break at a space, a slash or a hyphen, never between two letters.
  */
@@ -12,6 +12,13 @@ export async function layoutProblems(page: Page): Promise<string[]> {
     const width = window.innerWidth;
     const pageWidth = document.documentElement.scrollWidth;
     if (pageWidth > width) problems.push(`the page is ${pageWidth} px wide in a ${width} px viewport`);
+    for (const table of document.querySelectorAll('table')) {
+      const box = table.parentElement!;
+      const style = getComputedStyle(box);
+      const inner = box.getBoundingClientRect().right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+      const right = table.getBoundingClientRect().right;
+      if (right > inner + 1) problems.push(`<table id="${table.id}"> runs ${Math.round(right - inner)} px past its <${box.tagName.toLowerCase()}>`);
+    }
     for (const block of document.querySelectorAll('pre')) {
       if (block.scrollWidth > block.clientWidth + 1) problems.push(`<pre id="${block.id}"> scrolls sideways (${block.scrollWidth} px of content in ${block.clientWidth} px)`);
     }
