@@ -253,6 +253,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         maxBytes: config.extraction.maxBytes,
         settledAt,
         cleaned: deps.cleanedTurns,
+        instructions: adapter.instructions(body),
       });
     }
     const response = link?.store ? link : undefined;

@@ -27,6 +27,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     maxBytes: deps.config.extraction.maxBytes,
     heartbeatMs,
     log: app.log,
+    observer: app.metrics,
     tagging: { ...schedule, reflections: deps.reflections },
   });
   const tagger = createTaggingHandler({

@@ -30,11 +30,13 @@ import { dataLine, tagNeutraliser } from '../domain/framing.js';
 
 export const EXISTING_OPEN = '<existing-reflections>';
 export const EXISTING_CLOSE = '</existing-reflections>';
+export const INSTRUCTIONS_OPEN = '<instructions-in-context>';
+export const INSTRUCTIONS_CLOSE = '</instructions-in-context>';
 export const TRANSCRIPT_OPEN = '<transcript>';
 export const TRANSCRIPT_CLOSE = '</transcript>';
 
 /** The frames of an extraction request: neither a reflection nor a turn may open or close one. */
-const neutraliseFrames = tagNeutraliser(['existing-reflections', 'transcript', 'turn']);
+const neutraliseFrames = tagNeutraliser(['existing-reflections', 'instructions-in-context', 'transcript', 'turn']);
 
 /**
  * What one turn's frame adds to its text, in UTF-8 bytes: `<turn n="…" role="assistant">`
@@ -92,15 +94,21 @@ export function existingReflectionLine(reflection: Pick<Reflection, 'id' | 'kind
 
 /**
  * The user message of an extraction call for `turns` (the first numbered `firstTurn`):
- * the `<existing-reflections>` block when there are any, a blank line, then the
- * `<transcript>` of `renderTranscript`.
+ * the `<instructions-in-context>` block of the conversation's instruction sentences, one
+ * `dataLine` each, when there are any; the `<existing-reflections>` block when there are
+ * any; each followed by a blank line; then the `<transcript>` of `renderTranscript`.
  */
 export function extractionInput(
   existing: readonly Pick<Reflection, 'id' | 'kind' | 'content'>[],
   turns: readonly Turn[],
   firstTurn = 0,
+  instructions: readonly string[] = [],
 ): string {
   const framed = `${TRANSCRIPT_OPEN}\n${renderTranscript(turns, firstTurn)}\n${TRANSCRIPT_CLOSE}`;
-  if (existing.length === 0) return framed;
-  return [EXISTING_OPEN, ...existing.map(existingReflectionLine), EXISTING_CLOSE, '', framed].join('\n');
+  const blocks: string[] = [];
+  if (instructions.length > 0) {
+    blocks.push(INSTRUCTIONS_OPEN, ...instructions.map((line) => dataLine(line, neutraliseFrames)), INSTRUCTIONS_CLOSE, '');
+  }
+  if (existing.length > 0) blocks.push(EXISTING_OPEN, ...existing.map(existingReflectionLine), EXISTING_CLOSE, '');
+  return [...blocks, framed].join('\n');
 }

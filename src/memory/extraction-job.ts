@@ -10,6 +10,7 @@ import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
 import type { CleanedText, CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
+import { INSTRUCTIONS_SHARE, instructionUnits } from './instruction-text.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
 import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
@@ -39,6 +40,13 @@ export interface ExtractionJob {
   settledAt: number;
   /** Where the turns come from, recorded on the reflections; absent means `conversation`. */
   source?: ExtractionSource;
+  /**
+   * The sentences of the conversation's own instructions (system prompt, instruction
+   * files in context), cleaned and bounded (`instruction-text.ts`): extraction is told not
+   * to record them, and drops a proposal that only restates them (`restatement.ts`).
+   * Absent when there are none (and on jobs queued before it existed).
+   */
+  instructions?: string[];
 }
 
 /** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */
@@ -64,6 +72,8 @@ export interface BuildExtractionJobInput {
   source?: ExtractionSource;
   /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
   cleaned?: CleanedTurns;
+  /** The conversation's instruction texts (`ProtocolAdapter.instructions`), most specific first. */
+  instructions?: readonly string[];
 }
 
 /** A turn's frame in the request (`extraction-frame.ts`), counted against `maxBytes`. */
@@ -163,6 +173,9 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
   kept.reverse();
   markRepeats(kept, sources.reverse());
   if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
+  const instructions = input.instructions
+    ? instructionUnits(input.instructions, Math.floor(input.maxBytes * INSTRUCTIONS_SHARE), input.cleaned)
+    : [];
   return {
     agentId: input.agentId,
     orgId: input.orgId,
@@ -174,6 +187,7 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     turnCount: offset + input.turns.length,
     settledAt: input.settledAt,
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
+    ...(instructions.length > 0 ? { instructions } : {}),
   };
 }
 

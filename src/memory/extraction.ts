@@ -17,6 +17,8 @@ import { relatedReflections } from './existing-reflections.js';
 import { extractionInput, hasText } from './extraction-frame.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, type ExtractionJob } from './extraction-job.js';
 import { withHeartbeat } from './heartbeat.js';
+import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.js';
+import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
 import { jobTurns, markExtracted } from './watermark.js';
@@ -31,6 +33,12 @@ export {
   type BuildExtractionJobInput,
   type ExtractionJob,
 } from './extraction-job.js';
+
+/** Told what extraction left out, for the metrics. */
+export interface ExtractionObserver {
+  /** Proposals not stored, by why: `restates_instructions` (`restatement.ts`). */
+  reflectionsDropped(reason: 'restates_instructions', count: number): void;
+}
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
 export interface ExtractionLog {
@@ -48,6 +56,7 @@ export interface ExtractionDeps {
   protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
   now: () => number;
   log?: ExtractionLog;
+  observer?: ExtractionObserver;
   /**
    * Where the agent's tagging job is queued once a job is done (`tagging-job.ts`): its
    * reflections without tags get them on the upstream this conversation shows it speaks.
@@ -70,6 +79,8 @@ export interface ExtractionDeps {
 }
 
 const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
+/** `Config.extraction.maxBytes`'s default: what the instructions shown are a share of when no bound is given. */
+const DEFAULT_SHOWN_BASE = 48 * 1024;
 
 /**
  * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
@@ -129,6 +140,11 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       return;
     }
     const { adapter, secrets, model } = upstream;
+    // The conversation's own instructions: shown so the model leaves them out, and what it
+    // proposes anyway that only restates them is dropped before storing.
+    const instructions = job.instructions ?? [];
+    const shown = shownInstructions(instructions, Math.floor((deps.maxBytes ?? DEFAULT_SHOWN_BASE) * INSTRUCTIONS_SHOWN_SHARE));
+    const restating = instructionIndex(instructions);
 
     // One call per chunk, the watermark moved after each: a redelivery resumes after the
     // chunks already done.
@@ -146,7 +162,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
       const existing = await relatedReflections(deps.search, agent, chunk);
-      const input = extractionInput(existing, chunk, from + chunkStart);
+      const input = extractionInput(existing, chunk, from + chunkStart, shown);
       const answer = await callUpstream({
         upstream: deps.upstream,
         agent,
@@ -163,6 +179,8 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       if (!answer.ok) throw new Error(answer.reason);
       const body = answer.body;
       const proposed = adapter.extractionResult(body);
+      const { kept, dropped: restated } = withoutRestatements(restating, proposed);
+      if (restated > 0) deps.observer?.reflectionsDropped('restates_instructions', restated);
       // Where each reflection comes from: the turn the model cited, when it is one it was shown.
       const origin = (proposal: ProposedReflection): ReflectionOrigin => {
         const cited = proposal.turn !== undefined && proposal.turn >= from + chunkStart && proposal.turn < from + start ? proposal.turn : undefined;
@@ -170,7 +188,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
       };
       // Only what the model was shown may be superseded: an id it invents, or one a turn quotes, is ignored.
-      const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', {
+      const result = await deps.writer.write(agent.id, kept, job.source ?? 'conversation', {
         origin,
         supersedable: new Set(existing.map((reflection) => reflection.id)),
       });
@@ -182,6 +200,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           turns: upTo - (from + chunkStart),
           inputChars: input.length,
           proposed: proposed.length,
+          restated,
           shown: existing.length,
           stored: result.stored.length,
           duplicates: result.duplicates,
@@ -236,6 +255,7 @@ function isJob(value: unknown): value is ExtractionJob {
     Number.isInteger(job.firstTurn) &&
     Number.isInteger(job.turnCount) &&
     typeof job.settledAt === 'number' &&
-    Array.isArray(job.turns)
+    Array.isArray(job.turns) &&
+    (job.instructions === undefined || (Array.isArray(job.instructions) && job.instructions.every((line) => typeof line === 'string')))
   );
 }

@@ -13,6 +13,7 @@ import type { EventBus } from '../ports/index.js';
 import { JOB_SUBJECTS } from '../memory/agent-jobs.js';
 import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
 import type { RecordingObserver } from '../conversation/recording-retry.js';
+import type { ExtractionObserver } from '../memory/extraction.js';
 
 /** How one proxied exchange ended, as `runExchange` saw it. */
 export interface ExchangeSummary {
@@ -35,7 +36,7 @@ export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 export type ExtractionOutcome = 'done' | 'retry' | 'dead';
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
-export interface Metrics extends TaggingObserver, RecordingObserver {
+export interface Metrics extends TaggingObserver, RecordingObserver, ExtractionObserver {
   /** Exposition in Prometheus's text format. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -146,6 +147,14 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     help: 'Reflections stored without tags that the tagging job gave tags',
     registers,
   });
+  const dropped = new Counter({
+    name: 'engram_reflections_dropped_total',
+    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say)',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  // At zero from the start, so a dashboard's rate() has a series before the first drop.
+  dropped.inc({ reason: 'restates_instructions' }, 0);
   const embeddingFailures = new Counter({
     name: 'engram_embedding_failures_total',
     help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
@@ -227,6 +236,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     extractionFinished: (outcome) => finished.inc({ outcome }),
     taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
     reflectionsTagged: (count) => tagged.inc(count),
+    reflectionsDropped: (reason, count) => dropped.inc({ reason }, count),
     embeddingFailed: () => embeddingFailures.inc(),
     recordingsPending: (count) => recordingsPending.set(count),
     recordingDeferred: () => recordingsDeferred.inc(),

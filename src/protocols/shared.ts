@@ -17,6 +17,20 @@ export function isClientContext(text: string): boolean {
 }
 
 /**
+ * Client context that carries the project's instruction files, sent again in every
+ * session: Claude Code's `<system-reminder>` holding `CLAUDE.md` (under `# claudeMd`),
+ * Codex's user message `# AGENTS.md instructions for <dir>` (`<user_instructions>` in
+ * older versions). Other reminders (a file the user mentioned, a to-do list) belong to
+ * this conversation only, and are not instructions.
+ */
+export function isInstructionContext(text: string): boolean {
+  return (
+    /^\s*(?:# AGENTS\.md instructions for |<user_instructions>)/.test(text) ||
+    (CLIENT_CONTEXT.test(text) && /# claudeMd|CLAUDE\.md|AGENTS\.md/.test(text))
+  );
+}
+
+/**
  * Appends `text` to a message's content. A string stays a string (joined by a blank
  * line) so upstreams that only accept string content keep working; an array gets a new
  * text part at its end.

@@ -144,6 +144,13 @@ export interface ProtocolAdapter {
 
   /** The client's turns in neutral form (system prompt left out, Engram's blocks kept). */
   transcript(body: JsonObject): Turn[];
+  /**
+   * The texts that instruct the model in this request, sent again in every session of
+   * the client, most specific first: instruction files the client put among the messages
+   * (`isInstructionContext`), then system and developer entries, then the system prompt
+   * (`system`, `instructions`). Engram's blocks kept; extraction strips them.
+   */
+  instructions(body: JsonObject): string[];
   /** Session signals the client sends in its body (Codex `prompt_cache_key`, Claude Code `metadata.user_id`). */
   sessionHint(body: JsonObject): string | undefined;
   /** Text used to derive a conversation id when no better signal exists. */

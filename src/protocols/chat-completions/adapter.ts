@@ -7,6 +7,7 @@ import type { Turn } from '../../domain/transcript.js';
 import {
   checkMessage,
   copilotSessionId,
+  isInstructionContext,
   isObject,
   looksLikeFailure,
   messageListBasics,
@@ -117,6 +118,13 @@ export const chatCompletions: ProtocolAdapter = {
 
   transcript(body) {
     return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
+  },
+  instructions(body) {
+    const list = (body.messages as unknown[]).filter(isObject);
+    return [
+      ...list.filter((m) => m.role === 'user').flatMap((m) => textPieces(m.content).filter(isInstructionContext)),
+      ...list.filter((m) => m.role === 'system' || m.role === 'developer').flatMap((m) => textPieces(m.content)),
+    ];
   },
   sessionHint(body) {
     if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;

@@ -9,6 +9,7 @@ import {
   checkMessage,
   copilotSessionId,
   isClientContext,
+  isInstructionContext,
   isObject,
   looksLikeFailure,
   messageListBasics,
@@ -159,6 +160,15 @@ export const messages: ProtocolAdapter = {
 
   transcript(body) {
     return (body.messages as JsonObject[]).flatMap(messageTurns).filter((turn) => turn.text.length > 0);
+  },
+  instructions(body) {
+    const list = (body.messages as unknown[]).filter(isObject);
+    const texts = (content: unknown) => blocksOf(content).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []));
+    return [
+      ...list.filter((m) => m.role === 'user').flatMap((m) => texts(m.content).filter(isInstructionContext)),
+      ...list.filter((m) => m.role === 'system').flatMap((m) => texts(m.content)),
+      ...texts(body.system),
+    ];
   },
   sessionHint(body) {
     const metadata = body.metadata;

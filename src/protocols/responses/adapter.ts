@@ -5,7 +5,7 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { copilotSessionId, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { copilotSessionId, isInstructionContext, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
   RECORD_REFLECTIONS_SCHEMA,
@@ -107,6 +107,15 @@ export const responses: ProtocolAdapter = {
   },
 
   transcript: (body) => itemTurns(inputItems(body)),
+  instructions(body) {
+    const messages = inputItems(body).filter((item): item is JsonObject => isMessage(item));
+    const texts = (role: (role: unknown) => boolean) => messages.filter((m) => role(m.role)).map((m) => contentText(m.content));
+    return [
+      ...texts((role) => role === 'user').filter(isInstructionContext),
+      ...texts((role) => role === 'system' || role === 'developer'),
+      ...(typeof body.instructions === 'string' ? [body.instructions] : []),
+    ].filter((text) => text.length > 0);
+  },
   sessionHint(body) {
     if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;
     return copilotSessionId(body.instructions);

@@ -5,7 +5,7 @@
  * Reasoning items (and their `encrypted_content`) are never turned into text.
  */
 import type { Turn } from '../../domain/transcript.js';
-import { isObject, renderToolCall, toolInput } from '../shared.js';
+import { isInstructionContext, isObject, renderToolCall, toolInput } from '../shared.js';
 import type { ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
@@ -107,10 +107,18 @@ function outputText(output: unknown): string {
   return typeof output === 'string' ? output : contentText(output);
 }
 
+/** What a user message that only carries the project's instruction files becomes as a turn. */
+export const INSTRUCTIONS_TURN = '[the project instructions the client sends with every request]';
+
 export function itemTurn(item: unknown): Turn | undefined {
   if (!isObject(item)) return undefined;
   if (isMessage(item)) {
-    if (item.role === 'user') return { role: 'user', text: contentText(item.content) };
+    if (item.role === 'user') {
+      const text = contentText(item.content);
+      // Codex's AGENTS.md comes as a user message: not the user's words, and extraction reads
+      // it as instructions (`ProtocolAdapter.instructions`). Still a turn, so turns count alike.
+      return { role: 'user', text: isInstructionContext(text) ? INSTRUCTIONS_TURN : text };
+    }
     if (item.role === 'assistant') return { role: 'assistant', text: contentText(item.content) };
     return undefined;
   }
