@@ -44,7 +44,7 @@ const DIRECTIVE_WORDS: ReadonlySet<string> = new Set(
     'expect expects expected user users agent agents assistant model project repo repository codebase team ' +
     'instruction instructions instructed rule rules convention conventions guideline guidelines policy ' +
     'remember important importantly please don dont avoid forbidden prohibited allowed disallowed mandatory ' +
-    'use uses used using instead whenever every each per like follow follows following ' +
+    'use uses used using instead rather whenever every each per like follow follows following ' +
     // Verbs a restatement wraps a rule in ("X goes in Y", "X is written with Y").
     'go goes went gone live lives located place placed put keep keeps kept write writes written wrote change changes done'
   ).split(' '),

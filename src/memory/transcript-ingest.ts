@@ -166,6 +166,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       maxChunks: extraction.maxChunks,
       settledAt: now,
       source: 'transcript',
+      ...(meta.instructions ? { instructions: meta.instructions } : {}),
     });
     if (!job) {
       await record(settled(false));

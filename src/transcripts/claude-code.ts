@@ -3,7 +3,8 @@
  * has a `type` and the `sessionId`. The conversation is in the `user` lines (a typed
  * prompt, or tool results) and the `assistant` lines (one line per content block). Every
  * other type is what Claude Code injected or its bookkeeping (`attachment` with CLAUDE.md
- * and the environment, `api-request-*`, `queue-operation`, ...) and is not read; neither
+ * and the environment, `api-request-*`, `queue-operation`, ...) and is not read as turns
+ * (the CLAUDE.md files are read as the session's instructions); neither
  * are sub-agent lines, meta lines (local command output) and compaction summaries, which
  * repeat what the conversation already said.
  */
@@ -11,6 +12,7 @@ import type { Turn } from '../domain/transcript.js';
 import { messageTurns } from '../protocols/messages/adapter.js';
 import { isObject } from '../protocols/shared.js';
 import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
+import { instructionCollector } from './instructions.js';
 
 /** Slash commands and their output, written as user messages. */
 const LOCAL_COMMAND = /^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/;
@@ -24,9 +26,14 @@ export const claudeCodeFormat: TranscriptFormat = {
 
 function createClaudeCodeReader(): TranscriptReader {
   const meta: TranscriptMeta = { recognised: 0 };
+  const instruct = instructionCollector(meta);
   return {
     read(record) {
       if (!isObject(record) || typeof record.type !== 'string') return [];
+      // CLAUDE.md and the other instruction files, as Claude Code attached them: the session's instructions.
+      if (record.type === 'attachment' && isObject(record.attachment) && record.attachment.type === 'instructions' && Array.isArray(record.attachment.files)) {
+        for (const file of record.attachment.files) if (isObject(file)) instruct(file.content);
+      }
       if (typeof record.sessionId === 'string' && record.sessionId) {
         meta.recognised++;
         meta.sessionId ??= record.sessionId;

@@ -7,13 +7,15 @@
  * - old (before the wrapper): a first line `{id, timestamp, instructions}`, bare items,
  *   and `{"record_type": "state"}` lines.
  * Codex writes what it injects (AGENTS.md, environment context, developer instructions,
- * hook context) as developer or user messages; only what the user typed is kept.
+ * hook context) as developer or user messages; only what the user typed is kept as turns,
+ * and its developer messages and AGENTS.md as the session's instructions.
  */
 import type { Turn } from '../domain/transcript.js';
-import { itemTurn } from '../protocols/responses/items.js';
-import { isObject } from '../protocols/shared.js';
+import { contentText, itemTurn } from '../protocols/responses/items.js';
+import { isInstructionContext, isObject } from '../protocols/shared.js';
 import type { JsonObject } from '../protocols/types.js';
 import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
+import { instructionCollector } from './instructions.js';
 
 const WRAPPED = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted', 'world_state', 'token_usage_record']);
 /** Response item types of the old format's bare lines. */
@@ -42,6 +44,19 @@ export const codexFormat: TranscriptFormat = {
 function createCodexReader(): TranscriptReader {
   const meta: TranscriptMeta = { recognised: 0 };
   let lines = 0;
+  const instruct = instructionCollector(meta);
+  /** The instruction texts of an item: a developer or system message, an AGENTS.md part of a user message. */
+  const instructionsOf = (item: JsonObject) => {
+    if (item.type !== 'message' && item.type !== undefined) return;
+    if (item.role === 'developer' || item.role === 'system') instruct(contentText(item.content));
+    else if (item.role === 'user') {
+      const parts = Array.isArray(item.content) ? item.content : [item.content];
+      for (const part of parts) {
+        const text = typeof part === 'string' ? part : isObject(part) ? part.text : undefined;
+        if (typeof text === 'string' && isInstructionContext(text)) instruct(text);
+      }
+    }
+  };
   return {
     read(record) {
       lines++;
@@ -56,6 +71,7 @@ function createCodexReader(): TranscriptReader {
         } else if (record.type === 'turn_context' && typeof payload.model === 'string') {
           meta.model = payload.model;
         } else if (record.type === 'response_item') {
+          instructionsOf(payload);
           return itemTurns(payload);
         }
         return [];
@@ -67,10 +83,12 @@ function createCodexReader(): TranscriptReader {
       if (lines === 1 && typeof record.id === 'string' && typeof record.timestamp === 'string' && record.type === undefined) {
         meta.recognised++;
         meta.sessionId ??= record.id;
+        instruct(record.instructions);
         return [];
       }
       if (typeof record.type === 'string' && ITEM_TYPES.has(record.type)) {
         meta.recognised++;
+        instructionsOf(record);
         return itemTurns(record);
       }
       return [];

@@ -41,4 +41,10 @@ export interface TranscriptMeta {
   model?: string;
   /** Records of a kind this reader knows; zero means the file is not of this format. */
   recognised: number;
+  /**
+   * The instructions the client gave the model, as recorded (Codex: its developer
+   * messages and the AGENTS.md it injects), first seen first, each once, bounded: what
+   * extraction must not store again (`memory/restatement.ts`).
+   */
+  instructions?: string[];
 }

@@ -120,6 +120,25 @@ for (const c of CASES) {
   });
 }
 
+for (const c of CASES.filter((c) => c.file === 'codex/rollout-current.jsonl' || c.file === 'claude-code/session.jsonl')) {
+  test(`${c.name}: its recorded instruction file (AGENTS.md, CLAUDE.md) restated is not stored`, async ({ engram, upstream }) => {
+    // A careless model: the project notes' one rule in its own words, besides what the session taught.
+    upstream.setExtractor((request, transcript) => [
+      { kind: 'procedural', topic: 'tooling', content: 'In this project, npm is used rather than yarn.' },
+      ...releaseExtractor(request, transcript),
+    ]);
+    const agent = await engram.createAgent(upstream.url, c.memory ? { memory: c.memory } : {});
+    assert.is((await upload(agent, c.route, fixture(c.file), { 'content-type': c.contentType })).status, 202);
+    const stored = await engram.waitForReflections(agent, 2);
+    assert.equal(stored.map((r) => r.content).sort(), [
+      'Run npm run build before npm test: the tests import dist/.',
+      'The release checklist lives in docs/RELEASE.md.',
+    ]);
+    const message = JSON.stringify(upstream.extractionRequests()[0].json);
+    assert.match(message, /<instructions-in-context>\\n[^]*Use npm, not yarn\.\\n[^]*<\/instructions-in-context>/);
+  });
+}
+
 test('a grown file extracts only its new turns; an identical one does no extraction at all', async ({ engram, upstream }) => {
   for (const [first, grown] of [
     ['codex/rollout-current.turn1.jsonl', 'codex/rollout-current.jsonl'],
