@@ -235,4 +235,15 @@ test('consumer options: configured limits, exponential backoff from 5 s capped a
   assert.equal([1, 2, 3, 10].map(options.backoffMs), [5_000, 10_000, 20_000, 300_000]);
 });
 
+test('carries the instructions\' sentences, redacted and bounded to a third of maxBytes; none, no field', () => {
+  assert.not.ok('instructions' in buildExtractionJob(base(conversation))!);
+  assert.not.ok('instructions' in buildExtractionJob(base(conversation, { instructions: ['You are helpful.'] }))!);
+  const rules = Array.from({ length: 2_000 }, (_, i) => `- Rule ${i}: run make target${i} before deploying service${i}.`).join('\n');
+  const job = buildExtractionJob(base(conversation, { maxBytes: 3_000, instructions: [`The deploy token is ghp_${'a'.repeat(36)} for CI runs.`, rules] }))!;
+  assert.ok(job.instructions!.length > 10);
+  assert.ok(Buffer.byteLength(job.instructions!.join('\n')) <= 1_000, String(Buffer.byteLength(job.instructions!.join('\n'))));
+  assert.match(job.instructions![0], /^The deploy token is \[REDACTED:[a-z_]+\] for CI runs\.$/);
+  assert.is(job.instructions![1], 'Rule 0: run make target0 before deploying service0.');
+});
+
 test.run();
