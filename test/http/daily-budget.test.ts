@@ -14,6 +14,8 @@ import { eventually, startEngram, type TestAgent, type TestEngram } from '../sup
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { stringLength, tokensFor } from '../support/scripted-upstream/shared.js';
 import { WebSession } from '../support/web-session.js';
+import { startNatsServer } from '../support/nats-server.js';
+import { nextUtcDay } from '../../src/memory/budget.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -153,6 +155,37 @@ test('past its daily budget an agent\'s conversations wait for 00:00 UTC, are no
   const total = (await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'input' })) + (await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'output' }));
   assert.match(nextDay, `<dd>${total - spentBeforeMidnight} (`);
   assert.equal(await bus.deadLetters(), []);
+});
+
+test('on NATS (the activity counts in NATS KV, the jobs on JetStream) the spend is counted and a job past the budget waits for 00:00 UTC, not dead-lettered', async ({ upstream }) => {
+  const nats = await startNatsServer();
+  // Real time here: JetStream delays by its own clock, so the clock is not moved; the day's rollover is the SQLite test's.
+  const engram = await startEngram({ 'settle-ms': '50', 'nats-url': nats.url, 'nats-prefix': 'budget', 'secret-key': '56'.repeat(32) });
+  try {
+    const agent = await engram.createAgent(upstream.url, { memory: { daily_token_budget: 1 } });
+    await teach({ upstream, engram, clock: { offset: 0 } }, agent, 'conv-a', 'The NATS cluster is called heron.');
+    await engram.waitForReflections(agent, 1);
+    await teach({ upstream, engram, clock: { offset: 0 } }, agent, 'conv-b', 'Heron runs three JetStream nodes.');
+    const jobs = await eventually(async () => {
+      const listed = await engram.api('GET', `${agentPath(agent)}/jobs`);
+      return listed.json.queued.length === 1 && listed.json.running.length === 0 ? listed.json : undefined;
+    }, 10_000, 'the second conversation to wait');
+    const midnight = new Date(nextUtcDay(Date.now())).toISOString();
+    assert.match(jobs.queued[0].conversation_id, /conv-b$/);
+    assert.ok([midnight, new Date(nextUtcDay(Date.now() - 60_000)).toISOString()].includes(jobs.queued[0].due_at), `due at 00:00 UTC, got ${jobs.queued[0].due_at}`);
+    assert.equal([jobs.failed, jobs.dead], [[], []], 'not failed, not dead-lettered');
+    assert.equal(await contents(engram, agent), ['The NATS cluster is called heron.'], 'only the first conversation learnt from');
+    assert.is(await metric(engram, 'engram_extraction_calls_total', { agent: agent.agentId, job: 'extraction' }), 1);
+    // The spend reached the KV bucket: what another replica would read for the budget.
+    const today = await eventually(async () => {
+      const [row] = await engram.running.deps.control.activity.read(agent.agentId, new Date().toISOString().slice(0, 10));
+      return row?.extractionCalls === 1 ? row : undefined;
+    }, 10_000, 'the spend to be written to NATS KV');
+    assert.ok(today.extractionInputTokens > 0 && today.extractionOutputTokens > 0);
+  } finally {
+    await engram.close();
+    await nats.cleanup();
+  }
 });
 
 test('the budget is set, lifted and refused like the other memory settings', async ({ engram, upstream }) => {
