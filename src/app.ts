@@ -25,7 +25,7 @@ import { createRequestLimits, retryAfterHeader } from './http/request-limits.js'
 import { createMetrics } from './observability/metrics.js';
 import { opsRoutes } from './observability/ops-routes.js';
 import { observedBus, observedEmbedder } from './observability/observed-ports.js';
-import { ActivityRecorder, withActivity } from './observability/activity.js';
+import { ActivityRecorder, spendMeter, withActivity } from './observability/activity.js';
 import { prettyStream } from './observability/log-format.js';
 import { RecordingRetry } from './conversation/recording-retry.js';
 
@@ -121,7 +121,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     await app.register(globalMcpRoutes, { deps, version: ENGRAM_VERSION, server: oauth, bodyReads, limits });
   }
   if (role !== 'api') {
-    await app.register(pipelinePlugin, { deps });
+    await app.register(pipelinePlugin, { deps, meter: spendMeter(metrics, activity) });
     await app.register(maintenancePlugin, { deps });
   }
   return app;

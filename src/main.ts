@@ -138,6 +138,9 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
     if (!bus || !stores || !reflections) {
       sqlite = openSqliteAdapters(path.join(config.dataDir, DATABASE_FILE), {
         bus: {
+          // The app's clock: a job queued for a time the app computed (a settle, the next
+          // day of a spent budget) comes due by the same clock.
+          ...(options.now ? { now: options.now } : {}),
           onError: (error) => log.error({ err: error }, 'event bus (sqlite) failed'),
           onReclaim: (jobs) => log.info({ jobs }, 'jobs a stopped or crashed process was running are due again'),
         },

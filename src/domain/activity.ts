@@ -4,8 +4,23 @@
  * `EngramError('invalid_request')` (domain imports nothing outside itself).
  */
 
-/** The counts kept per agent and day, in the order they are stored. */
-export const ACTIVITY_COUNTS = ['requests', 'injected', 'extractions'] as const;
+/**
+ * The counts kept per agent and day, in the order they are stored: proxied requests,
+ * reflections injected, extraction jobs done, and what Engram's own calls to the agent's
+ * upstream spent (calls answered, input and output tokens as the answers report them),
+ * for extraction and for tagging.
+ */
+export const ACTIVITY_COUNTS = [
+  'requests',
+  'injected',
+  'extractions',
+  'extractionCalls',
+  'extractionInputTokens',
+  'extractionOutputTokens',
+  'taggingCalls',
+  'taggingInputTokens',
+  'taggingOutputTokens',
+] as const;
 
 export type ActivityCountName = (typeof ACTIVITY_COUNTS)[number];
 
@@ -40,7 +55,7 @@ export function checkIncrement(day: unknown, counts: Partial<Record<ActivityCoun
   const badDay = dayProblem(day, 'day');
   if (badDay) return { ok: false, problem: badDay };
   if (typeof counts !== 'object' || counts === null) return { ok: false, problem: 'counts must be an object' };
-  const complete: ActivityIncrement = { requests: 0, injected: 0, extractions: 0 };
+  const complete = emptyCounts();
   for (const name of ACTIVITY_COUNTS) {
     const value = counts[name];
     if (value === undefined) continue;
@@ -55,4 +70,14 @@ export function checkIncrement(day: unknown, counts: Partial<Record<ActivityCoun
 /** Whether an increment adds nothing (an adapter then writes nothing: empty days stay absent). */
 export function isEmptyIncrement(counts: ActivityIncrement): boolean {
   return ACTIVITY_COUNTS.every((name) => counts[name] === 0);
+}
+
+/** Every count at 0. */
+export function emptyCounts(): ActivityIncrement {
+  return Object.fromEntries(ACTIVITY_COUNTS.map((name) => [name, 0])) as ActivityIncrement;
+}
+
+/** The input and output tokens of extraction and tagging together: what a daily budget caps. */
+export function tokensSpent(counts: Partial<ActivityIncrement>): number {
+  return (counts.extractionInputTokens ?? 0) + (counts.extractionOutputTokens ?? 0) + (counts.taggingInputTokens ?? 0) + (counts.taggingOutputTokens ?? 0);
 }

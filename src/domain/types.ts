@@ -66,6 +66,12 @@ export interface MemorySettings {
   minScore: number;
   /** Model used for extraction; null means the conversation's own model. */
   extractionModel: string | null;
+  /**
+   * Input plus output tokens Engram's extraction and tagging calls for this agent may use
+   * per UTC day; null: unlimited. Once a day's spend reaches it, jobs wait (never dropped)
+   * until the next 00:00 UTC. Agents stored before the setting existed lack it (read as null).
+   */
+  dailyTokenBudget?: number | null;
 }
 
 export interface Agent {
@@ -159,4 +165,5 @@ export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   tokenBudget: 800,
   minScore: 0.2,
   extractionModel: null,
+  dailyTokenBudget: null,
 };

@@ -11,8 +11,10 @@ import { reembedStale } from '../memory/reembed.js';
 import { consumeTaggingJobs, createTaggingHandler, type TaggingSchedule } from '../memory/tagging.js';
 import { PROTOCOLS } from '../protocols/index.js';
 import { memorySearchDeps } from './memory-search-deps.js';
+import type { SpendMeter } from '../memory/budget.js';
 
-export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
+/** `meter`: where extraction and tagging calls count their spend, and the agents' daily budgets are read from. */
+export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps; meter?: SpendMeter }> = async (app, { deps, meter }) => {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   // A third of the ack wait: a crashed worker's job is redelivered soon, a slow upstream's is not.
   const heartbeatMs = Math.max(250, Math.floor(deps.config.extraction.ackWaitMs / 3));
@@ -29,6 +31,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     log: app.log,
     observer: app.metrics,
     tagging: { ...schedule, reflections: deps.reflections },
+    ...(meter ? { budget: { meter, bus: deps.bus } } : {}),
   });
   const tagger = createTaggingHandler({
     control: deps.control,
@@ -40,6 +43,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps }> = async (app, { 
     heartbeatMs,
     log: app.log,
     observer: app.metrics,
+    meter,
   });
   const subscriptions = [consumeExtractionJobs(deps.bus, handler, deps.config.extraction), consumeTaggingJobs(deps.bus, tagger, deps.config.extraction)];
   // Vectors from a previous embedder are redone in the background, not before serving.

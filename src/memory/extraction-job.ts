@@ -47,6 +47,19 @@ export interface ExtractionJob {
    * Absent when there are none (and on jobs queued before it existed).
    */
   instructions?: string[];
+  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
+  deferred?: JobDeferral;
+}
+
+/**
+ * Why a memory job waits: it was handed to a worker, but the agent's daily token budget
+ * was spent, so it was published again for the next day and the delivery acked.
+ */
+export interface JobDeferral {
+  /** Epoch ms it waits for: the next 00:00 UTC. */
+  until: number;
+  /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
+  from: string;
 }
 
 /** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */

@@ -21,7 +21,8 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
-import { jobTurns, markExtracted } from './watermark.js';
+import { deferJob, jobTurns, markExtracted } from './watermark.js';
+import { budgetReached, type SpendMeter } from './budget.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export { extractionInput, renderTranscript } from './extraction-frame.js';
@@ -63,6 +64,11 @@ export interface ExtractionDeps {
    * Absent: no tagging job is queued.
    */
   tagging?: TaggingSchedule & { reflections: ReflectionStore };
+  /**
+   * Where each call's spend is counted, and where a job waits once the agent's daily token
+   * budget is spent (`budget.ts`). Absent: nothing is counted, no budget applies.
+   */
+  budget?: { meter: SpendMeter; bus: EventBus };
   /** Text of one extraction call (`Config.extraction.maxBytes`); a longer job is extracted in chunks. */
   maxBytes?: number;
   /**
@@ -87,7 +93,9 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * agent is gone, extraction is off, or the conversation's watermark says a newer job
  * covers the turns or they were extracted already (`jobTurns`). Upstream failures and
  * unreadable answers throw, so the bus redelivers with backoff; permanent upstream
- * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed. A job done,
+ * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed. Before each
+ * call, an agent whose daily token budget is spent has the job queued again for the next
+ * 00:00 UTC (`deferJob`) and the delivery acked: not a failure, never dropped. A job done,
  * or skipped as already extracted, queues the agent's tagging job when reflections wait
  * for tags (not when extraction is off).
  */
@@ -159,6 +167,14 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         await markExtracted(deps.control, job, upTo, deps.now());
         continue;
       }
+      // Checked per call: a job spread over chunks stops at the one the budget does not cover; done chunks stay done.
+      const until = deps.budget && (await budgetReached(deps.budget.meter, agent, deps.now()));
+      if (deps.budget && until) {
+        await deferJob(deps.budget.bus, job, { until, from: message.id });
+        log.info({ ...fields, until: new Date(until).toISOString() }, "extraction deferred: the agent's daily token budget is spent");
+        await message.ack();
+        return;
+      }
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
       const existing = await relatedReflections(deps.search, agent, chunk);
@@ -178,6 +194,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       }
       if (!answer.ok) throw new Error(answer.reason);
       const body = answer.body;
+      deps.budget?.meter.spent(agent.id, 'extraction', adapter.usage(body));
       const proposed = adapter.extractionResult(body);
       const { kept, dropped: restated } = withoutRestatements(restating, proposed);
       if (restated > 0) deps.observer?.reflectionsDropped('restates_instructions', restated);

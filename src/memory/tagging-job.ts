@@ -14,6 +14,7 @@
  */
 import type { ProtocolId } from '../domain/types.js';
 import type { EventBus, ReflectionStore } from '../ports/index.js';
+import type { JobDeferral } from './extraction-job.js';
 
 export const TAGGING_SUBJECT = 'engram.tagging';
 
@@ -28,6 +29,8 @@ export interface TaggingJob {
   protocol: ProtocolId;
   /** The conversation's model; used unless the agent configures an extraction model. */
   model: string;
+  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
+  deferred?: JobDeferral;
 }
 
 /** Where tagging jobs are queued and how far apart an agent's jobs are. */
@@ -49,6 +52,16 @@ export interface TaggingSchedule {
 export async function publishTaggingJob(schedule: TaggingSchedule, job: TaggingJob): Promise<void> {
   const slot = Math.floor(schedule.now() / schedule.intervalMs) + 1;
   await schedule.bus.publish(TAGGING_SUBJECT, job, { notBefore: slot * schedule.intervalMs, msgId: `${job.agentId}/${slot}` });
+}
+
+/**
+ * Publishes the tagging `job`, handed over as bus message `from`, again for `until` (the
+ * agent's daily budget is spent); the caller acks `from` once this resolves. Its id names
+ * the agent and that day: one deferred job per agent, however many deliveries defer it.
+ */
+export async function deferTaggingJob(bus: EventBus, job: TaggingJob, { until, from }: { until: number; from: string }): Promise<void> {
+  const deferred: TaggingJob = { ...job, deferred: { until, from } };
+  await bus.publish(TAGGING_SUBJECT, deferred, { notBefore: until, msgId: `${job.agentId}/until-${until}` });
 }
 
 /**

@@ -23,11 +23,13 @@ import {
   TAGGING_CALLS_PER_JOB,
   TAGGING_SUBJECT,
   isTaggingJob,
+  deferTaggingJob,
   publishTaggingJob,
   type TaggingJob,
   type TaggingSchedule,
 } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
+import { budgetReached, type SpendMeter } from './budget.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -85,6 +87,11 @@ export interface TaggingDeps {
   schedule: TaggingSchedule;
   log?: TaggingLog;
   observer?: TaggingObserver;
+  /**
+   * Where each call's spend is counted, and the agent's daily token budget checked before
+   * it: once spent, the job waits for the next 00:00 UTC (`deferTaggingJob`). Absent: no budget.
+   */
+  meter?: SpendMeter;
   /** Time limit of one upstream call, below the consumer's ack wait (as extraction's). */
   timeoutMs?: number;
   /** Heartbeat while a job runs (`withHeartbeat`): a third of the ack wait. */
@@ -112,7 +119,8 @@ interface Applied {
  * longest; if some still wait, the next job is queued for the next interval. Failure
  * semantics are extraction's: upstream failures and unreadable answers throw (the bus
  * redelivers with backoff), permanent refusals (4xx other than 408/409/425/429) and
- * malformed jobs are `term`ed with the reason.
+ * malformed jobs are `term`ed with the reason. An agent whose daily token budget is spent
+ * has the job queued again for the next 00:00 UTC and the delivery acked, as extraction's.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
   return withHeartbeat(tagOne(deps, deps.log ?? SILENT), deps.heartbeatMs);
@@ -150,6 +158,14 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
     for (let call = 0; call < TAGGING_CALLS_PER_JOB; call++) {
       const batch = await deps.reflections.list(agent.id, { needsTags: true, oldestFirst: true, limit: TAGGING_BATCH });
       if (batch.length === 0) break;
+      const until = await budgetReached(deps.meter, agent, deps.schedule.now());
+      if (until) {
+        if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
+        await deferTaggingJob(deps.schedule.bus, job, { until, from: message.id });
+        log.info({ ...fields, ...total, until: new Date(until).toISOString() }, "tagging deferred: the agent's daily token budget is spent");
+        await message.ack();
+        return;
+      }
       total.calls++;
       total.shown += batch.length;
       const request = adapter.toolRequest(model, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS);
@@ -164,6 +180,7 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
           return;
         }
         if (!answer.ok) throw new Error(answer.reason);
+        deps.meter?.spent(agent.id, 'tagging', adapter.usage(answer.body));
         ({ given, ignored } = tagsGiven(adapter.toolArguments(answer.body, RECORD_TAGS_TOOL), batch));
       } catch (error) {
         deps.observer?.taggingCall('failed');

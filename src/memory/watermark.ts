@@ -86,6 +86,22 @@ export async function publishJob(bus: EventBus, job: ExtractionJob, settleMs: nu
   await bus.publish(EXTRACTION_SUBJECT, job, options);
 }
 
+/**
+ * Publishes `job`, handed over as bus message `from`, again for delivery at `until` (the
+ * agent's daily budget is spent): the caller acks `from` once this resolves, so a crash in
+ * between leaves the job twice (the second finds it extracted), never not at all. It keeps
+ * its `settledAt`, so a newer job of the conversation still replaces it; it supersedes
+ * nothing itself (a newer job waiting must not be the one replaced). The message id names
+ * the day it waits for: a redelivered `from` deferred again is stored once, not twice.
+ */
+export async function deferJob(bus: EventBus, job: ExtractionJob, { until, from }: { until: number; from: string }): Promise<void> {
+  const deferred: ExtractionJob = { ...job, deferred: { until, from } };
+  await bus.publish(EXTRACTION_SUBJECT, deferred, {
+    notBefore: until,
+    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}/until-${until}`,
+  });
+}
+
 /** What the consumer does with a job it is handed. */
 export type JobTurns =
   | { skip: 'superseded by a newer job' | 'already extracted' }

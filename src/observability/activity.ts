@@ -1,12 +1,14 @@
 /**
  * Counts per agent and day for the dashboard (requests, injected reflections, extraction
- * jobs done), summed in this process and written to the activity store every few seconds
+ * jobs done, what extraction and tagging calls spent), summed in this process and written to the activity store every few seconds
  * and on close: the proxy's hot path pays one map update, never a write. A failed flush
  * keeps its counts for the next one (bounded: past `MAX_PENDING` agent-days the oldest
  * are dropped and reported), so a store that is briefly down loses nothing.
  */
+import { ACTIVITY_COUNTS, emptyCounts, tokensSpent } from '../domain/activity.js';
 import type { ActivityStore, DailyCounts } from '../ports/activity.js';
 import type { Metrics } from './metrics.js';
+import type { SpendMeter } from '../memory/budget.js';
 
 const FLUSH_EVERY_MS = 5_000;
 const MAX_PENDING = 100_000;
@@ -53,16 +55,30 @@ export class ActivityRecorder {
     let pending = this.#pending.get(key);
     if (!pending) {
       if (this.#pending.size >= MAX_PENDING) this.#dropOldest();
-      pending = { agentId, day, requests: 0, injected: 0, extractions: 0 };
+      pending = { agentId, day, ...emptyCounts() };
       this.#pending.set(key, pending);
     }
-    pending.requests += counts.requests ?? 0;
-    pending.injected += counts.injected ?? 0;
-    pending.extractions += counts.extractions ?? 0;
+    for (const name of ACTIVITY_COUNTS) pending[name] += counts[name] ?? 0;
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
       void this.flush();
     }, this.#everyMs).unref();
+  }
+
+  /**
+   * The input and output tokens the agent's extraction and tagging calls spent today
+   * (UTC, by the clock): what the store holds plus what this process counted and has not
+   * written yet. Other replicas' counts arrive with their next flush, so a budget may be
+   * passed by a few seconds of their calls.
+   */
+  async tokensToday(agentId: string): Promise<number> {
+    const day = dayOf(this.#now());
+    // A flush in progress took its batch out of the map: wait until it is stored. Then the
+    // map before the store: a flush in between counts twice (the budget errs on the safe side), never not at all.
+    await this.#flushing;
+    const unwritten = tokensSpent(this.#pending.get(`${agentId}\n${day}`) ?? {});
+    const stored = (await this.#store.read(agentId, day)).find((row) => row.day === day);
+    return tokensSpent(stored ?? {}) + unwritten;
   }
 
   /** Writes what was counted so far; resolves once written (or kept back after a failure). */
@@ -83,7 +99,8 @@ export class ActivityRecorder {
     this.#pending = new Map();
     for (const item of batch) {
       try {
-        await this.#store.add(item.agentId, item.day, { requests: item.requests, injected: item.injected, extractions: item.extractions });
+        const { agentId, day, ...counts } = item;
+        await this.#store.add(agentId, day, counts);
       } catch (error) {
         this.#onError(error);
         this.#add(item.agentId, item.day, item);
@@ -106,5 +123,26 @@ export function withActivity(metrics: Metrics, activity: ActivityRecorder): Metr
       metrics.exchangeFinished(summary);
       activity.record(summary.agentId, { requests: 1, injected: summary.injected });
     },
+  };
+}
+
+/**
+ * The spend of Engram's own upstream calls, counted for `/metrics` and the agent's day,
+ * and read back (with what this process has not written yet) for the daily budget.
+ */
+export function spendMeter(metrics: Metrics, activity: ActivityRecorder): SpendMeter {
+  return {
+    spent(agentId, job, usage) {
+      metrics.upstreamSpend(agentId, job, usage);
+      const input = usage?.inputTokens ?? 0;
+      const output = usage?.outputTokens ?? 0;
+      activity.record(
+        agentId,
+        job === 'extraction'
+          ? { extractionCalls: 1, extractionInputTokens: input, extractionOutputTokens: output }
+          : { taggingCalls: 1, taggingInputTokens: input, taggingOutputTokens: output },
+      );
+    },
+    tokensToday: (agentId) => activity.tokensToday(agentId),
   };
 }

@@ -12,6 +12,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EventBus } from '../ports/index.js';
 import { JOB_SUBJECTS } from '../memory/agent-jobs.js';
 import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
+import type { JobKind } from '../memory/agent-jobs.js';
+import type { TokenUsage } from '../protocols/types.js';
 import type { RecordingObserver } from '../conversation/recording-retry.js';
 import type { ExtractionObserver } from '../memory/extraction.js';
 
@@ -32,8 +34,12 @@ export interface ExchangeSummary {
 export const UPSTREAM_ERROR_KINDS = ['status_4xx', 'status_5xx', 'stream_broken', 'unreachable', 'timeout'] as const;
 export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 
-/** How an extraction job's delivery ended: acked (extracted, or nothing left to do), to be retried, or dead-lettered. */
-export type ExtractionOutcome = 'done' | 'retry' | 'dead';
+/**
+ * How an extraction job's delivery ended: acked (extracted, or nothing left to do), to be
+ * retried, dead-lettered, or deferred (queued again for the next day: the agent's daily
+ * token budget is spent).
+ */
+export type ExtractionOutcome = 'done' | 'retry' | 'dead' | 'deferred';
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
 export interface Metrics extends TaggingObserver, RecordingObserver, ExtractionObserver {
@@ -49,6 +55,8 @@ export interface Metrics extends TaggingObserver, RecordingObserver, ExtractionO
   extractionScheduled(): void;
   extractionStarted(): void;
   extractionFinished(outcome: ExtractionOutcome): void;
+  /** One of Engram's own calls to an agent's upstream (a `job`) was answered, with the tokens the answer reports. */
+  upstreamSpend(agentId: string, job: JobKind, usage: TokenUsage | undefined): void;
   embeddingFailed(): void;
 }
 
@@ -132,7 +140,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   const finished = new Counter({
     name: 'engram_extraction_jobs_finished_total',
-    help: 'Extraction job deliveries this process finished, by outcome: done (acked), retry (failed, will be redelivered), dead (dead-lettered)',
+    help: "Extraction job deliveries this process finished, by outcome: done (acked), retry (failed, will be redelivered), dead (dead-lettered), deferred (queued for the next day: the agent's daily token budget is spent)",
     labelNames: ['outcome'] as const,
     registers,
   });
@@ -155,6 +163,19 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   // At zero from the start, so a dashboard's rate() has a series before the first drop.
   dropped.inc({ reason: 'restates_instructions' }, 0);
+  // Agent ids here come from jobs whose agent was found: bounded by the agents that exist.
+  const spendCalls = new Counter({
+    name: 'engram_extraction_calls_total',
+    help: "Calls Engram made to agents' upstreams for its own jobs and that were answered, by agent and job: extraction, tagging",
+    labelNames: ['agent', 'job'] as const,
+    registers,
+  });
+  const spendTokens = new Counter({
+    name: 'engram_extraction_tokens_total',
+    help: "Tokens Engram's own calls to agents' upstreams used, as the answers report them, by agent, kind (input, output) and job (extraction, tagging)",
+    labelNames: ['agent', 'kind', 'job'] as const,
+    registers,
+  });
   const embeddingFailures = new Counter({
     name: 'engram_embedding_failures_total',
     help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
@@ -234,6 +255,12 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     extractionScheduled: () => scheduled.inc(),
     extractionStarted: () => started.inc(),
     extractionFinished: (outcome) => finished.inc({ outcome }),
+    upstreamSpend(agent, job, usage) {
+      spendCalls.inc({ agent, job });
+      // Zero increments still create the series, so an agent's spend reads 0 rather than absent.
+      spendTokens.inc({ agent, job, kind: 'input' }, usage?.inputTokens ?? 0);
+      spendTokens.inc({ agent, job, kind: 'output' }, usage?.outputTokens ?? 0);
+    },
     taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
     reflectionsTagged: (count) => tagged.inc(count),
     reflectionsDropped: (reason, count) => dropped.inc({ reason }, count),

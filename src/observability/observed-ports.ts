@@ -34,10 +34,19 @@ function jobFields(payload: unknown): Record<string, unknown> {
  * counted by its handler, per call and per reflection.
  */
 export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity: ActivityRecorder): EventBus {
+  // Deliveries whose job a handler queued again for the next day (`JobDeferral.from`):
+  // their ack is a deferral, not a job done. Emptied by that ack.
+  const deferring = new Set<string>();
   const publish: EventBus['publish'] = async (subject, payload, options) => {
     await bus.publish(subject, payload, options);
     const name = jobKind(subject);
     if (!name) return;
+    const deferral = (payload as Partial<ExtractionJob> | null)?.deferred;
+    if (deferral && typeof deferral.from === 'string') {
+      deferring.add(`${subject}\n${deferral.from}`);
+      log.info({ ...jobFields(payload), until: new Date(deferral.until).toISOString() }, `${name} deferred: the agent's daily token budget is spent`);
+      return;
+    }
     if (name === 'extraction') metrics.extractionScheduled();
     const delayMs = options?.notBefore !== undefined ? Math.max(0, options.notBefore - Date.now()) : 0;
     log.info({ ...jobFields(payload), delayMs }, `${name} scheduled`);
@@ -46,7 +55,7 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity:
     const name = jobKind(subject);
     if (!name) return bus.consume(subject, handler, options);
     const { maxDeliver } = consumerOptions(options ?? {});
-    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { name, maxDeliver, metrics, log, activity }), options);
+    return bus.consume<T>(subject, (message) => observeDelivery(message, handler, { name, maxDeliver, metrics, log, activity, deferring }), options);
   };
   // Every other method is the bus's own, called on the bus: the port may grow without this falling behind.
   return new Proxy(bus, {
@@ -62,7 +71,7 @@ export function observedBus(bus: EventBus, metrics: Metrics, log: Log, activity:
 async function observeDelivery<T>(
   message: BusMessage<T>,
   handler: (message: BusMessage<T>) => Promise<void>,
-  { name, maxDeliver, metrics, log, activity }: { name: JobKind; maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder },
+  { name, maxDeliver, metrics, log, activity, deferring }: { name: JobKind; maxDeliver: number; metrics: Metrics; log: Log; activity: ActivityRecorder; deferring: Set<string> },
 ): Promise<void> {
   const job = jobFields(message.payload);
   const fields = { ...job, attempt: message.attempt };
@@ -77,7 +86,9 @@ async function observeDelivery<T>(
     async ack() {
       await message.ack();
       settled = true;
+      const deferred = deferring.delete(`${message.subject}\n${message.id}`);
       if (!counted) return;
+      if (deferred) return metrics.extractionFinished('deferred');
       metrics.extractionFinished('done');
       if (typeof job.agentId === 'string') activity.record(job.agentId, { extractions: 1 });
     },

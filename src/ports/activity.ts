@@ -1,18 +1,18 @@
 /**
  * What each agent did, per day (UTC): requests proxied, reflections injected into them,
- * and conversations learnt from (extraction jobs done). The dashboard's "counts over
- * time". Counts arrive as increments, summed by the process over a few seconds
+ * conversations learnt from (extraction jobs done), and what Engram's extraction and
+ * tagging calls to its upstream spent (calls, input and output tokens), which a daily
+ * budget caps. The dashboard's "counts over time". Counts arrive as increments, summed by the process over a few seconds
  * (`observability/activity.ts`), so the store sees one write per agent and day every few
  * seconds, never one per request. Every adapter passes `test/contracts/activity.contract.ts`.
  *
  * `add` is atomic per agent and day: increments from several replicas at once are all
  * counted (a KV store updates with an expected revision and retries).
  */
-export interface DailyCounts {
-  requests: number;
-  injected: number;
-  extractions: number;
-}
+import type { ActivityIncrement } from '../domain/activity.js';
+
+/** One count per name of `ACTIVITY_COUNTS` (`src/domain/activity.ts`). */
+export type DailyCounts = ActivityIncrement;
 
 export interface DailyActivity extends DailyCounts {
   /** `YYYY-MM-DD`, UTC. */

@@ -186,6 +186,17 @@ export interface ProtocolAdapter {
   extractionRequest(model: string, instructions: string, transcript: string): JsonObject;
   /** The reflections of that call; throws when the answer holds no such call. */
   extractionResult(body: unknown): ProposedReflection[];
+  /**
+   * The tokens a non-streaming answer (of `toolRequest` or `extractionRequest`) says the
+   * call used, as the upstream reports them; undefined when it reports none.
+   */
+  usage(body: unknown): TokenUsage | undefined;
+}
+
+/** Tokens one upstream call used, as its answer's `usage` reports them. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */

@@ -64,6 +64,19 @@ test('agent update --min-score moves the injection bar; a value outside 0..1 is 
   }
 });
 
+test('agent update --daily-token-budget caps what extraction and tagging spend a day; none lifts it; a non-number is refused before any request', async ({ server, remote }) => {
+  const run = await engram(['agent', 'update', '--org', 'cli-org', '--agent', 'bot2', '--daily-token-budget', '200000', '--json', ...remote]);
+  assert.is(run.code, 0, run.stderr);
+  assert.is(JSON.parse(run.stdout).memory.daily_token_budget, 200000);
+  assert.is((await server.call('GET', '/v0/orgs/cli-org/agents/bot2')).json.memory.daily_token_budget, 200000);
+  const refused = await engram(['agent', 'update', '--org', 'cli-org', '--agent', 'bot2', '--daily-token-budget', 'lots', ...remote]);
+  assert.is.not(refused.code, 0);
+  assert.match(refused.stderr, /--daily-token-budget must be a whole number/);
+  const lifted = await engram(['agent', 'update', '--org', 'cli-org', '--agent', 'bot2', '--daily-token-budget', 'none', '--json', ...remote]);
+  assert.is(lifted.code, 0, lifted.stderr);
+  assert.is(JSON.parse(lifted.stdout).memory.daily_token_budget, null);
+});
+
 test('org, token, reflections and index commands', async ({ server, remote }) => {
   const orgs = await engram(['org', 'list', '--json', ...remote]);
   assert.is(orgs.code, 0, orgs.stderr);

@@ -6,6 +6,7 @@
  */
 import * as assert from 'uvu/assert';
 import { EngramError } from '../../src/errors.js';
+import { emptyCounts } from '../../src/domain/activity.js';
 import type { ActivityStore, DailyCounts } from '../../src/ports/index.js';
 import { harnessSuite, rejects } from './helpers.js';
 import type { ControlHarness } from './control-harness.js';
@@ -13,7 +14,17 @@ import type { ControlHarness } from './control-harness.js';
 const invalid = (error: unknown) => error instanceof EngramError && error.code === 'invalid_request';
 
 /** A day as `read` returns it: every count present. */
-const day = (date: string, counts: Partial<DailyCounts> = {}) => ({ day: date, requests: 0, injected: 0, extractions: 0, ...counts });
+const day = (date: string, counts: Partial<DailyCounts> = {}) => ({ day: date, ...emptyCounts(), ...counts });
+
+/** One extraction call and one tagging call's spend, as the budget counts it. */
+const SPEND: Partial<DailyCounts> = {
+  extractionCalls: 1,
+  extractionInputTokens: 1200,
+  extractionOutputTokens: 80,
+  taggingCalls: 1,
+  taggingInputTokens: 300,
+  taggingOutputTokens: 25,
+};
 
 export function activityContract(name: string, open: () => Promise<ControlHarness>): void {
   const { test, harness } = harnessSuite(`ActivityStore contract: ${name}`, open);
@@ -171,16 +182,40 @@ export function activityContract(name: string, open: () => Promise<ControlHarnes
     assert.equal(await peer.read('agt_a', '2024-03-01'), []);
   });
 
+  test('upstream spend (calls, input and output tokens of extraction and tagging) sums per agent and day beside the other counts', async (context) => {
+    const s = store(context);
+    await s.add('agt_a', '2024-03-05', { requests: 2, ...SPEND });
+    await s.add('agt_a', '2024-03-05', { extractionCalls: 1, extractionInputTokens: 1000, extractionOutputTokens: 20 });
+    await s.add('agt_a', '2024-03-06', { taggingCalls: 2, taggingInputTokens: 7, taggingOutputTokens: 3 });
+    await s.add('agt_b', '2024-03-05', SPEND);
+    assert.equal(await s.read('agt_a', '2024-03-01'), [
+      day('2024-03-05', { requests: 2, extractionCalls: 2, extractionInputTokens: 2200, extractionOutputTokens: 100, taggingCalls: 1, taggingInputTokens: 300, taggingOutputTokens: 25 }),
+      day('2024-03-06', { taggingCalls: 2, taggingInputTokens: 7, taggingOutputTokens: 3 }),
+    ]);
+    assert.equal(await s.read('agt_b', '2024-03-01'), [day('2024-03-05', SPEND)]);
+    await s.add('agt_c', '2024-03-05', { extractionOutputTokens: 1 });
+    assert.equal(await s.read('agt_c', '2024-03-05'), [day('2024-03-05', { extractionOutputTokens: 1 })], 'a day with spend only is a day');
+    assert.ok(invalid(await rejects(() => s.add('agt_a', '2024-03-05', { taggingInputTokens: -5 }))), 'a negative token count is refused');
+    assert.ok(invalid(await rejects(() => s.add('agt_a', '2024-03-05', { extractionCalls: 0.5 }))), 'a fractional call count is refused');
+  });
+
+  test('concurrent spend from two replicas all lands', async (context) => {
+    const writers = [store(context), await second(context)];
+    await Promise.all(Array.from({ length: 12 }, (_, i) => writers[i % 2].add('agt_a', '2024-03-05', { extractionCalls: 1, extractionInputTokens: 100 + i, taggingOutputTokens: i })));
+    const expected = day('2024-03-05', { extractionCalls: 12, extractionInputTokens: 1200 + 66, taggingOutputTokens: 66 });
+    for (const w of writers) assert.equal(await w.read('agt_a', '2024-03-01'), [expected]);
+  });
+
   test('data survives reopening', async (context) => {
     const h = harness(context);
     if (!h.reopen) return;
     const s = h.stores.activity;
     await s.add('agt_a', '2024-03-05', { requests: 3, injected: 1 });
     await s.add('agt_a', '2024-03-06', { extractions: 2 });
-    await s.add('agt_b', '2024-03-05', { requests: 1 });
+    await s.add('agt_b', '2024-03-05', { requests: 1, ...SPEND });
     const reopened = (await h.reopen()).activity;
     assert.equal(await reopened.read('agt_a', '2024-03-01'), [day('2024-03-05', { requests: 3, injected: 1 }), day('2024-03-06', { extractions: 2 })]);
-    assert.equal(await reopened.read('agt_b', '2024-03-01'), [day('2024-03-05', { requests: 1 })]);
+    assert.equal(await reopened.read('agt_b', '2024-03-01'), [day('2024-03-05', { requests: 1, ...SPEND })], 'spend survives too');
     await reopened.add('agt_a', '2024-03-05', { requests: 1 });
     assert.equal((await reopened.read('agt_a', '2024-03-05'))[0], day('2024-03-05', { requests: 4, injected: 1 }), 'adds to what was stored');
   });

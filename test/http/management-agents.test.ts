@@ -97,7 +97,7 @@ test('POST agents returns ids, a token and URLs; the upstream key is never echoe
   assert.is(agent.base_url, `${server.url}/v0/orgs/${org.id}/agents/${agent.id}`);
   assert.is(agent.mcp_url, `${agent.base_url}/v0/mcp`);
   assert.equal(agent.upstream, { base_url: 'https://api.anthropic.com', api_key_set: true, headers_set: ['X-Title'], responses_state: 'service' });
-  assert.equal(agent.memory, { inject: true, extract: true, top_k: 5, token_budget: 800, min_score: 0.2, extraction_model: null });
+  assert.equal(agent.memory, { inject: true, extract: true, top_k: 5, token_budget: 800, min_score: 0.2, extraction_model: null, daily_token_budget: null });
   assert.match(agent.created_at, ISO);
 
   const secrets = await server.deps.control.agentSecrets(agent.id);
@@ -166,13 +166,13 @@ test('type defaults to api_provider; a pasted /v1 suffix is dropped; memory sett
     body: {
       name: 'local',
       upstream: { base_url: 'http://127.0.0.1:11434/v1/', api_key: '' },
-      memory: { inject: false, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' },
+      memory: { inject: false, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini', daily_token_budget: 250_000 },
     },
   });
   assert.is(created.status, 201);
   assert.is(created.json.type, 'api_provider');
   assert.equal(created.json.upstream, { base_url: 'http://127.0.0.1:11434', api_key_set: false, headers_set: [], responses_state: 'service' });
-  assert.equal(created.json.memory, { inject: false, extract: true, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini' });
+  assert.equal(created.json.memory, { inject: false, extract: true, top_k: 3, token_budget: 400, min_score: 0.3, extraction_model: 'gpt-mini', daily_token_budget: 250_000 });
 });
 
 test('upstreams at link-local or cloud metadata addresses are refused (SSRF); local model servers are allowed', async ({ server }) => {

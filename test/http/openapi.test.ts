@@ -253,6 +253,7 @@ function argsFor(command: (typeof COMMANDS)[number], names: { org: string; agent
     'token-budget': '100',
     'min-score': '0.25',
     'extraction-model': 'gpt-small',
+    'daily-token-budget': '500000',
     'responses-state': 'service',
     content: 'An edited memory about the CLI',
     topic: 'cli',

@@ -23,6 +23,9 @@ import {
 } from '../../src/memory/extraction.js';
 import { TAGGING_SUBJECT } from '../../src/memory/tagging-job.js';
 import { publishJob } from '../../src/memory/watermark.js';
+import { nextUtcDay } from '../../src/memory/budget.js';
+import { ActivityRecorder, spendMeter } from '../../src/observability/activity.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 
 const SETTLED_AT = 1_700_000_000_000;
 const SECRET = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -531,6 +534,54 @@ test('publishExtractionJob delays delivery until the conversation settles, dedup
     await publishJob(h.world.bus, { ...job, conversationId: `${job.conversationId}-other` }, 60_000);
     assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 2);
   } finally {
+    await h.close();
+  }
+});
+
+
+test('past the agent\'s daily token budget a job spread over chunks stops before the next call: the chunks done stay done, the rest waits for 00:00 UTC', async () => {
+  const h = await harness({ dailyTokenBudget: 1 });
+  // The bus delays by the real clock: the budget's day is read on it too.
+  h.world.clock.now = Date.now();
+  const recorder = new ActivityRecorder({ store: h.world.control.activity, now: () => h.world.clock.now, onError: () => undefined, flushEveryMs: 60_000 });
+  try {
+    const subscription = consumeExtractionJobs(
+      h.world.bus,
+      createExtractionHandler({
+        control: h.world.control,
+        writer: h.world.writer,
+        upstream: h.client,
+        protocols: { 'chat-completions': chatCompletions },
+        search: { reflections: h.world.reflections, embedder: h.world.embedder },
+        now: () => h.world.clock.now,
+        // One turn a call: the first turn's chunk is in budget, the next is not.
+        maxBytes: 1,
+        budget: { meter: spendMeter(createMetrics({ bus: h.world.bus }), recorder), bus: h.world.bus },
+      }),
+      { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1 },
+    );
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    const waiting = await (async () => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [message] = await h.world.bus.queued(EXTRACTION_SUBJECT);
+        if (message?.state === 'waiting') return message;
+        if (Date.now() > deadline) throw new Error('the job did not come to wait');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    await subscription.stop();
+    assert.is(h.upstream.extractionRequests().length, 1, 'one call, for the first chunk');
+    assert.is(waiting.dueAt, nextUtcDay(h.world.clock.now), 'due at the next 00:00 UTC');
+    assert.equal((waiting.payload as ExtractionJob).deferred?.until, waiting.dueAt);
+    assert.is(await h.world.bus.pending(EXTRACTION_SUBJECT), 1, 'the job once, not twice');
+    assert.equal(await h.world.bus.deadLetters(), [], 'not a failure');
+    const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
+    assert.is(state?.extractedTurns, 1, 'the first chunk\'s turn counts as extracted: the next day resumes after it');
+    assert.equal((await h.world.reflections.list(h.world.agent.id, { limit: 10 })).map((r) => r.content), ['The deploy script is tools/deploy.sh.'], 'what it learnt is kept');
+    assert.ok((await recorder.tokensToday(h.world.agent.id)) > 1, 'the call counted its tokens for the day');
+  } finally {
+    await recorder.close();
     await h.close();
   }
 });

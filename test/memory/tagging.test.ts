@@ -9,6 +9,9 @@ import { openWorld, type World } from './sqlite-world.js';
 import { reflection as baseReflection } from './fixtures.js';
 import { startScriptedUpstream, taggingLines, type ScriptedUpstream, type Tagger } from '../support/scripted-upstream/index.js';
 import { UndiciUpstream } from '../../src/adapters/upstream/undici-upstream.js';
+import { nextUtcDay, type SpendMeter } from '../../src/memory/budget.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { ActivityRecorder, dayOf, spendMeter } from '../../src/observability/activity.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { embeddingText } from '../../src/domain/reflection-text.js';
 import type { MemorySettings, Reflection, TagAuthor } from '../../src/domain/types.js';
@@ -42,7 +45,7 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000): Promise<Harness> {
+async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000, meter?: (world: World) => SpendMeter): Promise<Harness> {
   const upstream = await startScriptedUpstream();
   const world = await openWorld({ upstreamUrl: upstream.url, memory });
   const client = new UndiciUpstream({ timeoutMs: 5_000 });
@@ -64,6 +67,7 @@ async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000
     schedule,
     log,
     observer: { taggingCall: (outcome) => calls.push(outcome), reflectionsTagged: (count) => tagged.push(count) },
+    ...(meter ? { meter: meter(world) } : {}),
   });
   const agentId = world.agent.id;
   return {
@@ -325,6 +329,36 @@ test('a deleted agent, extraction turned off, or nothing to tag: acked without a
     const [dead] = await h.world.bus.deadLetters(TAGGING_SUBJECT);
     assert.is(dead?.reason, 'malformed tagging job');
   } finally {
+    await h.close();
+  }
+});
+
+test('past the agent\'s daily token budget a job stops before its next call and waits for 00:00 UTC: what it tagged stays tagged, nothing is dead-lettered', async () => {
+  let recorder: ActivityRecorder | undefined;
+  const h = await harness({ dailyTokenBudget: 1 }, 60_000, (world) => {
+    recorder = new ActivityRecorder({ store: world.control.activity, now: Date.now, onError: () => undefined, flushEveryMs: 60_000 });
+    return spendMeter(createMetrics({ bus: world.bus }), recorder);
+  });
+  try {
+    await h.store(30);
+    const midnight = nextUtcDay(Date.now());
+    await h.run([h.job()]);
+    assert.is(h.upstream.taggingRequests().length, 1, 'the first call was in budget; the second was not made');
+    const untagged = await h.world.reflections.list(h.world.agent.id, { needsTags: true, limit: 100 });
+    assert.is(untagged.length, 10, 'the first 20 are tagged, 10 wait');
+    const queued = await h.world.bus.queued(TAGGING_SUBJECT);
+    assert.is(queued.length, 1, 'one job waits');
+    assert.is(queued[0]!.state, 'waiting');
+    assert.ok(queued[0]!.dueAt === midnight || queued[0]!.dueAt === nextUtcDay(Date.now()), 'for the next 00:00 UTC');
+    assert.equal((queued[0]!.payload as TaggingJob).deferred?.until, queued[0]!.dueAt);
+    assert.equal(await h.world.bus.deadLetters(), [], 'not a failure');
+    assert.ok(h.logs.some((line) => line.message.startsWith('tagging deferred') && line.fields.calls === 1 && line.fields.tagged === 20));
+    await recorder!.flush();
+    const [today] = await h.world.control.activity.read(h.world.agent.id, dayOf(Date.now()));
+    assert.is(today?.taggingCalls, 1, 'the call counted for the agent\'s day');
+    assert.ok((today?.taggingInputTokens ?? 0) > 0 && (today?.taggingOutputTokens ?? 0) > 0, 'with the tokens the upstream reported');
+  } finally {
+    await recorder?.close();
     await h.close();
   }
 });

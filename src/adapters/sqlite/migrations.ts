@@ -356,6 +356,17 @@ export const MIGRATIONS: readonly Migration[] = [
     CREATE INDEX request_log_by_agent ON request_log (agent_id, seq);
     CREATE INDEX request_log_by_at ON request_log (at);
   `,
+  // 15: what Engram's own calls to an agent's upstream spent per day (ACTIVITY_COUNTS):
+  // calls answered and the tokens they report, for extraction and for tagging. Days
+  // counted before start at 0.
+  `
+    ALTER TABLE agent_activity ADD COLUMN extraction_calls INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN extraction_input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN extraction_output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN tagging_calls INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN tagging_input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN tagging_output_tokens INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

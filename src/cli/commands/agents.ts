@@ -45,6 +45,7 @@ const SETTINGS_OPTIONS: OptionsConfig = {
   'token-budget': { type: 'string' },
   'min-score': { type: 'string' },
   'extraction-model': { type: 'string' },
+  'daily-token-budget': { type: 'string' },
 };
 
 const UPSTREAM_KEY_SYNOPSIS = secretSynopsis('upstream-key', 'KEY');
@@ -94,6 +95,10 @@ async function settingsBody(context: CommandContext): Promise<Record<string, unk
   if (minScore !== undefined) memory.min_score = minScore;
   const model = stringOption(context, 'extraction-model');
   if (model !== undefined) memory.extraction_model = model;
+  // `none` lifts the budget; the server checks the number's range.
+  const daily = stringOption(context, 'daily-token-budget');
+  if (daily === 'none') memory.daily_token_budget = null;
+  else if (daily !== undefined) memory.daily_token_budget = integerOption(context, 'daily-token-budget');
 
   const body: Record<string, unknown> = {};
   if (Object.keys(upstream).length > 0) body.upstream = upstream;
@@ -157,7 +162,7 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--no-check] [--json]`,
+    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--daily-token-budget N|none] [--no-check] [--json]`,
     summary: 'Create an agent (and its organisation when none has that name) once its upstream answers (--no-check: without asking); prints its token once',
     remote: true,
     options: { org: { type: 'string' }, name: { type: 'string' }, 'no-check': { type: 'boolean' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
@@ -219,7 +224,7 @@ export const agentCommands: Command[] = [
   },
   {
     path: ['agent', 'update'],
-    synopsis: `--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--json]`,
+    synopsis: `--org NAME_OR_ID --agent NAME_OR_ID [--name NAME] [--upstream URL] [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--inject|--no-inject] [--extract|--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--daily-token-budget N|none] [--json]`,
     summary: "Change an agent's name, upstream or memory settings (--header replaces all extra headers)",
     remote: true,
     options: { ...AGENT_OPTIONS, name: { type: 'string' }, ...SETTINGS_OPTIONS },

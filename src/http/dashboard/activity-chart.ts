@@ -7,7 +7,7 @@
 import type { DailyCounts } from '../../ports/activity.js';
 
 /** One day of the overview: the agent's activity counts and the reflections learnt that day. */
-export interface DayRow extends DailyCounts {
+export interface DayRow extends Pick<DailyCounts, 'requests' | 'injected' | 'extractions'> {
   day: string;
   learnt: number;
 }

@@ -23,6 +23,7 @@ import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
 import type { DailyActivity } from '../../ports/activity.js';
 import { activityChart, SERIES, type DayRow } from './activity-chart.js';
+import { spendToday } from './spend.js';
 import { nextStep } from './next-step.js';
 import { ownAgent, type AgentParams } from './access.js';
 import { agentInfo, text } from './forms.js';
@@ -117,6 +118,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
         dead: jobs.dead.length,
       },
       days,
+      spend: spendToday(agent, activity, jobs, deps.now()),
       chart: activityChart(days),
       series: SERIES,
       // Before the first request, the overview's first card is the one thing to try.

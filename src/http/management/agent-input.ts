@@ -10,6 +10,7 @@ import {
   AgentPatchBody,
   asObject,
   invalid,
+  MAX_DAILY_TOKEN_BUDGET,
   onlyKeys,
   optionalBoolean,
   optionalNumber,
@@ -23,7 +24,7 @@ import {
 const AGENT_FIELDS = ['name', 'type', 'upstream', 'memory'] as const;
 const UPSTREAM_FIELDS = ['base_url', 'api_key', 'headers', 'responses_state'] as const;
 const RESPONSES_STATES = ['service', 'upstream'] as const;
-const MEMORY_FIELDS = ['inject', 'extract', 'top_k', 'token_budget', 'min_score', 'extraction_model'] as const;
+const MEMORY_FIELDS = ['inject', 'extract', 'top_k', 'token_budget', 'min_score', 'extraction_model', 'daily_token_budget'] as const;
 const AGENT_TYPES = ['api_provider'] as const;
 
 /** Headers the upstream client manages itself; a per-agent value would break the request. */
@@ -145,6 +146,9 @@ function parseMemory(value: unknown): Partial<MemorySettings> {
     tokenBudget: optionalNumber(object, 'token_budget', 'memory', { min: 1, max: 100_000, integer: true }),
     minScore: optionalNumber(object, 'min_score', 'memory', { min: 0, max: 1 }),
     extractionModel: model === undefined ? undefined : model === null ? null : model.trim(),
+    // null lifts the budget; absent leaves it as it is.
+    dailyTokenBudget:
+      object.daily_token_budget === null ? null : optionalNumber(object, 'daily_token_budget', 'memory', { min: 1, max: MAX_DAILY_TOKEN_BUDGET, integer: true }),
   };
   // Absent fields stay absent, so a patch only touches what it names.
   for (const key of Object.keys(memory) as (keyof MemorySettings)[]) {

@@ -224,6 +224,9 @@ const UpstreamBody = z.strictObject({
 /** `POST /v0/upstream-check`: the upstream part of an agent body, checked before it is saved. */
 export const UpstreamCheckBody = z.strictObject({ upstream: UpstreamBody }).meta({ id: 'UpstreamCheck' });
 
+/** A trillion tokens a day: far past any real spend, and an exact integer everywhere it is stored. */
+export const MAX_DAILY_TOKEN_BUDGET = 1_000_000_000_000;
+
 const MemoryBody = z.strictObject({
   inject: z.boolean().optional(),
   extract: z.boolean().optional(),
@@ -231,6 +234,14 @@ const MemoryBody = z.strictObject({
   token_budget: z.number().int().min(1).max(100_000).optional(),
   min_score: z.number().min(0).max(1).optional(),
   extraction_model: z.string().max(200).nullable().optional(),
+  daily_token_budget: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_DAILY_TOKEN_BUDGET)
+    .nullable()
+    .optional()
+    .describe("Input plus output tokens Engram's extraction and tagging calls may use per UTC day; once spent, conversations wait until 00:00 UTC. null: unlimited (default)"),
 });
 
 export const AgentBody = z

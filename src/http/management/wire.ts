@@ -46,6 +46,7 @@ export const MemoryJson = z
     token_budget: z.number().int(),
     min_score: z.number(),
     extraction_model: z.string().nullable(),
+    daily_token_budget: z.number().int().nullable().describe('Tokens per UTC day for extraction and tagging; null: unlimited'),
   })
   .meta({ id: 'MemorySettings' });
 
@@ -149,6 +150,7 @@ export function memoryWire(memory: MemorySettings): z.output<typeof MemoryJson> 
     token_budget: memory.tokenBudget,
     min_score: memory.minScore,
     extraction_model: memory.extractionModel,
+    daily_token_budget: memory.dailyTokenBudget ?? null,
   };
 }
 

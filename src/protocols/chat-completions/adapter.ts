@@ -27,6 +27,7 @@ import {
 } from '../types.js';
 import { assembleChatJson, createChatAssembler } from './assembler.js';
 import { proposedFrom } from '../extraction-result.js';
+import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
@@ -183,6 +184,7 @@ export const chatCompletions: ProtocolAdapter = {
       tool_choice: { type: 'function', function: { name: RECORD_REFLECTIONS_TOOL } },
     };
   },
+  usage: (body) => tokenUsage(body, 'prompt_tokens', 'completion_tokens'),
   extractionResult(body): ProposedReflection[] {
     const message = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0].message : undefined;
     const calls = isObject(message) && Array.isArray(message.tool_calls) ? message.tool_calls : [];

@@ -26,6 +26,7 @@ import {
   type ProtocolAdapter,
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
+import { tokenUsage } from '../usage.js';
 import { noToolCall } from '../forced-tool.js';
 import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';
 
@@ -217,6 +218,7 @@ export const messages: ProtocolAdapter = {
       tool_choice: { type: 'tool', name: RECORD_REFLECTIONS_TOOL },
     };
   },
+  usage: (body) => tokenUsage(body, 'input_tokens', 'output_tokens'),
   extractionResult(body): ProposedReflection[] {
     const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
     const call = content.find((block) => isObject(block) && block.type === 'tool_use' && block.name === RECORD_REFLECTIONS_TOOL);

@@ -16,6 +16,7 @@ import {
   type ProtocolAdapter,
 } from '../types.js';
 import { proposedFrom } from '../extraction-result.js';
+import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
 import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolCallOf, toolOutputPieces, toolOutputText } from './items.js';
@@ -181,6 +182,7 @@ export const responses: ProtocolAdapter = {
       tool_choice: { type: 'function', name: RECORD_REFLECTIONS_TOOL },
     };
   },
+  usage: (body) => tokenUsage(body, 'input_tokens', 'output_tokens'),
   extractionResult(body): ProposedReflection[] {
     const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
     for (const item of output) {

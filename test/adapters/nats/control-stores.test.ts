@@ -16,6 +16,7 @@ import { LargeValues } from '../../../src/adapters/nats/control/large-values.js'
 import { updateConversation } from '../../../src/control/conversation-updates.js';
 import { newSession, newUser } from '../../../src/domain/account-records.js';
 import { newConversationState, type ConversationState } from '../../../src/domain/conversation-state.js';
+import { emptyCounts } from '../../../src/domain/activity.js';
 import { EngramError } from '../../../src/errors.js';
 import { accountsContract } from '../../contracts/accounts.contract.js';
 import { activityContract } from '../../contracts/activity.contract.js';
@@ -232,7 +233,7 @@ nats('accounts: an email claim or a grant marker left by a crash is cleared once
   }
 });
 
-nats('activity: one key per agent and day; deleteAgent and prune purge, leaving no markers', async () => {
+nats('activity: one key per agent and day; a day an older version wrote reads its spend as 0; deleteAgent and prune purge, leaving no markers', async () => {
   const prefix = `activity${++prefixes}`;
   const r = await replica(server, prefix);
   try {
@@ -247,7 +248,12 @@ nats('activity: one key per agent and day; deleteAgent and prune purge, leaving 
     assert.is(await a.prune('2024-03-05'), 1);
     assert.is(await streamMessages(r.ctx, stream), 2, 'no delete markers');
     const kv = await new Kvm(r.ctx.js).open(controlBuckets(prefix).activity);
-    assert.equal((await kv.get(activityKeys.day('agt_a', '2024-03-06')))?.json(), { agentId: 'agt_a', day: '2024-03-06', requests: 1, injected: 1, extractions: 0 });
+    assert.equal((await kv.get(activityKeys.day('agt_a', '2024-03-06')))?.json(), { agentId: 'agt_a', day: '2024-03-06', ...emptyCounts(), requests: 1, injected: 1 });
+    // A day an older version wrote holds only the first three counts: the spend reads 0, and adds to it.
+    await kv.put(activityKeys.day('agt_c', '2024-03-06'), JSON.stringify({ agentId: 'agt_c', day: '2024-03-06', requests: 4, injected: 2, extractions: 1 }));
+    assert.equal(await a.read('agt_c', '2024-03-01'), [{ day: '2024-03-06', ...emptyCounts(), requests: 4, injected: 2, extractions: 1 }]);
+    await a.add('agt_c', '2024-03-06', { extractionCalls: 1, extractionInputTokens: 50 });
+    assert.equal(await a.read('agt_c', '2024-03-01'), [{ day: '2024-03-06', ...emptyCounts(), requests: 4, injected: 2, extractions: 1, extractionCalls: 1, extractionInputTokens: 50 }]);
   } finally {
     await closeReplica(r);
     for (const stream of controlStreams(prefix)) await admin.jsm.streams.delete(stream).catch(() => undefined);

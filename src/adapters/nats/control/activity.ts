@@ -1,7 +1,8 @@
 /**
  * Per agent and day counts in one NATS KV bucket, shared by every replica: one key per
  * agent and day, `act.<agent>.<day>` (`keys.ts`, `activityKeys`), whose value is
- * `{agentId, day, requests, injected, extractions}`. The value carries the full agent id
+ * `{agentId, day, ...counts}` (one field per `ACTIVITY_COUNTS` name; a field a day written
+ * by an older version lacks counts 0). The value carries the full agent id
  * and readers check it (a key may hold only a digest of a long id, `keyPart`).
  *
  * `add` reads the day, adds, and writes revision-checked (`kv.create` for a new day,
@@ -14,7 +15,7 @@
  * this bucket, and daily pruning would otherwise leave a marker per agent and day forever.
  */
 import type { KV } from '@nats-io/kv';
-import { checkIncrement, dayProblem, isEmptyIncrement } from '../../../domain/activity.js';
+import { ACTIVITY_COUNTS, checkIncrement, dayProblem, emptyCounts, isEmptyIncrement, type ActivityIncrement } from '../../../domain/activity.js';
 import { EngramError } from '../../../errors.js';
 import type { ActivityStore, DailyActivity, DailyCounts } from '../../../ports/activity.js';
 import type { NatsContext } from '../connection.js';
@@ -64,13 +65,9 @@ export class NatsActivityStore implements ActivityStore {
         const stored = await readJson<StoredDay>(this.#kv, key);
         // Another agent's day under this key would take a SHA-256 collision of two ids: it is replaced, as if absent.
         const base = stored?.value.agentId === agentId && stored.value.day === day ? stored.value : undefined;
-        const next: StoredDay = {
-          agentId,
-          day,
-          requests: (base?.requests ?? 0) + increment.requests,
-          injected: (base?.injected ?? 0) + increment.injected,
-          extractions: (base?.extractions ?? 0) + increment.extractions,
-        };
+        const sum = countsOf(base);
+        for (const name of ACTIVITY_COUNTS) sum[name] += increment[name];
+        const next: StoredDay = { agentId, day, ...sum };
         if (stored) await this.#kv.update(key, JSON.stringify(next), stored.revision);
         else await createKey(this.#kv, key, JSON.stringify(next));
       });
@@ -86,8 +83,8 @@ export class NatsActivityStore implements ActivityStore {
     checkDay(fromDay, 'fromDay');
     return this.#guard('read', async () => {
       const days = await scanLatest(this.#kv, activityKeys.days(agentId), this.#options.timeoutMs, (entry) => {
-        const { agentId: owner, day, requests, injected, extractions } = entry.json<StoredDay>();
-        return owner === agentId && day >= fromDay ? { day, requests, injected, extractions } : undefined;
+        const stored = entry.json<StoredDay>();
+        return stored.agentId === agentId && stored.day >= fromDay ? { day: stored.day, ...countsOf(stored) } : undefined;
       });
       return days.map(({ item }) => item).sort(byDay);
     });
@@ -124,6 +121,16 @@ export class NatsActivityStore implements ActivityStore {
   #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
     return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
   }
+}
+
+/** The counts a stored day holds, every name present (a day an older version wrote lacks the newer ones). */
+function countsOf(stored: Partial<ActivityIncrement> | undefined): ActivityIncrement {
+  const counts = emptyCounts();
+  for (const name of ACTIVITY_COUNTS) {
+    const value = stored?.[name];
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) counts[name] = value;
+  }
+  return counts;
 }
 
 function checkDay(value: string, name: string): void {
