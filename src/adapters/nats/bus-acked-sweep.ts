@@ -21,16 +21,36 @@ import type { NatsContext } from './connection.js';
 import { Pause, recover, type ConnectionGate } from './bus-loop.js';
 import { isNoMessage } from './bus-streams.js';
 
-/** Deletes the acked messages `stream` still holds; resolves with how many it deleted. */
-export async function deleteAckedMessages(jsm: JetStreamManager, stream: string): Promise<number> {
+/** What one pass over a stream did. */
+export interface SweepPass {
+  deleted: number;
+  /**
+   * Every consumer's ack floor has reached what it had delivered when the sweep began
+   * (`targets`): nothing acked out of order can still wait above a floor to come back.
+   */
+  settled: boolean;
+}
+
+/**
+ * Deletes the acked messages `stream` still holds. A message acked out of order (the
+ * scheduler acks a due message while an earlier one waits, nak'ed) sits above its
+ * consumer's ack floor, where no one can tell it from one still being worked on: it can
+ * only be deleted once the floor has passed it. So each consumer's delivered sequence at
+ * the first pass is kept in `targets`, and the pass is `settled` once every floor reached it.
+ */
+export async function deleteAckedMessages(jsm: JetStreamManager, stream: string, targets: Map<string, number> = new Map()): Promise<SweepPass> {
   const consumers: ConsumerInfo[] = [];
   for await (const consumer of jsm.consumers.list(stream)) consumers.push(consumer);
   // Read after the consumers: the last sequence then includes everything they delivered.
   const { state } = await jsm.streams.info(stream);
   let deleted = 0;
+  let settled = true;
   for (const consumer of consumers) {
     const floor = consumer.ack_floor.stream_seq;
     const filter = consumer.config.filter_subject;
+    const target = targets.get(consumer.name) ?? consumer.delivered.stream_seq;
+    targets.set(consumer.name, target);
+    if (floor < target) settled = false;
     if (!filter || floor < state.first_seq) continue;
     // A server that lost the stream's tail as well hands its sequences out again: a
     // message at or below the floor may then be new. Leave such a stream alone.
@@ -42,7 +62,7 @@ export async function deleteAckedMessages(jsm: JetStreamManager, stream: string)
       seq = stored.seq + 1;
     }
   }
-  return deleted;
+  return { deleted, settled };
 }
 
 async function nextOnSubject(jsm: JetStreamManager, stream: string, filter: string, seq: number): Promise<StoredMsg | null> {
@@ -60,6 +80,12 @@ function ignoreGone(error: unknown): false {
   if (isNoMessage(error)) return false;
   throw error;
 }
+
+/** The first wait before sweeping again for messages acked above a floor, doubling to the most. */
+const SETTLE_FIRST_MS = 250;
+const SETTLE_MAX_WAIT_MS = 30_000;
+/** How long after a reconnection the sweep keeps going round for them: longer than any job runs. */
+const SETTLE_WITHIN_MS = 30 * 60 * 1000;
 
 export interface SweepContext {
   nats: NatsContext;
@@ -112,11 +138,26 @@ export class AckedSweep {
   async #loop(): Promise<void> {
     const { nats, gate, streams, onError } = this.#context;
     let failures = 0;
+    // Per stream, what its consumers had delivered when this occasion's sweep began.
+    let targets = new Map(streams.map((stream) => [stream, new Map<string, number>()]));
+    let began = Date.now();
+    let wait = SETTLE_FIRST_MS;
     while (!this.#closed) {
       this.#again = false;
       try {
-        for (const stream of streams) await deleteAckedMessages(nats.jsm, stream);
-        if (!this.#again) return;
+        let settled = true;
+        for (const stream of streams) settled = (await deleteAckedMessages(nats.jsm, stream, targets.get(stream))).settled && settled;
+        if (this.#again) {
+          // Another reconnection: another crash may lie behind it, sweep for what it brought back.
+          targets = new Map(streams.map((stream) => [stream, new Map<string, number>()]));
+          began = Date.now();
+          wait = SETTLE_FIRST_MS;
+          continue;
+        }
+        // Messages acked out of order lie above a floor still: again once the floors move on.
+        if (settled || Date.now() - began > SETTLE_WITHIN_MS) return;
+        await this.#pause.sleep(wait);
+        wait = Math.min(wait * 2, SETTLE_MAX_WAIT_MS);
       } catch (error) {
         if (this.#closed) return;
         onError(new Error('NATS event bus: removing acked messages a server restart brought back failed', { cause: error }));
