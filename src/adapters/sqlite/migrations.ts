@@ -356,6 +356,14 @@ export const MIGRATIONS: readonly Migration[] = [
     CREATE INDEX request_log_by_agent ON request_log (agent_id, seq);
     CREATE INDEX request_log_by_at ON request_log (at);
   `,
+  // 15: scopes (DESIGN section 13): the project a reflection holds in (null: everywhere)
+  // and the app's end user who taught it (null: the agent's own, shared). Searches filter
+  // in memory (the snapshot); listings by scope or user use the index.
+  `
+    ALTER TABLE reflections ADD COLUMN scope TEXT;
+    ALTER TABLE reflections ADD COLUMN user_id TEXT;
+    CREATE INDEX reflections_by_scope ON reflections (agent_id, scope, user_id);
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */
