@@ -32,7 +32,8 @@ import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
 import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
-import { conversationId } from './identity.js';
+import { conversationId, userConversationId } from './identity.js';
+import { requestVisibility, withScope } from './scope.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
@@ -91,10 +92,16 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const id = conversationId(adapter, body, request.headers, chain?.conversationId);
+    const asked = requestVisibility(request.headers, body);
+    // One user's conversation is never another's, even where the openings are the same.
+    const id = userConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), asked.user);
     const stored = (await control.conversations.get(request.agentId, id)) ?? null;
-    const state = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
-    return { body, conversationId: id, state, stored, forward, chain };
+    const found = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
+    // A turn that states no project keeps the one the conversation had.
+    const visible = withScope(asked, asked.scope ?? found.scope);
+    const { scope: _scope, user: _user, ...rest } = found;
+    const state = { ...rest, ...visible };
+    return { body, conversationId: id, state, stored, forward, chain, visible };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
@@ -109,7 +116,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     let injected = 0;
     let reflections: InjectedReflection[] = [];
     if (plan.target >= 0 && agent.memory.inject) {
-      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
+      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds, resolved.visible);
       const found = judged.map((candidate) => candidate.reflection);
       if (found.length > 0) {
         insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
@@ -253,6 +260,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         maxBytes: config.extraction.maxBytes,
         settledAt,
         cleaned: deps.cleanedTurns,
+        ...resolved.visible,
       });
     }
     const response = link?.store ? link : undefined;

@@ -27,3 +27,12 @@ export function conversationId(adapter: ProtocolAdapter, body: JsonObject, heade
   const opening = digest(adapter.conversationSeed(body));
   return session ? sessionConversationId(session, opening) : `h:${opening}`;
 }
+
+/**
+ * The conversation's id for an app's end user (`x-engram-user`): the user's digest before
+ * the id, so two users' conversations with the same opening (the same system prompt and
+ * question) never share a state. Without a user the id is unchanged.
+ */
+export function userConversationId(id: string, user: string | undefined): string {
+  return user === undefined ? id : `u:${digest(user)}:${id}`;
+}

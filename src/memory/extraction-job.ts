@@ -4,7 +4,7 @@
  * the bus never stores a secret or an unbounded transcript.
  */
 import type { Turn } from '../domain/transcript.js';
-import type { ProtocolId, ReflectionSource } from '../domain/types.js';
+import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
@@ -39,6 +39,14 @@ export interface ExtractionJob {
   settledAt: number;
   /** Where the turns come from, recorded on the reflections; absent means `conversation`. */
   source?: ExtractionSource;
+  /** The conversation's project and end user (DESIGN section 13): what is learnt is stored in them. */
+  scope?: string;
+  user?: string;
+}
+
+/** The job's conversation's scope and user: what its extraction is shown, and where it writes. */
+export function jobVisibility(job: Pick<ExtractionJob, 'scope' | 'user'>): Visibility {
+  return { ...(job.scope === undefined ? {} : { scope: job.scope }), ...(job.user === undefined ? {} : { user: job.user }) };
 }
 
 /** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */
@@ -62,6 +70,9 @@ export interface BuildExtractionJobInput {
   maxChunks?: number;
   settledAt: number;
   source?: ExtractionSource;
+  /** The conversation's project and end user, carried to the writer. */
+  scope?: string;
+  user?: string;
   /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
   cleaned?: CleanedTurns;
 }
@@ -174,6 +185,8 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     turnCount: offset + input.turns.length,
     settledAt: input.settledAt,
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+    ...(input.user === undefined ? {} : { user: input.user }),
   };
 }
 

@@ -15,7 +15,7 @@ import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { relatedReflections } from './existing-reflections.js';
 import { extractionInput, hasText } from './extraction-frame.js';
-import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, type ExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, jobVisibility, type ExtractionJob } from './extraction-job.js';
 import { withHeartbeat } from './heartbeat.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
@@ -145,7 +145,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       }
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
-      const existing = await relatedReflections(deps.search, agent, chunk);
+      const existing = await relatedReflections(deps.search, agent, chunk, jobVisibility(job));
       const input = extractionInput(existing, chunk, from + chunkStart);
       const answer = await callUpstream({
         upstream: deps.upstream,
@@ -173,6 +173,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const result = await deps.writer.write(agent.id, proposed, job.source ?? 'conversation', {
         origin,
         supersedable: new Set(existing.map((reflection) => reflection.id)),
+        ...jobVisibility(job),
       });
       await markExtracted(deps.control, job, upTo, deps.now());
       log.info(
