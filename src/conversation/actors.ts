@@ -26,7 +26,8 @@ import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
-import { rebuildRootIndex } from '../memory/root-index.js';
+import { currentRootIndex } from '../memory/root-index.js';
+import type { Visibility } from '../domain/types.js';
 import type { Insertion } from '../domain/conversation-state.js';
 import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
@@ -127,7 +128,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     if (plan.carrier >= 0 && agent.memory.inject) {
-      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id);
+      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id, resolved.visible);
       if (nudge) insertions.push(nudge);
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
@@ -150,12 +151,13 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     carrier: number,
     insertions: Insertion[],
     agentId: string,
+    visible: Visibility,
   ): Promise<Insertion | undefined> => {
     const servers = config.mcp.serverNames;
     const tools = detectMemoryTools(adapter.offeredTools(body), servers);
     if (!tools) return undefined;
     if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
-      const markdown = (await control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+      const markdown = await currentRootIndex(deps, agentId, visible);
       return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
     }
     const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));

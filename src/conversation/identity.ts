@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
+export { userConversationId } from '../domain/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
@@ -28,11 +29,3 @@ export function conversationId(adapter: ProtocolAdapter, body: JsonObject, heade
   return session ? sessionConversationId(session, opening) : `h:${opening}`;
 }
 
-/**
- * The conversation's id for an app's end user (`x-engram-user`): the user's digest before
- * the id, so two users' conversations with the same opening (the same system prompt and
- * question) never share a state. Without a user the id is unchanged.
- */
-export function userConversationId(id: string, user: string | undefined): string {
-  return user === undefined ? id : `u:${digest(user)}:${id}`;
-}

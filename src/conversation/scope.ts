@@ -25,7 +25,13 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
 
 /** The request's scope and user: headers first, then the client's stated working directory. */
 export function requestVisibility(headers: IncomingHttpHeaders, body: unknown): Visibility {
-  const scope = nameHeader(headers, SCOPE_HEADER) ?? stateScope(body);
+  const given = headerVisibility(headers);
+  return given.scope !== undefined ? given : withScope(given, stateScope(body));
+}
+
+/** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */
+export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
+  const scope = nameHeader(headers, SCOPE_HEADER);
   const user = nameHeader(headers, USER_HEADER);
   return { ...(scope === undefined ? {} : { scope }), ...(user === undefined ? {} : { user }) };
 }

@@ -40,6 +40,8 @@ export type HandEdit = Partial<NewHandReflection> & {
    * reflection that mark is all it changes.
    */
   restore?: boolean;
+  /** Move it to this project's scope; null: it holds everywhere (DESIGN section 13). Absent: unchanged. */
+  scope?: string | null;
 };
 
 export interface HandEditDeps extends ReflectionWriterDeps {
@@ -116,6 +118,7 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       if (change.topic !== undefined) patch.topic = cleaned.topic;
       if (change.content !== undefined) patch.content = cleaned.content;
       if (change.restore) patch.supersededBy = null;
+      if (change.scope !== undefined) patch.scope = change.scope;
       // The vector is made from the content and the tags: either changing re-embeds.
       const searched = embeddingText({ content: cleaned.content, tags: cleaned.tags });
       if (searched !== embeddingText(current)) {
