@@ -20,20 +20,25 @@
 /** The longest scope or user name accepted (a header's value; longer is refused, not cut). */
 export const MAX_SCOPE_LENGTH = 200;
 
-const WORKING_DIRECTORY = /working directory:\s*([^\n\r<]+)/i;
-const REPOSITORY_ROOT = /git repository root:\s*([^\n\r<]+)/i;
-const CODEX_CWD = /<cwd>([^<\n\r]+)<\/cwd>/;
+const WORKING_DIRECTORY = /working directory:\s*([^\n\r<]+)/gi;
+const REPOSITORY_ROOT = /git repository root:\s*([^\n\r<]+)/gi;
+const CODEX_CWD = /<cwd>([^<\n\r]+)<\/cwd>/g;
 
 /** The scope a text of the client's states, if it states a working directory. */
 export function scopeFromText(text: string): string | undefined {
   // Cheap tests first: most texts of most requests say nothing of the kind.
   const stated = text.includes('orking directory') || text.includes('<cwd>') || text.includes('repository root');
   if (!stated) return undefined;
-  const root = REPOSITORY_ROOT.exec(text)?.[1];
-  const rootName = root === undefined ? undefined : repositoryName(root);
-  if (rootName) return rootName;
-  const cwd = CODEX_CWD.exec(text)?.[1] ?? WORKING_DIRECTORY.exec(text)?.[1];
-  return cwd === undefined ? undefined : repositoryName(cwd);
+  return firstPath(text, REPOSITORY_ROOT) ?? firstPath(text, CODEX_CWD) ?? firstPath(text, WORKING_DIRECTORY);
+}
+
+/** The repository name of the first match of `pattern` that holds a path (prose may say "working directory:" too). */
+function firstPath(text: string, pattern: RegExp): string | undefined {
+  for (const match of text.matchAll(pattern)) {
+    const name = repositoryName(match[1]);
+    if (name !== undefined) return name;
+  }
+  return undefined;
 }
 
 /**

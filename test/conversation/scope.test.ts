@@ -23,6 +23,7 @@ test('the repository root wins over the working directory when the client names 
   assert.is(scopeFromText('<env>\nWorking directory: /Users/bob/code/alpha-shop\nIs directory a git repo: Yes\n</env>'), 'alpha-shop');
   assert.is(scopeFromText('<environment_context>\n  <cwd>/home/carol/beta-crm</cwd>\n</environment_context>'), 'beta-crm');
   assert.is(scopeFromText('* Current working directory: /tmp/x\n* Git repository root: Not a git repository\n'), 'x');
+  assert.is(scopeFromText('Mind the working directory: it resets.\n - Primary working directory: /srv/app/gamma\n'), 'gamma', 'prose first, the path later');
 });
 
 test('paths are reduced to the last name on every machine; what is no path gives no scope', () => {
