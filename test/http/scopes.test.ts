@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { fixture, releaseExtractor, upload } from '../support/transcripts.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -248,6 +249,19 @@ test('MCP recall and the session-start hook with x-engram-user: one user’s mem
   } finally {
     await alice.close();
     await bob.close();
+  }
+});
+
+test('an uploaded Codex rollout is learnt in the repository its session_meta names, and for the user x-engram-user names', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  upstream.setExtractor(releaseExtractor);
+  try {
+    assert.is((await upload(agent, 'transcripts/codex', fixture('codex/rollout-current.jsonl'), { 'x-engram-user': 'carol' })).status, 202);
+    const stored = await engram.waitForReflections(agent, 2);
+    // The rollout ran in /tmp/tr/codex/run-ffwXUQ/proj.
+    assert.equal(stored.map((r: any) => [r.scope, r.user]), [['proj', 'carol'], ['proj', 'carol']]);
+  } finally {
+    upstream.reset();
   }
 });
 
