@@ -358,8 +358,13 @@ export function settledState(
   // slower of two concurrent turns): its blocks and its watermark reset stand.
   const newer = current !== undefined && current.lastActivityAt > settledAt;
   const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
+  // The scope and user the latest turn resolved (a turn that states no project kept the stored one).
+  const { scope: _scope, user: _user, ...rest } = base;
+  const { scope, user } = newer ? base : turn;
   const blocks: ConversationState = {
-    ...base,
+    ...rest,
+    ...(scope === undefined ? {} : { scope }),
+    ...(user === undefined ? {} : { user }),
     insertions: later ? base.insertions : turn.insertions,
     seenMessages: later ? base.seenMessages : turn.seenMessages,
     injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
