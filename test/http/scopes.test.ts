@@ -206,6 +206,12 @@ test('two end users of one app over chat completions: Bob never gets Alice’s a
   assert.is(all.find((r: any) => r.id === alices.id).superseded_by, null, 'Bob’s change never supersedes Alice’s address');
   assert.not.match(await ask(as('alice'), 'What is my shipping address?'), /Oak Street/);
 
+  // The root index is per user: Alice's lists her address, the agent's own does not.
+  const index = async (query: string) => (await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/index${query}`)).json.markdown as string;
+  assert.match(await index('?user=alice'), /Rose Lane/);
+  assert.not.match(await index('?user=bob'), /Rose Lane/);
+  assert.not.match(await index(''), /Rose Lane|Oak Street/);
+
   // Listing by user.
   assert.equal((await listed(engram, agent, '?user=alice')).map((r) => r.id), [alices.id]);
   assert.equal((await listed(engram, agent, '?user=')).map((r) => r.user), [null]);

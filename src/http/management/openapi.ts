@@ -230,6 +230,10 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${AGENT}/index`,
     summary: "The agent's root memory index (markdown)",
     agentToken: true,
+    query: [
+      { name: 'scope', schema: z.string(), description: 'The index a conversation in this project sees (its reflections and those that hold everywhere)' },
+      { name: 'user', schema: z.string(), description: "The index a conversation with this end user sees (theirs and the agent's own)" },
+    ],
     status: 200,
     response: z.object({ agent_id: z.string(), markdown: z.string() }),
     errors: [404],

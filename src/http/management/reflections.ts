@@ -267,12 +267,16 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     return { id: current.id, deleted: true };
   });
 
-  app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/index', agentRead, async (request) => {
+  app.get<{ Params: AgentParams; Querystring: ReflectionQuery }>('/v0/orgs/:org/agents/:agent/index', agentRead, async (request) => {
     const { agent } = await findAgent(control, request.params);
-    let markdown = await control.indexes.get(agent.id);
+    // The index is per scope and user (DESIGN section 13): the stored one is what a conversation with neither sees.
+    const scope = nameFilter(queryString(request.query.scope, 'scope'), 'scope') ?? undefined;
+    const user = nameFilter(queryString(request.query.user, 'user'), 'user') ?? undefined;
+    const visible = { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
+    let markdown = scope || user ? undefined : await control.indexes.get(agent.id);
     if (markdown === undefined) {
-      // Nothing stored yet (no write since the agent was created, or an older data dir).
-      markdown = buildRootIndex(await listAllReflections(reflections, agent.id));
+      // Built here, not stored: nothing stored yet (no write since the agent was created, or an older data dir), or a scope's or user's.
+      markdown = buildRootIndex(await listAllReflections(reflections, agent.id, { superseded: false, visible }));
     }
     return { agent_id: agent.id, markdown };
   });

@@ -149,6 +149,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
     temp.db.exec('DROP TABLE agent_activity; DROP TABLE request_log;');
     temp.db.exec('ALTER TABLE reflections DROP COLUMN superseded_by; ALTER TABLE reflections DROP COLUMN superseded_at; ALTER TABLE reflections DROP COLUMN tags_by;');
+    temp.db.exec('DROP INDEX reflections_by_scope; ALTER TABLE reflections DROP COLUMN scope; ALTER TABLE reflections DROP COLUMN user_id;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);
