@@ -85,7 +85,7 @@ export async function evalLocomo(embedder: Embedder, file: string, options: { re
       for (const question of conversation.questions) {
         questions++;
         const started = performance.now();
-        const found = await recall({ reflections: adapters.reflections, embedder, reranker: options.reranker }, agent, { query: question.question, limit: 10 });
+        const found = await recall({ reflections: adapters.reflections, embedder, reranker: options.reranker }, agent, { query: question.question, limit: 10, visible: {} });
         times.push(performance.now() - started);
         const evidence = new Set(question.evidence);
         const rank = found.findIndex((result) => [...(dialogs.get(result.reflection.id) ?? [])].some((id) => evidence.has(id)));

@@ -36,8 +36,13 @@ export const ARCHIVE_FORMAT = 'engram-archive';
  * archive at its header, saying to upgrade, rather than deep in its checking pass at the
  * first record type it does not know. Version 1 and 2 archives still import: they carry
  * no one, and the target keeps the people it has.
+ *
+ * 4: reflections carry `scope` and `user` (DESIGN section 13). A release that reads only
+ * version 3 refuses it rather than import one end user's reflections as the agent's
+ * shared ones. Older archives still import: their reflections hold everywhere and are
+ * the agent's own, as they were.
  */
-export const ARCHIVE_VERSION = 3;
+export const ARCHIVE_VERSION = 4;
 
 export interface ArchiveHeader {
   format: typeof ARCHIVE_FORMAT;

@@ -16,6 +16,7 @@ import { EngramError } from '../errors.js';
 import type { Agent, Org, Reflection } from '../domain/types.js';
 import type { AccountStore, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Vault } from '../security/vault.js';
+import { validName } from '../domain/scope.js';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, decodeVector, passwordContext, type ArchivedUser, type ArchiveHeader, type ArchiveRecord } from './format.js';
 import { noCounts, type ArchiveCounts } from './export-archive.js';
 
@@ -256,6 +257,13 @@ async function write(targets: ImportTargets, lines: AsyncIterable<string>, versi
  * so an old archive and an upgraded file agree on who tagged what.
  */
 function archivedReflection(reflection: Reflection, version: number): Reflection {
+  // A scope or user that is not a name is refused, never imported as none: that would share one user's memory with all.
+  for (const key of ['scope', 'user'] as const) {
+    const value: unknown = reflection[key];
+    if (value !== undefined && (typeof value !== 'string' || !validName(value))) {
+      throw new ArchiveError(`reflection ${String(reflection.id)} has an unusable \`${key}\``);
+    }
+  }
   if (version >= 2 || reflection.tagsBy !== undefined) return reflection;
   const author = presumedTagAuthor(reflection);
   return author ? { ...reflection, tagsBy: author } : reflection;

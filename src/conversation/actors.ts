@@ -26,13 +26,15 @@ import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
-import { rebuildRootIndex } from '../memory/root-index.js';
+import { currentRootIndex } from '../memory/root-index.js';
+import type { Visibility } from '../domain/types.js';
 import type { Insertion } from '../domain/conversation-state.js';
 import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
 import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
-import { conversationId } from './identity.js';
+import { conversationId, userConversationId } from './identity.js';
+import { requestVisibility, withScope } from './scope.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
@@ -91,10 +93,16 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const id = conversationId(adapter, body, request.headers, chain?.conversationId);
+    const asked = requestVisibility(request.headers, body);
+    // One user's conversation is never another's, even where the openings are the same.
+    const id = userConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), asked.user);
     const stored = (await control.conversations.get(request.agentId, id)) ?? null;
-    const state = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
-    return { body, conversationId: id, state, stored, forward, chain };
+    const found = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
+    // A turn that states no project keeps the one the conversation had.
+    const visible = withScope(asked, asked.scope ?? found.scope);
+    const { scope: _scope, user: _user, ...rest } = found;
+    const state = { ...rest, ...visible };
+    return { body, conversationId: id, state, stored, forward, chain, visible };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
@@ -109,7 +117,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     let injected = 0;
     let reflections: InjectedReflection[] = [];
     if (plan.target >= 0 && agent.memory.inject) {
-      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds);
+      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds, resolved.visible);
       const found = judged.map((candidate) => candidate.reflection);
       if (found.length > 0) {
         insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
@@ -120,7 +128,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     if (plan.carrier >= 0 && agent.memory.inject) {
-      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id);
+      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id, resolved.visible);
       if (nudge) insertions.push(nudge);
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
@@ -143,12 +151,13 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     carrier: number,
     insertions: Insertion[],
     agentId: string,
+    visible: Visibility,
   ): Promise<Insertion | undefined> => {
     const servers = config.mcp.serverNames;
     const tools = detectMemoryTools(adapter.offeredTools(body), servers);
     if (!tools) return undefined;
     if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
-      const markdown = (await control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
+      const markdown = await currentRootIndex(deps, agentId, visible);
       return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
     }
     const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
@@ -254,6 +263,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         settledAt,
         cleaned: deps.cleanedTurns,
         instructions: adapter.instructions(body),
+        ...resolved.visible,
       });
     }
     const response = link?.store ? link : undefined;
@@ -349,8 +359,13 @@ export function settledState(
   // slower of two concurrent turns): its blocks and its watermark reset stand.
   const newer = current !== undefined && current.lastActivityAt > settledAt;
   const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
+  // The scope and user the latest turn resolved (a turn that states no project kept the stored one).
+  const { scope: _scope, user: _user, ...rest } = base;
+  const { scope, user } = newer ? base : turn;
   const blocks: ConversationState = {
-    ...base,
+    ...rest,
+    ...(scope === undefined ? {} : { scope }),
+    ...(user === undefined ? {} : { user }),
     insertions: later ? base.insertions : turn.insertions,
     seenMessages: later ? base.seenMessages : turn.seenMessages,
     injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],

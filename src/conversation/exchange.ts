@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
+import type { Visibility } from '../domain/types.js';
 import type { InjectedReflection, Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
@@ -59,6 +60,8 @@ export interface Resolved {
   forward: ForwardBase;
   /** The request continued an earlier response. */
   chain?: ResolvedChain & { previousId: string };
+  /** What the conversation may see and where what it teaches goes: its scope and user (`scope.ts`). */
+  visible: Visibility;
 }
 
 export interface Injected {

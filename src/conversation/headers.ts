@@ -31,6 +31,9 @@ const NOT_FORWARDED = new Set([
   'x-engram-api-key',
   'x-service-api-key',
   'x-engram-conversation',
+  // The app's end user and the project are Engram's to know, not the provider's.
+  'x-engram-scope',
+  'x-engram-user',
 ]);
 
 /**

@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
+export { userConversationId } from '../domain/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
@@ -27,3 +28,4 @@ export function conversationId(adapter: ProtocolAdapter, body: JsonObject, heade
   const opening = digest(adapter.conversationSeed(body));
   return session ? sessionConversationId(session, opening) : `h:${opening}`;
 }
+

@@ -19,8 +19,20 @@ export function sessionConversationId(session: string, openingDigest: string): s
  * `ConversationStore.markSession`, so a transcript of that session uploaded later is known
  * to have been learnt from through the proxy), or undefined for other conversations.
  */
-export function sessionDigestOf(conversationId: string): string | undefined {
+export function sessionDigestOf(id: string): string | undefined {
+  // An end user's conversation (`userConversationId`) holds the session's id after its prefix.
+  const conversationId = id.startsWith('u:') ? id.slice(id.indexOf(':', 2) + 1) : id;
   if (!conversationId.startsWith('s:')) return undefined;
   const end = conversationId.indexOf(':', 2);
   return end > 2 ? conversationId.slice(2, end) : undefined;
+}
+
+/**
+ * The conversation's id for an app's end user (`x-engram-user`, DESIGN section 13): the
+ * user's digest before the id, so two users' conversations with the same opening (the
+ * same system prompt and question, the same session id) never share a state. Without a
+ * user the id is unchanged.
+ */
+export function userConversationId(id: string, user: string | undefined): string {
+  return user === undefined ? id : `u:${idDigest(user)}:${id}`;
 }

@@ -38,6 +38,12 @@ export interface ConversationState {
   /** Client messages already considered for injection; only a newer user message gets a new block. */
   seenMessages: number;
   createdAt: number;
+  /**
+   * The project the conversation works in and the app's end user it is with (DESIGN
+   * section 13): what it is shown and what it teaches are kept to them. Absent: none.
+   */
+  scope?: string;
+  user?: string;
   /** Conversations learnt from uploaded transcripts: what the latest upload held. */
   upload?: TranscriptUploadMark;
 }

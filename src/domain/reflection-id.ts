@@ -1,6 +1,6 @@
 /** Content-derived reflection ids: the same memory always gets the same id. */
 import { createHash } from 'node:crypto';
-import type { ReflectionKind } from './types.js';
+import type { Reflection, ReflectionKind } from './types.js';
 import { normaliseText } from './text.js';
 
 /**
@@ -8,17 +8,16 @@ import { normaliseText } from './text.js';
  * normalised content. A re-delivered extraction job, or the same fact proposed twice with
  * different spacing or capitalisation, lands on the same id, so writes are idempotent.
  * The topic is left out on purpose: one fact filed under two topics is still one fact.
- * The agent is in the hash so ids never collide across agents that share a store.
+ * The agent is in the hash so ids never collide across agents that share a store; so are
+ * the scope and user when there are any (DESIGN section 13): the same words learnt in two
+ * projects, or taught by two users, are two reflections, and one user's never stands in
+ * for another's. Without either the id is what it always was.
  */
-export function reflectionId(agentId: string, kind: ReflectionKind, content: string): string {
-  const digest = createHash('sha256')
-    .update(agentId)
-    .update('\0')
-    .update(kind)
-    .update('\0')
-    .update(normaliseText(content))
-    .digest('hex');
-  return 'ref_' + digest.slice(0, 24);
+export function reflectionId(agentId: string, kind: ReflectionKind, content: string, partition: Pick<Reflection, 'scope' | 'user'> = {}): string {
+  const hash = createHash('sha256').update(agentId).update('\0').update(kind).update('\0').update(normaliseText(content));
+  if (partition.scope !== undefined) hash.update('\0scope\0').update(partition.scope);
+  if (partition.user !== undefined) hash.update('\0user\0').update(partition.user);
+  return 'ref_' + hash.digest('hex').slice(0, 24);
 }
 
 /** Reflection ids written in a text (a `recall` result lists the ids of what it found). */

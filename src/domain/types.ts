@@ -140,6 +140,35 @@ export interface Reflection {
   supersededAt?: number;
   /** Who wrote the subject tags; absent while no one has tagged it (the tagging job's work). */
   tagsBy?: TagAuthor;
+  /**
+   * The project this holds in (DESIGN section 13): the repository a coding CLI worked in,
+   * or `x-engram-scope`. Absent: it holds everywhere (about the person or the tools, or
+   * learnt where no project was named).
+   */
+  scope?: string;
+  /**
+   * The app's end user who taught it (`x-engram-user`). Absent: the agent's own, shared by
+   * all its users. Never injected, recalled, listed or indexed for another user.
+   */
+  user?: string;
+}
+
+/**
+ * What a conversation may see (DESIGN section 13): reflections without a scope or of its
+ * scope, and without a user or of its user. No scope: only what holds everywhere; no
+ * user: only the agent's own (absolute isolation: a user's reflections never reach the
+ * agent's traffic either).
+ */
+export interface Visibility {
+  scope?: string;
+  user?: string;
+}
+
+export function isVisible(reflection: Pick<Reflection, 'scope' | 'user'>, visibility: Visibility): boolean {
+  return (
+    (reflection.scope === undefined || reflection.scope === visibility.scope) &&
+    (reflection.user === undefined || reflection.user === visibility.user)
+  );
 }
 
 export interface ScoredReflection {

@@ -1,4 +1,4 @@
-import type { Agent } from '../domain/types.js';
+import type { Agent, Visibility } from '../domain/types.js';
 import type { IndexRefresher } from '../memory/index-refresh.js';
 import type { Embedder, ReflectionStore } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -17,6 +17,12 @@ export interface McpContext {
   search: MemorySearchDeps;
   index: IndexRefresher;
   now: () => number;
+  /**
+   * The scope and user of the client's session (`x-engram-scope`, `x-engram-user` on the
+   * MCP request, DESIGN section 13): what `recall` and the index show, where `remember`
+   * stores.
+   */
+  visible: Visibility;
 }
 
 /** A tool's text answer; `isError` for failures the model should see and can act on. */

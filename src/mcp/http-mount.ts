@@ -21,6 +21,8 @@ import { createIndexRefresher } from '../memory/index-refresh.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { memorySearchDeps } from '../http/memory-search-deps.js';
 import type { McpContext } from './context.js';
+import { headerVisibility } from '../conversation/scope.js';
+import type { Visibility } from '../domain/types.js';
 import { createMcpServer } from './create-mcp-server.js';
 
 interface Params {
@@ -75,11 +77,12 @@ export function mcpScope(app: FastifyInstance, { deps, version, challenge }: Mcp
   });
 
   const search = memorySearchDeps(deps, app.log);
-  const contextFor = (orgId: string, agentId: string): McpContext => ({
+  const contextFor = (orgId: string, agentId: string, visible: Visibility): McpContext => ({
     ...deps,
     writer,
     search,
     index,
+    visible,
     async agent() {
       const agent = await deps.control.directory.getAgent(orgId, agentId);
       if (!agent) throw new EngramError('not_found', 'The agent was deleted');
@@ -112,7 +115,7 @@ export function mcpScope(app: FastifyInstance, { deps, version, challenge }: Mcp
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${(error as Error).message}`);
     }
     app.metrics.mcpRequest(agentId, body);
-    const server = createMcpServer(contextFor(orgId, agentId), version);
+    const server = createMcpServer(contextFor(orgId, agentId, headerVisibility(request.headers)), version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
       void transport.close().catch(() => undefined);

@@ -6,7 +6,7 @@
  * writer's `supersedable`): an id the model invents, or one a turn quotes, is ignored.
  * How they are shown is `extraction-frame.ts`.
  */
-import type { Agent, Reflection } from '../domain/types.js';
+import type { Agent, Reflection, Visibility } from '../domain/types.js';
 import type { Turn } from '../domain/transcript.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
 import { keywordTerms } from '../domain/keywords.js';
@@ -37,12 +37,14 @@ const ALPHA = 0.5;
  * meaning alone (`relatedCosine`). Stricter than `recall`'s `isRelated`, which also takes
  * any word matched by meaning: over a whole chunk of conversation some word always is,
  * and this list should hold what the chunk is about, not whatever ranks first. Superseded
- * reflections are never found. No user or assistant text: none.
+ * reflections are never found, nor any the conversation may not see (`visible`: its
+ * scope and user). No user or assistant text: none.
  */
 export async function relatedReflections(
   deps: MemorySearchDeps,
   agent: Agent,
   turns: readonly Turn[],
+  visible: Visibility,
   limit = MAX_EXISTING,
 ): Promise<Reflection[]> {
   const said = turns
@@ -56,7 +58,7 @@ export async function relatedReflections(
   const keywords = [...new Set([...words(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...words(keywordQuery(tail))])]
     .slice(0, MAX_KEYWORDS)
     .join(' ');
-  const found = await searchMemory(deps, agent.id, { text, keywords, limit: limit * CANDIDATE_FACTOR, alpha: ALPHA });
+  const found = await searchMemory(deps, agent.id, { text, keywords, limit: limit * CANDIDATE_FACTOR, alpha: ALPHA, visible });
   const asked = new Set(keywordTerms(keywords));
   const bar = relatedCosine(deps.embedder, agent.memory.minScore);
   return found

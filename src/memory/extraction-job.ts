@@ -4,7 +4,7 @@
  * the bus never stores a secret or an unbounded transcript.
  */
 import type { Turn } from '../domain/transcript.js';
-import type { ProtocolId, ReflectionSource } from '../domain/types.js';
+import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
@@ -49,6 +49,9 @@ export interface ExtractionJob {
   instructions?: string[];
   /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
   deferred?: JobDeferral;
+  /** The conversation's project and end user (DESIGN section 13): what is learnt is stored in them. */
+  scope?: string;
+  user?: string;
 }
 
 /**
@@ -60,6 +63,11 @@ export interface JobDeferral {
   until: number;
   /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
   from: string;
+}
+
+/** The job's conversation's scope and user: what its extraction is shown, and where it writes. */
+export function jobVisibility(job: Pick<ExtractionJob, 'scope' | 'user'>): Visibility {
+  return { ...(job.scope === undefined ? {} : { scope: job.scope }), ...(job.user === undefined ? {} : { user: job.user }) };
 }
 
 /** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */
@@ -83,6 +91,9 @@ export interface BuildExtractionJobInput {
   maxChunks?: number;
   settledAt: number;
   source?: ExtractionSource;
+  /** The conversation's project and end user, carried to the writer. */
+  scope?: string;
+  user?: string;
   /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
   cleaned?: CleanedTurns;
   /** The conversation's instruction texts (`ProtocolAdapter.instructions`), most specific first. */
@@ -201,6 +212,8 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     settledAt: input.settledAt,
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
     ...(instructions.length > 0 ? { instructions } : {}),
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+    ...(input.user === undefined ? {} : { user: input.user }),
   };
 }
 

@@ -15,7 +15,7 @@ import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { relatedReflections } from './existing-reflections.js';
 import { extractionInput, hasText } from './extraction-frame.js';
-import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, type ExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, jobVisibility, type ExtractionJob } from './extraction-job.js';
 import { withHeartbeat } from './heartbeat.js';
 import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.js';
 import { instructionIndex, withoutRestatements } from './restatement.js';
@@ -177,7 +177,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       }
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
-      const existing = await relatedReflections(deps.search, agent, chunk);
+      const existing = await relatedReflections(deps.search, agent, chunk, jobVisibility(job));
       const input = extractionInput(existing, chunk, from + chunkStart, shown);
       const answer = await callUpstream({
         upstream: deps.upstream,
@@ -208,6 +208,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const result = await deps.writer.write(agent.id, kept, job.source ?? 'conversation', {
         origin,
         supersedable: new Set(existing.map((reflection) => reflection.id)),
+        ...jobVisibility(job),
       });
       await markExtracted(deps.control, job, upTo, deps.now());
       log.info(

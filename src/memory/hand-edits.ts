@@ -23,6 +23,7 @@ import { rebuildRootIndex } from './root-index.js';
  * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
  * filter on, and an edit says it was edited. They are not searched by meaning.
  */
+import { MAX_SCOPE_LENGTH, validName } from '../domain/scope.js';
 export { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG } from '../domain/reflection-text.js';
 
 export interface NewHandReflection {
@@ -40,6 +41,8 @@ export type HandEdit = Partial<NewHandReflection> & {
    * reflection that mark is all it changes.
    */
   restore?: boolean;
+  /** Move it to this project's scope; null: it holds everywhere (DESIGN section 13). Absent: unchanged. */
+  scope?: string | null;
 };
 
 export interface HandEditDeps extends ReflectionWriterDeps {
@@ -116,6 +119,10 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       if (change.topic !== undefined) patch.topic = cleaned.topic;
       if (change.content !== undefined) patch.content = cleaned.content;
       if (change.restore) patch.supersededBy = null;
+      if (typeof change.scope === 'string' && !validName(change.scope)) {
+        throw new EngramError('invalid_request', `A scope is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`, { param: 'scope' });
+      }
+      if (change.scope !== undefined) patch.scope = change.scope;
       // The vector is made from the content and the tags: either changing re-embeds.
       const searched = embeddingText({ content: cleaned.content, tags: cleaned.tags });
       if (searched !== embeddingText(current)) {

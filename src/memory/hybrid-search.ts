@@ -6,7 +6,7 @@
  * min-max normalised to [0, 1] (all equal: 1), then combined as
  * `alpha * vector + (1 - alpha) * keyword`; a reflection absent from a list gets 0 there.
  */
-import type { ReflectionKind, ScoredReflection } from '../domain/types.js';
+import type { ReflectionKind, ScoredReflection, Visibility } from '../domain/types.js';
 import type { Match, ReflectionStore } from '../ports/reflections.js';
 
 export interface HybridQuery {
@@ -26,6 +26,8 @@ export interface HybridQuery {
    * hybrid sub-search limit, it sets the population the normalisation is relative to.
    */
   candidates?: number;
+  /** Only what a conversation of this scope and user may see; absent: everything (the management API). */
+  visible?: Visibility;
 }
 
 export const FUSION_CANDIDATES = 100;
@@ -36,8 +38,8 @@ export async function hybridSearch(store: ReflectionStore, agentId: string, quer
   if (limit === 0) return [];
   const candidates = Math.max(limit, query.candidates ?? FUSION_CANDIDATES);
   const [byVector, byKeyword] = await Promise.all([
-    query.vector ? store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind }) : [],
-    store.keywords(agentId, { text: query.text, limit: candidates, kind: query.kind, vector: query.vector }),
+    query.vector ? store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind, visible: query.visible }) : [],
+    store.keywords(agentId, { text: query.text, limit: candidates, kind: query.kind, vector: query.vector, visible: query.visible }),
   ]);
   return relativeScoreFusion(byVector, byKeyword, query.alpha ?? 0.5, limit);
 }

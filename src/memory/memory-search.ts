@@ -5,7 +5,7 @@
  * endpoint that is down) degrades the search to keywords only and says so; it never
  * fails the request that searched.
  */
-import type { ReflectionKind, ScoredReflection } from '../domain/types.js';
+import type { ReflectionKind, ScoredReflection, Visibility } from '../domain/types.js';
 import type { Embedder, Match, ReflectionStore } from '../ports/index.js';
 import { hybridSearch } from './hybrid-search.js';
 import type { Reranker } from './rerank.js';
@@ -47,6 +47,11 @@ export interface MemoryQuery {
    * They follow the main results, with a fused score of 0 and their own cosine.
    */
   also?: { keywords: string; limit: number };
+  /**
+   * Only what a conversation of this scope and user may see (DESIGN section 13): every
+   * conversation, `recall` and hook passes one; absent only for the management API.
+   */
+  visible?: Visibility;
   /** Rerank by soft word matching (default: when a reranker is given); off when the order is not used. */
   rerank?: boolean;
 }
@@ -59,9 +64,9 @@ export async function searchMemory(deps: MemorySearchDeps, agentId: string, quer
     deps.onDegraded?.(error);
   }
   const [fused, named] = await Promise.all([
-    hybridSearch(deps.reflections, agentId, { text: query.keywords, vector, limit: query.limit, kind: query.kind, alpha: query.alpha }),
+    hybridSearch(deps.reflections, agentId, { text: query.keywords, vector, limit: query.limit, kind: query.kind, alpha: query.alpha, visible: query.visible }),
     query.also && query.also.keywords !== ''
-      ? deps.reflections.keywords(agentId, { text: query.also.keywords, limit: query.also.limit, kind: query.kind, vector })
+      ? deps.reflections.keywords(agentId, { text: query.also.keywords, limit: query.also.limit, kind: query.kind, vector, visible: query.visible })
       : [],
   ]);
   const found = named.length === 0 ? fused : withAlso(fused, named);

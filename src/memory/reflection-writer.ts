@@ -4,7 +4,7 @@
  * reflections a changed fact replaces (extraction's `supersedes`), and rebuilds the
  * agent's root index.
  */
-import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource, TagAuthor } from '../domain/types.js';
+import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource, TagAuthor, Visibility } from '../domain/types.js';
 import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
@@ -81,6 +81,17 @@ export interface WriteOptions {
    * bring it back beside the fact that replaced it.
    */
   supersedable?: ReadonlySet<string>;
+  /**
+   * The conversation's project (DESIGN section 13): what it learns is stored in it,
+   * unless the proposal says it holds everywhere (`everywhere: true`).
+   */
+  scope?: string;
+  /**
+   * The app's end user the conversation is with: everything learnt is theirs. Duplicates
+   * are looked for only among what the conversation sees, and only the user's own
+   * reflections (the agent's shared ones when there is no user) can be superseded.
+   */
+  user?: string;
 }
 
 export interface ReflectionWriter {
@@ -166,19 +177,22 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       const originOf = options.origin;
       let rejected = 0;
       let duplicates = 0;
-      const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin; supersedes: Set<string> }>();
+      const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin; supersedes: Set<string> } & Partition>();
+      const visible: Visibility = partitionOf(options, false);
       for (const proposal of proposed) {
         const valid = validateReflection(proposal);
+        const partition = partitionOf(options, (proposal as { everywhere?: unknown } | null)?.everywhere === true);
         if (!valid) rejected++;
-        else if (unique.has(idOf(agentId, valid))) {
+        else if (unique.has(idOf(agentId, valid, partition))) {
           duplicates++;
-          const first = unique.get(idOf(agentId, valid))!;
+          const first = unique.get(idOf(agentId, valid, partition))!;
           first.tags = mergedTags(first.tags, valid.tags) ?? first.tags;
           for (const id of supersededIn(proposal, options.supersedable)) first.supersedes.add(id);
         }
         else {
-          unique.set(idOf(agentId, valid), {
+          unique.set(idOf(agentId, valid, partition), {
             ...valid,
+            ...partition,
             ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}),
             supersedes: new Set(supersededIn(proposal, options.supersedable)),
           });
@@ -226,7 +240,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           continue;
         }
         // The nearest by meaning are the candidates; whether one says the same is judged on the words.
-        const near = (await deps.reflections.nearest(agentId, { vector, limit: NEIGHBOURS })).find(
+        const near = (await deps.reflections.nearest(agentId, { vector, limit: NEIGHBOURS, visible })).find(
           (n) => cosine(embedText(n.reflection.content), said) >= threshold,
         );
         if (near) {
@@ -286,7 +300,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           ...(firstTags ? { tagsBy: firstTags } : {}),
         });
       }
-      const { superseded, restored } = await markSuperseded(deps, agentId, claims, new Set(fresh.map((r) => r.id)), now);
+      const { superseded, restored } = await markSuperseded(deps, agentId, claims, new Set(fresh.map((r) => r.id)), now, options.user);
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
@@ -322,6 +336,7 @@ async function markSuperseded(
   claims: readonly Claim[],
   stored: ReadonlySet<string>,
   now: number,
+  user: string | undefined,
 ): Promise<{ superseded: number; restored: number }> {
   const kept = new Set(claims.map((claim) => claim.kept));
   const done = new Set<string>();
@@ -331,7 +346,8 @@ async function markSuperseded(
   const supersede = async (id: string, by: string): Promise<boolean> => {
     if (kept.has(id) || done.has(id)) return false;
     const target = await deps.reflections.get(agentId, id);
-    if (!target || target.supersededBy !== undefined || isByHand(target)) return false;
+    // One user's conversation never retires another's reflections, nor the agent's shared ones.
+    if (!target || target.supersededBy !== undefined || isByHand(target) || target.user !== user) return false;
     await deps.reflections.update(agentId, id, { supersededBy: by, supersededAt: now });
     done.add(id);
     superseded++;
@@ -364,8 +380,18 @@ function mergedTags(current: readonly string[], added: readonly string[]): strin
   return merged.length > current.length ? merged : undefined;
 }
 
-function idOf(agentId: string, reflection: ValidReflection): string {
-  return reflectionId(agentId, reflection.kind, reflection.content);
+function idOf(agentId: string, reflection: ValidReflection, partition: Partition): string {
+  return reflectionId(agentId, reflection.kind, reflection.content, partition);
+}
+
+/** Where a new reflection is stored: the conversation's user, and its scope unless it holds everywhere. */
+type Partition = Pick<Reflection, 'scope' | 'user'>;
+
+function partitionOf(options: Pick<WriteOptions, 'scope' | 'user'>, everywhere: boolean): Partition {
+  return {
+    ...(options.scope !== undefined && !everywhere ? { scope: options.scope } : {}),
+    ...(options.user !== undefined ? { user: options.user } : {}),
+  };
 }
 
 function withoutVector(stored: StoredReflection): Reflection {

@@ -3,7 +3,7 @@
  * the request about to be forwarded. Runs on the proxy's hot path: one embedding, one
  * hybrid search (and a keyword search for the terms the request names, beside it).
  */
-import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection } from '../domain/types.js';
+import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection, type Visibility } from '../domain/types.js';
 import { termForms, type TermForms } from '../domain/named-terms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
 import { keywordTerms } from '../domain/keywords.js';
@@ -89,20 +89,22 @@ export interface Retrieval {
    * `agent.memory.topK`, fitting `agent.memory.tokenBudget` once rendered, none whose id
    * is in `exclude` (already injected in this conversation). An empty query gives [].
    * Recording the use (`ReflectionStore.markUsed`) is the caller's job, once it has
-   * actually injected them.
+   * actually injected them. Only reflections `visible` allows (the conversation's scope
+   * and user, DESIGN section 13) are considered; every conversation passes one (absent: all).
    */
-  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]>;
+  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]>;
   /**
    * Every candidate the search considers for `query`, judged (relevant or not), best
    * first, before `topK` and the budget: what the dashboard shows and the evaluation
    * sweeps `minScore` over.
    */
-  judge(agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]>;
+  judge(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]>;
   /**
    * Every candidate `judge` finds, with whether `retrieve` would take it and, if not, why
-   * not: what the dashboard's reflection search shows beside each result.
+   * not: what the dashboard's reflection search shows beside each result. `visible`
+   * absent: as a request that may see everything would.
    */
-  explain(agent: Agent, query: string): Promise<Verdict[]>;
+  explain(agent: Agent, query: string, visible?: Visibility): Promise<Verdict[]>;
 }
 
 /** Why injection leaves a relevant-looking candidate out. */
@@ -138,7 +140,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     return terms;
   };
 
-  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>): Promise<Judged[]> => {
+  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]> => {
     const search = injectionQuery(query);
     const { topK, tokenBudget } = agent.memory;
     if (!search || topK <= 0 || tokenBudget <= 0) return [];
@@ -148,6 +150,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       ...search,
       limit: injectionSearchLimit(topK) + exclude.size,
       exclude,
+      visible,
       also: { keywords: probes.join(' '), limit: NAMED_CANDIDATES + exclude.size },
       // Injection judges by cosine and named terms, not by the reranked order.
       rerank: false,
@@ -176,11 +179,11 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
 
   return {
     judge,
-    async retrieve(agent, query, exclude) {
-      return taken(agent, await judge(agent, query, exclude));
+    async retrieve(agent, query, exclude, visible) {
+      return taken(agent, await judge(agent, query, exclude, visible));
     },
-    async explain(agent, query) {
-      const judged = await judge(agent, query, new Set());
+    async explain(agent, query, visible) {
+      const judged = await judge(agent, query, new Set(), visible);
       const chosen = new Set(taken(agent, judged));
       const relevant = judged.filter((candidate) => candidate.relevant);
       return judged.map((candidate): Verdict => {

@@ -5,7 +5,7 @@
  * current reflections only: a superseded one is history (DESIGN section 5), never
  * injected, and the index is injected.
  */
-import type { Reflection } from '../domain/types.js';
+import type { Reflection, Visibility } from '../domain/types.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
 import type { ListQuery, ReflectionStore } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -159,18 +159,30 @@ export async function listAllReflections(
   return [...seen.values()];
 }
 
-/** Rebuilds and stores the agent's root index from all its reflections; returns the markdown. */
+/**
+ * Rebuilds and stores the agent's root index; returns the markdown. The stored index is
+ * what a conversation without a project or a user sees (DESIGN section 13): the agent's
+ * own reflections that hold everywhere. Scoped or personal ones never enter it.
+ */
 export async function rebuildRootIndex(
   agentId: string,
   deps: RootIndexDeps,
   options: RootIndexOptions = {},
 ): Promise<string> {
-  const markdown = buildRootIndex(await listAllReflections(deps.reflections, agentId, { superseded: false }), options);
+  const markdown = buildRootIndex(await listAllReflections(deps.reflections, agentId, { superseded: false, visible: {} }), options);
   await deps.control.indexes.put(agentId, markdown);
   return markdown;
 }
 
-/** The stored index, built on first use for an agent that has never had one. */
-export async function currentRootIndex(deps: RootIndexDeps, agentId: string): Promise<string> {
+/**
+ * The index a conversation of this scope and user sees: the stored one without either
+ * (built on first use for an agent that has never had one); with either, built from what
+ * they may see at the time (a read of the agent's reflections: given once per
+ * conversation, at its start, so not stored per scope and user).
+ */
+export async function currentRootIndex(deps: RootIndexDeps, agentId: string, visible: Visibility = {}): Promise<string> {
+  if (visible.scope !== undefined || visible.user !== undefined) {
+    return buildRootIndex(await listAllReflections(deps.reflections, agentId, { superseded: false, visible }));
+  }
   return (await deps.control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
 }

@@ -8,9 +8,10 @@
  *
  * The reply is given once the job is on the durable bus: a 2xx means queued, not learnt.
  */
-import type { Agent, ProtocolId } from '../domain/types.js';
+import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
-import { idDigest } from '../domain/conversation-id.js';
+import { idDigest, userConversationId } from '../domain/conversation-id.js';
+import { repositoryName } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
@@ -39,6 +40,11 @@ export interface TranscriptUpload {
   session?: string;
   /** Protocol to extract in, instead of the one the client speaks. */
   protocol?: ProtocolId;
+  /**
+   * The upload's scope and user (`x-engram-scope`, `x-engram-user`). Without a scope, the
+   * repository of the working directory the transcript names is the scope.
+   */
+  visible?: Visibility;
 }
 
 /**
@@ -112,7 +118,9 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   if (meta.recognised === 0) throw notThisFormat(format, `its ${read.records}`);
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
-  const conversationId = `t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`;
+  const visible = upload.visible ?? {};
+  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : repositoryName(meta.cwd));
+  const conversationId = userConversationId(`t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`, visible.user);
   const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
     status,
     session,
@@ -167,6 +175,8 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       settledAt: now,
       source: 'transcript',
       ...(meta.instructions ? { instructions: meta.instructions } : {}),
+      ...(scope === undefined ? {} : { scope }),
+      ...(visible.user === undefined ? {} : { user: visible.user }),
     });
     if (!job) {
       await record(settled(false));

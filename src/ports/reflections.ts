@@ -10,7 +10,7 @@
  * 5) is history: `get`, `list` and `count` see it, with its fields; searches never return
  * superseded reflections. Patching `supersededBy: null` restores it, searchable at once.
  */
-import type { Reflection, ReflectionKind, TagAuthor } from '../domain/types.js';
+import type { Reflection, ReflectionKind, TagAuthor, Visibility } from '../domain/types.js';
 
 export interface StoredReflection extends Reflection {
   vector: Float32Array;
@@ -33,9 +33,17 @@ export interface ListQuery {
    * oldest end, so newer untagged reflections cannot starve older ones); ties in any order.
    */
   oldestFirst?: boolean;
+  /** Only what a conversation of this scope and user may see (`isVisible`); absent: everything. */
+  visible?: Visibility;
+  /** Only reflections of exactly this scope; null: only those without one (the management API's filter). */
+  scope?: string | null;
+  /** Only reflections of exactly this user; null: only the agent's own. */
+  user?: string | null;
 }
 
 export type ReflectionPatch = Partial<Pick<Reflection, 'kind' | 'content' | 'topic' | 'tags'>> & {
+  /** Moves it to this scope; null: it holds everywhere. Absent: unchanged. */
+  scope?: string | null;
   vector?: Float32Array;
   embedderId?: string;
   /**
@@ -55,6 +63,12 @@ export interface VectorQuery {
   vector: Float32Array;
   limit: number;
   kind?: ReflectionKind;
+  /**
+   * Only reflections a conversation of this scope and user may see (`isVisible`): the
+   * `limit` best among those, never fewer because others were hidden. Absent: all (the
+   * management API's search). Every conversation passes one.
+   */
+  visible?: Visibility;
 }
 
 export interface KeywordQuery {
@@ -64,6 +78,8 @@ export interface KeywordQuery {
   kind?: ReflectionKind;
   /** When given, each match carries its cosine similarity to this vector. */
   vector?: Float32Array;
+  /** As `VectorQuery.visible`. */
+  visible?: Visibility;
 }
 
 export interface Match {
@@ -145,6 +161,8 @@ export function patchedReflection(current: Reflection, patch: ReflectionPatch, n
     next.supersededBy = patch.supersededBy;
     next.supersededAt = patch.supersededAt ?? now;
   }
+  if (patch.scope === null || patch.scope === '') delete next.scope;
+  else if (patch.scope !== undefined) next.scope = patch.scope;
   if (patch.tagsBy === null) delete next.tagsBy;
   else if (patch.tagsBy !== undefined) next.tagsBy = patch.tagsBy;
   return next;

@@ -20,6 +20,7 @@ export function proposedFrom(args: unknown): ProposedReflection[] {
             ...(Array.isArray(entry.tags) && { tags: entry.tags.filter((tag): tag is string => typeof tag === 'string') }),
             ...(Number.isInteger(entry.turn) && (entry.turn as number) >= 0 ? { turn: entry.turn as number } : {}),
             ...supersededIds(entry.supersedes),
+            ...(entry.everywhere === true ? { everywhere: true } : {}),
           },
         ]
       : [],

@@ -37,6 +37,11 @@ export interface ProposedReflection {
    * Only ids the model was shown count (the writer checks).
    */
   supersedes?: string[];
+  /**
+   * It holds everywhere, not only in the project the conversation works in (DESIGN
+   * section 13): about the person, the tools, or the user said so. Absent: the project's.
+   */
+  everywhere?: boolean;
 }
 
 /** A tool as the request offers it to the model; a namespace's functions carry its name. */
@@ -220,8 +225,12 @@ export const RECORD_REFLECTIONS_SCHEMA = {
             items: { type: 'string' },
             description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
           },
+          everywhere: {
+            type: 'boolean',
+            description: 'true when it holds in every project (about the person, the tools, or the user said so); false when it concerns this project.',
+          },
         },
-        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes'],
+        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes', 'everywhere'],
         additionalProperties: false,
       },
     },

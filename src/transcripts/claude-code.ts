@@ -37,6 +37,7 @@ function createClaudeCodeReader(): TranscriptReader {
       if (typeof record.sessionId === 'string' && record.sessionId) {
         meta.recognised++;
         meta.sessionId ??= record.sessionId;
+        if (typeof record.cwd === 'string' && record.cwd) meta.cwd ??= record.cwd;
       } else if (record.type === 'summary' && typeof record.leafUuid === 'string') {
         meta.recognised++;
         return [];

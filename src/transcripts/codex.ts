@@ -68,6 +68,7 @@ function createCodexReader(): TranscriptReader {
           const id = payload.id ?? payload.session_id;
           if (typeof id === 'string' && id) meta.sessionId ??= id;
           if (typeof payload.model === 'string') meta.model ??= payload.model;
+          if (typeof payload.cwd === 'string' && payload.cwd) meta.cwd ??= payload.cwd;
         } else if (record.type === 'turn_context' && typeof payload.model === 'string') {
           meta.model = payload.model;
         } else if (record.type === 'response_item') {

@@ -28,6 +28,7 @@ function createCopilotReader(): TranscriptReader {
         case 'session.start':
           if (typeof data.sessionId === 'string' && data.sessionId) meta.sessionId ??= data.sessionId;
           if (typeof data.selectedModel === 'string') meta.model = data.selectedModel;
+          if (isObject(data.context) && typeof data.context.cwd === 'string' && data.context.cwd) meta.cwd ??= data.context.cwd;
           return [];
         case 'session.resume':
         case 'session.model_change':

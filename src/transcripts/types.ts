@@ -39,6 +39,8 @@ export interface TranscriptMeta {
   sessionId?: string;
   /** The model the session used, when the transcript names it. */
   model?: string;
+  /** The working directory the session ran in, when the transcript names it (its scope, DESIGN section 13). */
+  cwd?: string;
   /** Records of a kind this reader knows; zero means the file is not of this format. */
   recognised: number;
   /**

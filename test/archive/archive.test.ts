@@ -63,7 +63,7 @@ test('an embedded deployment moves onto NATS: ids, sealed keys, tokens and vecto
   const text = readFileSync(archive, 'utf8');
   assert.not.match(text, 'sk-upstream-moved-with-the-archive', 'the upstream key stays sealed');
   assert.not.match(text, agent.token, 'tokens are hashes');
-  assert.match(text.split('\n')[0], /"format":"engram-archive","version":3/);
+  assert.match(text.split('\n')[0], /"format":"engram-archive","version":4/);
 
   const secretKey = readFileSync(path.join(embedded, 'secret-key'), 'utf8').trim();
   const distributed = path.join(dir, 'distributed');

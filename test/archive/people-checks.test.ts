@@ -193,7 +193,7 @@ test("a version 2 archive, written before people were carried, still imports and
   const key = randomBytes(32);
   const { source, org } = await seeded(context, key);
   const [header, ...records] = await exported(source);
-  assert.is(JSON.parse(header).version, 3);
+  assert.is(JSON.parse(header).version, 4);
   const v2 = [JSON.stringify({ ...JSON.parse(header), version: 2 }), ...records.filter((line) => !['user', 'oauth_client'].includes(JSON.parse(line).type))];
   const target = open(context, 'target', key);
   const present = newUser('cy@example.test', 'scrypt$16384$8$1$Y3k$Y3k', 4_000);

@@ -190,10 +190,10 @@ test('an archive of a newer version, or with a record this release does not know
   const target = ['--data-dir', path.join(dir, 'versions-target'), '--nats-url', nats.url, '--nats-prefix', 'versions', '--secret-key', secretKey];
 
   const newer = path.join(dir, 'newer.jsonl');
-  writeFileSync(newer, [JSON.stringify({ ...JSON.parse(header), version: 4 }), ...lines].join('\n') + '\n');
+  writeFileSync(newer, [JSON.stringify({ ...JSON.parse(header), version: 5 }), ...lines].join('\n') + '\n');
   const refused = await runCli(['import', newer, ...target]);
   assert.is(refused.code, 1);
-  assert.match(refused.stderr, /archive version 4 is newer than this Engram reads \(3\): upgrade Engram first/);
+  assert.match(refused.stderr, /archive version 5 is newer than this Engram reads \(4\): upgrade Engram first/);
 
   // A record type from a later release: refused in the checking pass, before anything is written.
   const unknown = path.join(dir, 'unknown.jsonl');

@@ -86,27 +86,59 @@ test('superseded reflections and tag authors survive export and import', async (
     reflection(agent.id, 'old', 'The queue is rabbitmq', 0, { tags: ['queue'], tagsBy: 'extraction', supersededBy: 'new', supersededAt: 5_000 }),
     reflection(agent.id, 'new', 'The queue is nats', 1, { tags: ['queue', 'added-by-hand'], tagsBy: 'person' }),
     reflection(agent.id, 'bare', 'Lunch is at noon', 2),
+    reflection(agent.id, 'alices', 'My shipping address is 12 Rose Lane', 3, { user: 'alice' }),
+    reflection(agent.id, 'scoped', 'Run the tests with make test-alpha-shop', 4, { scope: 'alpha-shop' }),
   ]);
   const lines: string[] = [];
   await exportArchive(sources(source), (line) => {
     lines.push(line);
   });
   assert.is(JSON.parse(lines[0]).version, ARCHIVE_VERSION);
-  assert.is(ARCHIVE_VERSION, 3);
+  assert.is(ARCHIVE_VERSION, 4);
 
   const target = open(context, 'target');
   const result = await importArchive(targets(target), () => linesOf(lines));
-  assert.is(result.imported.reflections, 3);
+  assert.is(result.imported.reflections, 5);
   const before = byId(await source.adapters.reflections.list(agent.id));
   const after = byId(await target.adapters.reflections.list(agent.id));
   assert.equal(after, before, 'every field, the new ones included');
-  assert.equal(after.map((r) => [r.id, r.supersededBy ?? null, r.supersededAt ?? null, r.tagsBy ?? null]), [
+  assert.equal(after.map((r) => [r.id, r.scope ?? null, r.user ?? null]), [
+    ['alices', null, 'alice'],
+    ['bare', null, null],
+    ['new', null, null],
+    ['old', null, null],
+    ['scoped', 'alpha-shop', null],
+  ], 'scopes and users survive the move');
+  const bobSees = await target.adapters.reflections.keywords(agent.id, { text: 'shipping address', limit: 5, visible: { user: 'bob' } });
+  assert.equal(bobSees, [], 'still Alice’s after the move');
+  assert.equal(after.filter((r) => ['bare', 'new', 'old'].includes(r.id)).map((r) => [r.id, r.supersededBy ?? null, r.supersededAt ?? null, r.tagsBy ?? null]), [
     ['bare', null, null, null],
     ['new', null, null, 'person'],
     ['old', 'new', 5_000, 'extraction'],
   ]);
   const found = await target.adapters.reflections.keywords(agent.id, { text: 'queue', limit: 5 });
   assert.equal(found.map((m) => m.id), ['new'], 'still history after the move: never searched');
+});
+
+test('a reflection whose user is not a name is refused, never imported as the agent’s own', async (context) => {
+  const source = open(context, 'bad-user-source');
+  const agent = await createAgent(source.control);
+  await source.adapters.reflections.upsert([reflection(agent.id, 'alices', 'My shipping address is 12 Rose Lane', 0, { user: 'alice' })]);
+  const lines: string[] = [];
+  await exportArchive(sources(source), (line) => {
+    lines.push(line);
+  });
+  const tampered = lines.map((line) => (line.includes('"alices"') ? line.replace('"user":"alice"', '"user":42') : line));
+  assert.ok(tampered.some((line) => line.includes('"user":42')));
+  const target = open(context, 'bad-user-target');
+  let refused: unknown;
+  try {
+    await importArchive(targets(target), () => linesOf(tampered));
+  } catch (error) {
+    refused = error;
+  }
+  assert.match(String(refused), /unusable `user`/);
+  assert.equal(await target.adapters.reflections.list(agent.id), [], 'nothing of it imported');
 });
 
 test('a version 1 archive gets the tag authors SQLite migration 12 presumes', async (context) => {

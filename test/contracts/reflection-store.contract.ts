@@ -182,6 +182,58 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.not.ok('tagsBy' in ((await s.get(A, 't3')) ?? {}), 'an upsert without it leaves the reflection untagged');
   });
 
+  test('scope and user: round-trip; searches and lists see only what the visibility allows; moving a scope', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'v-all', 'The shipping carrier is DHL', 0, { updatedAt: 5_000 }),
+      reflection(A, 'v-alpha', 'Run the shipping tests with make test-alpha', 0, { scope: 'alpha', updatedAt: 4_000 }),
+      reflection(A, 'v-beta', 'Run the shipping tests with ./scripts/beta.sh', 0, { scope: 'beta', updatedAt: 3_000 }),
+      reflection(A, 'v-alice', 'My shipping address is 1 Alice Road', 0, { user: 'alice', updatedAt: 2_000 }),
+      reflection(A, 'v-alice-alpha', 'Alice ships alpha builds on Fridays', 0, { user: 'alice', scope: 'alpha', updatedAt: 1_000 }),
+    ]);
+    const got = await s.get(A, 'v-alice-alpha');
+    assert.is(got?.scope, 'alpha');
+    assert.is(got?.user, 'alice');
+    assert.not.ok('scope' in ((await s.get(A, 'v-all')) ?? {}) || 'user' in ((await s.get(A, 'v-all')) ?? {}), 'absent when none');
+    const ids = (found: { id: string }[]) => found.map((r) => r.id).sort();
+    const seen = async (visible: { scope?: string; user?: string }) => {
+      const byVector = ids(await s.nearest(A, { vector: axis(0), limit: 10, visible }));
+      const byWords = ids(await s.keywords(A, { text: 'shipping alpha', limit: 10, visible }));
+      const listed = ids(await s.list(A, { visible }));
+      assert.equal(byWords.filter((id) => !byVector.includes(id)), [], 'keywords see no more than nearest');
+      assert.equal(listed, byVector, 'list sees what searches see');
+      return byVector;
+    };
+    assert.equal(await seen({}), ['v-all'], 'no scope, no user: only what holds everywhere and is the agent’s own');
+    assert.equal(await seen({ scope: 'alpha' }), ['v-all', 'v-alpha']);
+    assert.equal(await seen({ scope: 'beta' }), ['v-all', 'v-beta'], 'never another project’s');
+    assert.equal(await seen({ user: 'bob' }), ['v-all'], 'never another user’s');
+    assert.equal(await seen({ user: 'alice' }), ['v-alice', 'v-all']);
+    assert.equal(await seen({ user: 'alice', scope: 'alpha' }), ['v-alice', 'v-alice-alpha', 'v-all', 'v-alpha']);
+    assert.equal(await seen({ user: 'bob', scope: 'alpha' }), ['v-all', 'v-alpha']);
+    assert.equal(ids(await s.nearest(A, { vector: axis(0), limit: 10 })).length, 5, 'no visibility: everything (the management API)');
+    // Hidden reflections never crowd visible ones out of the top k.
+    const top = await s.nearest(A, { vector: axis(0), limit: 1, visible: { user: 'bob', scope: 'beta' } });
+    assert.equal(ids(top), ['v-all']);
+    assert.equal(ids(await s.keywords(A, { text: 'shipping', limit: 1, visible: { scope: 'beta' } })).length, 1);
+    assert.ok(['v-all', 'v-beta'].includes((await s.keywords(A, { text: 'shipping', limit: 1, visible: { scope: 'beta' } }))[0].id));
+
+    assert.equal(ids(await s.list(A, { scope: 'alpha' })), ['v-alice-alpha', 'v-alpha'], 'exact scope');
+    assert.equal(ids(await s.list(A, { scope: null })), ['v-alice', 'v-all'], 'null: only those without a scope');
+    assert.equal(ids(await s.list(A, { user: 'alice' })), ['v-alice', 'v-alice-alpha']);
+    assert.equal(ids(await s.list(A, { user: null, scope: null })), ['v-all']);
+
+    const moved = await s.update(A, 'v-beta', { scope: 'alpha' });
+    assert.is(moved?.scope, 'alpha');
+    assert.equal(await seen({ scope: 'beta' }), ['v-all'], 'moved out of beta at once');
+    assert.equal(await seen({ scope: 'alpha' }), ['v-all', 'v-alpha', 'v-beta']);
+    const everywhere = await s.update(A, 'v-beta', { scope: null });
+    assert.not.ok(everywhere && 'scope' in everywhere);
+    assert.equal(await seen({ scope: 'beta' }), ['v-all', 'v-beta'], 'null: it holds everywhere');
+    await s.upsert([reflection(A, 'v-all', 'The shipping carrier is DHL', 0, { user: 'bob' })]);
+    assert.equal(await seen({ user: 'alice' }), ['v-alice', 'v-beta'], 'an upsert replaces the user');
+  });
+
   test('agents are isolated: get, list, count, search, nearest, delete', async (context) => {
     const s = store(context);
     await s.upsert([reflection(A, 'a1', 'secret alpha deployment detail', 0)]);

@@ -55,4 +55,12 @@ test('a retried recording that lands after a newer turn undoes none of it, even 
   assert.equal(next.injectedIds.sort(), ['r1', 'r2', 'r7'], 'what the older turn injected is still remembered');
 });
 
+test('the scope the turn resolved is kept; a retried older turn does not undo a newer one’s', () => {
+  const scoped = { ...turn, scope: 'alpha-shop', user: 'alice' };
+  const next = settledState(read, scoped, { settledAt: 2_000, compacted: false, queued: true });
+  assert.equal([next.scope, next.user], ['alpha-shop', 'alice'], 'a stored state without a scope gets the turn’s');
+  const newer = { ...read, scope: 'beta-crm', lastActivityAt: 3_000 };
+  assert.is(settledState(newer, scoped, { settledAt: 2_000, compacted: false, queued: true }).scope, 'beta-crm');
+});
+
 test.run();

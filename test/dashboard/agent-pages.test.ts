@@ -209,4 +209,31 @@ test('the reflection pages show the tags and who wrote them, or that no one has 
   assert.match((await web.get(`${page}/reflections/${untagged}`)).text, 'Not tagged yet: the tagging job gives it tags in the background');
 });
 
+test('reflections show their project and user; the list filters by project; the edit form moves one to another project or everywhere', async ({ web, page, engram, agentId }) => {
+  await web.get(`${page}/reflections`);
+  const id = (await web.post(`${page}/reflections`, { content: 'Run the test suite with make test-alpha-shop.', kind: 'procedural', topic: 'tests' })).location!.split('/').at(-1)!;
+  await engram.running.deps.reflections.update(agentId, id, { scope: 'alpha-shop' });
+  const mine = await engram.running.deps.reflections.get(agentId, id);
+  await engram.running.deps.reflections.upsert([{ ...mine!, id: `${id}-alice`, content: 'My shipping address is 12 Rose Lane.', user: 'alice', scope: undefined, vector: new Float32Array(256).fill(0.0625) }]);
+
+  const list = await web.get(`${page}/reflections`);
+  const row = (text: string, ref: string) => text.split('<tr').find((cells) => cells.includes(`/reflections/${ref}"`)) ?? '';
+  assert.match(row(list.text, id), 'project <span class="mono">alpha-shop</span>');
+  assert.match(row(list.text, `${id}-alice`), 'taught by user <span class="mono">alice</span>');
+  const filtered = await web.get(`${page}/reflections?scope=alpha-shop`);
+  assert.match(filtered.text, `/reflections/${id}"`);
+  assert.not.match(filtered.text, 'Rose Lane', 'another project’s (or none) is not listed');
+  assert.match(filtered.text, 'value="alpha-shop" placeholder="Any project"');
+
+  const form = await web.get(`${page}/reflections/${id}`);
+  assert.match(form.text, '<input id="scope" name="scope" type="text" maxlength="200" value="alpha-shop">');
+  assert.match((await web.get(`${page}/reflections/${id}-alice`)).text, 'Taught by user <span class="mono">alice</span>');
+  const edit = { content: 'Run the test suite with make test-alpha-shop.', kind: 'procedural', topic: 'tests', tags: '' };
+  assert.is((await web.post(`${page}/reflections/${id}`, { ...edit, scope: 'beta-crm' })).status, 303);
+  assert.is((await engram.running.deps.reflections.get(agentId, id))?.scope, 'beta-crm', 'moved to another project');
+  await web.get(`${page}/reflections/${id}`);
+  assert.is((await web.post(`${page}/reflections/${id}`, { ...edit, scope: '' })).status, 303);
+  assert.is((await engram.running.deps.reflections.get(agentId, id))?.scope, undefined, 'blank: it holds everywhere');
+});
+
 test.run();

@@ -57,15 +57,23 @@ test('session start lists what the agent learnt; ?format=claude and codex give h
   await engram.waitForReflections(agent, 2);
   await new Promise((resolve) => setTimeout(resolve, 2200)); // the index is rebuilt at most every 2 s per agent
 
-  const copilot = await sessionStart(agent);
+  // The rollout ran in /tmp/tr/codex/run-ffwXUQ/proj: what it taught belongs to the repository `proj`.
+  const inProj = JSON.stringify({ sessionId: 's2', source: 'new', cwd: '/home/someone/src/proj' });
+  const copilot = await sessionStart(agent, '', inProj);
   assert.match(copilot.json.additionalContext, /## release \(2\)\n- \[procedural\] Run npm run build before npm test/);
   assert.match(copilot.json.additionalContext, /- \[factual\] The release checklist lives in docs\/RELEASE\.md\./);
   assert.equal(copilot.json.index.topics, [{ topic: 'release', count: 2 }]);
   assert.is(copilot.json.index.procedural, 1);
   assert.is(copilot.json.index.factual, 1);
 
+  const elsewhere = await sessionStart(agent, '', JSON.stringify({ sessionId: 's3', source: 'new', cwd: '/home/someone/src/other-repo' }));
+  assert.is(elsewhere.json.index.reflections, 0, 'another repository’s session is not shown them');
+  assert.not.match(elsewhere.json.additionalContext, /RELEASE\.md/);
+  const byHeader = await sessionStart(agent, '', '{}', { 'x-engram-scope': 'proj' });
+  assert.is(byHeader.json.index.reflections, 2, 'x-engram-scope names the scope when the input has no cwd');
+
   for (const format of ['claude', 'codex']) {
-    const answer = await sessionStart(agent, `?format=${format}`, '', {});
+    const answer = await sessionStart(agent, `?format=${format}`, inProj, {});
     assert.is(answer.status, 200);
     assert.equal(Object.keys(answer.json), ['hookSpecificOutput']);
     assert.is(answer.json.hookSpecificOutput.hookEventName, 'SessionStart');

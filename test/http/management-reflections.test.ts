@@ -44,9 +44,11 @@ test('list: most recent first, snake_case fields, paging and kind filter', async
   assert.is(all.json.has_more, false);
   const first = all.json.data[0];
   assert.equal(Object.keys(first).sort(), [
-    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'origin', 'source', 'superseded_at', 'superseded_by',
-    'tags', 'tags_by', 'topic', 'updated_at', 'use_count',
+    'agent_id', 'content', 'created_at', 'embedder_id', 'id', 'kind', 'last_used_at', 'origin', 'scope', 'source', 'superseded_at', 'superseded_by',
+    'tags', 'tags_by', 'topic', 'updated_at', 'use_count', 'user',
   ]);
+  assert.is(first.scope, null, 'seeded without a scope: it holds everywhere');
+  assert.is(first.user, null, "the agent's own");
   assert.is(first.origin, null, 'seeded by hand: no origin');
   assert.equal([first.superseded_by, first.superseded_at, first.tags_by], [null, null, null]);
   assert.equal(first.tags, ['pnpm']);

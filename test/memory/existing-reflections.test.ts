@@ -26,11 +26,11 @@ test('related reflections: current ones sharing the chunk’s words or meaning, 
       { role: 'tool' as const, text: 'coffee machine descales itself on Fridays' },
       { role: 'assistant' as const, text: 'Each service deploys to staging with its own make target.' },
     ];
-    const found = await relatedReflections({ reflections: world.reflections, embedder: world.embedder }, world.agent, turns);
+    const found = await relatedReflections({ reflections: world.reflections, embedder: world.embedder }, world.agent, turns, {});
     assert.is(found.length, MAX_EXISTING);
     assert.ok(found.every((r) => r.topic === 'deployment'), 'the tool output is not searched; the unrelated one is not shown');
     assert.not.ok(found.some((r) => r.id === old.id), 'superseded: history, never shown');
-    assert.equal(await relatedReflections({ reflections: world.reflections, embedder: world.embedder }, world.agent, [turns[1]]), [], 'tool output alone: nothing');
+    assert.equal(await relatedReflections({ reflections: world.reflections, embedder: world.embedder }, world.agent, [turns[1]], {}), [], 'tool output alone: nothing');
   } finally {
     await world.dispose();
   }

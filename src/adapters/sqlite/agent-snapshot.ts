@@ -13,7 +13,7 @@
  * them out costs a search nothing. A write that supersedes a reflection removes it; one
  * that restores it adds it back (with its vector, which the write supplies).
  */
-import type { Reflection } from '../../domain/types.js';
+import { isVisible, type Reflection, type Visibility } from '../../domain/types.js';
 import { KeywordIndex, type KeywordDocument } from './keyword-index.js';
 import { KIND_CODES, VectorMatrix, type VectorRow } from './vector-matrix.js';
 
@@ -39,6 +39,8 @@ export class AgentSnapshot {
   readonly keywords = new KeywordIndex();
   readonly #rows = new Map<number, Reflection>();
   readonly #seqOfId = new Map<string, number>();
+  /** Rows with a scope or a user: while none, a search needs no visibility filter. */
+  readonly #partitioned = new Set<number>();
 
   constructor(entries: readonly SnapshotEntry[], version: number) {
     this.version = version;
@@ -47,6 +49,7 @@ export class AgentSnapshot {
     for (const { seq, reflection } of entries) {
       this.#rows.set(seq, reflection);
       this.#seqOfId.set(reflection.id, seq);
+      if (reflection.scope !== undefined || reflection.user !== undefined) this.#partitioned.add(seq);
       documents.push({ seq, kind: kindCode(reflection), text: documentText(reflection) });
     }
     this.keywords.putAll(documents);
@@ -55,6 +58,17 @@ export class AgentSnapshot {
   /** Reflections held. */
   get size(): number {
     return this.matrix.count;
+  }
+
+  /** Whether any reflection held has a scope or a user. */
+  get partitioned(): boolean {
+    return this.#partitioned.size > 0;
+  }
+
+  /** Whether the row is visible to a conversation (`isVisible`). */
+  visible(seq: number, visibility: Visibility): boolean {
+    const stored = this.#rows.get(seq);
+    return stored !== undefined && isVisible(stored, visibility);
   }
 
   /** The stored reflection's id. */
@@ -103,6 +117,7 @@ export class AgentSnapshot {
     const stored = this.#rows.get(seq);
     if (stored) this.#seqOfId.delete(stored.id);
     this.#rows.delete(seq);
+    this.#partitioned.delete(seq);
     this.matrix.remove(seq);
     this.keywords.remove(seq);
   }
@@ -111,6 +126,8 @@ export class AgentSnapshot {
     const stored = this.#rows.get(seq);
     this.#rows.set(seq, reflection);
     this.#seqOfId.set(reflection.id, seq);
+    if (reflection.scope !== undefined || reflection.user !== undefined) this.#partitioned.add(seq);
+    else this.#partitioned.delete(seq);
     const kind = kindCode(reflection);
     // Usage-only and kind-only changes keep the words: skip re-tokenising.
     if (stored && documentText(stored) === documentText(reflection)) this.keywords.setKind(seq, kind);

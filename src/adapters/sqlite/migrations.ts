@@ -367,6 +367,14 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE agent_activity ADD COLUMN tagging_input_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE agent_activity ADD COLUMN tagging_output_tokens INTEGER NOT NULL DEFAULT 0;
   `,
+  // 16: scopes (DESIGN section 13): the project a reflection holds in (null: everywhere)
+  // and the app's end user who taught it (null: the agent's own, shared). Searches filter
+  // in memory (the snapshot); listings by scope or user use the index.
+  `
+    ALTER TABLE reflections ADD COLUMN scope TEXT;
+    ALTER TABLE reflections ADD COLUMN user_id TEXT;
+    CREATE INDEX reflections_by_scope ON reflections (agent_id, scope, user_id);
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

@@ -24,12 +24,16 @@ export interface ReflectionRow {
   superseded_at: number | null;
   /** A `TagAuthor`, or null while no one has tagged it. */
   tags_by: string | null;
+  /** Null: holds everywhere. */
+  scope: string | null;
+  /** Null: the agent's own. */
+  user_id: string | null;
 }
 
 /** Every column but the vector, which only the snapshot reads. */
 export const COLUMNS =
   'seq, agent_id, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, ' +
-  'superseded_by, superseded_at, tags_by';
+  'superseded_by, superseded_at, tags_by, scope, user_id';
 
 /**
  * What a snapshot reads of each of an agent's rows, as an array (`raw()`): building an
@@ -38,7 +42,7 @@ export const COLUMNS =
  * it reads no superseded_* columns: its query leaves those rows out.
  */
 export const SNAPSHOT_COLUMNS =
-  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, tags_by, vector';
+  'seq, id, kind, content, topic, tags, source, created_at, updated_at, last_used_at, use_count, embedder_id, origin, tags_by, scope, user_id, vector';
 
 /** The condition that keeps superseded rows out of a snapshot. */
 export const CURRENT = 'superseded_by IS NULL';
@@ -58,11 +62,13 @@ export type SnapshotTuple = [
   embedderId: string,
   origin: string | null,
   tagsBy: string | null,
+  scope: string | null,
+  user: string | null,
   vector: Uint8Array,
 ];
 
 export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEntry {
-  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, origin, tagsBy, vector] = row;
+  const [seq, id, kind, content, topic, tags, source, createdAt, updatedAt, lastUsedAt, useCount, embedderId, origin, tagsBy, scope, user, vector] = row;
   return {
     seq,
     kind,
@@ -82,6 +88,7 @@ export function toSnapshotEntry(agentId: string, row: SnapshotTuple): SnapshotEn
       embedderId,
       ...originFromText(origin),
       ...tagAuthorFrom(tagsBy),
+      ...scopeFrom(scope, user),
     },
   };
 }
@@ -108,6 +115,7 @@ export function toReflection(row: ReflectionRow): Reflection {
     ...originFromText(row.origin),
     ...supersessionFrom(row.superseded_by, row.superseded_at),
     ...tagAuthorFrom(row.tags_by),
+    ...scopeFrom(row.scope, row.user_id),
   };
 }
 
@@ -121,4 +129,9 @@ const AUTHORS: ReadonlySet<string> = new Set(TAG_AUTHORS);
 /** The `tagsBy` key when the column holds a known author; absent otherwise (untagged). */
 function tagAuthorFrom(text: string | null): Pick<Reflection, 'tagsBy'> {
   return text !== null && AUTHORS.has(text) ? { tagsBy: text as TagAuthor } : {};
+}
+
+/** The `scope` and `user` keys, each only when set (absent: everywhere, the agent's own). */
+function scopeFrom(scope: string | null, user: string | null): Pick<Reflection, 'scope' | 'user'> {
+  return { ...(scope === null ? {} : { scope }), ...(user === null ? {} : { user }) };
 }

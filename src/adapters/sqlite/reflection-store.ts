@@ -8,7 +8,7 @@
  * `markUsed` also runs on every request: uses are counted in memory and written in one
  * transaction at most every `usageFlushMs` (and before any other write, and on close).
  */
-import type { Reflection } from '../../domain/types.js';
+import type { Reflection, Visibility } from '../../domain/types.js';
 import { originText } from '../../domain/reflection-origin.js';
 import {
   patchedReflection,
@@ -66,6 +66,15 @@ interface ListParameters {
   /** 1, 0 or null: better-sqlite3 binds no booleans. */
   superseded: number | null;
   needsTags: number;
+  /** The visibility filter: 1 when given, then its scope and user (null: none). */
+  visible: number;
+  visibleScope: string | null;
+  visibleUser: string | null;
+  /** The exact filters: 1 when given, then the value (null: only rows without one). */
+  byScope: number;
+  scope: string | null;
+  byUser: number;
+  user: string | null;
   limit: number;
   offset: number;
 }
@@ -73,7 +82,10 @@ interface ListParameters {
 /** `list`'s filters; each order is its own statement (SQLite binds no ORDER BY direction). */
 const LIST = `SELECT ${COLUMNS} FROM reflections WHERE agent_id = @agentId AND (@kind IS NULL OR kind = @kind)
     AND (@superseded IS NULL OR (superseded_by IS NOT NULL) = @superseded)
-    AND (@needsTags = 0 OR (superseded_by IS NULL AND tags_by IS NULL))`;
+    AND (@needsTags = 0 OR (superseded_by IS NULL AND tags_by IS NULL))
+    AND (@visible = 0 OR ((scope IS NULL OR scope = @visibleScope) AND (user_id IS NULL OR user_id = @visibleUser)))
+    AND (@byScope = 0 OR scope IS @scope)
+    AND (@byUser = 0 OR user_id IS @user)`;
 
 /** One write's effect on the snapshots: per agent, its new version and the changes. */
 type WriteLog = Map<string, { version: number | undefined; changes: SnapshotChange[] }>;
@@ -105,15 +117,16 @@ export class SqliteReflectionStore implements ReflectionStore {
       upsert: db.prepare<[Record<string, unknown>], ReflectionRow>(
         `INSERT INTO reflections (agent_id, id, kind, content, topic, tags, source, created_at, updated_at,
                                   last_used_at, use_count, embedder_id, origin, superseded_by, superseded_at,
-                                  tags_by, vector)
+                                  tags_by, scope, user_id, vector)
          VALUES (@agentId, @id, @kind, @content, @topic, @tags, @source, @createdAt, @updatedAt,
-                 @lastUsedAt, @useCount, @embedderId, @origin, @supersededBy, @supersededAt, @tagsBy, @vector)
+                 @lastUsedAt, @useCount, @embedderId, @origin, @supersededBy, @supersededAt, @tagsBy,
+                 @scope, @user, @vector)
          ON CONFLICT (agent_id, id) DO UPDATE SET
            kind = excluded.kind, content = excluded.content, topic = excluded.topic, tags = excluded.tags,
            source = excluded.source, updated_at = excluded.updated_at, embedder_id = excluded.embedder_id,
            origin = excluded.origin, superseded_by = excluded.superseded_by,
            superseded_at = excluded.superseded_at, tags_by = excluded.tags_by,
-           vector = excluded.vector,
+           scope = excluded.scope, user_id = excluded.user_id, vector = excluded.vector,
            -- Re-extracting a known reflection must not reset how it has been used.
            created_at = MIN(created_at, excluded.created_at),
            use_count = MAX(use_count, excluded.use_count),
@@ -128,7 +141,7 @@ export class SqliteReflectionStore implements ReflectionStore {
       update: db.prepare(
         `UPDATE reflections SET kind = @kind, content = @content, topic = @topic, tags = @tags,
            embedder_id = @embedderId, vector = COALESCE(@vector, vector), updated_at = @updatedAt,
-           superseded_by = @supersededBy, superseded_at = @supersededAt, tags_by = @tagsBy
+           superseded_by = @supersededBy, superseded_at = @supersededAt, tags_by = @tagsBy, scope = @scope
          WHERE agent_id = @agentId AND id = @id`,
       ),
       delete: db
@@ -169,6 +182,8 @@ export class SqliteReflectionStore implements ReflectionStore {
           supersededBy: supersededBy ?? null,
           supersededAt: supersededAt ?? null,
           tagsBy: r.tagsBy ?? null,
+          scope: r.scope || null,
+          user: r.user || null,
           vector,
         });
         if (!stored) throw new Error(`upsert of reflection ${r.id} returned no row`);
@@ -186,7 +201,21 @@ export class SqliteReflectionStore implements ReflectionStore {
     const limit = query.limit ?? -1; // SQLite: a negative LIMIT means no limit.
     const superseded = query.superseded === undefined ? null : Number(query.superseded);
     return (query.oldestFirst ? this.#sql.listOldest : this.#sql.list)
-      .all({ agentId, kind: query.kind ?? null, superseded, needsTags: Number(query.needsTags === true), limit, offset: query.offset ?? 0 })
+      .all({
+        agentId,
+        kind: query.kind ?? null,
+        superseded,
+        needsTags: Number(query.needsTags === true),
+        visible: Number(query.visible !== undefined),
+        visibleScope: query.visible?.scope ?? null,
+        visibleUser: query.visible?.user ?? null,
+        byScope: Number(query.scope !== undefined),
+        scope: query.scope ?? null,
+        byUser: Number(query.user !== undefined),
+        user: query.user ?? null,
+        limit,
+        offset: query.offset ?? 0,
+      })
       .map((row) => this.#withPendingUse(toReflection(row)));
   }
 
@@ -228,6 +257,7 @@ export class SqliteReflectionStore implements ReflectionStore {
         supersededBy: next.supersededBy ?? null,
         supersededAt: next.supersededAt ?? null,
         tagsBy: next.tagsBy ?? null,
+        scope: next.scope ?? null,
       });
       // The snapshot gets its own copy: `next` is returned to the caller.
       const reflection = { ...next, tags: [...next.tags] };
@@ -259,7 +289,7 @@ export class SqliteReflectionStore implements ReflectionStore {
     if (limit === 0) return [];
     const snapshot = this.#snapshot(agentId);
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    return this.#matches(snapshot, snapshot.matrix.candidates(query.vector, limit, kindCode), (candidate) => candidate.score);
+    return this.#visibleMatches(snapshot, query.visible, limit, (wanted) => snapshot.matrix.candidates(query.vector, wanted, kindCode), (candidate) => candidate.score);
   }
 
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
@@ -270,9 +300,8 @@ export class SqliteReflectionStore implements ReflectionStore {
     const { matrix, keywords } = snapshot;
     const terms = pruneTerms(requested, (term) => keywords.documentFrequency(term), keywords.count, this.#keywordPostingBudget);
     const kindCode = query.kind === undefined ? undefined : KIND_CODES[query.kind];
-    const found = keywords.search(terms, limit, kindCode);
     const vector = query.vector;
-    return this.#matches(snapshot, found, (candidate) => {
+    return this.#visibleMatches(snapshot, query.visible, limit, (wanted) => keywords.search(terms, wanted, kindCode), (candidate) => {
       const row = vector && matrix.rowOfSeq.get(candidate.key);
       return row === undefined || !vector ? 0 : matrix.cosineAt(row, vector);
     });
@@ -391,6 +420,31 @@ export class SqliteReflectionStore implements ReflectionStore {
       held -= cached.size;
     }
     return snapshot;
+  }
+
+  /**
+   * The `limit` best candidates `search` finds among those visible. Most agents hold no
+   * scoped or user reflection: then one search, no filter. Otherwise the search widens
+   * (four times the candidates each round) until it has `limit` visible ones or has seen
+   * everything, so hidden reflections never crowd visible ones out of the top `limit`.
+   */
+  #visibleMatches(
+    snapshot: AgentSnapshot,
+    visible: Visibility | undefined,
+    limit: number,
+    search: (wanted: number) => Candidate[],
+    cosine: (candidate: Candidate) => number,
+  ): Match[] {
+    if (!visible || !snapshot.partitioned) return this.#matches(snapshot, search(limit), cosine);
+    for (let wanted = limit; ; wanted *= 4) {
+      const found = search(wanted);
+      const kept = found.filter((candidate) => snapshot.visible(candidate.key, visible));
+      if (kept.length >= limit || found.length < wanted || wanted >= snapshot.size) {
+        // Unordered candidates: keep the best `limit` by score.
+        const best = kept.length > limit ? kept.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, limit) : kept;
+        return this.#matches(snapshot, best, cosine);
+      }
+    }
   }
 
   /**

@@ -4,7 +4,7 @@
  * SQL; Weaviate has no conditional write, so it is read, merged here, then written) and
  * the cosine of a keyword match to the query vector.
  */
-import { TAG_AUTHORS, type Reflection, type ReflectionKind, type ReflectionSource, type TagAuthor } from '../../domain/types.js';
+import { isVisible, TAG_AUTHORS, type Reflection, type ReflectionKind, type ReflectionSource, type TagAuthor } from '../../domain/types.js';
 import { storedSupersession, type ListQuery } from '../../ports/reflections.js';
 import type { ReflectionProperties } from './schema.js';
 import { keywordTerms } from '../../domain/keywords.js';
@@ -43,6 +43,7 @@ export function toProperties(r: Reflection): ReflectionProperties {
     properties.supersededAt = supersededAt;
   }
   if (r.tagsBy) properties.tagsBy = r.tagsBy;
+  Object.assign(properties, scopeProperties(r));
   return properties;
 }
 
@@ -75,7 +76,14 @@ export function fromProperties(properties: Readonly<Record<string, unknown>>, ag
     // Current while the id is empty or absent (objects older than the property have none).
     ...(text(p.supersededBy) === '' ? {} : { supersededBy: text(p.supersededBy), supersededAt: num(p.supersededAt) ?? 0 }),
     ...(AUTHORS.has(text(p.tagsBy)) ? { tagsBy: text(p.tagsBy) as TagAuthor } : {}),
+    ...(text(p.scope) === '' ? {} : { scope: text(p.scope) }),
+    ...(text(p.user) === '' ? {} : { user: text(p.user) }),
   };
+}
+
+/** The scope and user as written on every object: '' and false when none (a PATCH cannot remove a property). */
+export function scopeProperties(r: Pick<Reflection, 'scope' | 'user'>): Partial<ReflectionProperties> {
+  return { scope: r.scope ?? '', scoped: Boolean(r.scope), user: r.user ?? '', personal: Boolean(r.user) };
 }
 
 /**
@@ -115,6 +123,7 @@ export function upsertChanges(stored: Reflection, merged: Reflection): Partial<R
     origin: originText(merged.origin) ?? '',
     ...supersessionChanges(merged),
     tagsBy: merged.tagsBy ?? '',
+    ...scopeProperties(merged),
   };
   if (merged.createdAt !== stored.createdAt) changes.createdAt = merged.createdAt;
   if (merged.useCount !== stored.useCount) changes.useCount = merged.useCount;
@@ -141,6 +150,9 @@ export function listed(r: Reflection, query: ListQuery): boolean {
   const superseded = r.supersededBy !== undefined;
   if (query.kind !== undefined && r.kind !== query.kind) return false;
   if (query.superseded !== undefined && superseded !== query.superseded) return false;
+  if (query.visible && !isVisible(r, query.visible)) return false;
+  if (query.scope !== undefined && (r.scope ?? null) !== query.scope) return false;
+  if (query.user !== undefined && (r.user ?? null) !== query.user) return false;
   return !query.needsTags || (!superseded && r.tagsBy === undefined);
 }
 

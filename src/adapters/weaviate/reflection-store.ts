@@ -8,7 +8,7 @@
  * read-merge-write; see `upsert` and usage-writer.ts for what concurrent writers can do.
  */
 import { Filters, type FilterValue, type WeaviateClient } from 'weaviate-client';
-import { TAG_AUTHORS, type Reflection, type ReflectionKind } from '../../domain/types.js';
+import { TAG_AUTHORS, type Reflection, type ReflectionKind, type Visibility } from '../../domain/types.js';
 import {
   patchedReflection,
   type KeywordQuery,
@@ -30,6 +30,7 @@ import {
   fromProperties,
   listed,
   mergeUpsert,
+  scopeProperties,
   supersessionChanges,
   termsOf,
   toProperties,
@@ -174,6 +175,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
       if (patch.supersededBy !== undefined) Object.assign(changes, supersessionChanges(next));
       // '' clears it: a PATCH cannot remove a property.
       if (patch.tagsBy !== undefined) changes.tagsBy = next.tagsBy ?? '';
+      if (patch.scope !== undefined) Object.assign(changes, scopeProperties(next));
       // Deleted between the read and the PATCH: as if it had never been there.
       if (!(await this.#patch(objects, next, changes, patch.vector))) return undefined;
       return this.#uses.withUses(next);
@@ -210,7 +212,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
       const found = await objects.query.nearVector(Array.from(query.vector), {
         limit,
         targetVector: VECTOR_NAME,
-        filters: searchFilters(objects, query.kind),
+        filters: searchFilters(objects, query.kind, query.visible),
         returnMetadata: ['distance'],
       });
       return found.objects.map((o) => {
@@ -251,7 +253,7 @@ export class WeaviateReflectionStore implements ReflectionStore {
       const found = await objects.query.bm25(terms.join(' '), {
         limit,
         queryProperties: [...KEYWORD_PROPERTIES],
-        filters: searchFilters(objects, query.kind),
+        filters: searchFilters(objects, query.kind, query.visible),
         returnMetadata: ['score'],
         ...(vector ? { includeVector: [VECTOR_NAME] } : {}),
       });
@@ -408,9 +410,25 @@ function currentOnly(objects: Objects): FilterValue {
   return objects.filter.byProperty('superseded').notEqual(true);
 }
 
-/** Searches: current reflections only, of one kind if given. */
-function searchFilters(objects: Objects, kind: ReflectionKind | undefined): FilterValue {
-  return kind ? Filters.and(currentOnly(objects), objects.filter.byProperty('kind').equal(kind)) : currentOnly(objects);
+/** Searches: current reflections only, of one kind if given, visible to the conversation if given. */
+function searchFilters(objects: Objects, kind: ReflectionKind | undefined, visible: Visibility | undefined): FilterValue {
+  const filters = [currentOnly(objects)];
+  if (kind) filters.push(objects.filter.byProperty('kind').equal(kind));
+  if (visible) filters.push(...visibleOnly(objects, visible));
+  return filters.length === 1 ? filters[0] : Filters.and(...filters);
+}
+
+/**
+ * `isVisible` as Weaviate filters: no scope (`scoped != true`, which older objects without
+ * the property match too) or this scope; the same for the user.
+ */
+function visibleOnly(objects: Objects, visible: Visibility): FilterValue[] {
+  const unscoped = objects.filter.byProperty('scoped').notEqual(true);
+  const shared = objects.filter.byProperty('personal').notEqual(true);
+  return [
+    visible.scope ? Filters.or(unscoped, objects.filter.byProperty('scope').equal(visible.scope)) : unscoped,
+    visible.user ? Filters.or(shared, objects.filter.byProperty('user').equal(visible.user)) : shared,
+  ];
 }
 
 /**
@@ -424,6 +442,13 @@ function listFilters(objects: Objects, query: ListQuery): FilterValue | undefine
   if (query.superseded === true) filters.push(objects.filter.byProperty('superseded').equal(true));
   if (query.superseded === false || query.needsTags) filters.push(currentOnly(objects));
   if (query.needsTags) for (const author of TAG_AUTHORS) filters.push(objects.filter.byProperty('tagsBy').notEqual(author));
+  if (query.visible) filters.push(...visibleOnly(objects, query.visible));
+  if (query.scope !== undefined) {
+    filters.push(query.scope === null ? objects.filter.byProperty('scoped').notEqual(true) : objects.filter.byProperty('scope').equal(query.scope));
+  }
+  if (query.user !== undefined) {
+    filters.push(query.user === null ? objects.filter.byProperty('personal').notEqual(true) : objects.filter.byProperty('user').equal(query.user));
+  }
   return filters.length <= 1 ? filters[0] : Filters.and(...filters);
 }
 

@@ -51,6 +51,16 @@ export type ReflectionProperties = {
   supersededAt?: number;
   /** A `TagAuthor`; empty or absent while no one has tagged it. */
   tagsBy?: string;
+  /**
+   * The reflection's scope and user (DESIGN section 13), empty when none; `scoped` and
+   * `personal` say whether each is set, the booleans filters use (absent on older
+   * objects, which hold everywhere and are the agent's: see `currentOnly` in
+   * reflection-store.ts for why a boolean).
+   */
+  scope?: string;
+  scoped?: boolean;
+  user?: string;
+  personal?: boolean;
 };
 
 /** The collection, typed by its properties (per tenant: `.withTenant(name)`). */
@@ -89,6 +99,10 @@ const PROPERTIES: NonNullable<CollectionConfigCreate<ReflectionProperties, strin
   { name: 'supersededBy', dataType: 'text', ...exact },
   { name: 'supersededAt', dataType: 'number' },
   { name: 'tagsBy', dataType: 'text', ...exact },
+  { name: 'scope', dataType: 'text', ...exact },
+  { name: 'scoped', dataType: 'boolean', indexFilterable: true },
+  { name: 'user', dataType: 'text', ...exact },
+  { name: 'personal', dataType: 'boolean', indexFilterable: true },
 ];
 
 export function collectionConfig(name: string): CollectionConfigCreate<ReflectionProperties, string> {
@@ -151,7 +165,7 @@ function structuralProblems(existing: WeaviateClass): string[] {
 
 /**
  * The properties a collection made by an older release lacks (`origin`, `superseded`,
- * `supersededBy`, `supersededAt`, `tagsBy` came later): added in place, since Weaviate
+ * `supersededBy`, `supersededAt`, `tagsBy`, the scope's four came later): added in place, since Weaviate
  * adds a property to a live collection. Objects stored before have no value for it, which
  * every read and filter of the adapter takes as the default (see `currentOnly` in reflection-store.ts).
  */

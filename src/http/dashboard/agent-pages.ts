@@ -37,6 +37,8 @@ interface ReflectionForm {
   kind?: string;
   topic?: string;
   tags?: string;
+  /** The project it holds in; blank: everywhere. */
+  scope?: string;
 }
 
 const PAGE = 50;
@@ -133,11 +135,13 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     return Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
   };
 
-  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; status?: string; offset?: string } }>(`${base}/reflections`, async (request, reply) => {
+  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; status?: string; offset?: string; scope?: string } }>(`${base}/reflections`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const q = text(request.query.q);
     const kind = kindOf(request.query.kind);
     const source = text(request.query.source);
+    // One project's reflections (blank: every project's, and those that hold everywhere).
+    const scope = text(request.query.scope) || undefined;
     // A search finds current reflections only (history is never found): the filter applies to listings.
     const status = q ? 'current' : statusOf(request.query.status);
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
@@ -157,11 +161,12 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
       const superseded = status === 'all' ? undefined : status === 'superseded';
-      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded });
+      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded, scope });
       more = page.length > PAGE;
       rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
+    if (scope && q) rows = rows.filter((row) => row.reflection.scope === scope);
     const replacers = await replacersOf(agent.id, rows.map((row) => row.reflection));
     return reply.page('agent-reflections', {
       title: `${agent.name}: reflections`,
@@ -172,6 +177,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       q,
       kind,
       source,
+      scope,
       status,
       replacers,
       offset,
@@ -236,7 +242,14 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const { org, agent } = await ownAgent(deps, request);
     const form = request.body ?? {};
     try {
-      await hand.edit(agent.id, request.params.id, { content: text(form.content), kind: kindOf(form.kind), topic: text(form.topic), tags: tagList(form.tags) });
+      await hand.edit(agent.id, request.params.id, {
+        content: text(form.content),
+        kind: kindOf(form.kind),
+        topic: text(form.topic),
+        tags: tagList(form.tags),
+        // The form shows the scope it has: blank moves it to everywhere.
+        ...(form.scope === undefined ? {} : { scope: text(form.scope) || null }),
+      });
       return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${request.params.id}?saved=1`, 303);
     } catch (error) {
       if (!(error instanceof EngramError) || error.code !== 'invalid_request') throw error;

@@ -19,7 +19,8 @@ import { agentTokenOf, authenticateFromHeaders } from '../before-body.js';
 import type { RequestLimits } from '../request-limits.js';
 import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
-import { sessionStartAnswer, sessionStartFormat } from './session-start.js';
+import { headerVisibility } from '../../conversation/scope.js';
+import { sessionStartAnswer, sessionVisibility, sessionStartFormat } from './session-start.js';
 
 interface Params {
   org: string;
@@ -62,9 +63,10 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
 
   app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/session-start`, async (request, reply) => {
     const format = sessionStartFormat(request.query.format);
-    // The hook's input says which session starts and why; the index is the same for all.
-    await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
-    return reply.send(await sessionStartAnswer(deps, agentOf(request), format, deps.config.mcp.serverNames[0] ?? 'engram'));
+    // The hook's input says which session starts, why, and where (its `cwd`: the session's scope).
+    const input = await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
+    const visible = sessionVisibility(request.headers, input);
+    return reply.send(await sessionStartAnswer(deps, agentOf(request), format, deps.config.mcp.serverNames[0] ?? 'engram', visible));
   });
 
   const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {
@@ -85,6 +87,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
           body: body(request),
           session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
           protocol: protocolParam(request.query.protocol),
+          visible: headerVisibility(request.headers),
         },
         queue,
       );

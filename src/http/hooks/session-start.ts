@@ -5,7 +5,10 @@
  * `additionalContext` by default (with the index as data beside it), Claude Code's and
  * Codex's `hookSpecificOutput` with `?format=claude` or `?format=codex`.
  */
-import type { Agent } from '../../domain/types.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, Visibility } from '../../domain/types.js';
+import { repositoryName } from '../../domain/scope.js';
+import { headerVisibility, withScope } from '../../conversation/scope.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
 import { ENGRAM_TOOLS } from '../../domain/engram-tools.js';
@@ -36,23 +39,35 @@ interface IndexSummary {
   markdown: string;
 }
 
+/**
+ * The session's scope and user (DESIGN section 13): `x-engram-scope` and `x-engram-user`,
+ * else the repository of the `cwd` every client's hook input carries.
+ */
+export function sessionVisibility(headers: IncomingHttpHeaders, input: unknown): Visibility {
+  const given = headerVisibility(headers);
+  if (given.scope !== undefined) return given;
+  const cwd = typeof input === 'object' && input !== null ? (input as { cwd?: unknown }).cwd : undefined;
+  return withScope(given, typeof cwd === 'string' ? repositoryName(cwd) : undefined);
+}
+
 export async function sessionStartAnswer(
   deps: { control: Control; reflections: ReflectionStore },
   agent: Agent,
   format: SessionStartFormat,
   server: string,
+  visible: Visibility = {},
 ): Promise<object> {
-  const markdown = await currentRootIndex(deps, agent.id);
+  const markdown = await currentRootIndex(deps, agent.id, visible);
   const context = renderIndexBlock(markdown, { names: toolNames(format, server), deferred: false });
   if (format !== 'copilot') {
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   }
-  return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown) };
+  return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown, visible) };
 }
 
-async function summary(store: ReflectionStore, agentId: string, markdown: string): Promise<IndexSummary> {
-  // What the index lists: current reflections (superseded ones are history).
-  const all = await listAllReflections(store, agentId, { superseded: false });
+async function summary(store: ReflectionStore, agentId: string, markdown: string, visible: Visibility): Promise<IndexSummary> {
+  // What the index lists: current reflections (superseded ones are history) the session may see.
+  const all = await listAllReflections(store, agentId, { superseded: false, visible });
   const topics = new Map<string, number>();
   for (const reflection of all) {
     const topic = topicKey(reflection.topic);

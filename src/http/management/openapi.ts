@@ -71,6 +71,18 @@ const LIST_QUERY: QueryParameter[] = [
       'Default `current`. Superseded reflections (replaced by a changed fact, `superseded_by` set) are history, never injected: ' +
       'listed only with `superseded` (only them) or `all`. A search (`q`) finds current ones only',
   },
+  {
+    name: 'scope',
+    schema: z.string(),
+    description:
+      'Only reflections of this project; empty (`scope=`): only those that hold everywhere. With `q`: what a conversation in this project sees (its own and those that hold everywhere)',
+  },
+  {
+    name: 'user',
+    schema: z.string(),
+    description:
+      "Only reflections this end user taught; empty (`user=`): only the agent's own. With `q`: what a conversation with this user sees (theirs and the agent's own)",
+  },
   { name: 'limit', schema: z.number().int().min(1).max(200), description: 'Page size (default 20)' },
   { name: 'offset', schema: z.number().int().min(0), description: 'Rows skipped' },
 ];
@@ -218,6 +230,10 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${AGENT}/index`,
     summary: "The agent's root memory index (markdown)",
     agentToken: true,
+    query: [
+      { name: 'scope', schema: z.string(), description: 'The index a conversation in this project sees (its reflections and those that hold everywhere)' },
+      { name: 'user', schema: z.string(), description: "The index a conversation with this end user sees (theirs and the agent's own)" },
+    ],
     status: 200,
     response: z.object({ agent_id: z.string(), markdown: z.string() }),
     errors: [404],

@@ -12,6 +12,7 @@ import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { invalid, parseBody, queryInteger, queryString } from './validate.js';
 import { reflectionWire, scoredReflectionWire } from './wire.js';
+import { MAX_SCOPE_LENGTH, validName } from '../../domain/scope.js';
 
 interface ReflectionParams extends AgentParams {
   id: string;
@@ -25,6 +26,8 @@ interface ReflectionQuery {
   limit?: unknown;
   offset?: unknown;
   format?: unknown;
+  scope?: unknown;
+  user?: unknown;
 }
 
 const MAX_LIMIT = 200;
@@ -55,11 +58,25 @@ const Restore = z
       'Marked `edited-by-hand` like any edit, so extraction does not supersede it again',
   );
 
+const ScopeName = z
+  .string()
+  .trim()
+  .refine(validName, `A scope is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`)
+  .nullable()
+  .describe('Moves it to this project (a repository name, as `x-engram-scope` gives it); `null`: it holds everywhere');
+
 /** `PATCH .../reflections/:id`: any of the fields, at least one; `superseded_by: null` restores. */
 export const ReflectionPatchBody = z
-  .strictObject({ content: Content.optional(), kind: Kind.optional(), topic: Topic.optional(), tags: Tags.optional(), superseded_by: Restore.optional() })
+  .strictObject({
+    content: Content.optional(),
+    kind: Kind.optional(),
+    topic: Topic.optional(),
+    tags: Tags.optional(),
+    superseded_by: Restore.optional(),
+    scope: ScopeName.optional(),
+  })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    message: 'Nothing to change: give one of content, kind, topic, tags, superseded_by',
+    message: 'Nothing to change: give one of content, kind, topic, tags, superseded_by, scope',
   })
   .meta({ id: 'ReflectionPatch' });
 
@@ -69,7 +86,8 @@ type EditBody = z.output<typeof ReplaceReflectionBody> | z.output<typeof Reflect
 function handEdit(body: EditBody): HandEdit {
   const { content, kind, topic, tags } = body;
   const restore = 'superseded_by' in body && body.superseded_by === null;
-  return { content, kind, topic, tags, ...(restore ? { restore } : {}) };
+  const scope = 'scope' in body ? body.scope : undefined;
+  return { content, kind, topic, tags, ...(restore ? { restore } : {}), ...(scope !== undefined ? { scope } : {}) };
 }
 
 /**
@@ -88,6 +106,18 @@ function statusOf(value: string | undefined): ReflectionStatus {
 /** The store's `superseded` filter for a status: all is no filter. */
 function supersededFilter(status: ReflectionStatus): boolean | undefined {
   return status === 'all' ? undefined : status === 'superseded';
+}
+
+/**
+ * A listing's `scope` or `user` filter: absent, no filter; empty (`?scope=`), only those
+ * without one (holding everywhere; the agent's own); a name, exactly that one.
+ */
+function nameFilter(value: string | undefined, param: string): string | null | undefined {
+  if (value === undefined) return undefined;
+  const name = value.trim();
+  if (name === '') return null;
+  if (!validName(name)) throw invalid(param, `\`${param}\` must be a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`);
+  return name;
 }
 
 function kindOf(value: unknown, param: string): ReflectionKind | undefined {
@@ -136,20 +166,28 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       if (conversation !== undefined && q !== '') throw invalid('conversation', '`conversation` cannot be combined with `q`');
       const status = statusOf(queryString(query.status, 'status'));
       const superseded = supersededFilter(status);
+      const scope = nameFilter(queryString(query.scope, 'scope'), 'scope');
+      const user = nameFilter(queryString(query.user, 'user'), 'user');
 
       if (q !== '') {
         if (status !== 'current') throw invalid('status', 'A search (`q`) finds current reflections only: leave `status` out');
-        const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5 });
+        // With a scope or user, a search finds what a conversation of them would see.
+        const visible = scope === undefined && user === undefined ? undefined : { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
+        const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5, visible });
         return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
       }
       if (conversation !== undefined) {
         const learnt = (await learntIn(agent.id, conversation)).filter(
-          (r) => (kind === undefined || r.kind === kind) && (superseded === undefined || (r.supersededBy !== undefined) === superseded),
+          (r) =>
+            (kind === undefined || r.kind === kind) &&
+            (superseded === undefined || (r.supersededBy !== undefined) === superseded) &&
+            (scope === undefined || (r.scope ?? null) === scope) &&
+            (user === undefined || (r.user ?? null) === user),
         );
         return { data: learnt.slice(offset, offset + limit).map(reflectionWire), limit, offset, has_more: learnt.length > offset + limit };
       }
       // One extra row tells whether another page exists without a second count query.
-      const page = await reflections.list(agent.id, { limit: limit + 1, offset, kind, superseded });
+      const page = await reflections.list(agent.id, { limit: limit + 1, offset, kind, superseded, scope, user });
       return { data: page.slice(0, limit).map(reflectionWire), limit, offset, has_more: page.length > limit };
     },
   );
@@ -229,12 +267,16 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     return { id: current.id, deleted: true };
   });
 
-  app.get<{ Params: AgentParams }>('/v0/orgs/:org/agents/:agent/index', agentRead, async (request) => {
+  app.get<{ Params: AgentParams; Querystring: ReflectionQuery }>('/v0/orgs/:org/agents/:agent/index', agentRead, async (request) => {
     const { agent } = await findAgent(control, request.params);
-    let markdown = await control.indexes.get(agent.id);
+    // The index is per scope and user (DESIGN section 13): the stored one is what a conversation with neither sees.
+    const scope = nameFilter(queryString(request.query.scope, 'scope'), 'scope') ?? undefined;
+    const user = nameFilter(queryString(request.query.user, 'user'), 'user') ?? undefined;
+    const visible = { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
+    let markdown = scope || user ? undefined : await control.indexes.get(agent.id);
     if (markdown === undefined) {
-      // Nothing stored yet (no write since the agent was created, or an older data dir).
-      markdown = buildRootIndex(await listAllReflections(reflections, agent.id));
+      // Built here, not stored: nothing stored yet (no write since the agent was created, or an older data dir), or a scope's or user's.
+      markdown = buildRootIndex(await listAllReflections(reflections, agent.id, { superseded: false, visible }));
     }
     return { agent_id: agent.id, markdown };
   });

@@ -110,6 +110,14 @@ export const ReflectionJson = z
       .describe(
         'Who wrote the subject tags: `extraction` (learnt with them), `tagging` (the background tagging job), `person` (by hand), `agent` (MCP `remember`); null while no one has tagged it',
       ),
+    scope: z
+      .string()
+      .nullable()
+      .describe('The project it holds in (the repository a coding CLI worked in, or `x-engram-scope`); null: it holds everywhere'),
+    user: z
+      .string()
+      .nullable()
+      .describe("The app's end user who taught it (`x-engram-user`): never shown to another user; null: the agent's own, shared by all its users"),
   })
   .meta({ id: 'Reflection' });
 
@@ -205,6 +213,8 @@ export function reflectionWire(reflection: Reflection): z.output<typeof Reflecti
     superseded_by: reflection.supersededBy ?? null,
     superseded_at: isoTime(reflection.supersededAt ?? null),
     tags_by: reflection.tagsBy ?? null,
+    scope: reflection.scope ?? null,
+    user: reflection.user ?? null,
   };
 }
 

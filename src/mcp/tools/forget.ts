@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { isVisible } from '../../domain/types.js';
 import { ENGRAM_TOOL_MARKER, FORGET_TOOL } from '../../domain/engram-tools.js';
 import { rebuildRootIndex } from '../../memory/root-index.js';
 import { textResult, type McpContext } from '../context.js';
@@ -17,7 +18,9 @@ export function registerForget(server: McpServer, context: McpContext): void {
     },
     async ({ id }) => {
       const agent = await context.agent();
-      if (!(await context.reflections.delete(agent.id, id))) {
+      // Only what this session may see: another user's memory is as if it did not exist.
+      const target = await context.reflections.get(agent.id, id);
+      if (!target || !isVisible(target, context.visible) || !(await context.reflections.delete(agent.id, id))) {
         return textResult(`No memory with id ${id}. Use recall to find the id.`, { isError: true });
       }
       await rebuildRootIndex(agent.id, context);

@@ -15,12 +15,12 @@ export function registerMemoryIndex(server: McpServer, context: McpContext): voi
       inputSchema: {},
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async () => textResult(await currentRootIndex(context, (await context.agent()).id)),
+    async () => textResult(await currentRootIndex(context, (await context.agent()).id, context.visible)),
   );
   server.registerResource(
     'memory-index',
     MEMORY_INDEX_URI,
     { title: 'Memory index', description: 'The root memory index: topics and memories of this agent', mimeType: 'text/markdown' },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await currentRootIndex(context, (await context.agent()).id) }] }),
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await currentRootIndex(context, (await context.agent()).id, context.visible) }] }),
   );
 }

@@ -30,7 +30,7 @@ export function registerRecall(server: McpServer, context: McpContext): void {
     },
     async ({ query, kind, limit }) => {
       const agent = await context.agent();
-      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5 });
+      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible: context.visible });
       const results = found.map(({ reflection, score }) => ({
         id: reflection.id,
         kind: reflection.kind,

@@ -31,7 +31,7 @@ export function registerRemember(server: McpServer, context: McpContext): void {
     },
     async ({ content, kind, topic, tags }) => {
       const agent = await context.agent();
-      const result = await context.writer.write(agent.id, [{ content, kind, topic, tags }], 'mcp');
+      const result = await context.writer.write(agent.id, [{ content, kind, topic, tags }], 'mcp', { ...context.visible });
       // Some clients (Claude Code, Codex) show the model the structured result instead of
       // the text, so it carries the message too.
       const [stored] = result.stored;

@@ -137,7 +137,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
   try {
     // What version 5 of the schema held: conversations without revisions, sessions only in ids (and no origins, 7,
     // nor lease holders, 8, nor supersession keys, 9, nor accounts, 10, nor activity, 11, nor superseded reflections
-    // and tag authors, 12, nor the request log, 14).
+    // and tag authors, 12, nor the request log, 14, nor spend counts, 15, nor scopes, 16).
     temp.db.prepare('DELETE FROM conversation_sessions').run();
     const stores = sqliteControlStores(temp.db);
     await stores.conversations.put({ ...baseState('agt_a', 's:SessionDigest:opening'), lastActivityAt: 5 }, undefined);
@@ -149,6 +149,7 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
     temp.db.exec('DROP TABLE agent_activity; DROP TABLE request_log;');
     temp.db.exec('ALTER TABLE reflections DROP COLUMN superseded_by; ALTER TABLE reflections DROP COLUMN superseded_at; ALTER TABLE reflections DROP COLUMN tags_by;');
+    temp.db.exec('DROP INDEX reflections_by_scope; ALTER TABLE reflections DROP COLUMN scope; ALTER TABLE reflections DROP COLUMN user_id;');
     const migrated = sqliteControlStores(temp.reopen());
     assert.is((await migrated.conversations.get('agt_a', 's:SessionDigest:opening'))?.value.lastActivityAt, 5);
     assert.is(await migrated.conversations.hasSession('agt_a', 'SessionDigest'), true);

@@ -124,6 +124,26 @@ helpers('list filters, as applied to lists read by cursor', () => {
   assert.equal(ids({ needsTags: false }), ['c', 't', 'o']);
   assert.equal(ids({ needsTags: true, kind: 'factual' }), []);
   assert.equal(ids({ kind: 'factual', superseded: true }), ['o']);
+  const alpha = plainReflection({ id: 'a', scope: 'alpha' });
+  const alice = plainReflection({ id: 'u', user: 'alice' });
+  const seen = (query: Parameters<typeof listed>[1]) => [current, alpha, alice].filter((r) => listed(r, query)).map((r) => r.id);
+  assert.equal(seen({ visible: {} }), ['c'], 'no scope, no user: only what holds everywhere and is the agent’s');
+  assert.equal(seen({ visible: { scope: 'alpha', user: 'bob' } }), ['c', 'a']);
+  assert.equal(seen({ visible: { user: 'alice' } }), ['c', 'u']);
+  assert.equal(seen({ scope: 'alpha' }), ['a']);
+  assert.equal(seen({ scope: null }), ['c', 'u']);
+  assert.equal(seen({ user: null }), ['c', 'a']);
+});
+
+helpers('properties carry the scope and user, with the booleans filters read; none writes empty and false', () => {
+  const both = plainReflection({ id: 'r1', agentId: 'agt_a', scope: 'alpha-shop', user: 'alice' });
+  const stored = toProperties(both);
+  assert.equal([stored.scope, stored.scoped, stored.user, stored.personal], ['alpha-shop', true, 'alice', true]);
+  assert.equal(fromProperties(stored, 'agt_a'), both);
+  const none = toProperties(plainReflection({ id: 'r2' }));
+  assert.equal([none.scope, none.scoped, none.user, none.personal], ['', false, '', false]);
+  const { scope: _s, scoped: _d, user: _u, personal: _p, ...older } = none;
+  assert.not.ok('scope' in fromProperties(older, 'agt_a') || 'user' in fromProperties(older, 'agt_a'), 'older objects hold everywhere and are the agent’s');
 });
 
 helpers('properties are read defensively: partial or odd objects still make reflections', () => {
@@ -184,6 +204,10 @@ helpers('an upsert PATCHes the replaced fields, and a counter only where the inc
     superseded: false,
     supersededBy: '',
     tagsBy: '',
+    scope: '',
+    scoped: false,
+    user: '',
+    personal: false,
   });
   const superseding = mergeUpsert(stored, plainReflection({ id: 'r1', supersededBy: 'r2', tagsBy: 'agent', updatedAt: 6_000 }));
   assert.equal(

@@ -74,15 +74,21 @@ export function contentText(content: unknown): string {
 /**
  * The default extractor's rule: `REMEMBER: x` lines become factual reflections,
  * `AVOID: x` lines procedural ones, each with the default tagger's tags (a real model
- * tags what it extracts, so nothing it learns waits for the tagging job).
+ * tags what it extracts, so nothing it learns waits for the tagging job). `REMEMBER
+ * EVERYWHERE: x` is a factual reflection marked as holding in every project.
  */
 export function defaultExtraction(transcript: string): ExtractedReflection[] {
   const out: ExtractedReflection[] = [];
-  const add = (kind: ExtractedReflection['kind'], content: string) => {
+  const add = (kind: ExtractedReflection['kind'], content: string, everywhere = false) => {
     const [{ tags }] = defaultTags([{ id: '', kind, content }]);
-    out.push({ kind, content, topic: 'notes', tags });
+    out.push({ kind, content, topic: 'notes', tags, ...(everywhere ? { everywhere } : {}) });
   };
   for (const line of transcript.split('\n')) {
+    const everywhere = line.indexOf('REMEMBER EVERYWHERE:');
+    if (everywhere >= 0) {
+      add('factual', line.slice(everywhere + 'REMEMBER EVERYWHERE:'.length).trim(), true);
+      continue;
+    }
     const remember = line.indexOf('REMEMBER:');
     if (remember >= 0) {
       add('factual', line.slice(remember + 'REMEMBER:'.length).trim());

@@ -105,6 +105,8 @@ export interface ExtractedReflection {
   turn?: number | null;
   /** Ids of the existing reflections (shown in `<existing-reflections>`) it replaces. */
   supersedes?: string[];
+  /** It holds in every project (`record_reflections`' `everywhere`). */
+  everywhere?: boolean;
 }
 
 export type Extractor = (req: RecordedRequest, transcript: string) => ExtractedReflection[] | Reply;

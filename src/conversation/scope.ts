@@ -1,0 +1,65 @@
+/**
+ * A request's scope and user (DESIGN section 13): `x-engram-scope` over the client's own
+ * signal (the working directory it states, `domain/scope.ts`), and `x-engram-user`. A
+ * header that is present but unusable is refused (400), never ignored: a typo in the
+ * user header must not fall back to the agent's shared memory.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { EngramError } from '../errors.js';
+import { MAX_SCOPE_LENGTH, scopeFromText, validName } from '../domain/scope.js';
+import type { Visibility } from '../domain/types.js';
+
+export const SCOPE_HEADER = 'x-engram-scope';
+export const USER_HEADER = 'x-engram-user';
+
+/** The header's value, trimmed; undefined when absent; refused when blank or unfit. */
+export function nameHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (value === undefined) return undefined;
+  const text = (Array.isArray(value) ? value.join(',') : value).trim();
+  if (!validName(text)) {
+    throw new EngramError('invalid_request', `${name} must be a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`, { param: name });
+  }
+  return text;
+}
+
+/** The request's scope and user: headers first, then the client's stated working directory. */
+export function requestVisibility(headers: IncomingHttpHeaders, body: unknown): Visibility {
+  const given = headerVisibility(headers);
+  return given.scope !== undefined ? given : withScope(given, stateScope(body));
+}
+
+/** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */
+export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
+  const scope = nameHeader(headers, SCOPE_HEADER);
+  const user = nameHeader(headers, USER_HEADER);
+  return { ...(scope === undefined ? {} : { scope }), ...(user === undefined ? {} : { user }) };
+}
+
+/**
+ * The first working directory any text of the request states, read in the request's own
+ * order (system prompt and first messages come first, where the clients put it); the
+ * tool list is skipped, since tool descriptions talk about working directories too.
+ */
+export function stateScope(body: unknown): string | undefined {
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      const scope = scopeFromText(value);
+      if (scope !== undefined) return scope;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>).filter(([key]) => key !== 'tools');
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i][1]);
+    }
+  }
+  return undefined;
+}
+
+/** `visible` with `scope` as its scope (none when undefined). */
+export function withScope(visible: Visibility, scope: string | undefined): Visibility {
+  const { scope: _scope, ...rest } = visible;
+  return scope === undefined ? rest : { ...rest, scope };
+}

@@ -1,0 +1,61 @@
+/**
+ * A request's scope from what real clients send (the recorded fixtures of Claude Code,
+ * Codex and Copilot CLI), and the headers that override it.
+ */
+import { readFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { requestVisibility, stateScope } from '../../src/conversation/scope.js';
+import { repositoryName, scopeFromText } from '../../src/domain/scope.js';
+import { EngramError } from '../../src/errors.js';
+
+const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')).body;
+
+test('the recorded clients: Claude Code, Codex and Copilot CLI state their working directory', () => {
+  assert.is(stateScope(fixture('claude-code/turn-1.json')), 'e2e', 'Claude Code: "Primary working directory: /tmp/e2e"');
+  assert.is(stateScope(fixture('codex/http-2-question.json')), 'proj', 'Codex: <cwd>/tmp/e2e/proj</cwd>');
+  assert.is(stateScope(fixture('copilot-cli/turn-1.json')), 'e2e', 'Copilot: "Current working directory: /tmp/e2e"');
+});
+
+test('the repository root wins over the working directory when the client names it', () => {
+  const copilot = '* Current working directory: /home/alice/src/alpha-shop/web/src\n* Git repository root: /home/alice/src/alpha-shop\n';
+  assert.is(scopeFromText(copilot), 'alpha-shop');
+  assert.is(scopeFromText('<env>\nWorking directory: /Users/bob/code/alpha-shop\nIs directory a git repo: Yes\n</env>'), 'alpha-shop');
+  assert.is(scopeFromText('<environment_context>\n  <cwd>/home/carol/beta-crm</cwd>\n</environment_context>'), 'beta-crm');
+  assert.is(scopeFromText('* Current working directory: /tmp/x\n* Git repository root: Not a git repository\n'), 'x');
+  assert.is(scopeFromText('Mind the working directory: it resets.\n - Primary working directory: /srv/app/gamma\n'), 'gamma', 'prose first, the path later');
+});
+
+test('paths are reduced to the last name on every machine; what is no path gives no scope', () => {
+  assert.is(repositoryName('/home/alice/src/alpha-shop/'), 'alpha-shop');
+  assert.is(repositoryName('C:\\Users\\alice\\alpha-shop'), 'alpha-shop');
+  assert.is(repositoryName('~/alpha-shop'), 'alpha-shop');
+  assert.is(repositoryName('/'), undefined);
+  assert.is(repositoryName('C:\\'), undefined);
+  assert.is(repositoryName('Not a git repository'), undefined);
+  assert.is(scopeFromText('What is my working directory? I do not know.'), undefined);
+  assert.is(stateScope({ model: 'm', messages: [{ role: 'user', content: 'Hello' }] }), undefined);
+  assert.is(
+    stateScope({ tools: [{ description: 'Working directory: /tmp/tools-only' }], messages: [] }),
+    undefined,
+    'tool descriptions are not the client stating where it runs',
+  );
+});
+
+test('x-engram-scope overrides the client signal; x-engram-user gives the user; unusable values are refused', () => {
+  const body = fixture('codex/http-2-question.json');
+  assert.equal(requestVisibility({}, body), { scope: 'proj' });
+  assert.equal(requestVisibility({ 'x-engram-scope': ' shop ', 'x-engram-user': 'alice' }, body), { scope: 'shop', user: 'alice' });
+  assert.equal(requestVisibility({ 'x-engram-user': 'bob' }, {}), { user: 'bob' });
+  for (const bad of ['', '   ', 'a\u0001b', 'x'.repeat(201)]) {
+    try {
+      requestVisibility({ 'x-engram-user': bad }, {});
+      assert.unreachable('refused');
+    } catch (error) {
+      assert.instance(error, EngramError);
+      assert.is((error as EngramError).status, 400);
+    }
+  }
+});
+
+test.run();

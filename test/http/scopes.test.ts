@@ -1,0 +1,274 @@
+/**
+ * Memory kept to its project and its end user (DESIGN section 13), end to end through the
+ * proxy: two repositories worked on through Claude-Code-shaped and Codex-shaped requests,
+ * two end users of one app over chat completions (the `openai` SDK), MCP `recall` and
+ * the session-start hook. What one repository or user taught never reaches another;
+ * what holds everywhere, or what the agent learnt without a user, reaches all.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import OpenAI from 'openai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { fixture, releaseExtractor, upload } from '../support/transcripts.js';
+
+interface Context {
+  upstream: ScriptedUpstream;
+  engram: TestEngram;
+}
+const test = suite<Context>('scopes and users');
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+  context.engram = await startEngram({ 'settle-ms': '50' });
+});
+test.after(async ({ upstream, engram }) => {
+  await engram.close();
+  await upstream.close();
+});
+
+/** The text Engram forwarded on the newest conversation request. */
+const lastForwarded = (upstream: ScriptedUpstream): string => JSON.stringify(upstream.conversationRequests().at(-1)!.json);
+const injectedBlock = (upstream: ScriptedUpstream): string => /<engram-reflections>[^]*?<\/engram-reflections>/.exec(lastForwarded(upstream))?.[0] ?? '';
+
+let sessions = 0;
+
+/** A request shaped like Claude Code's: the `<env>` block of its system prompt names the working directory. */
+async function claudeCode(agent: TestAgent, cwd: string, text: string) {
+  const response = await fetch(`${agent.baseUrl}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': agent.token,
+      'anthropic-version': '2023-06-01',
+      'x-claude-code-session-id': `claude-session-${++sessions}`,
+      'x-app': 'cli',
+    },
+    body: JSON.stringify({
+      model: 'claude-test',
+      max_tokens: 512,
+      stream: true,
+      system: [
+        { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude." },
+        {
+          type: 'text',
+          text: `You are an interactive CLI tool.\n\n<env>\nWorking directory: ${cwd}\nIs directory a git repo: Yes\nPlatform: linux\nToday's date: 2026-11-27\n</env>`,
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>\nAs you answer the user, use the context below.\n</system-reminder>' },
+            { type: 'text', text },
+          ],
+        },
+      ],
+    }),
+  });
+  assert.is(response.status, 200, await response.clone().text());
+  await response.text();
+  return response;
+}
+
+/** A request shaped like Codex's: its base prompt as a developer message, then `<environment_context>` with the cwd. */
+async function codex(agent: TestAgent, cwd: string, text: string) {
+  const session = `codex-session-${++sessions}`;
+  const input = (role: string, body: string) => ({ type: 'message', role, content: [{ type: 'input_text', text: body }] });
+  const response = await fetch(`${agent.baseUrl}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}`, 'session-id': session, originator: 'codex_exec' },
+    body: JSON.stringify({
+      model: 'gpt-test',
+      stream: true,
+      store: false,
+      prompt_cache_key: session,
+      input: [
+        input('developer', 'You are a coding agent running in the Codex CLI.'),
+        input('user', `<environment_context>\n  <cwd>${cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>`),
+        input('user', text),
+      ],
+    }),
+  });
+  assert.is(response.status, 200, await response.clone().text());
+  await response.text();
+  return response;
+}
+
+async function listed(engram: TestEngram, agent: TestAgent, query = ''): Promise<any[]> {
+  const answer = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections${query}`);
+  assert.is(answer.status, 200, JSON.stringify(answer.json));
+  return answer.json.data;
+}
+
+test('two repositories, one agent: each question gets its own repository’s lesson, never the other’s; a lesson that holds everywhere reaches both', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  await claudeCode(agent, '/home/dev/src/alpha-shop', 'REMEMBER: Run the test suite with make test-alpha-shop.');
+  await engram.waitForReflections(agent, 1);
+  await codex(agent, '/Users/dev/code/beta-crm', 'REMEMBER: Run the test suite with ./scripts/beta-crm-tests.sh.');
+  await engram.waitForReflections(agent, 2);
+  await claudeCode(agent, '/home/dev/src/alpha-shop', 'REMEMBER EVERYWHERE: Set CI=1 before running any test suite.');
+  const stored = await engram.waitForReflections(agent, 3);
+  const scopeOf = (words: string) => stored.find((r: any) => r.content.includes(words))?.scope;
+  assert.is(scopeOf('make test-alpha-shop'), 'alpha-shop', 'learnt in alpha-shop: its scope is the repository’s name');
+  assert.is(scopeOf('beta-crm-tests.sh'), 'beta-crm');
+  assert.is(scopeOf('CI=1'), null, 'marked everywhere by the extraction model: no scope');
+  const schema = JSON.stringify(upstream.extractionRequests().at(-1)!.json);
+  assert.match(schema, /"everywhere"/, 'record_reflections asks whether each lesson holds everywhere');
+
+  await claudeCode(agent, '/home/dev/src/alpha-shop', 'How do I run the tests?');
+  let block = injectedBlock(upstream);
+  assert.match(block, /make test-alpha-shop/);
+  assert.match(block, /CI=1/);
+  assert.not.match(lastForwarded(upstream), /beta-crm-tests/, 'never the other repository’s lesson');
+
+  await codex(agent, '/Users/dev/code/beta-crm', 'How do I run the tests?');
+  block = injectedBlock(upstream);
+  assert.match(block, /beta-crm-tests\.sh/);
+  assert.match(block, /CI=1/);
+  assert.not.match(lastForwarded(upstream), /make test-alpha-shop/);
+
+  // The same repository from a subdirectory-free path on another machine is the same scope.
+  await codex(agent, 'C:\\Users\\dev\\alpha-shop', 'How do I run the tests?');
+  assert.match(injectedBlock(upstream), /make test-alpha-shop/);
+
+  // No project stated: only what holds everywhere.
+  await claudeCode(agent, '/', 'How do I run the tests?');
+  assert.match(injectedBlock(upstream), /CI=1/);
+  assert.not.match(lastForwarded(upstream), /make test-alpha-shop|beta-crm-tests/);
+
+  // Management: filter by scope, and move a reflection to another scope.
+  assert.equal((await listed(engram, agent, '?scope=beta-crm')).map((r) => r.scope), ['beta-crm']);
+  assert.equal((await listed(engram, agent, '?scope=')).map((r) => r.content), ['Set CI=1 before running any test suite.']);
+  const beta = stored.find((r: any) => r.content.includes('beta-crm-tests.sh'));
+  const moved = await engram.api('PATCH', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${beta.id}`, { scope: 'alpha-shop' });
+  assert.is(moved.status, 200, JSON.stringify(moved.json));
+  assert.is(moved.json.scope, 'alpha-shop');
+  await claudeCode(agent, '/home/dev/src/alpha-shop', 'How do I run the tests?');
+  assert.match(injectedBlock(upstream), /beta-crm-tests\.sh/, 'moved: now alpha-shop’s');
+  const bad = await engram.api('PATCH', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${beta.id}`, { scope: '' });
+  assert.is(bad.status, 400);
+});
+
+test('x-engram-scope overrides the working directory; an unusable header is refused in the protocol’s envelope', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const client = new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, defaultHeaders: { 'x-engram-scope': 'gamma' } });
+  await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'REMEMBER: Deploy gamma with make ship-gamma.' }] });
+  const [stored] = await engram.waitForReflections(agent, 1);
+  assert.is(stored.scope, 'gamma');
+  assert.not.ok(JSON.stringify(upstream.conversationRequests().at(-1)!.headers).includes('gamma'), 'the scope header is not forwarded');
+  const refused = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}`, 'x-engram-user': '   ' },
+    body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.is(refused.status, 400);
+  const error = (await refused.json()) as any;
+  assert.is(error.error.type, 'invalid_request_error');
+  assert.match(error.error.message, /x-engram-user/);
+});
+
+test('two end users of one app over chat completions: Bob never gets Alice’s address; the agent’s own lessons reach both', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const as = (user?: string) =>
+    new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, ...(user ? { defaultHeaders: { 'x-engram-user': user } } : {}) });
+  const ask = async (client: OpenAI, content: string) => {
+    const completion = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'system', content: 'You are the Acme shop assistant.' }, { role: 'user', content }],
+    });
+    assert.ok(completion.choices[0].message);
+    return lastForwarded(upstream);
+  };
+  await ask(as(), 'REMEMBER: Shipping addresses must include the postcode on the last line.');
+  await engram.waitForReflections(agent, 1);
+  await ask(as('alice'), 'REMEMBER: My shipping address is 12 Rose Lane, Springfield.');
+  const stored = await engram.waitForReflections(agent, 2);
+  const alices = stored.find((r: any) => r.content.includes('Rose Lane'));
+  assert.is(alices.user, 'alice');
+  assert.is(stored.find((r: any) => r.content.includes('postcode')).user, null);
+
+  const bob = await ask(as('bob'), 'What is my shipping address?');
+  assert.not.match(bob, /Rose Lane/, 'Alice’s address is never injected for Bob');
+  assert.match(bob, /<engram-reflections>[^]*postcode[^]*<\/engram-reflections>/, 'the agent’s own lesson reaches Bob');
+  const alice = await ask(as('alice'), 'What is my shipping address?');
+  assert.match(alice, /<engram-reflections>[^]*Rose Lane[^]*<\/engram-reflections>/);
+  assert.not.match(await ask(as(), 'What is my shipping address?'), /Rose Lane/, 'nor for the agent’s own traffic');
+
+  // Bob teaching his own: extraction is never shown Alice’s, and his is his.
+  await ask(as('bob'), 'REMEMBER: My shipping address is 7 Oak Street, Shelbyville.');
+  const all = await engram.waitForReflections(agent, 3);
+  assert.is(all.find((r: any) => r.content.includes('Oak Street')).user, 'bob');
+  assert.not.match(JSON.stringify(upstream.extractionRequests().at(-1)!.json), /Rose Lane/, 'Bob’s extraction is never shown Alice’s reflection');
+  assert.is(all.find((r: any) => r.id === alices.id).superseded_by, null, 'Bob’s change never supersedes Alice’s address');
+  assert.not.match(await ask(as('alice'), 'What is my shipping address?'), /Oak Street/);
+
+  // The root index is per user: Alice's lists her address, the agent's own does not.
+  const index = async (query: string) => (await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/index${query}`)).json.markdown as string;
+  assert.match(await index('?user=alice'), /Rose Lane/);
+  assert.not.match(await index('?user=bob'), /Rose Lane/);
+  assert.not.match(await index(''), /Rose Lane|Oak Street/);
+
+  // Listing by user.
+  assert.equal((await listed(engram, agent, '?user=alice')).map((r) => r.id), [alices.id]);
+  assert.equal((await listed(engram, agent, '?user=')).map((r) => r.user), [null]);
+});
+
+test('MCP recall and the session-start hook with x-engram-user: one user’s memories are never recalled or indexed for another', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const mcp = async (user: string) => {
+    const client = new Client({ name: 'scopes-test', version: '1.0.0' });
+    const headers = { authorization: `Bearer ${agent.token}`, 'x-engram-user': user };
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.baseUrl}/v0/mcp`), { requestInit: { headers } }));
+    return client;
+  };
+  const alice = await mcp('alice');
+  const bob = await mcp('bob');
+  try {
+    const remembered = await alice.callTool({ name: 'remember', arguments: { content: 'My shipping address is 12 Rose Lane, Springfield.', kind: 'factual' } });
+    assert.not.ok(remembered.isError, JSON.stringify(remembered));
+    const text = (result: any) => result.content.map((part: any) => part.text).join('\n');
+    assert.match(text(await alice.callTool({ name: 'recall', arguments: { query: 'shipping address' } })), /Rose Lane/);
+    assert.not.match(text(await bob.callTool({ name: 'recall', arguments: { query: 'shipping address' } })), /Rose Lane/, 'never recalled for Bob');
+    assert.not.match(text(await bob.callTool({ name: 'memory_index', arguments: {} })), /Rose Lane/, 'never in Bob’s index');
+    assert.match(text(await alice.callTool({ name: 'memory_index', arguments: {} })), /Rose Lane/);
+    const id = (await listed(engram, agent, '?user=alice'))[0].id;
+    const forgot = await bob.callTool({ name: 'forget', arguments: { id } });
+    assert.ok(forgot.isError, 'Bob cannot forget Alice’s memory');
+    assert.is((await listed(engram, agent, '?user=alice')).length, 1);
+
+    const hook = async (user?: string) => {
+      const response = await fetch(`${agent.baseUrl}/copilot/session-start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json', ...(user ? { 'x-engram-user': user } : {}) },
+        body: JSON.stringify({ sessionId: 'h1', source: 'new', cwd: '/tmp' }),
+      });
+      assert.is(response.status, 200);
+      return ((await response.json()) as any).additionalContext as string;
+    };
+    assert.match(await hook('alice'), /Rose Lane/);
+    assert.not.match(await hook('bob'), /Rose Lane/);
+    assert.not.match(await hook(), /Rose Lane/);
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+test('an uploaded Codex rollout is learnt in the repository its session_meta names, and for the user x-engram-user names', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  upstream.setExtractor(releaseExtractor);
+  try {
+    assert.is((await upload(agent, 'transcripts/codex', fixture('codex/rollout-current.jsonl'), { 'x-engram-user': 'carol' })).status, 202);
+    const stored = await engram.waitForReflections(agent, 2);
+    // The rollout ran in /tmp/tr/codex/run-ffwXUQ/proj.
+    assert.equal(stored.map((r: any) => [r.scope, r.user]), [['proj', 'carol'], ['proj', 'carol']]);
+  } finally {
+    upstream.reset();
+  }
+});
+
+test.run();
