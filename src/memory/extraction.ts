@@ -130,6 +130,9 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
     }
 
     const { from } = pending;
+    // A turn that stated no project (Claude Code's title request opens its session) is the
+    // project's all the same once a later turn of the conversation named it.
+    const visible = jobVisibility({ scope: job.scope ?? state?.scope, user: job.user });
     const turns = job.turns.slice(from - job.firstTurn);
     if (!hasText(turns)) {
       await markExtracted(deps.control, job, job.turnCount, deps.now());
@@ -177,7 +180,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       }
       const started = deps.now();
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
-      const existing = await relatedReflections(deps.search, agent, chunk, jobVisibility(job));
+      const existing = await relatedReflections(deps.search, agent, chunk, visible);
       const input = extractionInput(existing, chunk, from + chunkStart, shown);
       const answer = await callUpstream({
         upstream: deps.upstream,
@@ -208,7 +211,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       const result = await deps.writer.write(agent.id, kept, job.source ?? 'conversation', {
         origin,
         supersedable: new Set(existing.map((reflection) => reflection.id)),
-        ...jobVisibility(job),
+        ...visible,
       });
       await markExtracted(deps.control, job, upTo, deps.now());
       log.info(

@@ -157,6 +157,21 @@ test('extracts, stores, rebuilds the index and moves the watermark', async () =>
   }
 });
 
+test("a job of a turn that stated no project learns in the project a later turn of its conversation named", async () => {
+  const h = await harness();
+  try {
+    // Claude Code's title request opens the session without its environment; the main request names the repository.
+    const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
+    await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state!, scope: 'alpha-shop' }));
+    await h.run([h.job()]);
+    const stored = await h.world.reflections.list(h.world.agent.id);
+    assert.is(stored.length, 2);
+    assert.ok(stored.every((r) => r.scope === 'alpha-shop'), JSON.stringify(stored.map((r) => r.scope)));
+  } finally {
+    await h.close();
+  }
+});
+
 test('each learnt reflection records the conversation, and the turn and role the model cited', async () => {
   const h = await harness();
   try {
