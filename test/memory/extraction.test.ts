@@ -18,6 +18,7 @@ import {
   createExtractionHandler,
   EXTRACTION_INSTRUCTIONS,
   EXTRACTION_SUBJECT,
+  type ExtractionDeps,
   type ExtractionJob,
   type ExtractionLog,
 } from '../../src/memory/extraction.js';
@@ -47,6 +48,8 @@ interface Harness {
   client: UndiciUpstream;
   logs: { level: string; fields: object; message: string }[];
   job(overrides?: Partial<ExtractionJob>): ExtractionJob;
+  /** A handler over the world's stores and the scripted upstream, with `extra` deps on top. */
+  handler(extra?: Partial<ExtractionDeps>): ReturnType<typeof createExtractionHandler>;
   /** Publishes the jobs, consumes until the subject is drained, stops the consumer. */
   run(jobs: ExtractionJob[], options?: { maxDeliver?: number }): Promise<void>;
   close(): Promise<void>;
@@ -62,15 +65,17 @@ async function harness(memory: Partial<MemorySettings> = {}): Promise<Harness> {
     warn: (fields, message) => logs.push({ level: 'warn', fields, message }),
     error: (fields, message) => logs.push({ level: 'error', fields, message }),
   };
-  const handler = createExtractionHandler({
-    control: world.control,
-    writer: world.writer,
-    search: { reflections: world.reflections, embedder: world.embedder },
-    upstream: client,
-    protocols: { 'chat-completions': chatCompletions },
-    now: () => world.clock.now,
-    log,
-  });
+  const handlerWith = (extra: Partial<ExtractionDeps> = {}) =>
+    createExtractionHandler({
+      control: world.control,
+      writer: world.writer,
+      search: { reflections: world.reflections, embedder: world.embedder },
+      upstream: client,
+      protocols: { 'chat-completions': chatCompletions },
+      now: () => world.clock.now,
+      ...extra,
+    });
+  const handler = handlerWith({ log });
   await world.control.conversations.put(
     { ...newConversationState(world.agent.id, 'cnv_1', 'chat-completions', SETTLED_AT - 60_000), lastFinalAt: SETTLED_AT },
     undefined,
@@ -80,6 +85,7 @@ async function harness(memory: Partial<MemorySettings> = {}): Promise<Harness> {
     upstream,
     client,
     logs,
+    handler: handlerWith,
     job(overrides = {}) {
       const job = buildExtractionJob({
         agentId: world.agent.id,
@@ -410,14 +416,7 @@ test('a server error is retried and the retry succeeds', async () => {
     await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
     const subscription = h.world.bus.consume<ExtractionJob>(
       EXTRACTION_SUBJECT,
-      createExtractionHandler({
-        control: h.world.control,
-        writer: h.world.writer,
-        search: { reflections: h.world.reflections, embedder: h.world.embedder },
-        upstream: h.client,
-        protocols: { 'chat-completions': chatCompletions },
-        now: () => h.world.clock.now,
-      }),
+      h.handler(),
       { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1, backoffMs: () => 10 },
     );
     const deadline = Date.now() + 10_000;
@@ -465,13 +464,7 @@ test('a job done, or skipped as extracted already, queues the agent\'s tagging j
   const h = await harness();
   try {
     const handler = () =>
-      createExtractionHandler({
-        control: h.world.control,
-        writer: h.world.writer,
-        upstream: h.client,
-        protocols: { 'chat-completions': chatCompletions },
-        search: { reflections: h.world.reflections, embedder: h.world.embedder },
-        now: () => h.world.clock.now,
+      h.handler({
         tagging: { bus: h.world.bus, intervalMs: 60_000, now: Date.now, reflections: h.world.reflections },
       });
     const drain = async () => {
@@ -514,13 +507,7 @@ test('extraction turned off queues no tagging job either', async () => {
     await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
     const subscription = consumeExtractionJobs(
       h.world.bus,
-      createExtractionHandler({
-        control: h.world.control,
-        writer: h.world.writer,
-        upstream: h.client,
-        protocols: { 'chat-completions': chatCompletions },
-        search: { reflections: h.world.reflections, embedder: h.world.embedder },
-        now: () => h.world.clock.now,
+      h.handler({
         tagging: { bus: h.world.bus, intervalMs: 60_000, now: Date.now, reflections: h.world.reflections },
       }),
       { ackWaitMs: 10_000, maxDeliver: 3, concurrency: 1 },
@@ -534,7 +521,7 @@ test('extraction turned off queues no tagging job either', async () => {
   }
 });
 
-test('publishExtractionJob delays delivery until the conversation settles, dedupes, and replaces the waiting job', async () => {
+test('publishJob delays delivery until the conversation settles, dedupes, and replaces the waiting job', async () => {
   const h = await harness();
   try {
     const job = h.job({ settledAt: Date.now() });
@@ -562,13 +549,7 @@ test('past the agent\'s daily token budget a job spread over chunks stops before
   try {
     const subscription = consumeExtractionJobs(
       h.world.bus,
-      createExtractionHandler({
-        control: h.world.control,
-        writer: h.world.writer,
-        upstream: h.client,
-        protocols: { 'chat-completions': chatCompletions },
-        search: { reflections: h.world.reflections, embedder: h.world.embedder },
-        now: () => h.world.clock.now,
+      h.handler({
         // One turn a call: the first turn's chunk is in budget, the next is not.
         maxBytes: 1,
         budget: { meter: spendMeter(createMetrics({ bus: h.world.bus }), recorder), bus: h.world.bus },
