@@ -35,6 +35,7 @@ import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relay
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationId, userConversationId } from './identity.js';
 import { requestVisibility, withScope } from './scope.js';
+import { isClientChore } from './chore.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
@@ -102,7 +103,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const visible = withScope(asked, asked.scope ?? found.scope);
     const { scope: _scope, user: _user, ...rest } = found;
     const state = { ...rest, ...visible };
-    return { body, conversationId: id, state, stored, forward, chain, visible };
+    return { body, conversationId: id, state, stored, forward, chain, visible, chore: isClientChore(adapter, body, id) };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
@@ -116,7 +117,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
     let injected = 0;
     let reflections: InjectedReflection[] = [];
-    if (plan.target >= 0 && agent.memory.inject) {
+    const injecting = agent.memory.inject && !resolved.chore;
+    if (plan.target >= 0 && injecting) {
       const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds, resolved.visible);
       const found = judged.map((candidate) => candidate.reflection);
       if (found.length > 0) {
@@ -127,7 +129,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
       }
     }
-    if (plan.carrier >= 0 && agent.memory.inject) {
+    if (plan.carrier >= 0 && injecting) {
       const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id, resolved.visible);
       if (nudge) insertions.push(nudge);
     }
@@ -245,7 +247,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const turn = injected.state;
     let compacted = false;
     let job: ExtractionJob | undefined;
-    if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract) {
+    if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract && !resolved.chore) {
       const turns = [...adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).

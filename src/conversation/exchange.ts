@@ -62,6 +62,8 @@ export interface Resolved {
   chain?: ResolvedChain & { previousId: string };
   /** What the conversation may see and where what it teaches goes: its scope and user (`scope.ts`). */
   visible: Visibility;
+  /** A client's own bookkeeping request (`chore.ts`): no memory goes in or comes out. */
+  chore: boolean;
 }
 
 export interface Injected {

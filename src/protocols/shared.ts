@@ -9,6 +9,11 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** An output format asking for JSON (`json_schema`, `json_object`): a structured answer. */
+export function isJsonFormat(format: unknown): boolean {
+  return isObject(format) && (format.type === 'json_schema' || format.type === 'json_object');
+}
+
 /** Claude Code and others wrap client-side context in these; it is not what the user typed. */
 const CLIENT_CONTEXT = /^\s*<system-reminder>/;
 

@@ -133,6 +133,12 @@ export interface ProtocolAdapter {
   /** The tools the request offers, flattened. */
   offeredTools(body: JsonObject): OfferedTool[];
   /**
+   * The request asks for its answer as JSON in a schema (structured output: Anthropic's
+   * `output_config.format`, chat's `response_format`, Responses' `text.format`), not as
+   * a reply to read.
+   */
+  structuredAnswer(body: JsonObject): boolean;
+  /**
    * The text of a user message, for retrieval queries (client context the protocol marks,
    * like Claude Code's `<system-reminder>` blocks, left out); '' for an assistant's
    * message, a tool's output or any other item.

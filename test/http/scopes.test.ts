@@ -11,7 +11,8 @@ import OpenAI from 'openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { fixture, releaseExtractor, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -36,20 +37,21 @@ const injectedBlock = (upstream: ScriptedUpstream): string => /<engram-reflectio
 let sessions = 0;
 
 /** A request shaped like Claude Code's: the `<env>` block of its system prompt names the working directory. */
-async function claudeCode(agent: TestAgent, cwd: string, text: string) {
+async function claudeCode(agent: TestAgent, cwd: string, text: string, session = `claude-session-${++sessions}`) {
   const response = await fetch(`${agent.baseUrl}/v1/messages?beta=true`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       'x-api-key': agent.token,
       'anthropic-version': '2023-06-01',
-      'x-claude-code-session-id': `claude-session-${++sessions}`,
+      'x-claude-code-session-id': session,
       'x-app': 'cli',
     },
     body: JSON.stringify({
       model: 'claude-test',
       max_tokens: 512,
       stream: true,
+      tools: [{ name: 'Bash', description: 'Runs a shell command.', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
       system: [
         { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude." },
         {
@@ -72,6 +74,32 @@ async function claudeCode(agent: TestAgent, cwd: string, text: string) {
   assert.is(response.status, 200, await response.clone().text());
   await response.text();
   return response;
+}
+
+/**
+ * The title request Claude Code 2.1 sends as a session starts, before its first turn (seen
+ * with the real binary): the same session id, the prompt framed as data in `<session>`,
+ * no tools, no working directory, a JSON schema for the answer.
+ */
+async function claudeCodeTitle(agent: TestAgent, session: string, prompt: string) {
+  const response = await fetch(`${agent.baseUrl}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': agent.token, 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': session, 'x-app': 'cli' },
+    body: JSON.stringify({
+      model: 'claude-test',
+      max_tokens: 64000,
+      stream: true,
+      metadata: { user_id: JSON.stringify({ device_id: 'f4db', account_uuid: '', session_id: session }) },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] } } },
+      system: [
+        { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." },
+        { type: 'text', text: 'Generate a concise, sentence-case title (3-7 words) that captures the main topic or goal of this coding session.' },
+      ],
+      messages: [{ role: 'user', content: [{ type: 'text', text: `<session>\n${prompt}\n</session>\n\nWrite the title in the language the user wrote in.` }] }],
+    }),
+  });
+  assert.is(response.status, 200, await response.clone().text());
+  await response.text();
 }
 
 /** A request shaped like Codex's: its base prompt as a developer message, then `<environment_context>` with the cwd. */
@@ -151,6 +179,46 @@ test('two repositories, one agent: each question gets its own repository’s les
   assert.match(injectedBlock(upstream), /beta-crm-tests\.sh/, 'moved: now alpha-shop’s');
   const bad = await engram.api('PATCH', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${beta.id}`, { scope: '' });
   assert.is(bad.status, 400);
+});
+
+test('Claude Code’s session title request is its own chore: no memory goes into it, nothing is learnt from it, so its session’s lesson stays in the project the session names', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  await claudeCode(agent, '/home/dev/src/gamma-app', 'REMEMBER EVERYWHERE: Set CI=1 before running any test suite.');
+  await engram.waitForReflections(agent, 1);
+  const extractions = upstream.extractionRequests().length;
+
+  const session = 'b7e0c1d2-real-claude-session';
+  const prompt = 'REMEMBER: Run the test suite with make test-gamma-app. How do I run the test suite?';
+  await claudeCodeTitle(agent, session, prompt);
+  assert.not.match(lastForwarded(upstream), /engram-reflections|CI=1/, 'the title request gets no reflections, though one matches its words');
+  assert.match(lastForwarded(upstream), /"json_schema"/, 'and it is forwarded as the client sent it');
+  await claudeCode(agent, '/home/dev/src/gamma-app', prompt, session);
+  assert.match(injectedBlock(upstream), /CI=1/, 'the session’s real turn gets what it needs');
+
+  const stored = await engram.waitForReflections(agent, 2);
+  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  assert.is(upstream.extractionRequests().length, extractions + 1, 'one extraction: the session’s conversation, not its title request');
+  const lesson = (await engram.reflections(agent)).filter((r: any) => r.content.includes('make test-gamma-app'));
+  assert.is(lesson.length, 1, JSON.stringify(stored));
+  assert.is(lesson[0].scope, 'gamma-app', 'learnt in the project the session names, not as holding everywhere');
+
+  await codex(agent, '/Users/dev/code/beta-crm', 'How do I run the test suite?');
+  assert.not.match(lastForwarded(upstream), /make test-gamma-app/, 'another repository never gets it');
+});
+
+test('an app’s own structured-output request, with no client session, keeps its memory', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const openai = new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token });
+  await openai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'REMEMBER: Orders ship from the Leeds warehouse.' }] });
+  await engram.waitForReflections(agent, 1);
+  const extractions = upstream.extractionRequests().length;
+  await openai.chat.completions.create({
+    model: 'gpt-test',
+    messages: [{ role: 'user', content: 'Which warehouse do orders ship from? Answer as JSON.' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { warehouse: { type: 'string' } } } } },
+  });
+  assert.match(injectedBlock(upstream), /Leeds warehouse/);
+  await eventually(async () => (upstream.extractionRequests().length > extractions ? true : undefined), 10_000, 'the structured turn to be learnt from');
 });
 
 test('x-engram-scope overrides the working directory; an unusable header is refused in the protocol’s envelope', async ({ engram, upstream }) => {

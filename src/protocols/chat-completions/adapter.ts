@@ -8,6 +8,7 @@ import {
   checkMessage,
   copilotSessionId,
   isInstructionContext,
+  isJsonFormat,
   isObject,
   looksLikeFailure,
   messageListBasics,
@@ -108,6 +109,7 @@ export const chatCompletions: ProtocolAdapter = {
   calledTools: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string })),
   toolCalls: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string, input: toolInput(fn.arguments) })),
   toolOutputs: (message) => (isToolMessage(message) ? textPieces(message.content) : []),
+  structuredAnswer: (body) => isJsonFormat(body.response_format),
   offeredTools(body) {
     const tools = Array.isArray(body.tools) ? body.tools.map((tool) => (isObject(tool) ? tool.function : undefined)) : [];
     const functions = Array.isArray(body.functions) ? body.functions : [];

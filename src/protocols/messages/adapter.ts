@@ -10,6 +10,7 @@ import {
   copilotSessionId,
   isClientContext,
   isInstructionContext,
+  isJsonFormat,
   isObject,
   looksLikeFailure,
   messageListBasics,
@@ -150,6 +151,7 @@ export const messages: ProtocolAdapter = {
       return blocksOf(block.content).flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : []));
     });
   },
+  structuredAnswer: (body) => isJsonFormat(isObject(body.output_config) ? body.output_config.format : undefined) || isJsonFormat(body.output_format),
   offeredTools(body) {
     const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
     const loaded = tools.flatMap((tool) =>

@@ -5,7 +5,7 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { copilotSessionId, isInstructionContext, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { copilotSessionId, isInstructionContext, isJsonFormat, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
   RECORD_REFLECTIONS_SCHEMA,
@@ -83,6 +83,7 @@ export const responses: ProtocolAdapter = {
     return call ? [call] : [];
   },
   toolOutputs: toolOutputPieces,
+  structuredAnswer: (body) => isJsonFormat(isObject(body.text) ? body.text.format : undefined),
   offeredTools(body) {
     const described = (tool: JsonObject, namespace?: string): OfferedTool[] =>
       typeof tool.name === 'string'
