@@ -26,19 +26,29 @@ const MIN_UNIT_WORDS = 2;
  * The sentences of `texts` (most specific first: the adapter's order), each on one line,
  * Markdown list and heading marks removed, without repeats or sentences of fewer than
  * `MIN_UNIT_WORDS` content words, up to `maxBytes` UTF-8 bytes in all (later ones left
- * out). Each text is stripped of Engram's blocks and redacted first, through `cleaned`
- * when given: a client re-sends the same system prompt every turn.
+ * out). Each text is stripped of Engram's blocks and redacted first. With `cleaned`, the
+ * whole list is remembered by a digest of the texts: a client re-sends the same system
+ * prompt and instruction files every turn, so a turn's job finds them split already.
  */
 export function instructionUnits(texts: readonly string[], maxBytes: number, cleaned?: CleanedTurns): string[] {
+  if (!cleaned) return splitUnits(texts, maxBytes);
+  const joined = cleaned.get(texts.join(TEXT_SEPARATOR), `instruction-units/${maxBytes}`, () => {
+    const text = splitUnits(texts, maxBytes).join('\n');
+    return { text, bytes: text.length };
+  }).text;
+  // Each unit is one line (`sentences`), so the lines are the units.
+  return joined === '' ? [] : joined.split('\n');
+}
+
+/** Between two texts in the key of a remembered list: no client text holds it. */
+const TEXT_SEPARATOR = '\u0000\u0001';
+
+function splitUnits(texts: readonly string[], maxBytes: number): string[] {
   const units: string[] = [];
   const seen = new Set<string>();
   let bytes = 0;
   for (const text of texts) {
-    const clean = () => {
-      const out = redactSecrets(stripEngramBlocks(text));
-      return { text: out, bytes: out.length };
-    };
-    const redacted = cleaned ? cleaned.get(text, 'instructions', clean).text : clean().text;
+    const redacted = redactSecrets(stripEngramBlocks(text));
     for (const unit of sentences(redacted)) {
       const key = unit.toLowerCase();
       if (seen.has(key) || wordBag(unit).size < MIN_UNIT_WORDS) continue;

@@ -109,12 +109,14 @@ test('instruction units: sentences without list marks, repeats and word-less lin
   const small = instructionUnits(texts, 40);
   assert.equal(small, ['Contents of /repo/CLAUDE.md:']);
   assert.equal(shownInstructions(units, 40), small);
-  // Cleaned once: the same system prompt re-sent is not redacted again.
+  // Split once: the same system prompt re-sent is found split (one entry, the whole list), redacted.
   const cleaned = createCleanedTurns();
   assert.equal(instructionUnits(texts, 16_000, cleaned), units);
-  assert.is(cleaned.size.entries, 2);
+  assert.is(cleaned.size.entries, 1);
   assert.equal(instructionUnits(texts, 16_000, cleaned), units);
-  assert.is(cleaned.size.entries, 2);
+  assert.is(cleaned.size.entries, 1);
+  assert.equal(instructionUnits(texts, 40, cleaned), small, 'another bound is another list');
+  assert.equal(instructionUnits([], 16_000, cleaned), []);
 });
 
 test.run();
