@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import { MAX_SCOPE_LENGTH, scopeFromText, validName } from '../domain/scope.js';
+import { MAX_SCOPE_LENGTH, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName } from '../domain/scope.js';
 import type { Visibility } from '../domain/types.js';
 
 export const SCOPE_HEADER = 'x-engram-scope';
@@ -26,7 +26,7 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
 /** The request's scope and user: headers first, then the client's stated working directory. */
 export function requestVisibility(headers: IncomingHttpHeaders, body: unknown): Visibility {
   const given = headerVisibility(headers);
-  return given.scope !== undefined ? given : withScope(given, stateScope(body));
+  return given.scope !== undefined ? given : withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
 }
 
 /** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */
@@ -37,26 +37,38 @@ export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
 }
 
 /**
- * The first working directory any text of the request states, read in the request's own
- * order (system prompt and first messages come first, where the clients put it); the
- * tool list is skipped, since tool descriptions talk about working directories too.
+ * What the request's texts state of where the client runs (`domain/scope.ts`), read in
+ * the request's own order (system prompt and first messages come first, where the clients
+ * put it) up to the first text naming a working directory or a repository root; the tool
+ * list is skipped, since tool descriptions talk about working directories too. Codex's
+ * turn metadata (`client_metadata`, or its header, given as `roots`), which lists its git
+ * roots, is read first.
  */
-export function stateScope(body: unknown): string | undefined {
+export function stateScope(body: unknown, roots: readonly string[] = []): string | undefined {
+  const place = emptyPlace();
+  place.roots.push(...roots);
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const metadata = (body as { client_metadata?: unknown }).client_metadata;
+    if (metadata !== null && typeof metadata === 'object') place.roots.push(...codexWorkspaces((metadata as Record<string, unknown>)[CODEX_TURN_METADATA]));
+  }
   const stack: unknown[] = [body];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
-      const scope = scopeFromText(value);
-      if (scope !== undefined) return scope;
+      placeFromText(value, place);
+      if (place.directory !== undefined || place.root !== undefined) break;
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
     } else if (value !== null && typeof value === 'object') {
-      const entries = Object.entries(value as Record<string, unknown>).filter(([key]) => key !== 'tools');
+      const entries = Object.entries(value as Record<string, unknown>).filter(([key]) => key !== 'tools' && key !== 'client_metadata');
       for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i][1]);
     }
   }
-  return undefined;
+  return placeScope(place);
 }
+
+/** Where Codex puts its turn metadata, as a header and as a key of the body's `client_metadata`. */
+const CODEX_TURN_METADATA = 'x-codex-turn-metadata';
 
 /** `visible` with `scope` as its scope (none when undefined). */
 export function withScope(visible: Visibility, scope: string | undefined): Visibility {

@@ -4,17 +4,24 @@
  *
  * What the clients say (CLIENTS.md; re-check when they change):
  * - Claude Code: `Working directory: /path` in its `<env>` block, or, newer, `Primary
- *   working directory: /path` in a system entry of the message list.
- * - Codex: `<cwd>/path</cwd>` inside the `<environment_context>` it sends as input.
+ *   working directory: /path`. Its auto-memory folder, `~/.claude/projects/<key>/memory/`
+ *   in the same prompt (and its transcripts' folder, which hooks get), is keyed by the git
+ *   root of that directory, every character but letters and digits made `-`.
+ * - Codex: `<cwd>/path</cwd>` inside the `<environment_context>` it sends as input; its
+ *   turn metadata (`x-codex-turn-metadata`, also in the body's `client_metadata`) lists
+ *   the git roots it works in as `workspaces`.
  * - Copilot CLI: `Current working directory: /path` and `Git repository root: /path`
  *   in its system prompt.
  *
- * The scope is the repository's own name: the repository root when the client names it
- * (Copilot), else the working directory; of that path only the last name is kept, so
- * the user's home and the machine's layout (`/home/alice/src/`, `C:\Users\alice\`) drop
- * out and the same repository is one scope on every machine. Limits: a client started in
- * a subdirectory without naming the root scopes to the subdirectory's name, and two
- * repositories of the same name share a scope; `x-engram-scope` says otherwise.
+ * The scope is the repository's own name: the repository root the client names (Copilot),
+ * else the nearest folder holding the working directory that the client shows is a
+ * repository root (Codex's workspaces, Claude Code's project key), else the working
+ * directory itself; of that path only the last name is kept, so the user's home and the
+ * machine's layout (`/home/alice/src/`, `C:\Users\alice\`) drop out and the same
+ * repository is one scope on every machine, whichever subfolder a client starts in.
+ * Limits: two repositories of the same name share a scope, and a client that names no
+ * root (an older client, a folder outside git) started in a subfolder scopes to the
+ * subfolder's name; `x-engram-scope` says otherwise.
  */
 
 /** The longest scope or user name accepted (a header's value; longer is refused, not cut). */
@@ -23,20 +30,102 @@ export const MAX_SCOPE_LENGTH = 200;
 const WORKING_DIRECTORY = /working directory:\s*([^\n\r<]+)/gi;
 const REPOSITORY_ROOT = /git repository root:\s*([^\n\r<]+)/gi;
 const CODEX_CWD = /<cwd>([^<\n\r]+)<\/cwd>/g;
+/** Claude Code's per-project folder: `.claude/projects/<key>/`. */
+const CLAUDE_PROJECT = /\.claude[/\\]projects[/\\]([A-Za-z0-9-]+)[/\\]/g;
 
-/** The scope a text of the client's states, if it states a working directory. */
-export function scopeFromText(text: string): string | undefined {
-  // Cheap tests first: most texts of most requests say nothing of the kind.
-  const stated = text.includes('orking directory') || text.includes('<cwd>') || text.includes('repository root');
-  if (!stated) return undefined;
-  return firstPath(text, REPOSITORY_ROOT) ?? firstPath(text, CODEX_CWD) ?? firstPath(text, WORKING_DIRECTORY);
+/** Where a client says it runs, gathered from its texts (`placeFromText`) and read by `placeScope`. */
+export interface StatedPlace {
+  /** The working directory, as stated. */
+  directory?: string;
+  /** The repository root, when the client says it outright (Copilot). */
+  root?: string;
+  /** Folders the client shows are repository roots; they count when they hold the working directory. */
+  roots: string[];
+  /** Claude Code project keys: a root's path, every character but letters and digits made `-`. */
+  projectKeys: string[];
 }
 
-/** The repository name of the first match of `pattern` that holds a path (prose may say "working directory:" too). */
+export function emptyPlace(): StatedPlace {
+  return { roots: [], projectKeys: [] };
+}
+
+/** True when `text` may state where the client runs: the test the walks over a request do before `placeFromText`. */
+export function statesPlace(text: string): boolean {
+  return text.includes('orking directory') || text.includes('<cwd>') || text.includes('repository root') || text.includes('projects');
+}
+
+/** Adds what `text` states to `place`: the first directory and root (the first found wins), every project key. */
+export function placeFromText(text: string, place: StatedPlace): StatedPlace {
+  if (!statesPlace(text)) return place;
+  place.root ??= firstPath(text, REPOSITORY_ROOT);
+  place.directory ??= firstPath(text, CODEX_CWD) ?? firstPath(text, WORKING_DIRECTORY);
+  for (const match of text.matchAll(CLAUDE_PROJECT)) if (!place.projectKeys.includes(match[1])) place.projectKeys.push(match[1]);
+  return place;
+}
+
+/** The scope a text of the client's states, if it states a working directory or a repository root. */
+export function scopeFromText(text: string): string | undefined {
+  return placeScope(placeFromText(text, emptyPlace()));
+}
+
+/**
+ * The git roots Codex's turn metadata lists (`{"workspaces": {"/path": {...}}}`, a JSON
+ * text); none when it is not such a text.
+ */
+export function codexWorkspaces(metadata: unknown): string[] {
+  if (typeof metadata !== 'string' || !metadata.includes('"workspaces"')) return [];
+  try {
+    const workspaces = (JSON.parse(metadata) as { workspaces?: unknown }).workspaces;
+    return typeof workspaces === 'object' && workspaces !== null && !Array.isArray(workspaces) ? Object.keys(workspaces) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The scope of what the client stated (see the top of this file), if it stated anything usable. */
+export function placeScope(place: StatedPlace): string | undefined {
+  const root = place.root === undefined ? undefined : repositoryName(place.root);
+  if (root !== undefined) return root;
+  if (place.directory === undefined) return undefined;
+  if (place.roots.length > 0 || place.projectKeys.length > 0) {
+    const roots = new Set(place.roots.map(withoutTrailingSeparator));
+    for (const folder of folders(place.directory)) {
+      if (roots.has(folder) || place.projectKeys.includes(claudeProjectKey(folder))) {
+        const name = repositoryName(folder);
+        if (name !== undefined) return name;
+      }
+    }
+  }
+  return repositoryName(place.directory);
+}
+
+/** `path` and each folder holding it, nearest first, the filesystem root left out. */
+function folders(path: string): string[] {
+  const out: string[] = [];
+  let folder = withoutTrailingSeparator(path.trim());
+  while (folder !== '' && !/^[A-Za-z]:$/.test(folder)) {
+    out.push(folder);
+    const cut = Math.max(folder.lastIndexOf('/'), folder.lastIndexOf('\\'));
+    if (cut < 0) break;
+    folder = folder.slice(0, cut);
+  }
+  return out;
+}
+
+function withoutTrailingSeparator(path: string): string {
+  return path.length > 1 ? path.replace(/[/\\]+$/, '') : path;
+}
+
+/** The name Claude Code gives a project's folder under `~/.claude/projects/`. */
+function claudeProjectKey(path: string): string {
+  return path.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+/** The first match of `pattern` that is an absolute path (prose may say "working directory:" too), trimmed. */
 function firstPath(text: string, pattern: RegExp): string | undefined {
   for (const match of text.matchAll(pattern)) {
-    const name = repositoryName(match[1]);
-    if (name !== undefined) return name;
+    const path = match[1].trim().replace(/^["'`]|["'`]$/g, '');
+    if (repositoryName(path) !== undefined) return path;
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestVisibility, stateScope } from '../../src/conversation/scope.js';
 import { repositoryName, scopeFromText } from '../../src/domain/scope.js';
+import { sessionVisibility } from '../../src/http/hooks/session-start.js';
 import { EngramError } from '../../src/errors.js';
 
 const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')).body;
@@ -40,6 +41,38 @@ test('paths are reduced to the last name on every machine; what is no path gives
     undefined,
     'tool descriptions are not the client stating where it runs',
   );
+});
+
+/** Codex's turn metadata as it sends it (recorded from codex 0.169 in a git subfolder), listing its git roots. */
+const codexMetadata = (root: string) =>
+  JSON.stringify({ session_id: 's', turn_id: 't', request_kind: 'turn', workspaces: { [root]: { latest_git_commit_hash: '9597da8', has_changes: false } }, model: 'gpt-5' });
+const codexBody = (cwd: string, metadata?: string) => ({
+  model: 'gpt-5',
+  input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: `<environment_context>\n  <cwd>${cwd}</cwd>\n</environment_context>` }] }],
+  ...(metadata ? { client_metadata: { turn_id: 't', 'x-codex-turn-metadata': metadata } } : {}),
+});
+
+test('started in a subfolder, Claude Code and Codex are scoped to the repository they show is its root', () => {
+  // Claude Code 2.1 (seen with the real binary in alpha-shop/web/src): its memory folder is keyed by the git root.
+  const claude = (cwd: string, key: string) =>
+    `# Memory\n\nYou have a persistent file-based memory at \`/home/alice/.claude/projects/${key}/memory/\`. This directory already exists.\n\n` +
+    `# Environment\nYou have been invoked in the following environment: \n - Primary working directory: ${cwd}\n - Is a git repository: true\n`;
+  assert.is(scopeFromText(claude('/home/alice/src/alpha-shop/web/src', '-home-alice-src-alpha-shop')), 'alpha-shop');
+  assert.is(scopeFromText(claude('/home/alice/src/alpha-shop', '-home-alice-src-alpha-shop')), 'alpha-shop');
+  assert.is(scopeFromText(claude('C:\\Users\\alice\\alpha-shop\\web', 'C--Users-alice-alpha-shop')), 'alpha-shop');
+  assert.is(scopeFromText(claude('/home/alice/src/beta-crm/src', '-home-alice-src-alpha-shop')), 'src', 'a key of a folder not holding it says nothing');
+  assert.is(stateScope({ system: [{ type: 'text', text: claude('/srv/gamma/api', '-srv-gamma') }], messages: [] }), 'gamma');
+
+  // Codex: its turn metadata lists the git roots; the one holding the working directory counts.
+  assert.is(stateScope(codexBody('/home/bob/beta-crm/services/api', codexMetadata('/home/bob/beta-crm'))), 'beta-crm');
+  assert.is(stateScope(codexBody('/home/bob/beta-crm/services/api', codexMetadata('/home/bob/other/'))), 'api');
+  assert.is(stateScope(codexBody('/home/bob/beta-crm/services/api', 'not json "workspaces"')), 'api');
+  assert.equal(requestVisibility({ 'x-codex-turn-metadata': codexMetadata('/home/bob/beta-crm') }, codexBody('/home/bob/beta-crm/web')), { scope: 'beta-crm' }, 'the header, on a body without it');
+
+  // The session-start hook: Claude Code's transcript lies in the root's project folder.
+  const hook = { cwd: '/home/alice/src/alpha-shop/web', transcript_path: '/home/alice/.claude/projects/-home-alice-src-alpha-shop/32fe.jsonl' };
+  assert.equal(sessionVisibility({}, hook), { scope: 'alpha-shop' });
+  assert.equal(sessionVisibility({}, { cwd: '/home/alice/src/alpha-shop/web' }), { scope: 'web' });
 });
 
 test('x-engram-scope overrides the client signal; x-engram-user gives the user; unusable values are refused', () => {

@@ -37,7 +37,9 @@ const injectedBlock = (upstream: ScriptedUpstream): string => /<engram-reflectio
 let sessions = 0;
 
 /** A request shaped like Claude Code's: the `<env>` block of its system prompt names the working directory. */
-async function claudeCode(agent: TestAgent, cwd: string, text: string, session = `claude-session-${++sessions}`) {
+async function claudeCode(agent: TestAgent, cwd: string, text: string, session = `claude-session-${++sessions}`, root?: string) {
+  // Claude Code 2.1 keys its memory folder by the git root (every character but letters and digits made `-`).
+  const memory = root ? `# Memory\nYou have a persistent file-based memory at \`/home/dev/.claude/projects/${root.replace(/[^A-Za-z0-9]/g, '-')}/memory/\`.\n\n` : '';
   const response = await fetch(`${agent.baseUrl}/v1/messages?beta=true`, {
     method: 'POST',
     headers: {
@@ -56,7 +58,7 @@ async function claudeCode(agent: TestAgent, cwd: string, text: string, session =
         { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude." },
         {
           type: 'text',
-          text: `You are an interactive CLI tool.\n\n<env>\nWorking directory: ${cwd}\nIs directory a git repo: Yes\nPlatform: linux\nToday's date: 2026-11-27\n</env>`,
+          text: `You are an interactive CLI tool.\n\n${memory}<env>\nWorking directory: ${cwd}\nIs directory a git repo: Yes\nPlatform: linux\nToday's date: 2026-11-27\n</env>`,
           cache_control: { type: 'ephemeral' },
         },
       ],
@@ -103,7 +105,7 @@ async function claudeCodeTitle(agent: TestAgent, session: string, prompt: string
 }
 
 /** A request shaped like Codex's: its base prompt as a developer message, then `<environment_context>` with the cwd. */
-async function codex(agent: TestAgent, cwd: string, text: string) {
+async function codex(agent: TestAgent, cwd: string, text: string, root?: string) {
   const session = `codex-session-${++sessions}`;
   const input = (role: string, body: string) => ({ type: 'message', role, content: [{ type: 'input_text', text: body }] });
   const response = await fetch(`${agent.baseUrl}/v1/responses`, {
@@ -119,6 +121,8 @@ async function codex(agent: TestAgent, cwd: string, text: string) {
         input('user', `<environment_context>\n  <cwd>${cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>`),
         input('user', text),
       ],
+      // Codex lists its git roots in its turn metadata.
+      ...(root ? { client_metadata: { 'x-codex-turn-metadata': JSON.stringify({ turn_id: 't', workspaces: { [root]: { has_changes: false } } }) } } : {}),
     }),
   });
   assert.is(response.status, 200, await response.clone().text());
@@ -219,6 +223,18 @@ test('an app’s own structured-output request, with no client session, keeps it
   });
   assert.match(injectedBlock(upstream), /Leeds warehouse/);
   await eventually(async () => (upstream.extractionRequests().length > extractions ? true : undefined), 10_000, 'the structured turn to be learnt from');
+});
+
+test('started in subfolders of the same name, two repositories stay apart: each client is scoped to the git root it shows', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  await claudeCode(agent, '/home/dev/src/delta-shop/src', 'REMEMBER: Run the test suite with make test-delta-shop.', undefined, '/home/dev/src/delta-shop');
+  const [lesson] = await engram.waitForReflections(agent, 1);
+  assert.is(lesson.scope, 'delta-shop', 'the repository, not its subfolder `src`');
+
+  await codex(agent, '/home/dev/src/omega-crm/src', 'How do I run the test suite?', '/home/dev/src/omega-crm');
+  assert.not.match(lastForwarded(upstream), /make test-delta-shop/, 'another repository’s `src` is another project');
+  await codex(agent, '/home/dev/src/delta-shop/web', 'How do I run the test suite?', '/home/dev/src/delta-shop');
+  assert.match(injectedBlock(upstream), /make test-delta-shop/, 'any subfolder of the repository gets it');
 });
 
 test('x-engram-scope overrides the working directory; an unusable header is refused in the protocol’s envelope', async ({ engram, upstream }) => {

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Visibility } from '../../domain/types.js';
-import { repositoryName } from '../../domain/scope.js';
+import { emptyPlace, placeFromText, placeScope } from '../../domain/scope.js';
 import { headerVisibility, withScope } from '../../conversation/scope.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
@@ -41,13 +41,17 @@ interface IndexSummary {
 
 /**
  * The session's scope and user (DESIGN section 13): `x-engram-scope` and `x-engram-user`,
- * else the repository of the `cwd` every client's hook input carries.
+ * else the repository of the `cwd` every client's hook input carries (its git root when
+ * the input's `transcript_path` is in Claude Code's folder for that root's project).
  */
 export function sessionVisibility(headers: IncomingHttpHeaders, input: unknown): Visibility {
   const given = headerVisibility(headers);
   if (given.scope !== undefined) return given;
-  const cwd = typeof input === 'object' && input !== null ? (input as { cwd?: unknown }).cwd : undefined;
-  return withScope(given, typeof cwd === 'string' ? repositoryName(cwd) : undefined);
+  const { cwd, transcript_path: transcript } = typeof input === 'object' && input !== null ? (input as { cwd?: unknown; transcript_path?: unknown }) : {};
+  if (typeof cwd !== 'string') return given;
+  const place = { ...emptyPlace(), directory: cwd };
+  if (typeof transcript === 'string') placeFromText(transcript, place);
+  return withScope(given, placeScope(place));
 }
 
 export async function sessionStartAnswer(
