@@ -3,10 +3,13 @@
  * every line `{type, data, id, timestamp, parentId}`. The conversation is `user.message`
  * (`data.content`, what the user typed; `transformedContent` adds Copilot's own context),
  * `assistant.message` (text and `toolRequests`) and `tool.execution_complete` (the
- * output). `system.message` is Copilot's system prompt and is not read.
+ * output). `system.message` is Copilot's system prompt, with the repository's custom
+ * instructions (`.github/copilot-instructions.md`, `AGENTS.md`) in it: the session's
+ * instructions, never conversation.
  */
 import type { Turn } from '../domain/transcript.js';
 import { isObject, renderToolCall } from '../protocols/shared.js';
+import { instructionCollector } from './instructions.js';
 import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
 
 export const copilotFormat: TranscriptFormat = {
@@ -18,6 +21,7 @@ export const copilotFormat: TranscriptFormat = {
 
 function createCopilotReader(): TranscriptReader {
   const meta: TranscriptMeta = { recognised: 0 };
+  const instruct = instructionCollector(meta);
   return {
     read(record) {
       if (!isObject(record) || typeof record.type !== 'string' || !isObject(record.data)) return [];
@@ -34,6 +38,9 @@ function createCopilotReader(): TranscriptReader {
         case 'session.model_change':
           if (typeof data.selectedModel === 'string') meta.model = data.selectedModel;
           if (typeof data.newModel === 'string') meta.model = data.newModel;
+          return [];
+        case 'system.message':
+          instruct(data.content);
           return [];
         case 'user.message':
           return text('user', data.content);

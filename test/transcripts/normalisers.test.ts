@@ -116,12 +116,15 @@ test('Copilot: a failed tool is marked, the model follows model changes', async 
   const { list, meta } = await turns('copilot', [
     { type: 'session.start', data: { sessionId: 'cp-1', selectedModel: 'gpt-4.1' }, id: '1' },
     { type: 'session.model_change', data: { newModel: 'claude-sonnet-4.5' }, id: '2' },
+    { type: 'system.message', data: { role: 'system', content: 'You are the GitHub Copilot CLI.\n<custom_instruction>Use pnpm, not npm.</custom_instruction>' }, id: '2a' },
+    { type: 'system.message', data: { role: 'system', content: 'You are the GitHub Copilot CLI.\n<custom_instruction>Use pnpm, not npm.</custom_instruction>' }, id: '2b' },
     { type: 'tool.execution_complete', data: { toolCallId: 'x', success: false, result: { content: 'permission denied: /etc/hosts' } }, id: '3' },
     { type: 'tool.execution_complete', data: { toolCallId: 'y', success: false, error: { message: 'Command timed out' } }, id: '4' },
   ]);
   assert.equal(list, ['tool: permission denied: /etc/hosts\n[failed]', 'tool: Command timed out\n[failed]']);
   assert.is(meta.sessionId, 'cp-1');
   assert.is(meta.model, 'claude-sonnet-4.5');
+  assert.equal(meta.instructions, ['You are the GitHub Copilot CLI.\n<custom_instruction>Use pnpm, not npm.</custom_instruction>'], 'its system prompt, once: the session’s instructions, not a turn');
 });
 
 test('a file of another format is recognised as such', async () => {
