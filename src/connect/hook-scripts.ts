@@ -50,11 +50,11 @@ trap 'rm -rf "$work"' EXIT
 # The token goes to curl in a file of this private dir, not on its command line (which \`ps\` shows).
 printf 'Authorization: Bearer %s\\n' "$ENGRAM_TOKEN" > "$work/auth"
 
-# post URL CONTENT-TYPE BODY-FILE [EXTRA-HEADER]: Engram's answer lands in $work/answer.
+# post URL CONTENT-TYPE BODY-FILE [EXTRA-HEADER...]: Engram's answer lands in $work/answer.
 post() {
   local code
   code=$(curl --silent --show-error --fail-with-body --max-time 20 -X POST \\
-    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \\
+    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \${5:+-H "$5"} \\
     --data-binary @"$3" -o "$work/answer" -w '%{http_code}' "$1" 2>"$work/curl-error")
   local status=$?
   if [ "$status" -ne 0 ]; then
@@ -115,7 +115,8 @@ if [ ! -r "$transcript" ]; then
   exit 1
 fi
 
-post "$url" application/octet-stream "$transcript" \${session:+"x-engram-session: $session"} || exit 1
+# The transcript's path too: Claude Code keeps it in the folder of the session's repository root.
+post "$url" application/octet-stream "$transcript" "x-engram-transcript-path: $transcript" \${session:+"x-engram-session: $session"} || exit 1
 echo '{}'
 `;
 }

@@ -11,7 +11,7 @@
 import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { idDigest, userConversationId } from '../domain/conversation-id.js';
-import { repositoryName } from '../domain/scope.js';
+import { emptyPlace, placeFromText, placeScope } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
@@ -45,6 +45,12 @@ export interface TranscriptUpload {
    * repository of the working directory the transcript names is the scope.
    */
   visible?: Visibility;
+  /**
+   * Where the client keeps the transcript (the hook input's path, `x-engram-transcript-path`):
+   * Claude Code's folder for it is keyed by the session's repository root, which makes a
+   * session started in a subfolder the repository's (`domain/scope.ts`).
+   */
+  path?: string;
 }
 
 /**
@@ -119,7 +125,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
   const visible = upload.visible ?? {};
-  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : repositoryName(meta.cwd));
+  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : transcriptScope(meta.cwd, upload.path));
   const conversationId = userConversationId(`t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`, visible.user);
   const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
     status,
@@ -187,4 +193,11 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     await record(settled(true));
     return result('queued', job.turnCount - job.firstTurn);
   });
+}
+
+/** The repository of the transcript's working directory: its root when the transcript's path shows it. */
+function transcriptScope(cwd: string, path: string | undefined): string | undefined {
+  const place = { ...emptyPlace(), directory: cwd };
+  if (path !== undefined) placeFromText(path, place);
+  return placeScope(place);
 }

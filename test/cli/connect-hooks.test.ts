@@ -116,6 +116,23 @@ test('stop hooks upload the transcript file named in the hook input, print {}, a
   assert.is(learnt.length, uploads.length);
 });
 
+test('Claude Code started in a subfolder: the stop hook’s upload is learnt in the repository its transcript’s folder names', async (context) => {
+  // Claude Code keeps a session's transcript in ~/.claude/projects/<its git root, every character but letters and digits made ->/.
+  const folder = path.join(context.home, '.claude/projects/-home-dev-src-alpha-shop');
+  fs.mkdirSync(folder, { recursive: true });
+  const transcript = path.join(folder, 'subfolder-session.jsonl');
+  const recorded = fs.readFileSync(path.join(FIXTURES, 'transcripts/claude-code/session.jsonl'), 'utf8');
+  fs.writeFileSync(transcript, recorded.replaceAll('"cwd":"/tmp/tr/claude/run-U0dPF4/proj"', '"cwd":"/home/dev/src/alpha-shop/web"').replaceAll('"sessionId":"', '"sessionId":"sub-'));
+  const run = await runHook(path.join(context.hooks, 'claude-code-stop.sh'), hookInput('claude-code-stop', { transcript_path: transcript, session_id: 'hook-test-subfolder' }), env(context));
+  assert.is(run.code, 0, run.stderr);
+  const learnt = await eventually(
+    async () => (await context.engram.reflections(context.agent)).find((reflection) => String(reflection.origin?.conversation_id).includes(':sub-')),
+    15_000,
+    'a reflection from the subfolder session',
+  );
+  assert.is(learnt.scope, 'alpha-shop', 'the repository, not the subfolder `web` it was started in');
+});
+
 test('a stop hook whose input names no transcript has nothing to upload: {} and a note on stderr', async (context) => {
   const run = await runHook(path.join(context.hooks, 'codex-stop.sh'), hookInput('codex-stop', { transcript_path: null }), env(context));
   assert.is(run.code, 0, run.stderr);

@@ -88,6 +88,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
           session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
           protocol: protocolParam(request.query.protocol),
           visible: headerVisibility(request.headers),
+          path: transcriptPath(request.headers),
         },
         queue,
       );
@@ -114,6 +115,13 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
 /** The unread request body (an empty one when the request had none). */
 function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
   return (request.body as Readable | undefined) ?? (async function* () {})();
+}
+
+/** The transcript file's path the stop hook sends (a hint to the scope only: a bad one is ignored, never an error). */
+function transcriptPath(headers: FastifyRequest['headers']): string | undefined {
+  const value = headers['x-engram-transcript-path'];
+  const path = typeof value === 'string' ? value.trim() : undefined;
+  return path && path.length <= 4096 ? path : undefined;
 }
 
 /** A declared length over the limit is refused before any byte is read. */
