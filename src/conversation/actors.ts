@@ -135,7 +135,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
     const forwardBody = forwardedBody(adapter, forward, messages, insertions);
-    return { forwardBody, injected, reflections, state: nextState };
+    const skipped = resolved.chore ? ('client_chore' as const) : !agent.memory.inject ? ('injection_off' as const) : undefined;
+    return { forwardBody, injected, reflections, state: nextState, ...(skipped ? { skipped } : {}) };
   });
 
   /**

@@ -39,7 +39,19 @@ export interface RequestEntry {
   /** From the upstream request's start to the end of its answer; null when it was never sent. */
   upstreamMs: number | null;
   injected: InjectedReflection[];
+  /** The project the request was seen in (DESIGN section 13); null when it stated none. */
+  scope: string | null;
+  /** The app's end user it came from (`x-engram-user`); null for the agent's own traffic. */
+  user: string | null;
+  /**
+   * Why memory was left out of it, when it was on purpose: `client_chore` (a client's own
+   * bookkeeping request, like Claude Code's session title: nothing injected, nothing
+   * learnt), `injection_off` (the agent's `memory.inject` is false). Null otherwise.
+   */
+  skipped: MemorySkipped | null;
 }
+
+export type MemorySkipped = 'client_chore' | 'injection_off';
 
 export interface RequestPage {
   /** Latest first, at most the limit asked for. */

@@ -27,6 +27,9 @@ function entry(agentId: string, overrides: Partial<RequestEntry> = {}): RequestE
     latencyMs: 12.5,
     upstreamMs: 10.25,
     injected: [],
+    scope: null,
+    user: null,
+    skipped: null,
     ...overrides,
   };
 }
@@ -47,7 +50,12 @@ export function requestsContract(name: string, open: () => Promise<ControlHarnes
         { reflectionId: 'ref_one', score: 0.8123, why: 'meaning' },
         { reflectionId: 'ref_two', score: 0.41, why: 'named term "billing-svc"' },
       ],
+      scope: 'alpha-shop',
+      user: 'alice@example.com',
     });
+    const chore = entry('agt_a', { skipped: 'client_chore' });
+    await s.append(chore);
+    assert.equal(await s.get('agt_a', chore.id), chore, 'why memory was left out');
     const bare = entry('agt_a', { conversationId: null, status: null, upstreamMs: null, outcome: 'failed' });
     await s.append(full);
     await s.append(bare);

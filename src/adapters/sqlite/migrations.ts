@@ -375,6 +375,13 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE reflections ADD COLUMN user_id TEXT;
     CREATE INDEX reflections_by_scope ON reflections (agent_id, scope, user_id);
   `,
+  // 17: the request log says where each request was seen (its scope and end user) and why
+  // memory was left out of it on purpose (`skipped`). Entries logged before: all null.
+  `
+    ALTER TABLE request_log ADD COLUMN scope TEXT;
+    ALTER TABLE request_log ADD COLUMN user_id TEXT;
+    ALTER TABLE request_log ADD COLUMN skipped TEXT;
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

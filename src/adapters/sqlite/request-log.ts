@@ -6,7 +6,7 @@
  */
 import { cursorOf, cursorSeq, limitProblem } from '../../domain/request-log.js';
 import { EngramError } from '../../errors.js';
-import type { InjectedReflection, RequestEntry, RequestLog, RequestPage } from '../../ports/requests.js';
+import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog, RequestPage } from '../../ports/requests.js';
 import type { SqliteDatabase } from './database.js';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
 
@@ -22,9 +22,12 @@ interface Row {
   latency_ms: number;
   upstream_ms: number | null;
   injected: string;
+  scope: string | null;
+  user_id: string | null;
+  skipped: string | null;
 }
 
-const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected';
+const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, scope, user_id, skipped';
 
 /** The SQLite RequestLog; shares the database handle with the other stores and never closes it. */
 export class SqliteRequestLog implements RequestLog {
@@ -35,8 +38,8 @@ export class SqliteRequestLog implements RequestLog {
     this.#group = groupCommitOf(db);
     this.#sql = {
       append: db.prepare(
-        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, scope, user_id, skipped)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // Both through the (agent_id, seq) index, newest first.
       list: db.prepare<[string, number, number], Row>(`SELECT ${COLUMNS} FROM request_log WHERE agent_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
@@ -61,6 +64,9 @@ export class SqliteRequestLog implements RequestLog {
         entry.latencyMs,
         entry.upstreamMs,
         injected,
+        entry.scope,
+        entry.user,
+        entry.skipped,
       );
     });
   }
@@ -109,5 +115,8 @@ function entryOf(row: Row): RequestEntry {
     latencyMs: row.latency_ms,
     upstreamMs: row.upstream_ms,
     injected: JSON.parse(row.injected) as InjectedReflection[],
+    scope: row.scope,
+    user: row.user_id,
+    skipped: row.skipped as MemorySkipped | null,
   };
 }

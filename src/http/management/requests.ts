@@ -34,6 +34,12 @@ export const RequestJson = z
         why: z.string().describe('The signal that made it relevant: `meaning`, `tags`, or `named term "<term>"`'),
       }),
     ),
+    scope: z.string().nullable().describe('The project the request was seen in (its working directory’s repository, or `x-engram-scope`); null when it stated none'),
+    user: z.string().nullable().describe('The end user it came from (`x-engram-user`); null for the agent’s own traffic'),
+    skipped: z
+      .enum(['client_chore', 'injection_off'])
+      .nullable()
+      .describe('Why memory was left out on purpose: `client_chore` (a client’s own bookkeeping request, like Claude Code’s session title: nothing injected, nothing learnt), `injection_off` (the agent’s `memory.inject` is false); null otherwise'),
   })
   .meta({ id: 'Request' });
 
@@ -77,5 +83,8 @@ export function requestWire(entry: RequestEntry): z.output<typeof RequestJson> {
     latency_ms: entry.latencyMs,
     upstream_ms: entry.upstreamMs,
     injected: entry.injected.map(({ reflectionId, score, why }) => ({ reflection_id: reflectionId, score, why })),
+    scope: entry.scope,
+    user: entry.user,
+    skipped: entry.skipped,
   };
 }

@@ -268,7 +268,7 @@ nats('request log: its bucket keeps messages the retention; a changed retention 
   try {
     assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(3 * DAY));
     const entry = (id: string, agentId: string, at: number) => ({
-      id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [],
+      id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [], scope: null, user: null, skipped: null,
     });
     await r.stores.requests.append(entry('req_1', 'agt_a', 10));
     await r.stores.requests.append(entry('req_2', 'agt_a', 20));

@@ -58,7 +58,7 @@ export class NatsRequestLog implements RequestLog {
       const found = await scanLatest(this.#kv, requestKeys.requests(agentId), this.#options.timeoutMs, (entry) => {
         if (entry.revision >= below) return undefined;
         const value = entry.json<RequestEntry>();
-        return value.agentId === agentId ? value : undefined;
+        return value.agentId === agentId ? entryOf(value) : undefined;
       });
       const older = found.sort((a, b) => b.revision - a.revision);
       const page = older.slice(0, limit);
@@ -69,7 +69,7 @@ export class NatsRequestLog implements RequestLog {
   async get(agentId: string, id: string): Promise<RequestEntry | undefined> {
     return this.#guard('get', async () => {
       const stored = await readJson<RequestEntry>(this.#kv, requestKeys.request(agentId, id));
-      return stored?.value.agentId === agentId && stored.value.id === id ? stored.value : undefined;
+      return stored?.value.agentId === agentId && stored.value.id === id ? entryOf(stored.value) : undefined;
     });
   }
 
@@ -97,4 +97,9 @@ export class NatsRequestLog implements RequestLog {
   #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
     return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
   }
+}
+
+/** A stored entry as the port gives it: one logged before the scope fields has them null. */
+function entryOf(stored: RequestEntry): RequestEntry {
+  return { ...stored, scope: stored.scope ?? null, user: stored.user ?? null, skipped: stored.skipped ?? null };
 }
