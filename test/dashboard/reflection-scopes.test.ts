@@ -91,6 +91,7 @@ test('a reflection added for a project or an end user is filtered, searched and 
     await filters(page).getByLabel('End user', { exact: true }).fill('alice');
     await filters(page).getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/user=alice/);
+    assert.is(await filters(page).getByLabel('End user', { exact: true }).inputValue(), 'alice');
     const alices = await rowsOn(page);
     assert.is(alices.length, 1);
     assert.match(alices[0]!.text, '#storefront-alice');
@@ -131,6 +132,11 @@ test('a reflection added for a project or an end user is filtered, searched and 
     await filters(page).getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/user=alice/);
     assert.match(await page.locator('#search-view').innerText(), /as a request in project alpha-shop from end user alice would see them/);
+    assert.equal(
+      [await filters(page).getByLabel('Project', { exact: true }).inputValue(), await filters(page).getByLabel('End user', { exact: true }).inputValue()],
+      ['alpha-shop', 'alice'],
+      'the filters keep what was searched with',
+    );
     rows = await rowsOn(page);
     assert.ok(rows.find((row) => row.text.includes('make ship-storefront'))?.injected, JSON.stringify(rows));
     assert.ok(rows.some((row) => row.text.includes('#storefront-alice')), JSON.stringify(rows));

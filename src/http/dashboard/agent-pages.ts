@@ -184,7 +184,8 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       kind,
       source,
       scope,
-      user,
+      // \`user\` is the signed-in person's, for the layout.
+      endUser: user,
       visible,
       status,
       replacers,
