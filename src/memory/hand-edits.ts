@@ -8,8 +8,9 @@
  * change rebuilds the root memory index; a failed rebuild only delays the index until
  * the next write, so it is reported, not turned into an error for a change that succeeded.
  */
-import type { Reflection, ReflectionKind } from '../domain/types.js';
+import type { Reflection, ReflectionKind, Visibility } from '../domain/types.js';
 import { reflectionId } from '../domain/reflection-id.js';
+import { MAX_SCOPE_LENGTH, validName } from '../domain/scope.js';
 import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText } from '../domain/reflection-text.js';
 import { taggedBy } from '../domain/tag-authors.js';
 import { EngramError } from '../errors.js';
@@ -23,7 +24,6 @@ import { rebuildRootIndex } from './root-index.js';
  * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
  * filter on, and an edit says it was edited. They are not searched by meaning.
  */
-import { MAX_SCOPE_LENGTH, validName } from '../domain/scope.js';
 export { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG } from '../domain/reflection-text.js';
 
 export interface NewHandReflection {
@@ -31,9 +31,18 @@ export interface NewHandReflection {
   kind: ReflectionKind;
   topic?: string;
   tags?: string[];
+  /**
+   * The project it holds in (DESIGN section 13); absent or null: it holds everywhere.
+   * Whether it restates a stored reflection is judged on what a conversation of this
+   * project and user sees, so the same words in another project or another user's are
+   * not a restatement.
+   */
+  scope?: string | null;
+  /** The app's end user it is for; absent or null: the agent's own, shared by all its users. */
+  user?: string | null;
 }
 
-export type HandEdit = Partial<NewHandReflection> & {
+export type HandEdit = Partial<Omit<NewHandReflection, 'scope' | 'user'>> & {
   /**
    * Make a superseded reflection current again (history restored by hand): injected and
    * found again. The reflection that replaced it stays as it is. Like any hand edit it is
@@ -63,6 +72,15 @@ export interface HandEdits {
   removeLearntIn(agentId: string, reflections: Reflection[]): Promise<string[]>;
 }
 
+/** A scope or user name given by hand: undefined for none (absent or null); refused when not a usable name. */
+function checkedName(name: string | null | undefined, param: 'scope' | 'user'): string | undefined {
+  if (name === undefined || name === null) return undefined;
+  if (!validName(name)) {
+    throw new EngramError('invalid_request', `A ${param} is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`, { param });
+  }
+  return name;
+}
+
 function withTag(tags: readonly string[], tag: string): string[] {
   return [...new Set([...tags, tag])];
 }
@@ -80,9 +98,26 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
     }
   };
 
+  /**
+   * The stored reflection with these very words a conversation of `partition` sees, if
+   * any: its own (same scope and user), then those of its user everywhere, of the agent in
+   * its scope, of the agent everywhere. A near restatement has another id and is not named.
+   */
+  const sameWords = async (agentId: string, cleaned: { kind: ReflectionKind; content: string }, partition: Visibility): Promise<Reflection | undefined> => {
+    const seen: Visibility[] = [partition, { user: partition.user }, { scope: partition.scope }, {}];
+    for (const { scope, user } of seen) {
+      const found = await reflections.get(agentId, reflectionId(agentId, cleaned.kind, cleaned.content, { ...(scope !== undefined ? { scope } : {}), ...(user !== undefined ? { user } : {}) }));
+      if (found) return found;
+    }
+    return undefined;
+  };
+
   const edits: HandEdits = {
     async add(agentId, input) {
-      const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic, tags: input.tags ?? [] }], 'mcp');
+      const scope = checkedName(input.scope, 'scope');
+      const user = checkedName(input.user, 'user');
+      const partition = { ...(scope !== undefined ? { scope } : {}), ...(user !== undefined ? { user } : {}) };
+      const result = await writer.write(agentId, [{ content: input.content, kind: input.kind, topic: input.topic, tags: input.tags ?? [] }], 'mcp', partition);
       const [stored] = result.stored;
       if (stored) {
         // The writer rebuilt the index; the tag does not show in it, nor in the vector.
@@ -96,7 +131,7 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       }
       if (result.duplicates > 0) {
         const cleaned = validateReflection(input);
-        const same = cleaned && (await reflections.get(agentId, reflectionId(agentId, cleaned.kind, cleaned.content)));
+        const same = cleaned && (await sameWords(agentId, cleaned, partition));
         throw new EngramError('conflict', `A stored reflection says the same${same ? ` (\`${same.id}\`)` : ''}; nothing was added`, { param: 'content' });
       }
       throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
@@ -119,10 +154,7 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
       if (change.topic !== undefined) patch.topic = cleaned.topic;
       if (change.content !== undefined) patch.content = cleaned.content;
       if (change.restore) patch.supersededBy = null;
-      if (typeof change.scope === 'string' && !validName(change.scope)) {
-        throw new EngramError('invalid_request', `A scope is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`, { param: 'scope' });
-      }
-      if (change.scope !== undefined) patch.scope = change.scope;
+      if (change.scope !== undefined) patch.scope = checkedName(change.scope, 'scope') ?? null;
       // The vector is made from the content and the tags: either changing re-embeds.
       const searched = embeddingText({ content: cleaned.content, tags: cleaned.tags });
       if (searched !== embeddingText(current)) {

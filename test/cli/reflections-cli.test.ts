@@ -38,6 +38,53 @@ test('add stores a memory by hand, redacted and tagged; a restatement and a miss
   assert.match(noKind.stderr, /--kind is required/);
 });
 
+test('add --scope --user, list --scope/--user (empty: everywhere, the agent’s own), search as a project sees it, edit --scope/--everywhere', async ({ server, target, base }) => {
+  const add = (content: string, ...extra: string[]) => runCli(['reflections', 'add', content, '--kind', 'procedural', ...extra, ...target]);
+  const scoped = await add('Ship the storefront with make ship-storefront', '--scope', 'alpha-shop');
+  assert.is(scoped.code, 0, scoped.stderr);
+  assert.match(scoped.stdout, /^Added reflection ref_\w+ \[procedural\] \(general\) in project alpha-shop: Ship the storefront/);
+  const scopedId = /ref_\w+/.exec(scoped.stdout)![0];
+  const personal = await add('Ship my own forks with make ship-fork', '--scope', 'alpha-shop', '--user', 'alice', '--json');
+  assert.is(personal.code, 0, personal.stderr);
+  const alices = JSON.parse(personal.stdout);
+  assert.equal([alices.scope, alices.user], ['alpha-shop', 'alice']);
+  const blank = await add('Ship nothing', '--scope', ' ');
+  assert.is(blank.code, 1);
+  assert.match(blank.stderr, /scope/);
+
+  const project = await runCli(['reflections', 'list', '--scope', 'alpha-shop', ...target]);
+  assert.is(project.code, 0, project.stderr);
+  assert.match(project.stdout, /^ID\s+KIND\s+TOPIC\s+TAGS BY\s+SCOPE\s+USER\s+CONTENT/);
+  assert.match(project.stdout, new RegExp(`${scopedId}\\s+procedural\\s+general\\s+-\\s+alpha-shop\\s+-\\s+Ship the storefront`));
+  assert.match(project.stdout, new RegExp(`${alices.id}\\s+procedural\\s+general\\s+-\\s+alpha-shop\\s+alice\\s+Ship my own forks`));
+  const onlyAlice = await runCli(['reflections', 'list', '--user', 'alice', '--json', ...target]);
+  assert.equal(JSON.parse(onlyAlice.stdout).data.map((r: any) => r.id), [alices.id]);
+  const agentsOwn = await runCli(['reflections', 'list', '--scope', 'alpha-shop', '--user', '', '--json', ...target]);
+  assert.equal(JSON.parse(agentsOwn.stdout).data.map((r: any) => r.id), [scopedId], "--user '': the agent's own only");
+  const everywhere = await runCli(['reflections', 'list', '--scope', '', '--json', ...target]);
+  assert.ok(JSON.parse(everywhere.stdout).data.every((r: any) => r.scope === null), "--scope '': only those that hold everywhere");
+  assert.not.match(everywhere.stdout, /ship-storefront/);
+
+  const beta = await runCli(['reflections', 'search', 'ship the storefront', '--scope', 'beta-crm', ...target]);
+  assert.is(beta.code, 0, beta.stderr);
+  assert.not.match(beta.stdout, /ship-storefront/, 'a conversation of beta-crm never finds alpha-shop’s');
+  assert.match((await runCli(['reflections', 'search', 'ship the storefront', '--scope', 'alpha-shop', ...target])).stdout, /ship-storefront/);
+
+  const shown = await runCli(['reflections', 'show', alices.id, ...target]);
+  assert.match(shown.stdout, /\nholds in project alpha-shop\nfor end user alice only\n/);
+  const moved = await runCli(['reflections', 'edit', scopedId, '--scope', 'beta-crm', ...target]);
+  assert.is(moved.code, 0, moved.stderr);
+  assert.match(moved.stdout, /\nholds in project beta-crm\nthe agent's own, shared by all its users\n/);
+  assert.is((await server.call('GET', `${base}/reflections/${scopedId}`)).json.scope, 'beta-crm');
+  const widened = await runCli(['reflections', 'edit', scopedId, '--everywhere', ...target]);
+  assert.is(widened.code, 0, widened.stderr);
+  assert.match(widened.stdout, /\nholds everywhere \(every project\)\n/);
+  assert.is((await server.call('GET', `${base}/reflections/${scopedId}`)).json.scope, null);
+  const both = await runCli(['reflections', 'edit', scopedId, '--scope', 'x', '--everywhere', ...target]);
+  assert.is(both.code, 2);
+  assert.match(both.stderr, /--scope NAME or --everywhere/);
+});
+
 test('list and show say who wrote the tags, or that no one has yet', async ({ server, agent, target }) => {
   const [byTagging, untagged] = await server.seed(agent.id, [
     { kind: 'factual', content: 'Design tokens come from packages/ui/tokens.json', topic: 'ui', tags: ['brand colours', 'theme'], tagsBy: 'tagging' },

@@ -58,6 +58,7 @@ async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context
     ['agents', '/'],
     ['overview', agentPath],
     ['reflections', `${agentPath}/reflections`],
+    ['reflection search as a project and end user see it', `${agentPath}/reflections?q=release&scope=acme-platform-release-tooling&user=alice@example.com`],
     ['one reflection', `${agentPath}/reflections/${reflectionId}`],
     ['tokens', `${agentPath}/tokens`],
     ['activity', `${agentPath}/activity`],

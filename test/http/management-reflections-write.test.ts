@@ -73,6 +73,49 @@ test('POST: a restatement is a conflict naming the stored one; bad bodies are 40
   assert.equal([secretOnly.status, secretOnly.json.error.param], [400, 'content']);
 });
 
+test('POST with scope and user: stored in that project and for that end user; a restatement is judged on what they see; bad names are 400 naming the field', async ({ server, base }) => {
+  const add = (body: Record<string, unknown>) => server.call('POST', `${base}/reflections`, { body: { kind: 'procedural', ...body } });
+  const alpha = await add({ content: 'Run the suite with make check', scope: ' alpha-shop ' });
+  assert.is(alpha.status, 201, JSON.stringify(alpha.json));
+  assert.equal([alpha.json.scope, alpha.json.user], ['alpha-shop', null], 'the name is trimmed; no user: the agent’s own');
+  assert.equal(alpha.json.tags, ['added-by-hand']);
+
+  const beta = await add({ content: 'Run the suite with make check', scope: 'beta-crm' });
+  assert.is(beta.status, 201, 'the same words in another project are another reflection');
+  assert.is.not(beta.json.id, alpha.json.id);
+  const alices = await add({ content: 'Run the suite with make check', scope: 'gamma', user: 'alice' });
+  assert.is(alices.status, 201);
+  assert.equal([alices.json.scope, alices.json.user], ['gamma', 'alice']);
+  const bobs = await add({ content: 'Run the suite with make check', scope: 'gamma', user: 'bob' });
+  assert.is(bobs.status, 201, 'nor are they for another user');
+  assert.is(bobs.json.user, 'bob');
+  const shared = await add({ content: 'Run the suite with make check', scope: 'alpha-shop', user: 'alice' });
+  assert.is(shared.status, 409, 'Alice in alpha-shop already sees the agent’s own reflection of alpha-shop');
+  assert.match(shared.json.error.message, alpha.json.id);
+
+  const again = await add({ content: 'run the suite with make check.', scope: 'alpha-shop' });
+  assert.is(again.status, 409, 'the same words in the same project are a restatement');
+  assert.match(again.json.error.message, alpha.json.id);
+  const everywhere = await add({ content: 'Format the code with prettier before committing', scope: null, user: null });
+  assert.equal([everywhere.status, everywhere.json.scope, everywhere.json.user], [201, null, null], 'null: everywhere, the agent’s own');
+  const seen = await add({ content: 'Format the code with prettier before committing', scope: 'alpha-shop', user: 'bob' });
+  assert.is(seen.status, 409, 'a conversation of alpha-shop and bob already sees the one that holds everywhere');
+  assert.match(seen.json.error.message, everywhere.json.id);
+
+  for (const [body, param] of [
+    [{ content: 'a b', scope: '' }, 'scope'],
+    [{ content: 'a b', scope: '   ' }, 'scope'],
+    [{ content: 'a b', scope: 'x'.repeat(201) }, 'scope'],
+    [{ content: 'a b', user: 'line\nbreak' }, 'user'],
+    [{ content: 'a b', user: 7 }, 'user'],
+  ] as Array<[Record<string, unknown>, string]>) {
+    const reply = await add(body);
+    assert.equal([reply.status, reply.json.error.code, reply.json.error.param], [400, 'invalid_request', param], JSON.stringify(body));
+  }
+  const listed = await server.call('GET', `${base}/reflections?scope=gamma&user=alice`);
+  assert.equal(listed.json.data.map((r: any) => r.id), [alices.json.id]);
+});
+
 test('POST: the reflection cap holds for memories added by hand', async () => {
   const small = await startManagementServer({ 'max-reflections': '1' });
   try {

@@ -119,6 +119,13 @@ test('an OpenAPI 3.1 document with the bearer scheme and the error shape', ({ do
   assert.equal(post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewReflection' });
   assert.equal(doc.components.schemas.NewReflection.required, ['content', 'kind']);
   assert.equal(doc.components.schemas.NewReflection.properties.kind.enum, ['factual', 'procedural']);
+  // A reflection added by hand may be given a project and an end user; each may be null (everywhere, the agent's own).
+  for (const name of ['scope', 'user']) {
+    const field = doc.components.schemas.NewReflection.properties[name];
+    assert.ok(field, `NewReflection.${name}`);
+    assert.equal(field.type, ['string', 'null'], JSON.stringify(field));
+    assert.ok(field.description.length > 20);
+  }
   for (const status of ['400', '401', '403', '404', '409']) {
     assert.equal(post.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/Error' }, status);
   }

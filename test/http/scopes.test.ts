@@ -301,6 +301,41 @@ test('two end users of one app over chat completions: Bob never gets Alice’s a
   assert.equal((await listed(engram, agent, '?user=')).map((r) => r.user), [null]);
 });
 
+test('reflections added by hand with a project or an end user reach only that project’s and that user’s requests', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const add = async (body: Record<string, unknown>) => {
+    const answer = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`, body);
+    assert.is(answer.status, 201, JSON.stringify(answer.json));
+    return answer.json;
+  };
+  const shop = await add({ kind: 'procedural', content: 'Release the storefront with make ship-storefront.', scope: 'alpha-shop' });
+  assert.equal([shop.scope, shop.user], ['alpha-shop', null]);
+  const alices = await add({ kind: 'factual', content: 'My storefront account number is 4471.', user: 'alice' });
+  assert.equal([alices.scope, alices.user], [null, 'alice']);
+
+  const client = (headers: Record<string, string> = {}) =>
+    new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, defaultHeaders: headers });
+  // Each question opens a conversation of its own (a repeated opening would be the same conversation's turn again).
+  let asked = 0;
+  const ask = async (openai: OpenAI) => {
+    const content = `Question ${++asked}: how do I release the storefront, and what is my storefront account number?`;
+    await openai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content }] });
+    return lastForwarded(upstream);
+  };
+
+  await claudeCode(agent, '/home/dev/src/alpha-shop', 'How do I release the storefront?');
+  assert.match(injectedBlock(upstream), /make ship-storefront/, 'a Claude Code session in alpha-shop gets the project’s reflection');
+  assert.match(await ask(client({ 'x-engram-scope': 'alpha-shop' })), /<engram-reflections>[^]*make ship-storefront[^]*<\/engram-reflections>/);
+  assert.not.match(await ask(client({ 'x-engram-scope': 'beta-crm' })), /make ship-storefront/, 'never another project’s request');
+  assert.not.match(await ask(client()), /make ship-storefront/, 'nor a request that states no project');
+
+  assert.match(await ask(client({ 'x-engram-user': 'alice' })), /<engram-reflections>[^]*account number is 4471[^]*<\/engram-reflections>/);
+  assert.match(await ask(client({ 'x-engram-user': 'alice', 'x-engram-scope': 'alpha-shop' })), /account number is 4471[^]*<\/engram-reflections>/);
+  assert.not.match(await ask(client({ 'x-engram-user': 'bob' })), /4471/, 'never Bob’s requests');
+  assert.not.match(await ask(client()), /4471/, 'nor the agent’s own traffic');
+  assert.not.match(await ask(client({ 'x-engram-scope': 'alpha-shop' })), /4471/);
+});
+
 test('MCP recall and the session-start hook with x-engram-user: one user’s memories are never recalled or indexed for another', async ({ engram, upstream }) => {
   const agent = await engram.createAgent(upstream.url);
   const mcp = async (user: string) => {

@@ -37,15 +37,21 @@ interface ReflectionJson {
   /** The reflection that replaced this one (a changed fact), and when; null while current. */
   superseded_by?: string | null;
   superseded_at?: string | null;
+  /** The project it holds in, and the end user it is for; null: everywhere, the agent's own (absent from older servers). */
+  scope?: string | null;
+  user?: string | null;
   score?: number;
 }
 
 const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' } } as const;
+/** A listing's or a search's project and end user (`--scope ''`: only those that hold everywhere; `--user ''`: the agent's own). */
+const PARTITION_OPTIONS = { scope: { type: 'string' }, user: { type: 'string' } } as const;
 
 function listQuery(context: CommandContext, q?: string): string {
   const params = new URLSearchParams();
   if (q !== undefined) params.set('q', q);
-  for (const name of ['kind', 'conversation', 'status']) {
+  // An empty --scope or --user is passed on: the API lists only those without one.
+  for (const name of ['kind', 'conversation', 'status', 'scope', 'user']) {
     const value = stringOption(context, name);
     if (value !== undefined) params.set(name, value);
   }
@@ -60,6 +66,8 @@ function listQuery(context: CommandContext, q?: string): string {
 function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void {
   // History (`--status superseded|all`) says what replaced each one.
   const history = data.some((r) => r.superseded_by);
+  // Where each holds and whose it is, once any row has a project or an end user.
+  const partitioned = data.some((r) => r.scope || r.user);
   const rows = data.map((r) => [
     r.id,
     r.kind,
@@ -68,11 +76,12 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
     r.tags_by ?? '-',
     ...(scored ? [(r.score ?? 0).toFixed(3)] : []),
     ...(history ? [r.superseded_by ?? '-'] : []),
+    ...(partitioned ? [clip(r.scope ?? 'everywhere', 24), clip(r.user ?? '-', 24)] : []),
     clip(r.content),
   ]);
   printTable(
     io,
-    ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), ...(history ? ['REPLACED BY'] : []), 'CONTENT'],
+    ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), ...(history ? ['REPLACED BY'] : []), ...(partitioned ? ['SCOPE', 'USER'] : []), 'CONTENT'],
     rows,
     scored ? 'Nothing found.' : 'No reflections yet.',
   );
@@ -81,6 +90,8 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
 function printReflection(io: Io, r: ReflectionJson): void {
   io.out(`${r.id}  ${r.kind}  topic: ${r.topic || '-'}${r.tags.length ? `  tags: ${r.tags.join(', ')}` : ''}`);
   if (r.tags_by !== undefined) io.out(r.tags_by ? `tags written by ${tagAuthorLabel(r.tags_by)}` : 'not tagged yet: the tagging job gives it tags in the background');
+  if (r.scope !== undefined) io.out(r.scope === null ? 'holds everywhere (every project)' : `holds in project ${r.scope}`);
+  if (r.user !== undefined) io.out(r.user === null ? "the agent's own, shared by all its users" : `for end user ${r.user} only`);
   io.out(`source ${r.source}, created ${shortTime(r.created_at)}, updated ${shortTime(r.updated_at)}, used ${r.use_count}× (last ${shortTime(r.last_used_at)})`);
   if (r.origin) {
     const turn = r.origin.turn === null ? '' : `, turn ${r.origin.turn}${r.origin.role ? ` (${r.origin.role})` : ''}`;
@@ -91,6 +102,11 @@ function printReflection(io: Io, r: ReflectionJson): void {
   }
   io.out('');
   io.out(r.content);
+}
+
+/** ` in project P for user U` of a reflection, each part only when it has one. */
+function partitionWords(r: ReflectionJson): string {
+  return `${r.scope ? ` in project ${r.scope}` : ''}${r.user ? ` for user ${r.user}` : ''}`;
 }
 
 /** One reflection as JSON (`--json`) or as text. */
@@ -120,11 +136,20 @@ async function writeExport(io: Io, body: Readable, out: string | undefined): Pro
 function editCommand(path: string[], summary: string): Command {
   return {
     path,
-    synopsis: 'ID --org NAME_OR_ID --agent NAME_OR_ID [--content TEXT] [--topic TOPIC] [--kind factual|procedural] [--tag TAG]... [--json]',
+    synopsis:
+      'ID --org NAME_OR_ID --agent NAME_OR_ID [--content TEXT] [--topic TOPIC] [--kind factual|procedural] [--tag TAG]... [--scope NAME | --everywhere] [--json]',
     summary,
     positionals: 1,
     remote: true,
-    options: { ...AGENT_OPTIONS, content: { type: 'string' }, topic: { type: 'string' }, kind: { type: 'string' }, tag: { type: 'string', multiple: true } },
+    options: {
+      ...AGENT_OPTIONS,
+      content: { type: 'string' },
+      topic: { type: 'string' },
+      kind: { type: 'string' },
+      tag: { type: 'string', multiple: true },
+      scope: { type: 'string' },
+      everywhere: { type: 'boolean' },
+    },
     async run(context) {
       const id = positional(context, 0, 'ID');
       const body: Record<string, unknown> = {};
@@ -134,7 +159,12 @@ function editCommand(path: string[], summary: string): Command {
       }
       const tags = listOption(context, 'tag');
       if (tags.length > 0) body.tags = tags;
-      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind or --tag');
+      // Moved to another project, or made to hold everywhere.
+      const scope = stringOption(context, 'scope');
+      if (scope !== undefined && flag(context, 'everywhere')) throw new UsageError('Give --scope NAME or --everywhere, not both');
+      if (scope !== undefined) body.scope = scope;
+      if (flag(context, 'everywhere')) body.scope = null;
+      if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind, --tag, --scope or --everywhere');
       const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
       showReflection(context, reflection);
     },
@@ -145,12 +175,13 @@ export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'list'],
     synopsis:
-      '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--status current|superseded|all] [--limit N] [--offset N] [--json]',
+      '--org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--conversation ID] [--status current|superseded|all] [--scope NAME] [--user ID] [--limit N] [--offset N] [--json]',
     summary:
       "List an agent's reflections, most recently updated first (--conversation: those learnt from it; --status superseded: " +
-      'the history a changed fact replaced), and what is being learnt',
+      "the history a changed fact replaced; --scope NAME: one project's, --scope '': those that hold everywhere; --user ID: one end user's, " +
+      "--user '': the agent's own), and what is being learnt",
     remote: true,
-    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, conversation: { type: 'string' }, status: { type: 'string' } },
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, ...PARTITION_OPTIONS, conversation: { type: 'string' }, status: { type: 'string' } },
     async run(context) {
       const page = await context.api().get<{ data: ReflectionJson[]; has_more?: boolean }>(`${agentPath(context)}/reflections${listQuery(context)}`);
       if (flag(context, 'json')) printJson(context.io, page);
@@ -166,11 +197,11 @@ export const reflectionCommands: Command[] = [
   },
   {
     path: ['reflections', 'search'],
-    synopsis: 'QUERY --org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--limit N] [--json]',
-    summary: 'Hybrid (vector + keyword) search, best first',
+    synopsis: 'QUERY --org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--scope NAME] [--user ID] [--limit N] [--json]',
+    summary: 'Hybrid (vector + keyword) search, best first (--scope, --user: what a conversation of that project and end user would find)',
     positionals: 1,
     remote: true,
-    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS },
+    options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, ...PARTITION_OPTIONS },
     async run(context) {
       const query = positional(context, 0, 'QUERY');
       const result = await context.api().get<{ data: ReflectionJson[] }>(`${agentPath(context)}/reflections${listQuery(context, query)}`);
@@ -192,11 +223,13 @@ export const reflectionCommands: Command[] = [
   },
   {
     path: ['reflections', 'add'],
-    synopsis: 'CONTENT --kind factual|procedural --org NAME_OR_ID --agent NAME_OR_ID [--topic TOPIC] [--tag TAG]... [--json]',
-    summary: 'Add a reflection by hand (redacted, checked against what is stored, within the limit, like MCP remember)',
+    synopsis: 'CONTENT --kind factual|procedural --org NAME_OR_ID --agent NAME_OR_ID [--topic TOPIC] [--tag TAG]... [--scope NAME] [--user ID] [--json]',
+    summary:
+      'Add a reflection by hand (redacted, checked against what is stored, within the limit, like MCP remember); --scope: it holds in that project only, ' +
+      "--user: it is that end user's only",
     positionals: 1,
     remote: true,
-    options: { ...AGENT_OPTIONS, kind: { type: 'string' }, topic: { type: 'string' }, tag: { type: 'string', multiple: true } },
+    options: { ...AGENT_OPTIONS, ...PARTITION_OPTIONS, kind: { type: 'string' }, topic: { type: 'string' }, tag: { type: 'string', multiple: true } },
     async run(context) {
       const content = positional(context, 0, 'CONTENT');
       const kind = stringOption(context, 'kind');
@@ -206,9 +239,13 @@ export const reflectionCommands: Command[] = [
       if (topic !== undefined) body.topic = topic;
       const tags = listOption(context, 'tag');
       if (tags.length > 0) body.tags = tags;
+      for (const name of ['scope', 'user']) {
+        const value = stringOption(context, name);
+        if (value !== undefined) body[name] = value;
+      }
       const reflection = await context.api().post<ReflectionJson>(`${agentPath(context)}/reflections`, body);
       if (flag(context, 'json')) printJson(context.io, reflection);
-      else context.io.out(`Added reflection ${reflection.id} [${reflection.kind}] (${reflection.topic}): ${reflection.content}`);
+      else context.io.out(`Added reflection ${reflection.id} [${reflection.kind}] (${reflection.topic})${partitionWords(reflection)}: ${reflection.content}`);
     },
   },
   editCommand(['reflections', 'edit'], 'Edit a reflection: it keeps its id and origin and is marked edited-by-hand (--tag replaces all tags)'),

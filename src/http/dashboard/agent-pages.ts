@@ -39,6 +39,8 @@ interface ReflectionForm {
   tags?: string;
   /** The project it holds in; blank: everywhere. */
   scope?: string;
+  /** The app's end user it is for (adding only); blank: the agent's own. */
+  user?: string;
 }
 
 const PAGE = 50;
@@ -135,13 +137,18 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     return Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
   };
 
-  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; status?: string; offset?: string; scope?: string } }>(`${base}/reflections`, async (request, reply) => {
+  app.get<{ Params: AgentParams; Querystring: { q?: string; kind?: string; source?: string; status?: string; offset?: string; scope?: string; user?: string } }>(`${base}/reflections`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const q = text(request.query.q);
     const kind = kindOf(request.query.kind);
     const source = text(request.query.source);
     // One project's reflections (blank: every project's, and those that hold everywhere).
     const scope = text(request.query.scope) || undefined;
+    // One end user's (blank: every user's, and the agent's own).
+    const user = text(request.query.user) || undefined;
+    // A search with either shows what a request of that project and user sees (DESIGN
+    // section 13), verdicts included; without, everything, as a person managing the agent does.
+    const visible = scope || user ? { ...(scope ? { scope } : {}), ...(user ? { user } : {}) } : undefined;
     // A search finds current reflections only (history is never found): the filter applies to listings.
     const status = q ? 'current' : statusOf(request.query.status);
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
@@ -153,20 +160,19 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     let verdicts: Record<string, InjectionNote> | undefined;
     if (q) {
       const [found, explained] = await Promise.all([
-        searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5 }),
-        retrieval.explain(agent, q),
+        searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5, visible }),
+        retrieval.explain(agent, q, visible),
       ]);
       injected = explained.filter((verdict) => verdict.taken).map((verdict) => verdict.judged.reflection.id);
       verdicts = injectionNotes(explained, agent);
       rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
     } else {
       const superseded = status === 'all' ? undefined : status === 'superseded';
-      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded, scope });
+      const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded, scope, user });
       more = page.length > PAGE;
       rows = page.slice(0, PAGE).map((reflection) => ({ reflection }));
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
-    if (scope && q) rows = rows.filter((row) => row.reflection.scope === scope);
     const replacers = await replacersOf(agent.id, rows.map((row) => row.reflection));
     return reply.page('agent-reflections', {
       title: `${agent.name}: reflections`,
@@ -178,6 +184,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       kind,
       source,
       scope,
+      // \`user\` is the signed-in person's, for the layout.
+      endUser: user,
+      visible,
       status,
       replacers,
       offset,
@@ -195,7 +204,15 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const kind = kindOf(form.kind);
     try {
       if (!kind) throw new EngramError('invalid_request', 'Choose the kind: factual or procedural.');
-      const stored = await hand.add(agent.id, { content: text(form.content), kind, topic: text(form.topic) || undefined, tags: tagList(form.tags) });
+      const stored = await hand.add(agent.id, {
+        content: text(form.content),
+        kind,
+        topic: text(form.topic) || undefined,
+        tags: tagList(form.tags),
+        // Blank: it holds everywhere; the agent's own.
+        scope: text(form.scope) || null,
+        user: text(form.user) || null,
+      });
       return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/reflections/${stored.id}`, 303);
     } catch (error) {
       if (!(error instanceof EngramError) || error.status >= 500) throw error;

@@ -40,8 +40,6 @@ const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One se
 const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
 const Tags = z.array(z.string().trim().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
 
-/** `POST .../reflections`: one reflection added by hand (the MCP `remember` path). */
-export const NewReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic.optional(), tags: Tags.optional() }).meta({ id: 'NewReflection' });
 
 /** `PUT .../reflections/:id`: the whole of what a person may change. */
 export const ReplaceReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic, tags: Tags.optional() }).meta({ id: 'ReplaceReflection' });
@@ -58,12 +56,34 @@ const Restore = z
       'Marked `edited-by-hand` like any edit, so extraction does not supersede it again',
   );
 
-const ScopeName = z
-  .string()
-  .trim()
-  .refine(validName, `A scope is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`)
+/** A scope or user name as a person gives it: trimmed, printable, not blank, at most `MAX_SCOPE_LENGTH`. */
+const Name = (what: string) => z.string().trim().refine(validName, `A ${what} is a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`);
+
+const ScopeName = Name('scope')
   .nullable()
   .describe('Moves it to this project (a repository name, as `x-engram-scope` gives it); `null`: it holds everywhere');
+
+/**
+ * `POST .../reflections`: one reflection added by hand (the MCP `remember` path), in a
+ * project and for an end user when given: a restatement is judged on what a conversation
+ * of them sees, so the same words in another project or for another user are not one.
+ */
+export const NewReflectionBody = z
+  .strictObject({
+    content: Content,
+    kind: Kind,
+    topic: Topic.optional(),
+    tags: Tags.optional(),
+    scope: Name('scope')
+      .nullable()
+      .optional()
+      .describe('The project it holds in (a repository name, as `x-engram-scope` gives it); absent or `null`: it holds everywhere'),
+    user: Name('user')
+      .nullable()
+      .optional()
+      .describe("The app's end user it is for (as `x-engram-user` gives it): never injected, recalled or listed for another; absent or `null`: the agent's own, shared by all its users"),
+  })
+  .meta({ id: 'NewReflection' });
 
 /** `PATCH .../reflections/:id`: any of the fields, at least one; `superseded_by: null` restores. */
 export const ReflectionPatchBody = z
