@@ -33,8 +33,8 @@ import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
 import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
-import { conversationId, userConversationId } from './identity.js';
-import { requestVisibility, withScope } from './scope.js';
+import { conversationId, partitionedConversationId } from './identity.js';
+import { headerVisibility, requestVisibility, withScope } from './scope.js';
 import { isClientChore } from './chore.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
@@ -95,8 +95,9 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
       }
     }
     const asked = requestVisibility(request.headers, body);
-    // One user's conversation is never another's, even where the openings are the same.
-    const id = userConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), asked.user);
+    // One user's conversation is never another's, nor one named project's another's, even where the openings are the same.
+    const named = headerVisibility(request.headers).scope;
+    const id = partitionedConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), { user: asked.user, scope: named });
     const stored = (await control.conversations.get(request.agentId, id)) ?? null;
     const found = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
     // A turn that states no project keeps the one the conversation had.

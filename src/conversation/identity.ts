@@ -8,7 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
-export { userConversationId } from '../domain/conversation-id.js';
+export { partitionedConversationId } from '../domain/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;

@@ -20,8 +20,9 @@ export function sessionConversationId(session: string, openingDigest: string): s
  * to have been learnt from through the proxy), or undefined for other conversations.
  */
 export function sessionDigestOf(id: string): string | undefined {
-  // An end user's conversation (`userConversationId`) holds the session's id after its prefix.
-  const conversationId = id.startsWith('u:') ? id.slice(id.indexOf(':', 2) + 1) : id;
+  // An end user's or a named project's conversation (`partitionedConversationId`) holds the session's id after its prefixes.
+  let conversationId = id;
+  while (conversationId.startsWith('u:') || conversationId.startsWith('p:')) conversationId = conversationId.slice(conversationId.indexOf(':', 2) + 1);
   if (!conversationId.startsWith('s:')) return undefined;
   const end = conversationId.indexOf(':', 2);
   return end > 2 ? conversationId.slice(2, end) : undefined;
@@ -35,4 +36,15 @@ export function sessionDigestOf(id: string): string | undefined {
  */
 export function userConversationId(id: string, user: string | undefined): string {
   return user === undefined ? id : `u:${idDigest(user)}:${id}`;
+}
+
+/**
+ * The conversation's id for an end user and for a project a request names itself
+ * (`x-engram-scope`): the same opening sent for two projects is two conversations, each
+ * with its own state (the blocks re-applied each turn hold what that project sees). A
+ * project read from the client's prompt needs no prefix: the prompt that names it is in
+ * the opening already. Without either the id is unchanged.
+ */
+export function partitionedConversationId(id: string, { user, scope }: { user?: string; scope?: string }): string {
+  return userConversationId(scope === undefined ? id : `p:${idDigest(scope)}:${id}`, user);
 }

@@ -1,7 +1,8 @@
 /** Which conversation a request continues: best signal first (DESIGN section 6). */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { conversationId } from '../../src/conversation/identity.js';
+import { conversationId, partitionedConversationId } from '../../src/conversation/identity.js';
+import { sessionDigestOf } from '../../src/domain/conversation-id.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { messages } from '../../src/protocols/messages/adapter.js';
 
@@ -52,6 +53,23 @@ test('moving cache_control does not change the opening', () => {
   const plain = { model: 'c', system: 'sys', messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }] };
   const marked = { model: 'c', system: 'sys', messages: [{ role: 'user', content: [{ type: 'text', text: 'q', cache_control: { type: 'ephemeral' } }] }] };
   assert.is(conversationId(messages, plain, {}), conversationId(messages, marked, {}));
+});
+
+test('an end user’s and a named project’s conversations are apart, and still known as their client session’s', () => {
+  const id = conversationId(chatCompletions, chat('Fix the build'), { 'session-id': 'codex-1' });
+  const session = sessionDigestOf(id);
+  assert.ok(session);
+  const variants = [
+    partitionedConversationId(id, {}),
+    partitionedConversationId(id, { user: 'alice' }),
+    partitionedConversationId(id, { scope: 'alpha-shop' }),
+    partitionedConversationId(id, { scope: 'beta-crm' }),
+    partitionedConversationId(id, { user: 'alice', scope: 'alpha-shop' }),
+  ];
+  assert.is(variants[0], id, 'neither: unchanged');
+  assert.is(new Set(variants).size, variants.length);
+  for (const variant of variants) assert.is(sessionDigestOf(variant), session, variant);
+  assert.is(sessionDigestOf(partitionedConversationId('h:abc', { user: 'alice', scope: 'x' })), undefined);
 });
 
 test.run();

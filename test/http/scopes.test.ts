@@ -255,6 +255,26 @@ test('x-engram-scope overrides the working directory; an unusable header is refu
   assert.match(error.error.message, /x-engram-user/);
 });
 
+test('the same opening sent for two projects named by x-engram-scope is two conversations: neither gets the other’s block, each keeps its own', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  for (const [scope, command] of [['alpha-shop', 'make ship-alpha'], ['beta-crm', 'make ship-beta']]) {
+    const answer = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`, { kind: 'procedural', content: `Release the service with ${command}.`, scope });
+    assert.is(answer.status, 201, JSON.stringify(answer.json));
+  }
+  const client = (scope: string) => new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, defaultHeaders: { 'x-engram-scope': scope } });
+  const opening = [{ role: 'system' as const, content: 'You are the release bot.' }, { role: 'user' as const, content: 'How do I release the service?' }];
+  await client('alpha-shop').chat.completions.create({ model: 'gpt-test', messages: opening });
+  assert.match(injectedBlock(upstream), /make ship-alpha/);
+  await client('beta-crm').chat.completions.create({ model: 'gpt-test', messages: opening });
+  assert.match(injectedBlock(upstream), /make ship-beta/);
+  assert.not.match(lastForwarded(upstream), /make ship-alpha/, 'the other project’s conversation state is not this one’s');
+  // Each conversation goes on with its own block.
+  const next = [...opening, { role: 'assistant' as const, content: 'Done.' }, { role: 'user' as const, content: 'And after that?' }];
+  await client('alpha-shop').chat.completions.create({ model: 'gpt-test', messages: next });
+  assert.match(lastForwarded(upstream), /make ship-alpha/);
+  assert.not.match(lastForwarded(upstream), /make ship-beta/);
+});
+
 test('two end users of one app over chat completions: Bob never gets Alice’s address; the agent’s own lessons reach both', async ({ engram, upstream }) => {
   const agent = await engram.createAgent(upstream.url);
   const as = (user?: string) =>
