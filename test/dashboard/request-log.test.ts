@@ -118,4 +118,43 @@ test('the list pages back through older requests', async ({ engram, upstream, br
   }
 });
 
+test('each request says where it was seen (project, end user) and why memory left it alone', async ({ engram, upstream, browser, agentPath, orgId, agentId }) => {
+  const token = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/tokens`, { name: 'scopes' });
+  const send = async (headers: Record<string, string>, body: object) => {
+    upstream.enqueue({ type: 'text', text: '{"title": "Release notes"}' });
+    const response = await fetch(`${engram.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token.json.token}`, ...headers },
+      body: JSON.stringify({ model: 'gpt-test', ...body }),
+    });
+    assert.is(response.status, 200, await response.clone().text());
+    await response.text();
+    return response.headers.get('x-engram-request-id')!;
+  };
+  const scoped = await send({ 'x-engram-scope': 'alpha-shop', 'x-engram-user': 'alice@example.com' }, { messages: [{ role: 'user', content: 'Where are the release notes?' }] });
+  // A client's own bookkeeping request: its session, a structured answer, no tools.
+  const chore = await send({ 'session-id': 'cli-session-1' }, {
+    messages: [{ role: 'user', content: 'Title this session: where are the release notes?' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'title', schema: { type: 'object', properties: { title: { type: 'string' } } } } },
+  });
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/activity`);
+    const rows = page.locator('#requests tbody tr');
+    assert.match(await rows.nth(0).innerText(), chore);
+    assert.match(await rows.nth(0).locator('td[data-label="Injected"]').innerText(), /client's own bookkeeping request/);
+    assert.match(await rows.nth(1).innerText(), scoped);
+    const where = await rows.nth(1).locator('td[data-label="Request"]').innerText();
+    assert.match(where, /project\s+alpha-shop/);
+    assert.match(where, /end user\s+alice@example\.com/);
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${engram.url}${agentPath}/activity`);
+      assert.equal(await layoutProblems(page), [], `at ${viewport.width} px`);
+    }
+  } finally {
+    await page.close();
+  }
+});
+
 test.run();

@@ -101,7 +101,7 @@ async function claudeCodeTitle(agent: TestAgent, session: string, prompt: string
     }),
   });
   assert.is(response.status, 200, await response.clone().text());
-  await response.text();
+  await response.text();  return response;
 }
 
 /** A request shaped like Codex's: its base prompt as a developer message, then `<environment_context>` with the cwd. */
@@ -193,11 +193,21 @@ test('Claude Code’s session title request is its own chore: no memory goes int
 
   const session = 'b7e0c1d2-real-claude-session';
   const prompt = 'REMEMBER: Run the test suite with make test-gamma-app. How do I run the test suite?';
-  await claudeCodeTitle(agent, session, prompt);
+  const title = await claudeCodeTitle(agent, session, prompt);
   assert.not.match(lastForwarded(upstream), /engram-reflections|CI=1/, 'the title request gets no reflections, though one matches its words');
   assert.match(lastForwarded(upstream), /"json_schema"/, 'and it is forwarded as the client sent it');
-  await claudeCode(agent, '/home/dev/src/gamma-app', prompt, session);
+  const turn = await claudeCode(agent, '/home/dev/src/gamma-app', prompt, session);
   assert.match(injectedBlock(upstream), /CI=1/, 'the session’s real turn gets what it needs');
+  // The request log says what memory did with each, and where each was seen.
+  const logged = (response: Response) =>
+    eventually(async () => {
+      const answer = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/requests/${response.headers.get('x-engram-request-id')}`);
+      return answer.status === 200 ? answer.json : undefined;
+    }, 5_000, 'the request log entry');
+  const [titleEntry, turnEntry] = [await logged(title), await logged(turn)];
+  assert.equal([titleEntry.skipped, titleEntry.scope, titleEntry.injected], ['client_chore', null, []]);
+  assert.equal([turnEntry.skipped, turnEntry.scope, turnEntry.user], [null, 'gamma-app', null]);
+  assert.is(turnEntry.injected.length, 1);
 
   const stored = await engram.waitForReflections(agent, 2);
   await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
