@@ -162,7 +162,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     if (!tools) return undefined;
     if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
       const markdown = await currentRootIndex(deps, agentId, visible);
-      return newInsertion(messages, carrier, renderIndexBlock(markdown, tools), 'index');
+      return newInsertion(messages, carrier, renderIndexBlock(markdown, tools, visible.scope), 'index');
     }
     const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
     const due = reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, servers);

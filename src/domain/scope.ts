@@ -142,6 +142,17 @@ export function repositoryName(path: string): string | undefined {
   return name !== undefined && validName(name) ? name : undefined;
 }
 
+/**
+ * The scope a model names as its project (a memory tool's `project`): the repository's
+ * name, or a path to it (its last name is kept, as for a working directory). Undefined
+ * when it is neither.
+ */
+export function projectScope(project: string): string | undefined {
+  const trimmed = project.trim();
+  if (/^(\/|~[/\\]|[A-Za-z]:[/\\])/.test(trimmed)) return repositoryName(trimmed);
+  return validName(trimmed) && !/[/\\]/.test(trimmed) ? trimmed : undefined;
+}
+
 /** A scope or user name as given by hand: printable, not blank, at most `MAX_SCOPE_LENGTH`. */
 export function validName(name: string): boolean {
   // eslint-disable-next-line no-control-regex

@@ -55,11 +55,16 @@ const LOAD_FIRST = ' These tools are deferred: load them with your tool search b
  * The root memory index as injected on a conversation's first turn when the client has
  * Engram's tools: what the tools are for, then the index itself.
  */
-export function renderIndexBlock(markdown: string, tools: ToolNames): string {
+export function renderIndexBlock(markdown: string, tools: ToolNames, scope?: string): string {
+  // The tools' own requests do not say where the client runs: the model passes it on.
+  const project = scope === undefined
+    ? ''
+    : ` This session works in project ${JSON.stringify(scope)}: give ${named(tools, 'recall')} and ${named(tools, 'remember')} ` +
+      `\`project: ${JSON.stringify(scope)}\`, so what you store stays with it and you find its memories.`;
   const guide =
     `Your long-term memory (Engram) holds what earlier sessions learnt; its index follows. Call ${named(tools, 'recall')} ` +
     `for details before exploring or guessing, ${named(tools, 'remember')} what a later session should know, and ` +
-    `${named(tools, 'forget')} what turns out to be wrong.${tools.deferred ? LOAD_FIRST : ''}`;
+    `${named(tools, 'forget')} what turns out to be wrong.${neutralise(project)}${tools.deferred ? LOAD_FIRST : ''}`;
   return [INDEX_OPEN, guide, '', neutralise(markdown.trimEnd()), INDEX_CLOSE].join('\n');
 }
 

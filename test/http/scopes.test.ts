@@ -407,6 +407,40 @@ test('MCP recall and the session-start hook with x-engram-user: one user’s mem
   }
 });
 
+test('the memory index tells the model its project, and the memory tools keep to it: a coding client’s MCP requests do not say where it runs', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const added = await engram.api('POST', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections`, { kind: 'procedural', content: 'Lint the storefront with make lint-storefront.', topic: 'lint', scope: 'alpha-shop' });
+  assert.is(added.status, 201, JSON.stringify(added.json));
+  // Claude Code with Engram's MCP server, in alpha-shop: the first turn gets the index, naming the project.
+  const tool = (name: string) => ({ name: `mcp__engram__${name}`, description: `${name} [engram-memory]`, input_schema: { type: 'object', properties: {} } });
+  const response = await fetch(`${agent.baseUrl}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': agent.token, 'anthropic-version': '2023-06-01', 'x-claude-code-session-id': 'index-session' },
+    body: JSON.stringify({
+      model: 'claude-test',
+      max_tokens: 512,
+      tools: ['recall', 'remember', 'forget', 'memory_index'].map(tool),
+      system: [{ type: 'text', text: '<env>\nWorking directory: /home/dev/src/alpha-shop\n</env>' }],
+      messages: [{ role: 'user', content: 'Tidy the checkout code.' }],
+    }),
+  });
+  assert.is(response.status, 200, await response.clone().text());
+  await response.text();
+  const index = /<engram-memory-index>[^]*?<\/engram-memory-index>/.exec(lastForwarded(upstream))?.[0] ?? '';
+  assert.match(index, /make lint-storefront/, 'the project’s index');
+  assert.match(index, /project: \\"alpha-shop\\"/, 'and the project to pass to the tools');
+
+  // The session-start hook says the same, from the cwd in its input.
+  const hook = await fetch(`${agent.baseUrl}/copilot/session-start?format=claude`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ session_id: 'h2', source: 'startup', cwd: '/home/dev/src/alpha-shop', hook_event_name: 'SessionStart' }),
+  });
+  const context = ((await hook.json()) as any).hookSpecificOutput.additionalContext as string;
+  assert.match(context, /make lint-storefront/);
+  assert.match(context, /project: "alpha-shop"/);
+});
+
 test('an uploaded Codex rollout is learnt in the repository its session_meta names, and for the user x-engram-user names', async ({ engram, upstream }) => {
   const agent = await engram.createAgent(upstream.url);
   upstream.setExtractor(releaseExtractor);

@@ -31,9 +31,9 @@ test.after(async ({ engram, upstream }) => {
 
 const mcpUrl = (agent: TestAgent) => new URL(`${agent.baseUrl}/v0/mcp`);
 
-async function connect(agent: TestAgent, token = agent.token): Promise<Client> {
+async function connect(agent: TestAgent, token = agent.token, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'engram-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(mcpUrl(agent), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(mcpUrl(agent), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } });
   await client.connect(transport);
   return client;
 }
@@ -137,6 +137,45 @@ test('recall hits move a memory up the root index', async ({ agent, engram }) =>
     const markdown = await index();
     return position(markdown, behind) < position(markdown, leader) ? true : undefined;
   }, 10_000, `the recalled ${behind} memory to lead its topic`);
+  await client.close();
+});
+
+test('project: remember keeps a memory to the project the model names; recall, memory_index and forget find it only in that project', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const client = await connect(agent);
+  const remember = (args: Record<string, unknown>) => client.callTool({ name: 'remember', arguments: { kind: 'procedural', topic: 'Testing', ...args } });
+  const kept = await remember({ content: 'Run the storefront tests with make test-storefront.', project: 'alpha-shop' });
+  assert.not.ok(kept.isError, text(kept));
+  assert.match(text(kept), 'in project alpha-shop');
+  const byPath = await remember({ content: 'Seed the storefront database with make seed.', project: '/home/dev/src/alpha-shop' });
+  assert.match(text(byPath), 'in project alpha-shop', 'a path is its repository’s name');
+  const everywhere = await remember({ content: 'The user prefers short commit messages.', kind: 'factual', project: 'alpha-shop', everywhere: true });
+  assert.not.match(text(everywhere), 'in project');
+  const listed = (await engram.reflections(agent)).map((r: any) => [r.content.slice(0, 20), r.scope]).sort();
+  assert.equal(listed, [['Run the storefront t', 'alpha-shop'], ['Seed the storefront ', 'alpha-shop'], ['The user prefers sho', null]]);
+
+  const recall = async (project?: string) =>
+    text(await client.callTool({ name: 'recall', arguments: { query: 'how do I run the storefront tests', ...(project ? { project } : {}) } }));
+  assert.match(await recall('alpha-shop'), 'make test-storefront');
+  assert.not.match(await recall('beta-crm'), 'make test-storefront', 'never another project’s');
+  assert.not.match(await recall(), 'make test-storefront', 'nor a call that names none');
+  const index = async (project?: string) => text(await client.callTool({ name: 'memory_index', arguments: project ? { project } : {} }));
+  assert.match(await index('alpha-shop'), 'make test-storefront');
+  assert.not.match(await index('beta-crm'), 'make test-storefront');
+  assert.match(await index('beta-crm'), 'short commit messages', 'what holds everywhere is in every project’s index');
+
+  const bad = await client.callTool({ name: 'recall', arguments: { query: 'tests', project: 'src/alpha-shop' } });
+  assert.ok(bad.isError);
+  assert.match(text(bad), 'no project name');
+
+  // A connection whose header names the project: the header wins over what the model says.
+  const pinned = await connect(agent, agent.token, { 'x-engram-scope': 'beta-crm' });
+  assert.not.match(text(await pinned.callTool({ name: 'recall', arguments: { query: 'how do I run the storefront tests', project: 'alpha-shop' } })), 'make test-storefront');
+  const id = (kept.structuredContent as any).id as string;
+  assert.ok((await pinned.callTool({ name: 'forget', arguments: { id, project: 'alpha-shop' } })).isError, 'nor can it forget another project’s');
+  assert.not.ok((await client.callTool({ name: 'forget', arguments: { id, project: 'alpha-shop' } })).isError);
+  assert.not.match(await recall('alpha-shop'), 'make test-storefront');
+  await pinned.close();
   await client.close();
 });
 

@@ -62,7 +62,7 @@ export async function sessionStartAnswer(
   visible: Visibility = {},
 ): Promise<object> {
   const markdown = await currentRootIndex(deps, agent.id, visible);
-  const context = renderIndexBlock(markdown, { names: toolNames(format, server), deferred: false });
+  const context = renderIndexBlock(markdown, { names: toolNames(format, server), deferred: false }, visible.scope);
   if (format !== 'copilot') {
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   }

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, RECALL_TOOL } from '../../domain/engram-tools.js';
 import { recall } from '../../memory/recall.js';
-import { textResult, type McpContext } from '../context.js';
+import { badProject, callVisibility, projectParameter, textResult, type McpContext } from '../context.js';
 
 const MAX_LIMIT = 50;
 
@@ -20,6 +20,7 @@ export function registerRecall(server: McpServer, context: McpContext): void {
         query: z.string().min(1).max(2000).describe('What you want to know, in a few words or a question'),
         kind: z.enum(['factual', 'procedural']).optional().describe('Only facts (where things are) or only procedures (how to avoid mistakes)'),
         limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe('How many results at most (default 5)'),
+        project: projectParameter('Its memories are searched with those that hold everywhere; without it, only those that hold everywhere.'),
       },
       outputSchema: {
         results: z.array(
@@ -28,9 +29,11 @@ export function registerRecall(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ query, kind, limit }) => {
+    async ({ query, kind, limit, project }) => {
+      const visible = callVisibility(context, project);
+      if (!visible) return badProject(project);
       const agent = await context.agent();
-      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible: context.visible });
+      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible });
       const results = found.map(({ reflection, score }) => ({
         id: reflection.id,
         kind: reflection.kind,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../domain/engram-tools.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { TAGS_PARAMETER_DESCRIPTION } from '../../memory/tag-guidance.js';
-import { textResult, type McpContext } from '../context.js';
+import { badProject, callVisibility, projectParameter, textResult, type McpContext } from '../context.js';
 
 export function registerRemember(server: McpServer, context: McpContext): void {
   server.registerTool(
@@ -26,17 +26,25 @@ export function registerRemember(server: McpServer, context: McpContext): void {
           .max(MAX_TAGS)
           .optional()
           .describe(TAGS_PARAMETER_DESCRIPTION),
+        project: projectParameter('The memory is kept to it, unless `everywhere` is true; without it, the memory holds everywhere.'),
+        everywhere: z
+          .boolean()
+          .optional()
+          .describe('True when it holds beyond this project: about the user, or about tools used everywhere'),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ content, kind, topic, tags }) => {
+    async ({ content, kind, topic, tags, project, everywhere }) => {
+      const visible = callVisibility(context, project);
+      if (!visible) return badProject(project);
       const agent = await context.agent();
-      const result = await context.writer.write(agent.id, [{ content, kind, topic, tags }], 'mcp', { ...context.visible });
+      const result = await context.writer.write(agent.id, [{ content, kind, topic, tags, everywhere: everywhere === true }], 'mcp', { ...visible });
       // Some clients (Claude Code, Codex) show the model the structured result instead of
       // the text, so it carries the message too.
       const [stored] = result.stored;
       if (stored) {
-        const message = `Remembered as ${stored.id} [${stored.kind}] (${stored.topic}): ${stored.content}`;
+        const where = stored.scope ? ` in project ${stored.scope}` : '';
+        const message = `Remembered as ${stored.id} [${stored.kind}] (${stored.topic})${where}: ${stored.content}`;
         return textResult(message, { structured: { id: stored.id, stored: true, message } });
       }
       if (result.overLimit > 0) {
