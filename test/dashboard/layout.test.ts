@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import type { BrowserContext, Page } from 'playwright-core';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
 import { startEngram, type TestEngram } from '../support/engram.js';
-import { layoutProblems } from '../support/layout.js';
+import { VIEWPORTS, layoutProblems } from '../support/layout.js';
 import { signUpWithAgent } from '../support/dashboard.js';
 import { LONG_REFLECTIONS } from '../support/long-reflections.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
@@ -79,7 +79,7 @@ async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context
   }
 }
 
-for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+for (const viewport of VIEWPORTS) {
   test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside`, async (context) => {
     let browserContext: BrowserContext | undefined;
     try {

@@ -9,21 +9,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { openBrowser, type TestBrowser } from '../support/chromium.js';
-import { startEngram, type TestEngram } from '../support/engram.js';
 import { layoutProblems } from '../support/layout.js';
-import { signUpWithAgent } from '../support/dashboard.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { startSignedInDashboard, type SignedInDashboard } from '../support/dashboard.js';
 
-interface Context {
-  engram: TestEngram;
-  upstream: ScriptedUpstream;
-  browser: TestBrowser;
-  /** `/orgs/<org>/agents/<agent>` */
-  agentPath: string;
-  orgId: string;
-  agentId: string;
-}
+type Context = SignedInDashboard;
 
 const test = suite<Context>('projects and end users on the reflections page');
 
@@ -32,22 +21,11 @@ const ALICE = 'Alice wants every storefront release announced in the #storefront
 const QUESTION = 'How do I release the storefront?';
 
 test.before(async (context) => {
-  context.upstream = await startScriptedUpstream();
-  context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true', 'settle-ms': '600000' });
-  context.browser = await openBrowser();
-  ({ agentPath: context.agentPath, orgId: context.orgId, agentId: context.agentId } = await signUpWithAgent(context.browser.context, {
-    engramUrl: context.engram.url,
-    upstreamUrl: context.upstream.url,
-    email: 'scopes@example.com',
-    org: 'acme',
-    agent: 'shop-assistant',
-  }));
+  Object.assign(context, await startSignedInDashboard({ email: 'scopes@example.com', org: 'acme', agent: 'shop-assistant' }, { 'settle-ms': '600000' }));
 });
 
-test.after(async ({ engram, upstream, browser }) => {
-  await browser?.close();
-  await engram?.close();
-  await upstream?.close();
+test.after(async (context) => {
+  await context.close?.();
 });
 
 /** The "Add a reflection by hand" form (the search form above it has a Kind, a Project and an End user too). */

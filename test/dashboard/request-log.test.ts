@@ -7,21 +7,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
-import { openBrowser, type TestBrowser } from '../support/chromium.js';
-import { startEngram, type TestEngram } from '../support/engram.js';
-import { layoutProblems } from '../support/layout.js';
-import { signUpWithAgent } from '../support/dashboard.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { layoutProblemsAtEachWidth } from '../support/layout.js';
+import { startSignedInDashboard, type SignedInDashboard } from '../support/dashboard.js';
 
-interface Context {
-  engram: TestEngram;
-  upstream: ScriptedUpstream;
-  browser: TestBrowser;
-  /** `/orgs/<org>/agents/<agent>` */
-  agentPath: string;
-  orgId: string;
-  agentId: string;
-}
+type Context = SignedInDashboard;
 
 const test = suite<Context>('the request log on the activity page');
 
@@ -30,22 +19,11 @@ const TAUGHT =
   'Integration tests need infrastructure/docker-compose/integration-postgresql.override.yaml up first: start the database with docker compose up postgresql and run npm run db:migrate.';
 
 test.before(async (context) => {
-  context.upstream = await startScriptedUpstream();
-  context.engram = await startEngram({ 'dashboard-upstream-allow-private': 'true', 'settle-ms': '600000' });
-  context.browser = await openBrowser();
-  ({ agentPath: context.agentPath, orgId: context.orgId, agentId: context.agentId } = await signUpWithAgent(context.browser.context, {
-    engramUrl: context.engram.url,
-    upstreamUrl: context.upstream.url,
-    email: 'requests@example.com',
-    org: 'acme',
-    agent: 'coder',
-  }));
+  Object.assign(context, await startSignedInDashboard({ email: 'requests@example.com', org: 'acme', agent: 'coder' }, { 'settle-ms': '600000' }));
 });
 
-test.after(async ({ engram, upstream, browser }) => {
-  await browser?.close();
-  await engram?.close();
-  await upstream?.close();
+test.after(async (context) => {
+  await context.close?.();
 });
 
 test('requests appear newest first under their ids, each injected reflection linked with its score and why', async (context) => {
@@ -81,11 +59,7 @@ test('requests appear newest first under their ids, each injected reflection lin
     await page.waitForURL(new RegExp(`/reflections/${taught.json.id}$`));
     assert.match(await page.content(), TAUGHT, 'the reflection it names');
 
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-      await page.setViewportSize(viewport);
-      await page.goto(`${engram.url}${agentPath}/activity`);
-      assert.equal(await layoutProblems(page), [], `at ${viewport.width} px`);
-    }
+    assert.equal(await layoutProblemsAtEachWidth(page, `${engram.url}${agentPath}/activity`), []);
   } finally {
     await page.close();
   }
@@ -147,11 +121,7 @@ test('each request says where it was seen (project, end user) and why memory lef
     const where = await rows.nth(1).locator('td[data-label="Request"]').innerText();
     assert.match(where, /project\s+alpha-shop/);
     assert.match(where, /end user\s+alice@example\.com/);
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-      await page.setViewportSize(viewport);
-      await page.goto(`${engram.url}${agentPath}/activity`);
-      assert.equal(await layoutProblems(page), [], `at ${viewport.width} px`);
-    }
+    assert.equal(await layoutProblemsAtEachWidth(page, `${engram.url}${agentPath}/activity`), []);
   } finally {
     await page.close();
   }

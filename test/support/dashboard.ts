@@ -5,6 +5,9 @@
  * each page on the way).
  */
 import type { BrowserContext } from 'playwright-core';
+import { openBrowser, type TestBrowser } from './chromium.js';
+import { startEngram, type TestEngram } from './engram.js';
+import { startScriptedUpstream, type ScriptedUpstream } from './scripted-upstream/index.js';
 
 export interface SignedUp {
   /** `/orgs/<org>/agents/<agent>` */
@@ -36,4 +39,33 @@ export async function signUpWithAgent(
   } finally {
     await page.close();
   }
+}
+
+/** A scripted upstream, an Engram that lets dashboard users pick it (it is on loopback), and Chromium signed in with an agent on it. */
+export interface SignedInDashboard extends SignedUp {
+  upstream: ScriptedUpstream;
+  engram: TestEngram;
+  browser: TestBrowser;
+  close(): Promise<void>;
+}
+
+export async function startSignedInDashboard(
+  person: { email: string; org: string; agent: string },
+  engramOptions: Record<string, string> = {},
+): Promise<SignedInDashboard> {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'dashboard-upstream-allow-private': 'true', ...engramOptions });
+  const browser = await openBrowser();
+  const signedUp = await signUpWithAgent(browser.context, { engramUrl: engram.url, upstreamUrl: upstream.url, ...person });
+  return {
+    ...signedUp,
+    upstream,
+    engram,
+    browser,
+    async close() {
+      await browser.close();
+      await engram.close();
+      await upstream.close();
+    },
+  };
 }

@@ -38,3 +38,20 @@ export async function layoutProblems(page: Page): Promise<string[]> {
     return problems;
   });
 }
+
+/** The desktop and phone viewports every dashboard page must hold its layout at. */
+export const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+/** `layoutProblems` of the page at `url` at each of `VIEWPORTS`, each named by its width. */
+export async function layoutProblemsAtEachWidth(page: Page, url: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    await page.goto(url);
+    for (const problem of await layoutProblems(page)) problems.push(`at ${viewport.width} px: ${problem}`);
+  }
+  return problems;
+}
