@@ -88,7 +88,13 @@ try {
     upstream.enqueue({ type: 'text', text: 'Noted.' });
     await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `REMEMBER: ${fact}` }] });
   }
+  // ...one of them in a project: its reflection and its requests say so.
+  const storefront = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: token, maxRetries: 0, defaultHeaders: { 'x-engram-scope': 'storefront' } });
+  upstream.enqueue({ type: 'text', text: 'Noted.' });
+  await storefront.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'REMEMBER: Ship the storefront with make ship-storefront after the smoke tests.' }] });
   await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'extraction');
+  upstream.enqueue({ type: 'text', text: 'Run make ship-storefront.' });
+  await storefront.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'How do I ship the storefront?' }] });
   upstream.enqueue({ type: 'text', text: 'It is in docs/RELEASING.md.' });
   await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Where is the release checklist?' }] });
   // ...and the long ones a few weeks of work leave, added through the management API.
