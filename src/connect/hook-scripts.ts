@@ -54,7 +54,7 @@ printf 'Authorization: Bearer %s\\n' "$ENGRAM_TOKEN" > "$work/auth"
 post() {
   local code
   code=$(curl --silent --show-error --fail-with-body --max-time 20 -X POST \\
-    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \${5:+-H "$5"} \\
+    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \${5:+-H "$5"} \${6:+-H "$6"} \\
     --data-binary @"$3" -o "$work/answer" -w '%{http_code}' "$1" 2>"$work/curl-error")
   local status=$?
   if [ "$status" -ne 0 ]; then
@@ -70,6 +70,13 @@ post() {
 `;
 }
 
+/**
+ * The git root of the folder the client runs the hook in (its session's), when there is
+ * one: a session started in a subfolder belongs to the repository (DESIGN section 13).
+ */
+const REPOSITORY_ROOT = `# The repository the session works in, when the hook runs inside one (its scope).
+root=$(git rev-parse --show-toplevel 2>/dev/null || true)`;
+
 /** Sends the hook input to the session-start endpoint and prints Engram's JSON answer as is. */
 export function sessionStartScript(options: SessionStartScript): string {
   return `#!/usr/bin/env bash
@@ -80,8 +87,8 @@ url=${shellQuote(options.url)}
 
 cat > "$work/input"
 if [ ! -s "$work/input" ]; then printf '{}' > "$work/input"; fi
-
-post "$url" application/json "$work/input" || exit 1
+${REPOSITORY_ROOT}
+post "$url" application/json "$work/input" \${root:+"x-engram-repository-root: $root"} || exit 1
 cat "$work/answer"
 echo
 `;
@@ -115,8 +122,9 @@ if [ ! -r "$transcript" ]; then
   exit 1
 fi
 
+${REPOSITORY_ROOT}
 # The transcript's path too: Claude Code keeps it in the folder of the session's repository root.
-post "$url" application/octet-stream "$transcript" "x-engram-transcript-path: $transcript" \${session:+"x-engram-session: $session"} || exit 1
+post "$url" application/octet-stream "$transcript" "x-engram-transcript-path: $transcript" \${root:+"x-engram-repository-root: $root"} \${session:+"x-engram-session: $session"} || exit 1
 echo '{}'
 `;
 }

@@ -121,6 +121,18 @@ function claudeProjectKey(path: string): string {
   return path.replace(/[^A-Za-z0-9]/g, '-');
 }
 
+/**
+ * The scope of a session a hook reports: its working directory, in the repository whose
+ * root the hook script found (`root`, counted when it holds the directory) or whose
+ * Claude Code folder holds the transcript file (`path`).
+ */
+export function hookScope(directory: string, { path, root }: { path?: string; root?: string }): string | undefined {
+  const place: StatedPlace = { ...emptyPlace(), directory };
+  if (root !== undefined) place.roots.push(root);
+  if (path !== undefined) placeFromText(path, place);
+  return placeScope(place);
+}
+
 /** The first match of `pattern` that is an absolute path (prose may say "working directory:" too), trimmed. */
 function firstPath(text: string, pattern: RegExp): string | undefined {
   for (const match of text.matchAll(pattern)) {

@@ -11,7 +11,7 @@
 import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { idDigest, userConversationId } from '../domain/conversation-id.js';
-import { emptyPlace, placeFromText, placeScope } from '../domain/scope.js';
+import { hookScope } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
@@ -51,6 +51,8 @@ export interface TranscriptUpload {
    * session started in a subfolder the repository's (`domain/scope.ts`).
    */
   path?: string;
+  /** The git root the hook script found where the session ran (`x-engram-repository-root`). */
+  root?: string;
 }
 
 /**
@@ -125,7 +127,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
   const visible = upload.visible ?? {};
-  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : transcriptScope(meta.cwd, upload.path));
+  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : hookScope(meta.cwd, { path: upload.path, root: upload.root }));
   const conversationId = userConversationId(`t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`, visible.user);
   const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
     status,
@@ -195,9 +197,3 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   });
 }
 
-/** The repository of the transcript's working directory: its root when the transcript's path shows it. */
-function transcriptScope(cwd: string, path: string | undefined): string | undefined {
-  const place = { ...emptyPlace(), directory: cwd };
-  if (path !== undefined) placeFromText(path, place);
-  return placeScope(place);
-}

@@ -53,9 +53,9 @@ test.after(async ({ engram, upstream, home }) => {
 });
 
 /** Runs a hook script as a client does: bash, the hook input on stdin, a small environment. */
-function runHook(script: string, input: unknown, env: Record<string, string | undefined>): Promise<CliRun> {
+function runHook(script: string, input: unknown, env: Record<string, string | undefined>, cwd?: string): Promise<CliRun> {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined)) as NodeJS.ProcessEnv;
-  return runProcess('bash', [script], { env: defined, stdin: typeof input === 'string' ? input : JSON.stringify(input) });
+  return runProcess('bash', [script], { env: defined, stdin: typeof input === 'string' ? input : JSON.stringify(input), cwd });
 }
 
 function hookInput(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -131,6 +131,44 @@ test('Claude Code started in a subfolder: the stop hook’s upload is learnt in 
     'a reflection from the subfolder session',
   );
   assert.is(learnt.scope, 'alpha-shop', 'the repository, not the subfolder `web` it was started in');
+});
+
+test('hooks run in a subfolder of a git repository: the session start indexes the repository’s memory and names it, the stop hook’s upload is learnt there', async (context) => {
+  const repo = path.join(context.home, 'src/omega-app');
+  const subfolder = path.join(repo, 'web');
+  fs.mkdirSync(subfolder, { recursive: true });
+  execFileSync('git', ['init', '-q', repo]);
+  const added = await context.engram.api('POST', `/v0/orgs/${context.agent.orgId}/agents/${context.agent.agentId}/reflections`, {
+    kind: 'procedural',
+    topic: 'release',
+    content: 'Release omega-app with make release-omega.',
+    scope: 'omega-app',
+  });
+  assert.is(added.status, 201, JSON.stringify(added.json));
+
+  const start = await runHook(path.join(context.hooks, 'claude-code-session-start.sh'), hookInput('claude-code-session-start', { cwd: subfolder }), env(context), subfolder);
+  assert.is(start.code, 0, start.stderr);
+  const index = JSON.parse(start.stdout).hookSpecificOutput.additionalContext as string;
+  assert.match(index, 'make release-omega', 'the repository’s memory, not the subfolder’s');
+  assert.match(index, 'project: "omega-app"');
+  // Outside any repository the folder is the project.
+  const loose = path.join(context.home, 'loose/web');
+  fs.mkdirSync(loose, { recursive: true });
+  const outside = await runHook(path.join(context.hooks, 'claude-code-session-start.sh'), hookInput('claude-code-session-start', { cwd: loose }), env(context), loose);
+  assert.match(JSON.parse(outside.stdout).hookSpecificOutput.additionalContext, 'project: "web"');
+
+  // A Codex session of that subfolder, uploaded by its stop hook.
+  const rollout = path.join(context.home, 'omega-rollout.jsonl');
+  const recorded = fs.readFileSync(path.join(FIXTURES, 'transcripts/codex/rollout-current.jsonl'), 'utf8');
+  fs.writeFileSync(rollout, recorded.replaceAll('/tmp/tr/codex/run-ffwXUQ/proj', subfolder).replaceAll('01a2011f-f61d-7e02-9ff8-38877d08253e', 'omega-session-1'));
+  const stop = await runHook(path.join(context.hooks, 'codex-stop.sh'), hookInput('codex-stop', { transcript_path: rollout, session_id: 'omega-session-1', cwd: subfolder }), env(context), subfolder);
+  assert.is(stop.code, 0, stop.stderr);
+  const learnt = await eventually(
+    async () => (await context.engram.reflections(context.agent)).find((reflection) => String(reflection.origin?.conversation_id).includes('omega-session-1')),
+    15_000,
+    'a reflection from the subfolder’s Codex session',
+  );
+  assert.is(learnt.scope, 'omega-app');
 });
 
 test('a stop hook whose input names no transcript has nothing to upload: {} and a note on stderr', async (context) => {

@@ -20,7 +20,7 @@ import type { RequestLimits } from '../request-limits.js';
 import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
 import { headerVisibility } from '../../conversation/scope.js';
-import { sessionStartAnswer, sessionVisibility, sessionStartFormat } from './session-start.js';
+import { REPOSITORY_ROOT_HEADER, TRANSCRIPT_PATH_HEADER, pathHeader, sessionStartAnswer, sessionVisibility, sessionStartFormat } from './session-start.js';
 
 interface Params {
   org: string;
@@ -88,7 +88,8 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
           session: request.query.session ?? ((request.headers['x-engram-session'] as string | undefined)?.trim() || undefined),
           protocol: protocolParam(request.query.protocol),
           visible: headerVisibility(request.headers),
-          path: transcriptPath(request.headers),
+          path: pathHeader(request.headers, TRANSCRIPT_PATH_HEADER),
+          root: pathHeader(request.headers, REPOSITORY_ROOT_HEADER),
         },
         queue,
       );
@@ -117,12 +118,6 @@ function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
   return (request.body as Readable | undefined) ?? (async function* () {})();
 }
 
-/** The transcript file's path the stop hook sends (a hint to the scope only: a bad one is ignored, never an error). */
-function transcriptPath(headers: FastifyRequest['headers']): string | undefined {
-  const value = headers['x-engram-transcript-path'];
-  const path = typeof value === 'string' ? value.trim() : undefined;
-  return path && path.length <= 4096 ? path : undefined;
-}
 
 /** A declared length over the limit is refused before any byte is read. */
 function checkLength(request: FastifyRequest, limit: number): void {

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Visibility } from '../../domain/types.js';
-import { emptyPlace, placeFromText, placeScope } from '../../domain/scope.js';
+import { hookScope } from '../../domain/scope.js';
 import { headerVisibility, withScope } from '../../conversation/scope.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
@@ -41,17 +41,27 @@ interface IndexSummary {
 
 /**
  * The session's scope and user (DESIGN section 13): `x-engram-scope` and `x-engram-user`,
- * else the repository of the `cwd` every client's hook input carries (its git root when
- * the input's `transcript_path` is in Claude Code's folder for that root's project).
+ * else the repository of the `cwd` every client's hook input carries: its git root when
+ * the hook script found one (`x-engram-repository-root`) or the input's `transcript_path`
+ * is in Claude Code's folder for that root's project.
  */
 export function sessionVisibility(headers: IncomingHttpHeaders, input: unknown): Visibility {
   const given = headerVisibility(headers);
   if (given.scope !== undefined) return given;
   const { cwd, transcript_path: transcript } = typeof input === 'object' && input !== null ? (input as { cwd?: unknown; transcript_path?: unknown }) : {};
   if (typeof cwd !== 'string') return given;
-  const place = { ...emptyPlace(), directory: cwd };
-  if (typeof transcript === 'string') placeFromText(transcript, place);
-  return withScope(given, placeScope(place));
+  return withScope(given, hookScope(cwd, { path: typeof transcript === 'string' ? transcript : undefined, root: pathHeader(headers, REPOSITORY_ROOT_HEADER) }));
+}
+
+/** Where the stop hook says the transcript file is, and the git root the hook scripts found. */
+export const TRANSCRIPT_PATH_HEADER = 'x-engram-transcript-path';
+export const REPOSITORY_ROOT_HEADER = 'x-engram-repository-root';
+
+/** A path a hook script sends: a hint to the scope only, so an unusable one is ignored, never an error. */
+export function pathHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  const path = typeof value === 'string' ? value.trim() : undefined;
+  return path && path.length <= 4096 ? path : undefined;
 }
 
 export async function sessionStartAnswer(
