@@ -94,10 +94,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const asked = requestVisibility(request.headers, body);
-    // One user's conversation is never another's, nor one named project's another's, even where the openings are the same.
-    const named = headerVisibility(request.headers).scope;
-    const id = partitionedConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), { user: asked.user, scope: named });
+    const given = headerVisibility(request.headers);
+    const asked = requestVisibility(request.headers, body, given);
+    // One user's conversation is never another's, nor that of a project the request names another's, even where the openings are the same.
+    const id = partitionedConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), { user: asked.user, scope: given.scope });
     const stored = (await control.conversations.get(request.agentId, id)) ?? null;
     const found = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
     // A turn that states no project keeps the one the conversation had.
@@ -136,8 +136,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
     const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
     const forwardBody = forwardedBody(adapter, forward, messages, insertions);
-    const skipped = resolved.chore ? ('client_chore' as const) : !agent.memory.inject ? ('injection_off' as const) : undefined;
-    return { forwardBody, injected, reflections, state: nextState, ...(skipped ? { skipped } : {}) };
+    return { forwardBody, injected, reflections, state: nextState };
   });
 
   /**

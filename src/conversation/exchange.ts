@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { Visibility } from '../domain/types.js';
-import type { InjectedReflection, MemorySkipped, Revisioned, TokenLookup } from '../ports/index.js';
+import type { InjectedReflection, Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
@@ -72,8 +72,6 @@ export interface Injected {
   /** The reflections injected, with their score and signal (for the request log; ids only). */
   reflections: InjectedReflection[];
   state: ConversationState;
-  /** Why nothing was looked for, when on purpose (the request log says so). */
-  skipped?: MemorySkipped;
 }
 
 export interface Forwarded {

@@ -5,7 +5,9 @@
  * refuses is logged and counted, and changes nothing else.
  */
 import type { Judged } from '../memory/retrieval.js';
-import type { InjectedReflection, RequestEntry, RequestLog } from '../ports/index.js';
+import type { Agent } from '../domain/types.js';
+import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog } from '../ports/index.js';
+import type { Resolved } from './exchange.js';
 
 /** What the log keeps of one injected reflection: its id, its score, and the signal that made it relevant. */
 export function injectedReflection(judged: Judged): InjectedReflection {
@@ -16,6 +18,15 @@ export function injectedReflection(judged: Judged): InjectedReflection {
 export function signalOf(judged: Pick<Judged, 'why' | 'named'>): string {
   if (judged.why === 'named' && judged.named) return `named term ${JSON.stringify(judged.named.term)}`;
   return judged.why === 'tags' ? 'tags' : 'meaning';
+}
+
+/**
+ * Why memory left the turn alone on purpose, if it did: a client's chore, or the agent's
+ * injection turned off (the same rules the inject and settle steps follow).
+ */
+export function memorySkipped(agent: Agent, resolved: Pick<Resolved, 'chore'> | undefined): MemorySkipped | null {
+  if (resolved?.chore) return 'client_chore';
+  return agent.memory.inject ? null : 'injection_off';
 }
 
 export interface RequestLogHooks {

@@ -5,7 +5,7 @@ import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metric
 import type { EngramTurn, ExchangeRequest } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
 import { newRequestId } from '../domain/request-log.js';
-import { recordRequest } from './request-log.js';
+import { memorySkipped, recordRequest } from './request-log.js';
 
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
@@ -93,7 +93,7 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
           injected: output.injected?.reflections ?? [],
           scope: output.resolved?.visible.scope ?? null,
           user: output.resolved?.visible.user ?? null,
-          skipped: output.injected?.skipped ?? null,
+          skipped: memorySkipped(output.authenticated.agent, output.resolved),
         },
         { log: hooks.log, failed: () => hooks.observer?.requestLogFailed?.() },
       );

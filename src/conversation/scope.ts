@@ -23,9 +23,8 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
   return text;
 }
 
-/** The request's scope and user: headers first, then the client's stated working directory. */
-export function requestVisibility(headers: IncomingHttpHeaders, body: unknown): Visibility {
-  const given = headerVisibility(headers);
+/** The request's scope and user: headers first (`given`, when already read), then the client's stated working directory. */
+export function requestVisibility(headers: IncomingHttpHeaders, body: unknown, given = headerVisibility(headers)): Visibility {
   return given.scope !== undefined ? given : withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
 }
 

@@ -26,7 +26,13 @@ export function cursorSeq(cursor: string): number | undefined {
   return Number.isSafeInteger(seq) ? seq : undefined;
 }
 
-/** What is wrong with a page's limit, if anything: the stores take a positive integer. */
-export function limitProblem(limit: number): string | undefined {
-  return Number.isSafeInteger(limit) && limit >= 1 ? undefined : '`limit` must be a positive integer';
+/**
+ * Where a page of the log starts: below the append sequence `below` (the newest entry
+ * when no cursor is given). Or what is wrong with the request, for the store to refuse:
+ * the limit must be a positive integer, the cursor one `cursorOf` made.
+ */
+export function pageStart({ limit, cursor }: { limit: number; cursor?: string }): { below: number } | { param: 'limit' | 'cursor'; problem: string } {
+  if (!Number.isSafeInteger(limit) || limit < 1) return { param: 'limit', problem: '`limit` must be a positive integer' };
+  const below = cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(cursor);
+  return below === undefined ? { param: 'cursor', problem: '`cursor` is not one a page of this list gave' } : { below };
 }

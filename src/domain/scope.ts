@@ -142,13 +142,16 @@ function firstPath(text: string, pattern: RegExp): string | undefined {
   return undefined;
 }
 
+/** An absolute path, POSIX (`/`, `~/`) or Windows (`C:\`). */
+const ABSOLUTE_PATH = /^(\/|~[/\\]|[A-Za-z]:[/\\])/;
+
 /**
  * The last name of an absolute path (POSIX or Windows), or undefined when the text is no
  * such path ("Not a git repository") or names a root (`/`, `C:\`).
  */
 export function repositoryName(path: string): string | undefined {
   const trimmed = path.trim().replace(/^["'`]|["'`]$/g, '');
-  if (!/^(\/|~[/\\]|[A-Za-z]:[/\\])/.test(trimmed)) return undefined;
+  if (!ABSOLUTE_PATH.test(trimmed)) return undefined;
   const parts = trimmed.split(/[/\\]+/).filter((part) => part !== '' && part !== '.' && part !== '~' && !/^[A-Za-z]:$/.test(part));
   const name = parts.at(-1);
   return name !== undefined && validName(name) ? name : undefined;
@@ -161,7 +164,7 @@ export function repositoryName(path: string): string | undefined {
  */
 export function projectScope(project: string): string | undefined {
   const trimmed = project.trim();
-  if (/^(\/|~[/\\]|[A-Za-z]:[/\\])/.test(trimmed)) return repositoryName(trimmed);
+  if (ABSOLUTE_PATH.test(trimmed)) return repositoryName(trimmed);
   return validName(trimmed) && !/[/\\]/.test(trimmed) ? trimmed : undefined;
 }
 

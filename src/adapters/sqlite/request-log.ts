@@ -4,7 +4,7 @@
  * cursor is the last `seq` a page showed and stays valid across pruning. Appends are
  * group-committed (`group-commit.ts`) with the other writes of the turn's end.
  */
-import { cursorOf, cursorSeq, limitProblem } from '../../domain/request-log.js';
+import { cursorOf, pageStart } from '../../domain/request-log.js';
 import { EngramError } from '../../errors.js';
 import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog, RequestPage } from '../../ports/requests.js';
 import type { SqliteDatabase } from './database.js';
@@ -71,11 +71,11 @@ export class SqliteRequestLog implements RequestLog {
     });
   }
 
-  async list(agentId: string, { limit, cursor }: { limit: number; cursor?: string }): Promise<RequestPage> {
-    const problem = limitProblem(limit);
-    if (problem) throw new EngramError('invalid_request', problem, { param: 'limit' });
-    const below = cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(cursor);
-    if (below === undefined) throw badCursor();
+  async list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage> {
+    const { limit } = options;
+    const start = pageStart(options);
+    if ('problem' in start) throw new EngramError('invalid_request', start.problem, { param: start.param });
+    const { below } = start;
     // One row more than asked tells whether an older page exists.
     const rows = this.#sql.list.all(agentId, below, limit + 1);
     const page = rows.slice(0, limit);
@@ -97,10 +97,6 @@ export class SqliteRequestLog implements RequestLog {
 
   /** Does not close the shared database handle; its opener does (see database.ts). */
   async close(): Promise<void> {}
-}
-
-export function badCursor(): EngramError {
-  return new EngramError('invalid_request', '`cursor` is not one a page of this list gave', { param: 'cursor' });
 }
 
 function entryOf(row: Row): RequestEntry {

@@ -40,7 +40,6 @@ const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One se
 const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
 const Tags = z.array(z.string().trim().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
 
-
 /** `PUT .../reflections/:id`: the whole of what a person may change. */
 export const ReplaceReflectionBody = z.strictObject({ content: Content, kind: Kind, topic: Topic, tags: Tags.optional() }).meta({ id: 'ReplaceReflection' });
 

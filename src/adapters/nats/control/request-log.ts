@@ -14,7 +14,7 @@
  * a busy 2-core machine), never on the proxy path.
  */
 import type { KV } from '@nats-io/kv';
-import { cursorOf, cursorSeq, limitProblem } from '../../../domain/request-log.js';
+import { cursorOf, pageStart } from '../../../domain/request-log.js';
 import { EngramError } from '../../../errors.js';
 import type { RequestEntry, RequestLog, RequestPage } from '../../../ports/requests.js';
 import type { NatsContext } from '../connection.js';
@@ -49,11 +49,11 @@ export class NatsRequestLog implements RequestLog {
     await this.#guard('append', () => this.#kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(value)));
   }
 
-  async list(agentId: string, { limit, cursor }: { limit: number; cursor?: string }): Promise<RequestPage> {
-    const problem = limitProblem(limit);
-    if (problem) throw new EngramError('invalid_request', problem, { param: 'limit' });
-    const below = cursor === undefined ? Number.MAX_SAFE_INTEGER : cursorSeq(cursor);
-    if (below === undefined) throw new EngramError('invalid_request', '`cursor` is not one a page of this list gave', { param: 'cursor' });
+  async list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage> {
+    const { limit } = options;
+    const start = pageStart(options);
+    if ('problem' in start) throw new EngramError('invalid_request', start.problem, { param: start.param });
+    const { below } = start;
     return this.#guard('list', async () => {
       const found = await scanLatest(this.#kv, requestKeys.requests(agentId), this.#options.timeoutMs, (entry) => {
         if (entry.revision >= below) return undefined;
