@@ -31,9 +31,9 @@ import type { Visibility } from '../domain/types.js';
 import type { Insertion } from '../domain/conversation-state.js';
 import { detectMemoryTools, reminderDue } from './memory-tools.js';
 import { relay } from '../streaming/relay.js';
-import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Relayed, Resolved, Settlement } from './exchange.js';
+import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Recorded, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
-import { conversationId, partitionedConversationId } from './identity.js';
+import { conversationName, findConversation, openingOf, partitionedConversationId, settledConversationId } from './identity.js';
 import { headerVisibility, requestVisibility, withScope } from './scope.js';
 import { isClientChore } from './chore.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
@@ -97,14 +97,17 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const given = headerVisibility(request.headers);
     const asked = requestVisibility(request.headers, body, given);
     // One user's conversation is never another's, nor that of a project the request names another's, even where the openings are the same.
-    const id = partitionedConversationId(conversationId(adapter, body, request.headers, chain?.conversationId), { user: asked.user, scope: given.scope });
-    const stored = (await control.conversations.get(request.agentId, id)) ?? null;
-    const found = stored?.value ?? newConversationState(request.agentId, id, request.adapter.id, now());
+    const partition = (id: string) => partitionedConversationId(id, { user: asked.user, scope: given.scope });
+    const name = conversationName(adapter, body, request.headers, chain?.conversationId);
+    const opening = openingOf(name, partition);
+    const found = await findConversation(control.conversations, request.agentId, name, partition);
+    const stored = found?.stored ?? null;
+    const held = stored?.value ?? newConversationState(request.agentId, found?.id ?? opening, request.adapter.id, now());
     // A turn that states no project keeps the one the conversation had.
-    const visible = withScope(asked, asked.scope ?? found.scope);
-    const { scope: _scope, user: _user, ...rest } = found;
+    const visible = withScope(asked, asked.scope ?? held.scope);
+    const { scope: _scope, user: _user, ...rest } = held;
     const state = { ...rest, ...visible };
-    return { body, conversationId: id, state, stored, forward, chain, visible, chore: isClientChore(adapter, body, id) };
+    return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, chore: isClientChore(adapter, body, opening) };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
@@ -227,15 +230,17 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * undoes nothing a newer turn wrote), the session mark only moves forward.
    */
   const settlementOf = ({ request, authenticated: { agent }, resolved, injected, relayed }: Publishing<EngramTurn>): Settlement => {
-    const { body, conversationId: id, chain } = resolved;
+    const { body, chain } = resolved;
     const settledAt = now();
     const { adapter } = request;
     const answered = relayed.outcome === 'completed' ? relayed.answer.response : undefined;
+    const id = settledConversationId(resolved.conversationId, resolved.opening, relayed.outcome === 'completed' ? relayed.answer.turns : undefined);
     let link: NewLink | undefined;
     if (adapter.chain && answered) {
       link = {
         agentId: agent.id,
-        conversationId: id,
+        // An answer with no assistant turn names nothing: its chain keeps to the opening.
+        conversationId: id ?? resolved.opening,
         response: answered,
         input: adapter.messages(body).slice(chain?.history.length ?? 0),
         chain,
@@ -248,7 +253,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const turn = injected.state;
     let compacted = false;
     let job: ExtractionJob | undefined;
-    if (relayed.outcome === 'completed' && relayed.final && agent.memory.extract && !resolved.chore) {
+    if (id !== undefined && relayed.outcome === 'completed' && relayed.final && agent.memory.extract && !resolved.chore) {
       const turns = [...adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).
@@ -272,10 +277,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const response = link?.store ? link : undefined;
     const recorder = deps.recordings.begin({
       agentId: agent.id,
-      conversationId: id,
+      conversationId: id ?? resolved.opening,
       bytes: () => jsonBytes(response) + jsonBytes(job) + jsonBytes(turn),
     });
-    return { settledAt, response, job, compacted, recorder };
+    return { settledAt, conversationId: id, response, job, compacted, recorder };
   };
 
   /**
@@ -299,18 +304,20 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * watermark), written against the revision the request read; the Responses record; the
    * session mark. Behind a publish the bus refused, these wait in the retry queue.
    */
-  const record = fromPromise(async ({ input }: { input: Recording<EngramTurn> }) => {
-    const { authenticated: { agent }, resolved: { conversationId: id, stored }, injected: { state: turn }, published } = input;
+  const record = fromPromise(async ({ input }: { input: Recording<EngramTurn> }): Promise<Recorded> => {
+    const { authenticated: { agent }, resolved: { stored }, injected: { state: found }, published } = input;
     // Settled when it was published (a final answer), else here (a tool call: nothing to learn from yet).
-    const { settledAt, compacted, job, response: kept, recorder } = published?.settlement ?? settlementOf(input);
+    const { settledAt, conversationId: id, compacted, job, response: kept, recorder } = published?.settlement ?? settlementOf(input);
     const queued = job !== undefined;
     const response: RecordingWrite | undefined = kept && { name: 'response', run: () => storeResponse(control, kept) };
-    const state: RecordingWrite = {
+    // A turn that opened its conversation names it now (its answer is known).
+    const turn = id === undefined ? found : { ...found, id };
+    const state: RecordingWrite | undefined = id === undefined ? undefined : {
       name: 'state',
       // A retry reads the state afresh: what the request read is stale by then.
       run: (retry) => control.updateConversation(agent.id, id, (current) => settledState(current, turn, { settledAt, compacted, queued }), retry ? undefined : stored),
     };
-    const session = sessionDigestOf(id);
+    const session = id === undefined ? undefined : sessionDigestOf(id);
     // Marked when the conversation opens, and again after a day of silence so the mark
     // outlives the pruning of idle sessions as long as the conversation itself does.
     const mark: RecordingWrite | undefined =
@@ -319,7 +326,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         : undefined;
     // Together: one round trip on a networked store, not three.
     const written = await recorder.write([response, state, mark].filter((write): write is RecordingWrite => write !== undefined));
-    return { state: written === 'written' ? ('recorded' as const) : written === 'kept' ? ('deferred' as const) : ('lost' as const) };
+    return { state: written === 'written' ? ('recorded' as const) : written === 'kept' ? ('deferred' as const) : ('lost' as const), conversationId: id };
   });
 
   return {

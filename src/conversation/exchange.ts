@@ -52,7 +52,14 @@ export interface ForwardBase {
 export interface Resolved {
   /** The request with its whole history (a chain expanded): what injection and extraction read. */
   body: JsonObject;
-  conversationId: string;
+  /**
+   * The conversation the request continues; undefined when it opens one (it holds no
+   * earlier answer Engram knows): the conversation is named once its first answer is
+   * relayed (`settledConversationId`), so a repeated opening never finds another's state.
+   */
+  conversationId: string | undefined;
+  /** What names the conversation before its answers do: its opening (and session), or the id the request carries. */
+  opening: string;
   /** The conversation's state when the request arrived (a new one when it was not stored yet). */
   state: ConversationState;
   /** The stored state and its revision (null: this request opens the conversation). */
@@ -86,6 +93,8 @@ export type Relayed = RelayOutcome & { final: boolean };
 /** What settling a completed answer keeps, decided once when it is published for extraction. */
 export interface Settlement {
   settledAt: number;
+  /** The conversation, named now that its answer is known; undefined when nothing names it (its state is not kept). */
+  conversationId: string | undefined;
   /** The Responses record to store (a response the client asked to keep). */
   response?: NewLink;
   /** The new turns for extraction (a final answer, on an agent that learns). */
@@ -100,6 +109,11 @@ export interface Published extends PublishResult {
   settlement: Settlement;
 }
 
+export interface Recorded extends RecordResult {
+  /** The conversation the turn was recorded in (named by its answer when the turn opened it). */
+  conversationId: string | undefined;
+}
+
 /** The conversation machine's types for Engram's steps (`conversationMachine<EngramTurn>()`). */
 export interface EngramTurn extends TurnTypes {
   request: ExchangeRequest;
@@ -109,5 +123,5 @@ export interface EngramTurn extends TurnTypes {
   forwarded: Forwarded;
   relayed: Relayed;
   published: Published;
-  recorded: RecordResult;
+  recorded: Recorded;
 }

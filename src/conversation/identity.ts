@@ -1,17 +1,43 @@
 /**
  * Which conversation a request continues (DESIGN section 6), best signal first: the
- * explicit `x-engram-conversation` header; a client session signal (Claude Code's
- * `x-claude-code-session-id` or `metadata.user_id`, Codex's `session-id` or
- * `prompt_cache_key`) combined with the thread's opening, since one session can run
- * several threads (sub-agents); then a Responses chain (the continued response's
- * conversation); else the opening alone (system prompt and first user message).
+ * explicit `x-engram-conversation` header; a Responses chain (the continued response's
+ * conversation) when the client sends no session signal; else the conversation's opening
+ * (system prompt and first user message), with the client's session signal (Claude
+ * Code's `x-claude-code-session-id` or `metadata.user_id`, Codex's `session-id` or
+ * `prompt_cache_key`) when it sends one, since one session can run several threads.
+ *
+ * An opening does not name a conversation by itself: two chats may open with the same
+ * words (a support bot's fixed first question, a scheduled agent's prompt), and they are
+ * two conversations. So a conversation named by its opening is named by its opening and
+ * the first answer Engram relayed in it (`answeredConversationId`): a request holding no
+ * earlier answer opens a new conversation, named once its answer is relayed; a later
+ * request is found by the answers it holds, oldest first.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
-export { partitionedConversationId } from '../domain/conversation-id.js';
+import { answeredConversationId, idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
+export { answeredConversationId, partitionedConversationId } from '../domain/conversation-id.js';
+import type { Turn } from '../domain/transcript.js';
+import type { ConversationState } from '../domain/conversation-state.js';
+import type { ConversationStore, Revisioned } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
+
+/**
+ * Earlier answers tried, oldest first, to find a conversation named by its opening: the
+ * first is the one Engram relayed, unless the client opened with answers of its own
+ * (few-shot examples) or Engram joined the conversation late. Past these the request
+ * opens a conversation anew (named by the answer it gets), as for one Engram never saw.
+ */
+export const MAX_ANSWERS_TRIED = 8;
+
+/**
+ * How a request names its conversation: by an `id` it carries (the header; `chained`: the
+ * continued response's conversation, whose id is whole already, its end user and project
+ * in it), or by its `opening` and the earlier `answers` it holds (oldest first, at most
+ * `MAX_ANSWERS_TRIED`): none when it opens the conversation.
+ */
+export type ConversationName = { id: string; chained: boolean } | { opening: string; answers: Turn[] };
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -20,12 +46,71 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 /** `chained`: the conversation of the response this request continues, if any. */
-export function conversationId(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): string {
+export function conversationName(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): ConversationName {
   const explicit = header(headers, 'x-engram-conversation');
-  if (explicit) return `x:${explicit.length <= 128 ? explicit : digest(explicit)}`;
+  if (explicit) return { id: `x:${explicit.length <= 128 ? explicit : digest(explicit)}`, chained: false };
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
-  if (chained && !session) return chained;
-  const opening = digest(adapter.conversationSeed(body));
-  return session ? sessionConversationId(session, opening) : `h:${opening}`;
+  if (chained && !session) return { id: chained, chained: true };
+  const seed = digest(adapter.conversationSeed(body));
+  return { opening: session ? sessionConversationId(session, seed) : `h:${seed}`, answers: earlierAnswers(adapter, body) };
 }
 
+/**
+ * The assistant turns of the request's messages, oldest first, at most `MAX_ANSWERS_TRIED`:
+ * read message by message, so a long history is walked only up to them.
+ */
+function earlierAnswers(adapter: ProtocolAdapter, body: JsonObject): Turn[] {
+  const answers: Turn[] = [];
+  for (const message of adapter.messages(body)) {
+    if (adapter.isUserInput(message) || adapter.isToolResult(message) || adapter.isSystemEntry(message)) continue;
+    for (const turn of adapter.transcript(adapter.withMessages(body, [message]))) {
+      if (turn.role === 'assistant') answers.push(turn);
+    }
+    if (answers.length >= MAX_ANSWERS_TRIED) return answers.slice(0, MAX_ANSWERS_TRIED);
+  }
+  return answers;
+}
+
+/**
+ * The conversation a turn belongs to once its answer is known: the one it was found in,
+ * or, for a turn that opened one, its opening named by the answer's first assistant turn
+ * (`answeredConversationId`). Undefined when there is nothing to name it by (an answer
+ * too large to assemble, or one without an assistant turn): it keeps no state then.
+ */
+export function settledConversationId(found: string | undefined, opening: string, answer: readonly Turn[] | undefined): string | undefined {
+  if (found !== undefined) return found;
+  const first = answer?.find((turn) => turn.role === 'assistant');
+  return first && answeredConversationId(opening, first);
+}
+
+/**
+ * What names a request's conversation before its answers do, for this end user and
+ * project (`partition`): the id it carries, or its opening.
+ */
+export function openingOf(name: ConversationName, partition: (id: string) => string): string {
+  if ('id' in name) return name.chained ? name.id : partition(name.id);
+  return partition(name.opening);
+}
+
+/**
+ * The stored conversation a request continues, with its id: the one its id names, or the
+ * first of its earlier answers (oldest first) that names a stored one. Undefined when none
+ * does: the request opens a conversation, and its answer will name it.
+ */
+export async function findConversation(
+  store: Pick<ConversationStore, 'get'>,
+  agentId: string,
+  name: ConversationName,
+  partition: (id: string) => string,
+): Promise<{ id: string; stored: Revisioned<ConversationState> | null } | undefined> {
+  if ('id' in name) {
+    const id = openingOf(name, partition);
+    return { id, stored: (await store.get(agentId, id)) ?? null };
+  }
+  for (const answer of name.answers) {
+    const id = partition(answeredConversationId(name.opening, answer));
+    const stored = await store.get(agentId, id);
+    if (stored) return { id, stored };
+  }
+  return undefined;
+}

@@ -3,6 +3,7 @@
  * transcript ingestion (which asks whether the proxy saw a session).
  */
 import { createHash } from 'node:crypto';
+import type { Turn } from './transcript.js';
 
 /** A short, stable digest of a text, for ids. */
 export function idDigest(text: string): string {
@@ -12,6 +13,19 @@ export function idDigest(text: string): string {
 /** The id of a conversation a client session signal `session` opened: `s:<session digest>:<opening digest>`. */
 export function sessionConversationId(session: string, openingDigest: string): string {
   return `s:${idDigest(session)}:${openingDigest}`;
+}
+
+/**
+ * The id of a conversation its opening alone does not tell apart (`opening`: `h:<digest>`,
+ * or a session's `s:<session>:<digest>`): the opening together with the first answer
+ * Engram relayed in it (DESIGN section 6). Two chats that open with the same words are one
+ * until the upstream answers them; from their first answer on they are two, each finding
+ * its own state. The answer is read as its transcript turn with every space left out, so
+ * the answer as relayed and as the client sends it back (re-serialised tool arguments,
+ * trimmed text) name the same conversation.
+ */
+export function answeredConversationId(opening: string, answer: Turn): string {
+  return `${opening}:${idDigest(answer.text.replace(/\s+/g, ''))}`;
 }
 
 /**

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isClientChore } from '../../src/conversation/chore.js';
-import { conversationId } from '../../src/conversation/identity.js';
+import { conversationName, openingOf } from '../../src/conversation/identity.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { messages } from '../../src/protocols/messages/adapter.js';
 import { responses } from '../../src/protocols/responses/adapter.js';
@@ -17,7 +17,7 @@ import type { JsonObject, ProtocolAdapter } from '../../src/protocols/types.js';
 const fixture = (path: string): { headers: IncomingHttpHeaders; body: JsonObject } =>
   JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8'));
 const chore = (adapter: ProtocolAdapter, { headers, body }: { headers: IncomingHttpHeaders; body: JsonObject }) =>
-  isClientChore(adapter, body, conversationId(adapter, body, headers));
+  isClientChore(adapter, body, openingOf(conversationName(adapter, body, headers), (id) => id));
 
 test('Claude Code’s title request (recorded from the real binary) is a chore; its turns are not', () => {
   const title = fixture('claude-code/title.json');

@@ -1,8 +1,17 @@
 /** Which conversation a request continues: best signal first (DESIGN section 6). */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { conversationId, partitionedConversationId } from '../../src/conversation/identity.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  answeredConversationId,
+  conversationName,
+  MAX_ANSWERS_TRIED,
+  openingOf,
+  partitionedConversationId,
+  settledConversationId,
+} from '../../src/conversation/identity.js';
 import { sessionDigestOf } from '../../src/domain/conversation-id.js';
+import type { JsonObject, ProtocolAdapter } from '../../src/protocols/types.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { messages } from '../../src/protocols/messages/adapter.js';
 
@@ -11,10 +20,52 @@ const chat = (...contents: string[]) => ({
   messages: [{ role: 'system', content: 'You are terse.' }, ...contents.map((content, i) => ({ role: i % 2 ? 'assistant' : 'user', content }))],
 });
 
-test('later turns of a conversation keep its id; another opening is another conversation', () => {
-  const first = conversationId(chatCompletions, chat('Fix the build'), {});
-  assert.is(conversationId(chatCompletions, chat('Fix the build', 'Done.', 'Now the tests'), {}), first);
-  assert.is.not(conversationId(chatCompletions, chat('Write docs'), {}), first);
+/** The id a request names its conversation by before any answer does (the header, the opening). */
+const conversationId = (adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders) => openingOf(conversationName(adapter, body, headers), (id) => id);
+
+/** The id the first answer gives a conversation the request `body` opens. */
+const named = (body: JsonObject, answer: string, headers: IncomingHttpHeaders = {}) =>
+  settledConversationId(undefined, conversationId(chatCompletions, body, headers), [{ role: 'assistant', text: answer }]);
+
+/** The ids a later request tries, oldest answer first. */
+const tried = (body: JsonObject, headers: IncomingHttpHeaders = {}) => {
+  const name = conversationName(chatCompletions, body, headers);
+  return 'opening' in name ? name.answers.map((answer) => answeredConversationId(name.opening, answer)) : [];
+};
+
+test('a request holding no answer opens a conversation that its first answer names; later turns find it by that answer', () => {
+  const opening = conversationName(chatCompletions, chat('Fix the build'), {});
+  assert.ok('opening' in opening && opening.answers.length === 0, 'no earlier answer: nothing to look up');
+  const id = named(chat('Fix the build'), 'Done.');
+  assert.ok(id);
+  assert.equal(tried(chat('Fix the build', 'Done.', 'Now the tests')), [id]);
+  assert.equal(tried(chat('Fix the build', 'Done.', 'Now the tests', 'Green.', 'Thanks')), [id, named(chat('Fix the build', 'Done.', 'Now the tests'), 'Green.')]);
+  assert.is.not(conversationId(chatCompletions, chat('Write docs'), {}), conversationId(chatCompletions, chat('Fix the build'), {}));
+});
+
+test('two chats with the same opening are two conversations from their first answer on', () => {
+  const a = named(chat('What is the staging database?'), 'It is db-stage-7.');
+  const b = named(chat('What is the staging database?'), 'It moved to db-stage-9.');
+  assert.is.not(a, b);
+  assert.equal(tried(chat('What is the staging database?', 'It moved to db-stage-9.', 'And its port?')), [b]);
+});
+
+test('the answer names the conversation however its spacing and tool arguments are re-serialised', () => {
+  const opening = 'h:x';
+  const relayed = answeredConversationId(opening, { role: 'assistant', text: 'Sure.\n[tool call Read {"path": "a.ts"}]' });
+  const sentBack = answeredConversationId(opening, { role: 'assistant', text: ' Sure. [tool call Read {"path":"a.ts"}]' });
+  assert.is(relayed, sentBack);
+});
+
+test('answers a client opened with (few-shot) are tried in order, at most a bounded number', () => {
+  const shots = Array.from({ length: MAX_ANSWERS_TRIED + 4 }, (_, i) => [`example ${i}`, `answer ${i}`]).flat();
+  assert.is(tried(chat(...shots, 'the real question')).length, MAX_ANSWERS_TRIED);
+});
+
+test('an answer with no assistant turn names nothing; a found conversation keeps its id', () => {
+  assert.is(settledConversationId(undefined, 'h:x', []), undefined);
+  assert.is(settledConversationId(undefined, 'h:x', undefined), undefined);
+  assert.is(settledConversationId('h:x:y', 'h:x', [{ role: 'assistant', text: 'other' }]), 'h:x:y');
 });
 
 test('the explicit header wins over everything', () => {

@@ -54,7 +54,8 @@ test('two recorded turns: placement, byte-identical prefix, untouched system pro
 
   const first = turn(1);
   const second = turn(2);
-  upstream.enqueue({ type: 'text', text: 'In config/payments.yaml.' });
+  // The answer turn 2 holds: Claude Code sends back what Engram relayed, and that answer names the conversation.
+  upstream.enqueue({ type: 'text', text: 'The answer is 42. ' });
   const r1 = await replay(context, first);
   assert.is(r1.status, 200);
   assert.ok(Number(r1.headers.get('x-engram-injected')) >= 1);

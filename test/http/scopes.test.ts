@@ -273,13 +273,13 @@ test('the same opening sent for two projects named by x-engram-scope is two conv
   }
   const client = (scope: string) => new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, defaultHeaders: { 'x-engram-scope': scope } });
   const opening = [{ role: 'system' as const, content: 'You are the release bot.' }, { role: 'user' as const, content: 'How do I release the service?' }];
-  await client('alpha-shop').chat.completions.create({ model: 'gpt-test', messages: opening });
+  const alpha = await client('alpha-shop').chat.completions.create({ model: 'gpt-test', messages: opening });
   assert.match(injectedBlock(upstream), /make ship-alpha/);
   await client('beta-crm').chat.completions.create({ model: 'gpt-test', messages: opening });
   assert.match(injectedBlock(upstream), /make ship-beta/);
   assert.not.match(lastForwarded(upstream), /make ship-alpha/, 'the other project’s conversation state is not this one’s');
-  // Each conversation goes on with its own block.
-  const next = [...opening, { role: 'assistant' as const, content: 'Done.' }, { role: 'user' as const, content: 'And after that?' }];
+  // Each conversation goes on with its own block (the client sends back the answer it got).
+  const next = [...opening, { role: 'assistant' as const, content: alpha.choices[0].message.content }, { role: 'user' as const, content: 'And after that?' }];
   await client('alpha-shop').chat.completions.create({ model: 'gpt-test', messages: next });
   assert.match(lastForwarded(upstream), /make ship-alpha/);
   assert.not.match(lastForwarded(upstream), /make ship-beta/);

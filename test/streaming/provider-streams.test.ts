@@ -78,7 +78,8 @@ const CAPTURES: Capture[] = [
     file: 'anthropic-json-tool.1.chunks.txt',
     protocol: 'messages',
     framing: 'named',
-    text: '[tool call json {"elements": [{"location": "San Francisco", "temperature": 58, "condition": "sunny"}]}]',
+    // The streamed input parsed, as the SDKs parse it and send it back (`answeredConversationId`).
+    text: '[tool call json {"elements":[{"location":"San Francisco","temperature":58,"condition":"sunny"}]}]',
     stopReason: 'tool_use',
     usage: { input_tokens: 849, output_tokens: 47 },
   },

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { expandRequest, type ChainCache } from '../../conversation/chains.js';
-import { conversationId } from '../../conversation/identity.js';
+import { conversationName } from '../../conversation/identity.js';
+import { idDigest } from '../../domain/conversation-id.js';
 import type { Deps } from '../../deps.js';
 import { responses } from '../../protocols/responses/adapter.js';
 import { authenticateAgent } from '../../control/auth.js';
@@ -28,9 +29,12 @@ export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string
   const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache);
   const previousId = chain?.previousId;
   const id = `resp_${randomBytes(24).toString('hex')}`;
+  // Nothing answered names the conversation yet: the warm-up's own response does, for the
+  // turns that chain from it without a session signal (with one, they are found by their answers).
+  const name = conversationName(responses, expanded, request.headers, chain?.conversationId);
   request.cache.latest = {
     id,
-    conversationId: conversationId(responses, expanded, request.headers, chain?.conversationId),
+    conversationId: 'id' in name ? name.id : `${name.opening}:${idDigest(id)}`,
     context: responses.messages(expanded),
     output: [],
     stored: false,

@@ -16,11 +16,20 @@ function answerTurns(blocks: Block[]): Turn[] {
   const parts = blocks
     .map((block) => {
       if (block.type === 'text') return block.text;
-      if (block.type === 'tool_use' || block.type === 'server_tool_use') return renderToolCall(block.name, block.input);
+      if (block.type === 'tool_use' || block.type === 'server_tool_use') return renderToolCall(block.name, inputOf(block.input));
       return '';
     })
     .filter(Boolean);
   return parts.length > 0 ? [{ role: 'assistant', text: parts.join('\n') }] : [];
+}
+
+/**
+ * A tool call's input as the client will send it back: an object (the streamed JSON text
+ * parsed, spacing and all, the way the SDKs parse it), so the answer reads the same as
+ * the assistant message that later repeats it (`answeredConversationId`, extraction).
+ */
+function inputOf(input: string): unknown {
+  return input === '' ? {} : parseJsonOr(input, input);
 }
 
 function blockOf(raw: unknown): Block {
