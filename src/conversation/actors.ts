@@ -22,16 +22,17 @@ import { buildExtractionJob, type ExtractionJob } from '../memory/extraction.js'
 import { markQueued, pendingTurns, publishJob } from '../memory/watermark.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { CleanedTurns } from '../memory/cleaned-turns.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../memory/engram-blocks.js';
-import { currentRootIndex } from '../memory/root-index.js';
+import { visibleRootIndex } from '../memory/root-index.js';
 import type { Visibility } from '../domain/types.js';
 import type { Insertion } from '../domain/conversation-state.js';
-import { detectMemoryTools, reminderDue } from './memory-tools.js';
+import { detectMemoryTools, reminderDue, type MemoryTools } from './memory-tools.js';
+import { checkKeptBlocks } from './kept-blocks.js';
 import { relay } from '../streaming/relay.js';
-import type { EngramTurn, ExchangeRequest, Forwarded, Injected, Published, Recorded, Relayed, Resolved, Settlement } from './exchange.js';
+import type { EngramTurn, ExchangeRequest, Forwarded, Injected, InjectedMemory, Published, Recorded, Relayed, Resolved, Settlement } from './exchange.js';
 import { clientHeaders, upstreamHeaders } from './headers.js';
 import { conversationName, findConversation, openingOf, partitionedConversationId, settledConversationId } from './identity.js';
 import { headerVisibility, requestVisibility, withScope } from './scope.js';
@@ -39,7 +40,7 @@ import { isClientChore } from './chore.js';
 import { forwardedBody, newInsertion, planInjection } from './injection.js';
 import { cacheResponse, expandRequest, storeResponse, type NewLink } from './chains.js';
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
-import { injectedReflection } from './request-log.js';
+import { injectedReflection, nearMiss } from './request-log.js';
 import type { InjectedReflection } from '../ports/index.js';
 
 /** The conversation machine with Engram's types: placeholder steps until `provideConversationMachine`. */
@@ -112,35 +113,59 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
     const { agent } = authenticated;
-    const { body, state, forward } = resolved;
+    const { body, state, forward, visible } = resolved;
     const { adapter } = request;
     const messages = adapter.messages(body);
     const plan = planInjection(adapter, messages, state);
-    const insertions = plan.kept.slice();
+    const turn = (state.turns ?? 0) + 1;
     // Memories the new messages already show (a recall result) count as held: never injected beside them, nor later.
     const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
-    let injected = 0;
+    const tools = detectMemoryTools(adapter.offeredTools(body), config.mcp.serverNames);
+    // What earlier turns added, re-applied only while it is true.
+    const checked = await checkKeptBlocks(plan.kept, {
+      agentId: agent.id,
+      visible,
+      reflections: deps.reflections,
+      held: injectedIds,
+      rebuildIndex: async (stale) => tools && { ...stale, ...(await indexBlock(agent.id, visible, tools)) },
+    });
+    const insertions = checked.insertions.slice();
+    for (const id of checked.added) injectedIds.add(id);
+    const memory: InjectedMemory = { kept: checked.kept, rebuilt: checked.rebuilt, reason: null, bar: null, nearMisses: [] };
     let reflections: InjectedReflection[] = [];
     const injecting = agent.memory.inject && !resolved.chore;
-    if (plan.target >= 0 && injecting) {
-      const judged = await deps.retrieval.retrieve(agent, plan.query, injectedIds, resolved.visible);
-      const found = judged.map((candidate) => candidate.reflection);
+    if (!injecting) memory.reason = resolved.chore ? 'client_chore' : 'injection_off';
+    else if (plan.carrier < 0) memory.reason = 'no_new_input';
+    else if (plan.target < 0) memory.reason = 'nothing_to_search';
+    else {
+      const decision = await deps.retrieval.decide(agent, plan.query, injectedIds, visible);
+      const found = decision.taken.map((candidate) => candidate.reflection);
+      memory.bar = agent.memory.minScore;
       if (found.length > 0) {
-        insertions.push(newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'));
-        for (const reflection of found) injectedIds.add(reflection.id);
-        injected = found.length;
-        reflections = judged.map(injectedReflection);
-        void deps.reflections.markUsed(agent.id, found.map((reflection) => reflection.id), now()).catch(() => undefined);
+        const ids = found.map((reflection) => reflection.id);
+        insertions.push({ ...newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'), reflections: ids, turn });
+        for (const id of ids) injectedIds.add(id);
+        reflections = decision.taken.map(injectedReflection);
+        void deps.reflections.markUsed(agent.id, ids, now()).catch(() => undefined);
+      } else {
+        memory.reason = decision.reason ?? 'no_candidates';
+        memory.nearMisses = decision.nearMisses.map(nearMiss);
       }
     }
-    if (plan.carrier >= 0 && injecting) {
-      const nudge = await memoryNudge(adapter, body, forward.raw, messages, plan.carrier, insertions, agent.id, resolved.visible);
-      if (nudge) insertions.push(nudge);
+    if (plan.carrier >= 0 && injecting && tools) {
+      const nudge = await memoryNudge({ adapter, raw: forward.raw, messages, carrier: plan.carrier, insertions, agentId: agent.id, visible, tools });
+      if (nudge) insertions.push({ ...nudge, turn });
     }
-    const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length };
+    const nextState = { ...state, insertions, injectedIds: [...injectedIds], seenMessages: messages.length, turns: turn };
     const forwardBody = forwardedBody(adapter, forward, messages, insertions);
-    return { forwardBody, injected, reflections, state: nextState };
+    return { forwardBody, injected: reflections.length, reflections, memory, state: nextState };
   });
+
+  /** The root memory index block a conversation of `visible` gets now, with the reflections it lists. */
+  const indexBlock = async (agentId: string, visible: Visibility, tools: MemoryTools): Promise<Pick<Insertion, 'block' | 'reflections'>> => {
+    const { markdown, listed } = await visibleRootIndex(deps, agentId, visible);
+    return { block: renderIndexBlock(markdown, tools, visible.scope), reflections: listed };
+  };
 
   /**
    * When the client has Engram's MCP tools: the root memory index on the conversation's
@@ -149,25 +174,23 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
    * A client whose session-start hook already put the index in its context (Engram's hook
    * endpoint) does not get it twice.
    */
-  const memoryNudge = async (
-    adapter: ProtocolAdapter,
-    body: JsonObject,
-    raw: Buffer,
-    messages: unknown[],
-    carrier: number,
-    insertions: Insertion[],
-    agentId: string,
-    visible: Visibility,
-  ): Promise<Insertion | undefined> => {
-    const servers = config.mcp.serverNames;
-    const tools = detectMemoryTools(adapter.offeredTools(body), servers);
-    if (!tools) return undefined;
-    if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) {
-      const markdown = await currentRootIndex(deps, agentId, visible);
-      return newInsertion(messages, carrier, renderIndexBlock(markdown, tools, visible.scope), 'index');
+  const memoryNudge = async (turn: {
+    adapter: ProtocolAdapter;
+    raw: Buffer;
+    messages: unknown[];
+    carrier: number;
+    insertions: Insertion[];
+    agentId: string;
+    visible: Visibility;
+    tools: MemoryTools;
+  }): Promise<Insertion | undefined> => {
+    const { adapter, messages, carrier, insertions, tools } = turn;
+    if (!insertions.some((insertion) => insertion.kind === 'index') && !turn.raw.includes(INDEX_TAG)) {
+      const { block, reflections } = await indexBlock(turn.agentId, turn.visible, tools);
+      return { ...newInsertion(messages, carrier, block, 'index'), reflections };
     }
     const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
-    const due = reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, servers);
+    const due = reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, config.mcp.serverNames);
     return due && newInsertion(messages, carrier, renderReminderBlock(due, tools), 'reminder');
   };
 
@@ -372,8 +395,11 @@ export function settledState(
   // The scope and user the latest turn resolved (a turn that states no project kept the stored one).
   const { scope: _scope, user: _user, ...rest } = base;
   const { scope, user } = newer ? base : turn;
+  // The turns counted: a retried older turn does not count back.
+  const turns = Math.max(base.turns ?? 0, turn.turns ?? 0);
   const blocks: ConversationState = {
     ...rest,
+    ...(turns > 0 ? { turns } : {}),
     ...(scope === undefined ? {} : { scope }),
     ...(user === undefined ? {} : { user }),
     insertions: later ? base.insertions : turn.insertions,

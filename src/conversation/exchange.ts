@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { Visibility } from '../domain/types.js';
-import type { InjectedReflection, Revisioned, TokenLookup } from '../ports/index.js';
+import type { InjectedReflection, KeptReflection, NearMiss, NothingAdded, Rebuilt, Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
@@ -78,7 +78,23 @@ export interface Injected {
   injected: number;
   /** The reflections injected, with their score and signal (for the request log; ids only). */
   reflections: InjectedReflection[];
+  /** What else the request log says of memory in this turn. */
+  memory: InjectedMemory;
   state: ConversationState;
+}
+
+/** What reached the model besides this turn's additions, and why nothing was added when nothing was (DESIGN section 12). */
+export interface InjectedMemory {
+  /** Re-applied from earlier turns. */
+  kept: KeptReflection[];
+  /** What changed in the kept blocks, or null. */
+  rebuilt: Rebuilt | null;
+  /** Why nothing was added; null when something was. */
+  reason: NothingAdded | null;
+  /** The agent's bar when retrieval ran; else null. */
+  bar: number | null;
+  /** When nothing was added: the candidates that came closest, under the bar. */
+  nearMisses: NearMiss[];
 }
 
 export interface Forwarded {

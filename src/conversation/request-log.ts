@@ -6,12 +6,17 @@
  */
 import type { Judged } from '../memory/retrieval.js';
 import type { Agent } from '../domain/types.js';
-import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog } from '../ports/index.js';
+import type { InjectedReflection, MemorySkipped, NearMiss, RequestEntry, RequestLog } from '../ports/index.js';
 import type { Resolved } from './exchange.js';
 
 /** What the log keeps of one injected reflection: its id, its score, and the signal that made it relevant. */
 export function injectedReflection(judged: Judged): InjectedReflection {
   return { reflectionId: judged.reflection.id, score: judged.score, why: signalOf(judged) };
+}
+
+/** A candidate that came close: its id and relevance. */
+export function nearMiss(judged: Judged): NearMiss {
+  return { reflectionId: judged.reflection.id, relevance: judged.score };
 }
 
 /** `meaning`, `tags`, or `named term "<term>"` (the term the request and the reflection both name). */

@@ -13,6 +13,14 @@ export interface Insertion {
   block: string;
   /** What the block is; absent on states written before there was more than one kind. */
   kind?: InsertionKind;
+  /**
+   * The reflections the block shows (relevant reflections, the index's listed ones), in
+   * its order: read again before each re-application (`conversation/kept-blocks.ts`).
+   * Absent on blocks written before: they cannot be checked and are not re-applied.
+   */
+  reflections?: string[];
+  /** The turn of the conversation (its `turns` then) that added the block. */
+  turn?: number;
 }
 
 /** Relevant reflections; the root memory index (first turn, with Engram's tools); a reminder to use them. */
@@ -37,6 +45,8 @@ export interface ConversationState {
   lastFinalAt: number;
   /** Client messages already considered for injection; only a newer user message gets a new block. */
   seenMessages: number;
+  /** Requests of the conversation Engram relayed (the turn a block was added in is counted by it); absent: 0. */
+  turns?: number;
   createdAt: number;
   /**
    * The project the conversation works in and the app's end user it is with (DESIGN

@@ -93,6 +93,8 @@ export interface Retrieval {
    * and user, DESIGN section 13) are considered; every conversation passes one (absent: all).
    */
   retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]>;
+  /** What `retrieve` takes, and when it takes nothing, why, with the candidates that came closest. */
+  decide(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Decision>;
   /**
    * Every candidate the search considers for `query`, judged (relevant or not), best
    * first, before `topK` and the budget: what the dashboard shows and the evaluation
@@ -105,6 +107,36 @@ export interface Retrieval {
    * absent: as a request that may see everything would.
    */
   explain(agent: Agent, query: string, visible?: Visibility): Promise<Verdict[]>;
+}
+
+/** Why `decide` took nothing (the request log's `reason`, DESIGN section 12). */
+export type NothingTaken = 'nothing_to_search' | 'no_candidates' | 'already_held' | 'under_bar' | 'over_budget';
+
+/** What injection takes for a request, and, when it takes nothing, why. */
+export interface Decision {
+  /** As `retrieve` gives them. */
+  taken: Judged[];
+  /** Set when `taken` is empty. */
+  reason?: NothingTaken;
+  /** When `taken` is empty: the best candidates under the bar (at most three), best first. */
+  nearMisses: Judged[];
+}
+
+/** The candidates of a search for injection, judged, and whether one the conversation holds already would have been relevant. */
+interface Searched {
+  judged: Judged[];
+  heldRelevant(): boolean;
+}
+
+/** Near misses a request's log entry shows. */
+const NEAR_MISSES = 3;
+
+/** Why nothing of what was found is taken: none fits, the conversation holds the relevant ones, none reaches the bar, none was found. */
+function nothingTaken(agent: Agent, found: Searched): NothingTaken {
+  const { topK, tokenBudget } = agent.memory;
+  if (topK <= 0 || tokenBudget <= 0 || found.judged.some((candidate) => candidate.relevant)) return 'over_budget';
+  if (found.heldRelevant()) return 'already_held';
+  return found.judged.length > 0 ? 'under_bar' : 'no_candidates';
 }
 
 /** Why injection leaves a relevant-looking candidate out. */
@@ -140,16 +172,21 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     return terms;
   };
 
-  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]> => {
-    const search = injectionQuery(query);
+  /**
+   * Every candidate for `query` but those in `exclude`, judged, best first; and whether an
+   * excluded one (held by the conversation already) would have been relevant. `undefined`:
+   * nothing to search for.
+   */
+  const search = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Searched | undefined> => {
+    const asking = injectionQuery(query);
+    if (!asking) return undefined;
     const { topK, tokenBudget } = agent.memory;
-    if (!search || topK <= 0 || tokenBudget <= 0) return [];
-    const named = namedQuery(search.text);
+    if (topK <= 0 || tokenBudget <= 0) return { judged: [], heldRelevant: () => false };
+    const named = namedQuery(asking.text);
     const probes = probeTerms(named, likeness);
     const results = await searchMemory(deps, agent.id, {
-      ...search,
+      ...asking,
       limit: injectionSearchLimit(topK) + exclude.size,
-      exclude,
       visible,
       also: { keywords: probes.join(' '), limit: NAMED_CANDIDATES + exclude.size },
       // Injection judges by cosine and named terms, not by the reranked order.
@@ -160,15 +197,22 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     // The request's keyword stems: its word forms are keyed by them.
     const asked: ReadonlySet<string> = new Set(named.forms.words.keys());
     const rule = relevanceRule(deps.embedder, agent.memory.minScore);
-    const judged = candidates.map((result) => {
+    const judgeResult = (result: ScoredReflection) => {
       const terms = termsOf(result.reflection);
       const term = strongestNamedTerm(named, terms.forms, holders, likeness);
       // A subject tag whose every word the request holds.
       const tag = terms.tags.find(({ stems }) => stems.every((stem) => asked.has(stem)))?.tag;
       return judgeOne(result, term && { ...term, corroborated: corroborates(asked, term.term, terms.stems) }, rule, tag);
-    });
-    return rank(judged);
+    };
+    return {
+      judged: rank(candidates.map(judgeResult)),
+      // Asked only when nothing else is relevant: why the turn got nothing.
+      heldRelevant: () => results.some((result) => exclude.has(result.reflection.id) && judgeResult(result).relevant),
+    };
   };
+
+  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]> =>
+    (await search(agent, query, exclude, visible))?.judged ?? [];
 
   /** What `retrieve` takes of `judged` (best first): the relevant ones, up to `topK`, within the budget. */
   const taken = (agent: Agent, judged: Judged[]): Judged[] =>
@@ -181,6 +225,14 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     judge,
     async retrieve(agent, query, exclude, visible) {
       return taken(agent, await judge(agent, query, exclude, visible));
+    },
+    async decide(agent, query, exclude, visible) {
+      const found = await search(agent, query, exclude, visible);
+      if (!found) return { taken: [], reason: 'nothing_to_search', nearMisses: [] };
+      const chosen = taken(agent, found.judged);
+      if (chosen.length > 0) return { taken: chosen, nearMisses: [] };
+      const nearMisses = found.judged.filter((candidate) => !candidate.relevant).slice(0, NEAR_MISSES);
+      return { taken: chosen, reason: nothingTaken(agent, found), nearMisses };
     },
     async explain(agent, query, visible) {
       const judged = await judge(agent, query, new Set(), visible);

@@ -36,10 +36,26 @@ interface Topic {
  * reflections always give the same bytes.
  */
 export function buildRootIndex(all: readonly Reflection[], options: RootIndexOptions = {}): string {
+  return rootIndexListing(all, options).markdown;
+}
+
+/** The root index (`buildRootIndex`) and the reflections it lists a line of, in its order. */
+export interface RootIndexListing {
+  markdown: string;
+  listed: string[];
+}
+
+/** One reflection's line in the index. */
+export function indexLine(reflection: Pick<Reflection, 'kind' | 'content'>): string {
+  return `- [${reflection.kind}] ${truncateEnd(oneLine(reflection.content), LINE_MAX_CHARS)}`;
+}
+
+export function rootIndexListing(all: readonly Reflection[], options: RootIndexOptions = {}): RootIndexListing {
   const reflections = all.filter((r) => r.supersededBy === undefined);
   const maxChars = options.maxChars ?? DEFAULT_INDEX_MAX_CHARS;
+  const listedIds: string[] = [];
   if (reflections.length === 0) {
-    return `${TITLE}\n\nNo memories yet. Reflections learnt from conversations will be listed here by topic.\n`;
+    return { markdown: `${TITLE}\n\nNo memories yet. Reflections learnt from conversations will be listed here by topic.\n`, listed: listedIds };
   }
   const topics = groupByTopic(reflections);
   const procedural = reflections.filter((r) => r.kind === 'procedural').length;
@@ -64,11 +80,12 @@ export function buildRootIndex(all: readonly Reflection[], options: RootIndexOpt
   outer: for (let i = 0; i < topics.length; i++) {
     const heading = ['', `## ${topicName(topics[i])} (${topics[i].reflections.length})`];
     for (const [j, reflection] of topics[i].reflections.entries()) {
-      const line = `- [${reflection.kind}] ${truncateEnd(oneLine(reflection.content), LINE_MAX_CHARS)}`;
+      const line = indexLine(reflection);
       const extra = line.length + 1 + (j === 0 ? heading[0].length + heading[1].length + 2 : 0);
       if (size + extra + tailCost(i, j + 1) > maxChars) break outer;
       if (j === 0) out.push(...heading);
       out.push(line);
+      listedIds.push(reflection.id);
       size += extra;
       listed[i] = j + 1;
     }
@@ -92,7 +109,7 @@ export function buildRootIndex(all: readonly Reflection[], options: RootIndexOpt
       tailSize += line.length + 1;
     }
   }
-  return out.join('\n') + '\n';
+  return { markdown: out.join('\n') + '\n', listed: listedIds };
 }
 
 /** The topic a reflection is filed under in the index: case and spacing ignored, `general` when none. */
@@ -180,9 +197,16 @@ export async function rebuildRootIndex(
  * they may see at the time (a read of the agent's reflections: given once per
  * conversation, at its start, so not stored per scope and user).
  */
+/**
+ * The index a conversation of this scope and user sees, built from what they may see now,
+ * with the reflections it lists: what an injected index block shows, so that it can be
+ * checked on later turns (`conversation/kept-blocks.ts`).
+ */
+export async function visibleRootIndex(deps: RootIndexDeps, agentId: string, visible: Visibility): Promise<RootIndexListing> {
+  return rootIndexListing(await listAllReflections(deps.reflections, agentId, { superseded: false, visible }));
+}
+
 export async function currentRootIndex(deps: RootIndexDeps, agentId: string, visible: Visibility = {}): Promise<string> {
-  if (visible.scope !== undefined || visible.user !== undefined) {
-    return buildRootIndex(await listAllReflections(deps.reflections, agentId, { superseded: false, visible }));
-  }
+  if (visible.scope !== undefined || visible.user !== undefined) return (await visibleRootIndex(deps, agentId, visible)).markdown;
   return (await deps.control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));
 }

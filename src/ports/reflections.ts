@@ -106,6 +106,12 @@ export interface ReflectionStore {
    */
   upsert(reflections: StoredReflection[]): Promise<void>;
   get(agentId: string, id: string): Promise<Reflection | undefined>;
+  /**
+   * These reflections as stored now (superseded ones too), in no particular order; ids
+   * not stored are left out. One read however many: what a conversation checks of the
+   * blocks it re-applies on every turn (`conversation/kept-blocks.ts`).
+   */
+  getMany(agentId: string, ids: readonly string[]): Promise<Reflection[]>;
   /** Most recently updated first; superseded reflections too unless the query says otherwise. */
   list(agentId: string, query?: ListQuery): Promise<Reflection[]>;
   /** Every reflection of the agent, superseded ones included. */

@@ -77,3 +77,68 @@ export interface RequestLog {
   deleteAgent(agentId: string): Promise<void>;
   close(): Promise<void>;
 }
+
+// ---- The kept blocks' part of a request's entry (DESIGN section 12); joins the entry with the log's new fields.
+
+/** A reflection re-applied from an earlier turn's block, byte for byte. */
+export interface KeptReflection {
+  reflectionId: string;
+  /** The turn of the conversation (1 = its first request) that added it. */
+  turn: number;
+}
+
+/**
+ * Why a reflection of a kept block could not be re-applied as it was:
+ * - `superseded`: a newer reflection replaced it (its replacement takes its place, `replacedBy`);
+ * - `deleted`: it no longer exists;
+ * - `edited`: its text changed (the block shows the new text);
+ * - `out_of_scope`: it moved to another project or end user than the conversation's.
+ */
+export type KeptChange = 'superseded' | 'deleted' | 'edited' | 'out_of_scope';
+
+export interface RebuiltReflection {
+  reflectionId: string;
+  change: KeptChange;
+  /** The reflection shown in its place (a supersede whose replacement the conversation may see). */
+  replacedBy?: string;
+}
+
+/**
+ * What changed in the kept blocks this turn (null when they were re-applied as they
+ * were): the blocks were rewritten at their place, so this turn costs one prompt-cache
+ * miss from there on.
+ */
+export interface Rebuilt {
+  /** The kinds of block rewritten: the relevant reflections, the root memory index. */
+  blocks: Array<'reflections' | 'index'>;
+  changes: RebuiltReflection[];
+}
+
+/**
+ * Why nothing was added to a request (null when something was):
+ * - `client_chore`: a client's own bookkeeping request (Claude Code's session title);
+ * - `injection_off`: the agent's `memory.inject` is false;
+ * - `no_new_input`: the request holds no new user input or tool result to add to;
+ * - `nothing_to_search`: the new input holds no words to search for;
+ * - `no_candidates`: the search found no reflection this conversation may see;
+ * - `already_held`: the relevant ones are already in the conversation;
+ * - `under_bar`: candidates were found, none reached the bar (`nearMisses`);
+ * - `over_budget`: relevant ones were found, none fitted `top_k` and the token budget;
+ * - `not_reached`: the turn ended before memory was asked (a bad body, a failed step).
+ */
+export type NothingAdded =
+  | 'client_chore'
+  | 'injection_off'
+  | 'no_new_input'
+  | 'nothing_to_search'
+  | 'no_candidates'
+  | 'already_held'
+  | 'under_bar'
+  | 'over_budget'
+  | 'not_reached';
+
+/** A candidate under the bar: how close it came. */
+export interface NearMiss {
+  reflectionId: string;
+  relevance: number;
+}

@@ -62,6 +62,24 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.is(await s.get(A, 'missing'), undefined);
   });
 
+  test('getMany: the stored records of the ids asked for, superseded ones too, missing ids and other agents left out', async (context) => {
+    const s = store(context);
+    await s.upsert([
+      reflection(A, 'm1', 'Staging runs on db-stage-7', 0),
+      reflection(A, 'm2', 'Staging moved to db-stage-9', 1),
+      reflection(A, 'm3', 'Unrelated note about lunch', 2),
+      reflection(B, 'm4', 'Another agent’s reflection', 3),
+    ]);
+    await s.update(A, 'm1', { supersededBy: 'm2', supersededAt: 5_000 });
+    const found = await s.getMany(A, ['m1', 'm2', 'missing', 'm4', 'm2']);
+    const byId = new Map(found.map((r) => [r.id, r]));
+    assert.equal([...byId.keys()].sort(), ['m1', 'm2']);
+    assert.is(found.length, 2, 'each once');
+    assert.is(byId.get('m1')?.supersededBy, 'm2');
+    assert.equal(byId.get('m2'), await s.get(A, 'm2'), 'the same record get gives');
+    assert.equal(await s.getMany(A, []), []);
+  });
+
   test('origin: kept, read back by get, list and search, replaced or cleared by an upsert', async (context) => {
     const s = store(context);
     const origin = { conversation: 'conv_planted', turn: 7, role: 'tool' as const };

@@ -55,6 +55,11 @@ test('a retried recording that lands after a newer turn undoes none of it, even 
   assert.equal(next.injectedIds.sort(), ['r1', 'r2', 'r7'], 'what the older turn injected is still remembered');
 });
 
+test('the turns counted only grow: a retried older turn does not count them back', () => {
+  assert.is(settledState({ ...read, turns: 5 }, { ...turn, turns: 3 }, { settledAt: 2_000, compacted: false, queued: false }).turns, 5);
+  assert.is(settledState({ ...read, turns: 3 }, { ...turn, turns: 4 }, { settledAt: 2_000, compacted: false, queued: false }).turns, 4);
+});
+
 test('the scope the turn resolved is kept; a retried older turn does not undo a newer one’s', () => {
   const scoped = { ...turn, scope: 'alpha-shop', user: 'alice' };
   const next = settledState(read, scoped, { settledAt: 2_000, compacted: false, queued: true });

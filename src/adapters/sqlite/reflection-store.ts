@@ -134,6 +134,8 @@ export class SqliteReflectionStore implements ReflectionStore {
          RETURNING ${COLUMNS}`,
       ),
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
+      // The ids as one JSON array: one statement whatever their number.
+      getMany: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id IN (SELECT value FROM json_each(?))`),
       list: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`),
       listOldest: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at, seq LIMIT @limit OFFSET @offset`),
       count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM reflections WHERE agent_id = ?'),
@@ -195,6 +197,11 @@ export class SqliteReflectionStore implements ReflectionStore {
   async get(agentId: string, id: string): Promise<Reflection | undefined> {
     const row = this.#sql.get.get(agentId, id);
     return row && this.#withPendingUse(toReflection(row));
+  }
+
+  async getMany(agentId: string, ids: readonly string[]): Promise<Reflection[]> {
+    if (ids.length === 0) return [];
+    return this.#sql.getMany.all(agentId, JSON.stringify(ids)).map((row) => this.#withPendingUse(toReflection(row)));
   }
 
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {

@@ -128,6 +128,25 @@ export class WeaviateReflectionStore implements ReflectionStore {
     });
   }
 
+  async getMany(agentId: string, ids: readonly string[]): Promise<Reflection[]> {
+    this.#open('getMany');
+    const distinct = [...new Set(ids)];
+    if (distinct.length === 0) return [];
+    return this.#read('getMany', agentId, [], async (objects) => {
+      const found: Reflection[] = [];
+      // A page of ids per query: one query may return at most `maxQueryResults` objects.
+      for (let start = 0; start < distinct.length; start += this.#maxQueryResults) {
+        const page = distinct.slice(start, start + this.#maxQueryResults);
+        const result = await objects.query.fetchObjects({
+          limit: page.length,
+          filters: objects.filter.byId().containsAny(page.map((id) => reflectionUuid(agentId, id))),
+        });
+        for (const o of result.objects) found.push(this.#uses.withUses(fromProperties(o.properties, agentId)));
+      }
+      return found;
+    });
+  }
+
   /** Most recently updated first (least recently with `oldestFirst`), ties by id (`compareForList`). */
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
     this.#open('list');
