@@ -1,0 +1,150 @@
+/**
+ * What reaches the model is what memory holds now (DESIGN section 6), through the real
+ * openai SDK over real HTTP: the same opening asked before and after a fact changed gets
+ * the fact of its time; a conversation that holds a replaced fact carries the replacement
+ * from its next turn on; one that holds a deleted reflection never sends it again. Checked
+ * at the scripted upstream (what the model was sent), on the embedded SQLite stores and on
+ * two replicas sharing one nats-server, each request on either replica.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import OpenAI from 'openai';
+import { startScriptedUpstream, type ExtractedReflection, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
+import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
+
+const test = suite<{ upstream: ScriptedUpstream }>('memory you can trust');
+
+test.before(async (context) => {
+  context.upstream = await startScriptedUpstream();
+});
+test.after(async ({ upstream }) => {
+  await upstream.close();
+});
+
+const SYSTEM = 'You are the ops assistant of the Acme platform team.';
+const QUESTION = 'Which database does staging use?';
+const OLD = 'The staging database is db-stage-7.internal.';
+const NEW = 'The staging database moved to db-stage-9.internal.';
+
+/** The `[id] (kind) content` lines an extraction request showed, as a model reads them. */
+function shown(text: string): Array<{ id: string; content: string }> {
+  const block = /<existing-reflections>\n([^]*?)\n<\/existing-reflections>/.exec(text)?.[1] ?? '';
+  return [...block.matchAll(/^\[(ref_[0-9a-f]+)\] \((?:factual|procedural)\) (.*)$/gm)].map(([, id, content]) => ({ id, content }));
+}
+
+/** The extraction model of this story: it learns the staging database a user states, and says which fact the new one replaces. */
+function stagingExtractor(_request: unknown, text: string): ExtractedReflection[] {
+  const transcript = text.slice(text.lastIndexOf('<transcript>'));
+  if (transcript.includes('db-stage-9')) {
+    const replaced = shown(text).filter((r) => r.content.includes('db-stage-7')).map((r) => r.id);
+    return [{ kind: 'factual', content: NEW, topic: 'staging', tags: ['staging database'], turn: 0, supersedes: replaced }];
+  }
+  if (transcript.includes('db-stage-7')) return [{ kind: 'factual', content: OLD, topic: 'staging', tags: ['staging database'], turn: 0 }];
+  return [];
+}
+
+type Message = OpenAI.Chat.ChatCompletionMessageParam;
+
+/** One chat turn through the openai SDK: the answer, and what the model was sent. */
+async function turn(upstream: ScriptedUpstream, agent: TestAgent, messages: Message[], answer: string) {
+  upstream.enqueue({ type: 'text', text: answer });
+  const client = new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0 });
+  const { data, response } = await client.chat.completions.create({ model: 'gpt-test', messages }).withResponse();
+  const sent = upstream.conversationRequests().at(-1)!;
+  return { reply: data.choices[0].message, requestId: response.headers.get('x-engram-request-id')!, sent: sent.json.messages as any[], raw: sent.raw.toString('utf8') };
+}
+
+/** Idle: every settled conversation's extraction job has run. */
+async function idle(engram: TestEngram): Promise<void> {
+  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 15_000, 'an empty extraction queue');
+}
+
+async function learnt(engram: TestEngram, agent: TestAgent, content: string): Promise<any> {
+  const found = await eventually(async () => (await engram.reflections(agent)).find((r: any) => r.content === content), 15_000, `"${content}" to be learnt`);
+  await idle(engram);
+  return found;
+}
+
+/**
+ * The story, each request on one of the replicas in turn (`a` and `b` may be the same
+ * Engram). `on(engram)` is the agent as that replica serves it.
+ */
+async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): Promise<void> {
+  const created = await a.createAgent(upstream.url);
+  const on = (engram: TestEngram): TestAgent => ({ ...created, baseUrl: `${engram.url}/v0/orgs/${created.orgId}/agents/${created.agentId}` });
+  const base = `/v0/orgs/${created.orgId}/agents/${created.agentId}`;
+  upstream.setExtractor(stagingExtractor);
+  const opening: Message[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTION }];
+
+  // Asked before anything is known: nothing to inject.
+  const before = await turn(upstream, on(a), opening, 'I do not know yet.');
+  assert.not.match(before.raw, '<engram-reflections>');
+  await idle(a);
+
+  // Taught; the same opening asked again, as a new chat, gets what was taught since.
+  await turn(upstream, on(b), [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Note: the staging database is db-stage-7.internal.' }], 'Noted.');
+  const old = await learnt(a, created, OLD);
+  const asked = await turn(upstream, on(a), opening, 'Noted, thanks.');
+  assert.match(asked.raw, 'db-stage-7.internal', 'a repeated opening is a new chat: it gets memory learnt after the first');
+  const chat: Message[] = [...opening, { role: 'assistant', content: asked.reply.content }];
+
+  // The fact changes: the new reflection supersedes the old one.
+  await turn(upstream, on(b), [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Heads up: staging moved to db-stage-9.internal last night.' }], 'Got it.');
+  const replacement = await learnt(b, created, NEW);
+  assert.is((await a.api('GET', `${base}/reflections/${old.id}`)).json.superseded_by, replacement.id);
+
+  // The same opening, again a new chat: the new fact only.
+  const fresh = await turn(upstream, on(b), opening, 'It is db-stage-9.');
+  assert.match(fresh.raw, 'db-stage-9.internal');
+  assert.not.match(fresh.raw, 'db-stage-7', 'never the replaced fact, byte for byte or otherwise');
+
+  // The earlier chat goes on: its kept block carries the replacement, not the old text.
+  chat.push({ role: 'user', content: 'And which port does it listen on?' });
+  const next = await turn(upstream, on(b), chat, 'Port 5432.');
+  assert.not.match(next.raw, 'db-stage-7', 'a superseded reflection is not re-applied');
+  assert.match(JSON.stringify(next.sent[1]), 'db-stage-9.internal', 'its replacement takes its place, on the message that carried the block');
+  chat.push({ role: 'assistant', content: next.reply.content }, { role: 'user', content: 'Who owns it?' });
+  const again = await turn(upstream, on(a), chat, 'The platform team.');
+  assert.equal(again.sent.slice(0, next.sent.length), next.sent, 'once rebuilt, the block is kept byte for byte: the request extends the previous one');
+
+  // Deleted: never sent again.
+  assert.is((await b.api('DELETE', `${base}/reflections/${replacement.id}`)).status, 200);
+  chat.push({ role: 'assistant', content: again.reply.content }, { role: 'user', content: 'Thanks. Anything else to know?' });
+  const afterDelete = await turn(upstream, on(a), chat, 'No.');
+  assert.not.match(afterDelete.raw, 'db-stage-9', 'a deleted reflection never reaches the upstream again');
+  assert.not.match(afterDelete.raw, 'db-stage-7');
+  await idle(a);
+}
+
+test('SQLite: the fact of its time, the replacement in place, a deletion honoured', async ({ upstream }) => {
+  const engram = await startEngram({ 'settle-ms': '50' });
+  try {
+    await story(upstream, engram, engram);
+  } finally {
+    await engram.close();
+  }
+});
+
+test('two replicas on NATS: the same, each request on either replica', async ({ upstream }) => {
+  if (!natsServerBinary()) throw new Error('nats-server is not installed; .ci/run installs it (apt-get install nats-server)');
+  const nats = await startNatsServer();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-trust-'));
+  const settings = { 'nats-url': nats.url, 'nats-prefix': 'trust', 'settle-ms': '50', 'secret-key': 'cd'.repeat(32) };
+  const a = await startEngram(settings, dataDir);
+  const b = await startEngram(settings, dataDir);
+  try {
+    await story(upstream, a, b);
+  } finally {
+    await a.close();
+    await b.close();
+    await nats.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();
