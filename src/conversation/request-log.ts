@@ -9,9 +9,9 @@ import type { Agent } from '../domain/types.js';
 import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog } from '../ports/index.js';
 import type { Resolved } from './exchange.js';
 
-/** What the log keeps of one injected reflection: its id, its score, and the signal that made it relevant. */
+/** What the log keeps of one injected reflection: its id, its relevance, and the signal that made it relevant. */
 export function injectedReflection(judged: Judged): InjectedReflection {
-  return { reflectionId: judged.reflection.id, score: judged.score, why: signalOf(judged) };
+  return { reflectionId: judged.reflection.id, relevance: judged.relevance, why: signalOf(judged) };
 }
 
 /** `meaning`, `tags`, or `named term "<term>"` (the term the request and the reflection both name). */

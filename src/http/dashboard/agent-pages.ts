@@ -361,7 +361,7 @@ export function injectionNotes(verdicts: readonly Verdict[], agent: Agent): Reco
   const notes: Record<string, InjectionNote> = {};
   for (const verdict of verdicts) {
     const { judged } = verdict;
-    const relevance = `relevance ${judged.score.toFixed(2)}`;
+    const relevance = `relevance ${judged.relevance.toFixed(2)}`;
     const text = verdict.taken
       ? `${relevance}, by ${signalOf(judged)}`
       : verdict.reason === 'below_bar'
