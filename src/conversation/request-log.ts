@@ -6,7 +6,7 @@
  */
 import type { Judged } from '../memory/retrieval.js';
 import type { Agent } from '../domain/types.js';
-import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog } from '../ports/index.js';
+import type { InjectedReflection, NothingAdded, RequestEntry, RequestLog } from '../ports/index.js';
 import type { Resolved } from './exchange.js';
 
 /** What the log keeps of one injected reflection: its id, its relevance, and the signal that made it relevant. */
@@ -24,7 +24,7 @@ export function signalOf(judged: Pick<Judged, 'why' | 'named'>): string {
  * Why memory left the turn alone on purpose, if it did: a client's chore, or the agent's
  * injection turned off (the same rules the inject and settle steps follow).
  */
-export function memorySkipped(agent: Agent, resolved: Pick<Resolved, 'chore'> | undefined): MemorySkipped | null {
+export function memorySkipped(agent: Agent, resolved: Pick<Resolved, 'chore'> | undefined): Extract<NothingAdded, 'client_chore' | 'injection_off'> | null {
   if (resolved?.chore) return 'client_chore';
   return agent.memory.inject ? null : 'injection_off';
 }

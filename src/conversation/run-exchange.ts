@@ -93,7 +93,13 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
           injected: output.injected?.reflections ?? [],
           scope: output.resolved?.visible.scope ?? null,
           user: output.resolved?.visible.user ?? null,
-          skipped: memorySkipped(output.authenticated.agent, output.resolved),
+          // Until the inject step says what it kept and why it added nothing (issue 32), the
+          // log says what it knew before: why memory was left out on purpose, and the rest empty.
+          kept: [],
+          rebuilt: null,
+          reason: memorySkipped(output.authenticated.agent, output.resolved),
+          bar: null,
+          nearMisses: [],
         },
         { log: hooks.log, failed: () => hooks.observer?.requestLogFailed?.() },
       );

@@ -128,7 +128,10 @@ export interface RequestFilter {
   conversationId?: string;
   /** How the turn ended (`RequestEntry.outcome`). */
   outcome?: string;
-  /** true: only requests to which nothing was added (`reason` set); false: only those that got something. */
+  /**
+   * true: only requests to which nothing was added (`injected` empty: `reason` says why,
+   * on every entry logged since reasons are); false: only those that got something.
+   */
   nothingAdded?: boolean;
 }
 

@@ -82,9 +82,9 @@ export function requestWire(entry: RequestEntry): z.output<typeof RequestJson> {
     outcome: entry.outcome,
     latency_ms: entry.latencyMs,
     upstream_ms: entry.upstreamMs,
-    injected: entry.injected.map(({ reflectionId, score, why }) => ({ reflection_id: reflectionId, score, why })),
+    injected: entry.injected.map(({ reflectionId, relevance, why }) => ({ reflection_id: reflectionId, score: relevance, why })),
     scope: entry.scope,
     user: entry.user,
-    skipped: entry.skipped,
+    skipped: entry.reason === 'client_chore' || entry.reason === 'injection_off' ? entry.reason : null,
   };
 }
