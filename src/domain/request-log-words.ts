@@ -10,7 +10,7 @@
 const REASONS = {
   client_chore: {
     label: 'client chore',
-    sentence: "the client's own bookkeeping request (such as a session title): memory leaves it alone, nothing added, nothing learnt",
+    sentence: "the client's own bookkeeping request (such as a session title): memory leaves it alone, nothing injected, nothing learnt",
   },
   injection_off: { label: 'injection off', sentence: "injection is off for this agent (its memory setting `inject`)" },
   no_new_input: { label: 'no new input', sentence: 'the request holds no new user input or tool result to add to' },
@@ -26,7 +26,7 @@ const REASONS = {
 export const NOTHING_ADDED_REASONS = Object.keys(REASONS) as Array<keyof typeof REASONS>;
 
 /** An entry logged before reasons were (issue 32) that got nothing says only that. */
-const NO_REASON = { label: 'none', sentence: 'nothing was added (logged before Engram recorded why)' };
+const NO_REASON = { label: 'reason not recorded', sentence: 'logged before Engram recorded why' };
 
 const known = (reason: string): reason is keyof typeof REASONS => Object.hasOwn(REASONS, reason);
 const asNamed = (name: string): string => name.replaceAll('_', ' ');
@@ -81,4 +81,34 @@ export function keptChangeText(change: string, replacedBy: string | null | undef
 /** A kept reflection's origin: `from turn 3`. */
 export function keptTurnText(turn: number): string {
   return `from turn ${turn}`;
+}
+
+/** One reflection a request got, after its id or its text: `relevance 0.61, by named term "billing-svc"`. */
+export function injectedText(relevance: number, why: string): string {
+  return `relevance ${relevanceText(relevance)}, by ${why}`;
+}
+
+/** A candidate under the bar, after its id or its text: `relevance 0.18`. */
+export function nearMissText(relevance: number): string {
+  return `relevance ${relevanceText(relevance)}`;
+}
+
+/** The bar a request was judged against: `this agent's bar (min_score) was 0.20`. */
+export function barText(bar: number): string {
+  return `this agent's bar (min_score) was ${relevanceText(bar)}`;
+}
+
+/** The headings of what a request got, in the order every reader shows them. */
+export const REQUEST_HEADINGS = {
+  injected: 'Injected',
+  kept: 'Kept from earlier turns',
+  rebuilt: 'Rebuilt',
+  nothing: 'Nothing injected',
+  nearMisses: 'Closest under the bar',
+} as const;
+
+/** A listing's one cell for what a request got: `2 injected, 1 kept`, or why nothing was (`none: under the bar`). */
+export function addedSummary(entry: { injected: readonly unknown[]; kept: readonly unknown[]; reason: string | null }): string {
+  const kept = entry.kept.length > 0 ? `, ${entry.kept.length} kept` : '';
+  return entry.injected.length > 0 ? `${entry.injected.length} injected${kept}` : `none: ${reasonLabel(entry.reason)}${kept}`;
 }

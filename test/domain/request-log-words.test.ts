@@ -7,6 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  addedSummary,
   keptChangeText,
   NOTHING_ADDED_REASONS,
   rebuiltBlocksText,
@@ -36,6 +37,9 @@ test('every reason has a label and a sentence of its own; an older entry without
   assert.is(reasonLabel('under_bar'), 'under the bar');
   assert.match(reasonSentence('under_bar'), "none reached this agent's bar");
   assert.match(reasonSentence(null), 'logged before');
+  assert.is(addedSummary({ injected: [], kept: [], reason: null }), 'none: reason not recorded');
+  assert.is(addedSummary({ injected: [], kept: [1], reason: 'already_held' }), 'none: already held, 1 kept');
+  assert.is(addedSummary({ injected: [1, 2], kept: [1], reason: null }), '2 injected, 1 kept');
   assert.is(reasonLabel('some_new_reason'), 'some new reason');
 });
 
