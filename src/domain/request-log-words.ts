@@ -25,8 +25,8 @@ const REASONS = {
 /** Every reason the log names, in the order the port lists them. */
 export const NOTHING_ADDED_REASONS = Object.keys(REASONS) as Array<keyof typeof REASONS>;
 
-/** An entry logged before reasons were (issue 32) that got nothing says only that. */
-const NO_REASON = { label: 'reason not recorded', sentence: 'logged before Engram recorded why' };
+/** An entry without a reason that got nothing (logged before reasons were, issue 32) says only that. */
+const NO_REASON = { label: 'no reason recorded', sentence: 'no reason was recorded for it' };
 
 const known = (reason: string): reason is keyof typeof REASONS => Object.hasOwn(REASONS, reason);
 const asNamed = (name: string): string => name.replaceAll('_', ' ');

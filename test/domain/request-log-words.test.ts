@@ -36,8 +36,8 @@ test('every reason has a label and a sentence of its own; an older entry without
   }
   assert.is(reasonLabel('under_bar'), 'under the bar');
   assert.match(reasonSentence('under_bar'), "none reached this agent's bar");
-  assert.match(reasonSentence(null), 'logged before');
-  assert.is(addedSummary({ injected: [], kept: [], reason: null }), 'none: reason not recorded');
+  assert.match(reasonSentence(null), 'no reason was recorded');
+  assert.is(addedSummary({ injected: [], kept: [], reason: null }), 'none: no reason recorded');
   assert.is(addedSummary({ injected: [], kept: [1], reason: 'already_held' }), 'none: already held, 1 kept');
   assert.is(addedSummary({ injected: [1, 2], kept: [1], reason: null }), '2 injected, 1 kept');
   assert.is(reasonLabel('some_new_reason'), 'some new reason');

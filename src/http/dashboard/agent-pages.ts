@@ -27,6 +27,7 @@ import { spendToday } from './spend.js';
 import { nextStep } from './next-step.js';
 import { ownAgent, type AgentParams } from './access.js';
 import { agentInfo, text } from './forms.js';
+import { requestLogView } from './request-log-view.js';
 
 interface ReflectionParams extends AgentParams {
   id: string;
@@ -62,9 +63,6 @@ function statusOf(raw: unknown): Status {
 function tagList(raw: unknown): string[] {
   return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
 }
-
-/** Requests shown per page of the activity page's request log. */
-const REQUESTS_PAGE = 25;
 
 /** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
 function perDay(activity: DailyActivity[], reflections: Reflection[], now: number): DayRow[] {
@@ -318,20 +316,14 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
   app.get<{ Params: AgentParams; Querystring: { cursor?: string } }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const cursor = text(request.query.cursor) || undefined;
-    // The request log, newest first: each injected reflection linked, with its content when it still exists.
-    const [requests, jobs] = await Promise.all([control.requests.list(agent.id, { limit: REQUESTS_PAGE, cursor }), agentJobs(deps.bus, agent.id)]);
-    const injectedIds = [...new Set(requests.entries.flatMap((entry) => entry.injected.map((one) => one.reflectionId)))];
-    const found = await Promise.all(injectedIds.map((id) => reflections.get(agent.id, id)));
-    const injectedReflections = Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
+    const [requestLog, jobs] = await Promise.all([requestLogView(deps, agent.id, cursor), agentJobs(deps.bus, agent.id)]);
     return reply.page('agent-activity', {
       title: `${agent.name}: activity`,
       tab: 'activity',
       org,
       agent,
       kindOf: jobKind,
-      requests,
-      firstPage: cursor === undefined,
-      injectedReflections,
+      ...requestLog,
       ...jobs,
     });
   });
