@@ -5,6 +5,7 @@
  * kinds), as the API spells them too; a name this release does not know (a newer server's)
  * is shown as it is named, so a reader never fails on it.
  */
+import { relevanceText } from './relevance-words.js';
 
 /** Why nothing was added to a request: a short label for a table cell, and the sentence that explains it. */
 const REASONS = {
@@ -41,11 +42,6 @@ export function reasonLabel(reason: string | null): string {
 export function reasonSentence(reason: string | null): string {
   if (reason === null) return NO_REASON.sentence;
   return known(reason) ? REASONS[reason].sentence : asNamed(reason);
-}
-
-/** A relevance (or the bar) as every reader shows it: two decimals, on the scale of the agent's `min_score`. */
-export function relevanceText(relevance: number): string {
-  return relevance.toFixed(2);
 }
 
 const BLOCKS: Record<string, string> = {

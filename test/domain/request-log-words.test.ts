@@ -13,8 +13,8 @@ import {
   rebuiltBlocksText,
   reasonLabel,
   reasonSentence,
-  relevanceText,
 } from '../../src/domain/request-log-words.js';
+import { relevanceAgainstBar, relevanceText } from '../../src/domain/relevance-words.js';
 import type { KeptChange, NothingAdded, Rebuilt } from '../../src/ports/index.js';
 
 // Compile-time: the words list every reason of the port, and nothing else.
@@ -43,7 +43,7 @@ test('every reason has a label and a sentence of its own; an older entry without
   assert.is(reasonLabel('some_new_reason'), 'some new reason');
 });
 
-test('every change of a kept block and every block kind in words', () => {
+test('every change of a kept block and every block kind in words; a relevance against the bar', () => {
   for (const change of Object.keys(CHANGES)) assert.not.ok(keptChangeText(change, null).includes('_'), change);
   assert.is(keptChangeText('superseded', 'ref_b'), 'superseded by ref_b, shown in its place');
   assert.match(keptChangeText('superseded', null), 'dropped');
@@ -52,6 +52,8 @@ test('every change of a kept block and every block kind in words', () => {
   assert.is(rebuiltBlocksText(['index']), 'the root memory index');
   assert.is(relevanceText(0.2), '0.20');
   assert.is(relevanceText(-0.049), '-0.05');
+  assert.is(relevanceAgainstBar(0.2, 0.2), "relevance 0.20, at or above this agent's bar of 0.20");
+  assert.is(relevanceAgainstBar(0.1949, 0.2), "relevance 0.19, under this agent's bar of 0.20");
 });
 
 test.run();

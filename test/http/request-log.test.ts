@@ -106,6 +106,11 @@ test('teach then ask: the SDK sees each id; the log lists both, latest first, th
   assert.type(injected.relevance, 'number');
   assert.ok(injected.relevance >= 0.2, `at or above the agent's min_score: ${injected.relevance}`);
   assert.match(injected.why, /^(meaning|tags|named term ".+")$/);
+  // One relevance scale: a search for the same words gives the same reflection the same relevance, beside the same bar.
+  const searched = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections?q=${encodeURIComponent(QUESTION)}`);
+  const same = searched.json.data.find((r: any) => r.id === reflection.id);
+  assert.ok(Math.abs(same.relevance - injected.relevance) < 1e-9, `search ${same.relevance}, log ${injected.relevance}`);
+  assert.is(searched.json.bar, 0.2);
 
   const one = await engram.api('GET', `${requestsPath(agent)}/${asked}`);
   assert.is(one.status, 200);

@@ -57,11 +57,17 @@ const REFLECTIONS = `${AGENT}/reflections`;
 const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
 const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
 const Page = z.object({ data: z.array(ReflectionJson), limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() });
-const SearchResult = z.object({ query: z.string(), data: z.array(ScoredReflectionJson), limit: z.number().int(), offset: z.number().int() });
+const SearchResult = z.object({
+  query: z.string(),
+  data: z.array(ScoredReflectionJson),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  bar: z.number().describe('The agent’s bar (`min_score`): a result whose `relevance` reaches it is injected into a request saying the query'),
+});
 const Kind = z.enum(['factual', 'procedural']);
 
 const LIST_QUERY: QueryParameter[] = [
-  { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search; answers with scores, best first' },
+  { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search, best first; each result with its `relevance` beside the agent’s `bar`' },
   { name: 'conversation', schema: z.string(), description: 'Only what was learnt from this conversation (not with `q`)' },
   { name: 'kind', schema: Kind, description: 'Only this kind' },
   {
