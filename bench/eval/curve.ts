@@ -1,7 +1,7 @@
 /**
  * What injection does with judged candidates under a relevance rule, emulated exactly so
  * one judging pass per request serves every `minScore` and every calibration: a
- * candidate's score on the `minScore` scale is its cosine plus `namedBonus` times its
+ * candidate's relevance (`Judged.relevance`, the `minScore` scale) is its cosine plus `namedBonus` times its
  * named term's strength, minus (`minCosine` − `CALIBRATED_MIN_SCORE`), as in
  * `memory/retrieval.ts`; the injected ones are those at or above `minScore`, best first,
  * at most `topK`. Pure: no store, no embedder.
@@ -30,16 +30,16 @@ export interface JudgedRequest {
   candidates: Candidate[];
 }
 
-export function scoreOf(candidate: Candidate, rule: Rule): number {
+export function relevanceOf(candidate: Candidate, rule: Rule): number {
   return candidate.cosine + rule.namedBonus * candidate.named - (rule.minCosine - CALIBRATED_MIN_SCORE);
 }
 
 /** The ids injection takes under `rule` at `minScore`, best first. */
 export function injectedAt(request: JudgedRequest, rule: Rule, minScore: number, topK: number): string[] {
   return request.candidates
-    .map((candidate) => ({ candidate, score: scoreOf(candidate, rule) }))
-    .filter(({ score }) => score >= minScore)
-    .sort((a, b) => b.score - a.score || procedural(a.candidate) - procedural(b.candidate) || (a.candidate.id < b.candidate.id ? -1 : 1))
+    .map((candidate) => ({ candidate, relevance: relevanceOf(candidate, rule) }))
+    .filter(({ relevance }) => relevance >= minScore)
+    .sort((a, b) => b.relevance - a.relevance || procedural(a.candidate) - procedural(b.candidate) || (a.candidate.id < b.candidate.id ? -1 : 1))
     .slice(0, topK)
     .map(({ candidate }) => candidate.id);
 }
@@ -71,13 +71,13 @@ export function pointAt(requests: readonly JudgedRequest[], rule: Rule, minScore
 
 /**
  * The curve: for each share of unrelated requests allowed, the lowest `minScore` that
- * keeps them within it (the best score an unrelated request reaches, just above), and
+ * keeps them within it (the best relevance an unrelated request reaches, just above), and
  * what the needing requests get there.
  */
 export function curve(requests: readonly JudgedRequest[], rule: Rule, topK: number, shares: readonly number[] = [0.02, 0.05, 0.1]): Point[] {
   const best = requests
     .filter((r) => r.needs === undefined)
-    .map((r) => Math.max(-Infinity, ...r.candidates.map((c) => scoreOf(c, rule))))
+    .map((r) => Math.max(-Infinity, ...r.candidates.map((c) => relevanceOf(c, rule))))
     .sort((a, b) => b - a);
   return shares.map((share) => {
     const allowed = Math.floor(share * best.length);

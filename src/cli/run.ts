@@ -19,11 +19,12 @@ import { memberCommands } from './commands/members.js';
 import { transcriptUploadCommand } from './commands/transcripts.js';
 import { orgCommands } from './commands/orgs.js';
 import { reflectionCommands } from './commands/reflections.js';
+import { requestCommands } from './commands/requests.js';
 import { serveCommand } from './commands/serve.js';
 import { tokenCommands } from './commands/tokens.js';
 import { CliError, UsageError } from './errors.js';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...memberCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, connectCommand, transcriptUploadCommand, ...archiveCommands, backupCommand];
+export const COMMANDS: readonly Command[] = [serveCommand, ...orgCommands, ...memberCommands, ...agentCommands, ...tokenCommands, ...reflectionCommands, ...deadLetterCommands, jobsCommand, ...requestCommands, connectCommand, transcriptUploadCommand, ...archiveCommands, backupCommand];
 
 const REMOTE_OPTIONS: OptionsConfig = {
   url: { type: 'string' },

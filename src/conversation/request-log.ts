@@ -5,33 +5,22 @@
  * refuses is logged and counted, and changes nothing else.
  */
 import type { Judged } from '../memory/retrieval.js';
-import type { Agent } from '../domain/types.js';
-import type { InjectedReflection, MemorySkipped, NearMiss, RequestEntry, RequestLog } from '../ports/index.js';
-import type { Resolved } from './exchange.js';
+import type { InjectedReflection, NearMiss, RequestEntry, RequestLog } from '../ports/index.js';
 
-/** What the log keeps of one injected reflection: its id, its score, and the signal that made it relevant. */
+/** What the log keeps of one injected reflection: its id, its relevance, and the signal that made it relevant. */
 export function injectedReflection(judged: Judged): InjectedReflection {
-  return { reflectionId: judged.reflection.id, score: judged.score, why: signalOf(judged) };
+  return { reflectionId: judged.reflection.id, relevance: judged.relevance, why: signalOf(judged) };
 }
 
 /** A candidate that came close: its id and relevance. */
 export function nearMiss(judged: Judged): NearMiss {
-  return { reflectionId: judged.reflection.id, relevance: judged.score };
+  return { reflectionId: judged.reflection.id, relevance: judged.relevance };
 }
 
 /** `meaning`, `tags`, or `named term "<term>"` (the term the request and the reflection both name). */
 export function signalOf(judged: Pick<Judged, 'why' | 'named'>): string {
   if (judged.why === 'named' && judged.named) return `named term ${JSON.stringify(judged.named.term)}`;
   return judged.why === 'tags' ? 'tags' : 'meaning';
-}
-
-/**
- * Why memory left the turn alone on purpose, if it did: a client's chore, or the agent's
- * injection turned off (the same rules the inject and settle steps follow).
- */
-export function memorySkipped(agent: Agent, resolved: Pick<Resolved, 'chore'> | undefined): MemorySkipped | null {
-  if (resolved?.chore) return 'client_chore';
-  return agent.memory.inject ? null : 'injection_off';
 }
 
 export interface RequestLogHooks {

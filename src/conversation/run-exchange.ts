@@ -2,10 +2,10 @@ import { createActor, toPromise } from 'xstate';
 import type { ConversationOutput, TurnInput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
-import type { EngramTurn, ExchangeRequest } from './exchange.js';
+import type { EngramTurn, ExchangeRequest, InjectedMemory } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
 import { newRequestId } from '../domain/request-log.js';
-import { memorySkipped, recordRequest } from './request-log.js';
+import { recordRequest } from './request-log.js';
 
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
@@ -94,7 +94,8 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
           injected: output.injected?.reflections ?? [],
           scope: output.resolved?.visible.scope ?? null,
           user: output.resolved?.visible.user ?? null,
-          skipped: memorySkipped(output.authenticated.agent, output.resolved),
+          // What else reached the model and why nothing was added; a turn that ended before memory was asked says so.
+          ...(output.injected?.memory ?? NOT_REACHED),
         },
         { log: hooks.log, failed: () => hooks.observer?.requestLogFailed?.() },
       );
@@ -111,6 +112,8 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
         ...(error ? { error: error.code } : {}),
         addedMs: addedMs === undefined ? undefined : roundMs(addedMs),
         injected: summary.injected,
+        // A kept block rewritten: this turn missed the provider's prompt cache from it on.
+        ...(output.injected?.memory.rebuilt ? { rebuilt: output.injected.memory.rebuilt.changes.length } : {}),
       },
       'proxied request finished',
     );
@@ -151,6 +154,9 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
   }
   report(error);
 }
+
+/** The log's memory fields for a turn that ended before its inject step (a bad body, a failed lookup). */
+const NOT_REACHED: InjectedMemory = { kept: [], rebuilt: null, reason: 'not_reached', bar: null, nearMisses: [] };
 
 /** Milliseconds to a tenth, as logs and the request log show them. */
 function roundMs(ms: number): number {

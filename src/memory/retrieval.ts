@@ -64,9 +64,10 @@ export interface Judged {
   /**
    * Its relevance on the scale of `MemorySettings.minScore`: the cosine, plus the named
    * term's bonus, moved so that the embedder's calibrated bar sits at `CALIBRATED_MIN_SCORE`.
-   * Injected when at or above the agent's `minScore`.
+   * Injected when at or above the agent's `minScore`: the one relevance scale Engram
+   * speaks everywhere (the request log, the dashboard, the CLI, the docs).
    */
-  score: number;
+  relevance: number;
   /** The cosine of the request and the reflection (content and tags). */
   cosine: number;
   /** `named`: a term the request names lifted it; `tags`, `meaning`: its cosine alone (see `RelevanceWhy`). */
@@ -141,7 +142,7 @@ function nothingTaken(agent: Agent, found: Searched): NothingTaken {
 
 /** Why injection leaves a relevant-looking candidate out. */
 export type LeftOut =
-  /** Its score is under the agent's `minScore`. */
+  /** Its relevance is under the agent's `minScore`. */
   | 'below_bar'
   /** `topK` better candidates were taken first. */
   | 'beyond_top_k'
@@ -295,21 +296,21 @@ function judgeOne(result: ScoredReflection, named: (NamedTerm & { corroborated: 
   const strength = named && named.strength >= NAMED_MIN_STRENGTH ? named.strength : 0;
   const cosine = result.vectorScore;
   const weight = strength * (named?.corroborated ? 1 : UNCORROBORATED_SHARE);
-  const score = cosine + rule.namedBonus * weight - rule.offset;
+  const relevance = cosine + rule.namedBonus * weight - rule.offset;
   const meaningAlone = cosine - rule.offset >= rule.minScore;
   return {
     reflection: result.reflection,
-    score,
+    relevance,
     cosine,
     why: strength > 0 && !meaningAlone ? 'named' : tag !== undefined ? 'tags' : 'meaning',
     ...(tag !== undefined ? { tag } : {}),
     ...(strength > 0 && named ? { named: { ...named, strength, weight } } : {}),
-    relevant: score >= rule.minScore,
+    relevant: relevance >= rule.minScore,
   };
 }
 
 export interface RelevanceRule {
-  /** The agent's `minScore`: the bar on the `Judged.score` scale. */
+  /** The agent's `minScore`: the bar on the `Judged.relevance` scale. */
   minScore: number;
   /** Subtracted from a cosine to put it on that scale (the calibrated cosine minus `CALIBRATED_MIN_SCORE`). */
   offset: number;
@@ -366,12 +367,12 @@ export function relatedCosine(embedder: Pick<Embedder, 'relevance'>, minScore: n
   return (calibrated.minCosine + (minScore - CALIBRATED_MIN_SCORE)) * calibrated.keywordFraction;
 }
 
-/** Best score first; among equal scores procedural first (it prevents mistakes), then id. */
+/** Most relevant first; among equals procedural first (it prevents mistakes), then id. */
 function rank(judged: Judged[]): Judged[] {
   const procedural = (j: Judged) => (j.reflection.kind === 'procedural' ? 0 : 1);
   return judged.sort(
     (a, b) =>
-      b.score - a.score ||
+      b.relevance - a.relevance ||
       procedural(a) - procedural(b) ||
       (a.reflection.id < b.reflection.id ? -1 : a.reflection.id > b.reflection.id ? 1 : 0),
   );

@@ -11,74 +11,18 @@
  * an opaque cursor, which stays valid while entries are appended, pruned or deleted.
  */
 
-/** One reflection injected into a request. */
+/**
+ * One reflection this request added (DESIGN section 12). `relevance` is the one relevance
+ * scale Engram speaks everywhere: the agent's bar (`min_score`), the dashboard's search,
+ * `engram reflections search` and the docs use the same number.
+ */
 export interface InjectedReflection {
   reflectionId: string;
-  /** Its relevance on the scale of the agent's `minScore` (`Judged.score`). */
-  score: number;
+  /** Its relevance (`Judged.relevance`): injected at or above the agent's bar. */
+  relevance: number;
   /** The signal that made it relevant: `meaning`, `tags`, or `named term "<term>"`. */
   why: string;
 }
-
-export interface RequestEntry {
-  /** `req_…`, the `x-engram-request-id` the client got. */
-  id: string;
-  agentId: string;
-  /** When its turn started, its body read (ms since the epoch, Engram's clock). */
-  at: number;
-  /** The protocol adapter's id: `chat-completions`, `messages`, `responses`. */
-  protocol: string;
-  /** The conversation it was found to belong to; null when the turn ended before that (a bad body). */
-  conversationId: string | null;
-  /** The HTTP status the client got; null when none was sent (the client left first). */
-  status: number | null;
-  /** How the turn ended (`completed`, `upstream_error`, `failed`, `interrupted`, …). */
-  outcome: string;
-  /** From the turn's start (its body read) to the end of its answer, in ms to a tenth. */
-  latencyMs: number;
-  /** From the upstream request's start to the end of its answer; null when it was never sent. */
-  upstreamMs: number | null;
-  injected: InjectedReflection[];
-  /** The project the request was seen in (DESIGN section 13); null when it stated none. */
-  scope: string | null;
-  /** The app's end user it came from (`x-engram-user`); null for the agent's own traffic. */
-  user: string | null;
-  /**
-   * Why memory was left out of it, when it was on purpose: `client_chore` (a client's own
-   * bookkeeping request, like Claude Code's session title: nothing injected, nothing
-   * learnt), `injection_off` (the agent's `memory.inject` is false). Null otherwise.
-   */
-  skipped: MemorySkipped | null;
-}
-
-export type MemorySkipped = 'client_chore' | 'injection_off';
-
-export interface RequestPage {
-  /** Latest first, at most the limit asked for. */
-  entries: RequestEntry[];
-  /** Give it back as `cursor` for the next (older) page; absent on the last page. */
-  cursor?: string;
-}
-
-export interface RequestLog {
-  /** Stores one entry (its id is new: ids are random). */
-  append(entry: RequestEntry): Promise<void>;
-  /**
-   * The agent's entries, latest first, `limit` (1 or more) at most, older than the page
-   * `cursor` came with. A cursor that this store did not make rejects with
-   * `EngramError('invalid_request')`.
-   */
-  list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage>;
-  /** One of the agent's entries; undefined when absent, pruned, or another agent's. */
-  get(agentId: string, id: string): Promise<RequestEntry | undefined>;
-  /** Forgets every agent's entries whose `at` is before `before`; returns how many. */
-  prune(before: number): Promise<number>;
-  /** Forgets the agent's entries (the agent was deleted). */
-  deleteAgent(agentId: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-// ---- The kept blocks' part of a request's entry (DESIGN section 12); joins the entry with the log's new fields.
 
 /** A reflection re-applied from an earlier turn's block, byte for byte. */
 export interface KeptReflection {
@@ -141,4 +85,77 @@ export type NothingAdded =
 export interface NearMiss {
   reflectionId: string;
   relevance: number;
+}
+
+export interface RequestEntry {
+  /** `req_…`, the `x-engram-request-id` the client got. */
+  id: string;
+  agentId: string;
+  /** When its turn started, its body read (ms since the epoch, Engram's clock). */
+  at: number;
+  /** The protocol adapter's id: `chat-completions`, `messages`, `responses`. */
+  protocol: string;
+  /** The conversation it was found to belong to; null when the turn ended before that (a bad body). */
+  conversationId: string | null;
+  /** The HTTP status the client got; null when none was sent (the client left first). */
+  status: number | null;
+  /** How the turn ended (`completed`, `upstream_error`, `failed`, `interrupted`, …). */
+  outcome: string;
+  /** From the turn's start (its body read) to the end of its answer, in ms to a tenth. */
+  latencyMs: number;
+  /** From the upstream request's start to the end of its answer; null when it was never sent. */
+  upstreamMs: number | null;
+  /** What this turn added. */
+  injected: InjectedReflection[];
+  /** What was re-applied from earlier turns (the relevant-reflections blocks). */
+  kept: KeptReflection[];
+  /** What changed in the kept blocks, or null. */
+  rebuilt: Rebuilt | null;
+  /** Why nothing was added; null when something was. */
+  reason: NothingAdded | null;
+  /** The agent's bar (`min_score`) when retrieval ran; null when it did not. */
+  bar: number | null;
+  /** When nothing was added for `under_bar`: the best three candidates under the bar, best first. */
+  nearMisses: NearMiss[];
+  /** The project the request was seen in (DESIGN section 13); null when it stated none. */
+  scope: string | null;
+  /** The app's end user it came from (`x-engram-user`); null for the agent's own traffic. */
+  user: string | null;
+}
+
+/** Which entries a listing keeps (all of them when empty); a page holds `limit` entries that match. */
+export interface RequestFilter {
+  conversationId?: string;
+  /** How the turn ended (`RequestEntry.outcome`). */
+  outcome?: string;
+  /**
+   * true: only requests to which nothing was added (`injected` empty: `reason` says why,
+   * on every entry logged since reasons are); false: only those that got something.
+   */
+  nothingAdded?: boolean;
+}
+
+export interface RequestPage {
+  /** Latest first, at most the limit asked for. */
+  entries: RequestEntry[];
+  /** Give it back as `cursor` for the next (older) page; absent on the last page. */
+  cursor?: string;
+}
+
+export interface RequestLog {
+  /** Stores one entry (its id is new: ids are random). */
+  append(entry: RequestEntry): Promise<void>;
+  /**
+   * The agent's entries, latest first, `limit` (1 or more) at most, older than the page
+   * `cursor` came with. A cursor that this store did not make rejects with
+   * `EngramError('invalid_request')`.
+   */
+  list(agentId: string, options: { limit: number; cursor?: string } & RequestFilter): Promise<RequestPage>;
+  /** One of the agent's entries; undefined when absent, pruned, or another agent's. */
+  get(agentId: string, id: string): Promise<RequestEntry | undefined>;
+  /** Forgets every agent's entries whose `at` is before `before`; returns how many. */
+  prune(before: number): Promise<number>;
+  /** Forgets the agent's entries (the agent was deleted). */
+  deleteAgent(agentId: string): Promise<void>;
+  close(): Promise<void>;
 }

@@ -116,7 +116,9 @@ test('org, token, reflections and index commands', async ({ server, remote }) =>
   assert.is(listed.length, 2);
   const search = await engram(['reflections', 'search', 'which package manager, pnpm?', ...target]);
   assert.is(search.code, 0, search.stderr);
-  assert.match(search.stdout.split('\n')[1], /pnpm/);
+  assert.match(search.stdout.split('\n')[0], /^A request saying this gets a reflection injected unasked when its relevance reaches this agent's bar \(min_score\) of 0\.20\.$/);
+  assert.match(search.stdout.split('\n')[1], /^ID\s+KIND\s+TOPIC\s+TAGS BY\s+RELEVANCE\s+CONTENT$/);
+  assert.match(search.stdout.split('\n')[2], /-?\d\.\d\d\s+.*pnpm/);
   const show = await engram(['reflections', 'show', listed[0].id, ...target]);
   assert.match(show.stdout, /Fly\.io/);
   const deleted = await engram(['reflections', 'delete', listed[0].id, ...target]);

@@ -85,6 +85,22 @@ test('add --scope --user, list --scope/--user (empty: everywhere, the agent’s 
   assert.match(both.stderr, /--scope NAME or --everywhere/);
 });
 
+test('search prints each result\'s RELEVANCE, as the API gives it, under the bar it is read against; no other score', async ({ target }) => {
+  const args = ['reflections', 'search', 'ship the storefront', '--scope', 'alpha-shop', ...target];
+  const json = JSON.parse((await runCli([...args, '--json'])).stdout);
+  assert.is(json.bar, 0.2);
+  assert.ok(json.data.length >= 1);
+  const shown = await runCli(args);
+  assert.is(shown.code, 0, shown.stderr);
+  const lines = shown.stdout.trimEnd().split('\n');
+  assert.match(lines[0], "relevance reaches this agent's bar (min_score) of 0.20.");
+  assert.match(lines[1], /^ID\s+KIND\s+TOPIC\s+TAGS BY\s+RELEVANCE\s+(SCOPE\s+USER\s+)?CONTENT$/);
+  assert.not.match(shown.stdout, /SCORE/);
+  for (const [i, result] of json.data.entries()) {
+    assert.match(lines[i + 2], new RegExp(`^${result.id}\\s+\\S+\\s+\\S+\\s+\\S+\\s+${result.relevance.toFixed(2).replace('.', '\\.')}\\s`), lines[i + 2]);
+  }
+});
+
 test('list and show say who wrote the tags, or that no one has yet', async ({ server, agent, target }) => {
   const [byTagging, untagged] = await server.seed(agent.id, [
     { kind: 'factual', content: 'Design tokens come from packages/ui/tokens.json', topic: 'ui', tags: ['brand colours', 'theme'], tagsBy: 'tagging' },

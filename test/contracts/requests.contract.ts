@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import { EngramError } from '../../src/errors.js';
-import type { RequestEntry, RequestLog } from '../../src/ports/index.js';
+import type { KeptChange, NothingAdded, RequestEntry, RequestFilter, RequestLog } from '../../src/ports/index.js';
 import { harnessSuite, rejects } from './helpers.js';
 import type { ControlHarness } from './control-harness.js';
 
@@ -27,9 +27,13 @@ function entry(agentId: string, overrides: Partial<RequestEntry> = {}): RequestE
     latencyMs: 12.5,
     upstreamMs: 10.25,
     injected: [],
+    kept: [],
+    rebuilt: null,
+    reason: null,
+    bar: null,
+    nearMisses: [],
     scope: null,
     user: null,
-    skipped: null,
     ...overrides,
   };
 }
@@ -38,7 +42,7 @@ export function requestsContract(name: string, open: () => Promise<ControlHarnes
   const { test, harness } = harnessSuite(`RequestLog contract: ${name}`, open);
   const store = (context: { harness?: ControlHarness }): RequestLog => harness(context).stores.requests;
 
-  test('append then get: every field as written, injected list included', async (context) => {
+  test('append then get: every field as written, each list and the rebuilt block included', async (context) => {
     const s = store(context);
     const full = entry('agt_a', {
       protocol: 'messages',
@@ -47,22 +51,160 @@ export function requestsContract(name: string, open: () => Promise<ControlHarnes
       latencyMs: 1234.5,
       upstreamMs: 1200.75,
       injected: [
-        { reflectionId: 'ref_one', score: 0.8123, why: 'meaning' },
-        { reflectionId: 'ref_two', score: 0.41, why: 'named term "billing-svc"' },
+        { reflectionId: 'ref_one', relevance: 0.8123, why: 'meaning' },
+        { reflectionId: 'ref_two', relevance: 0.21, why: 'named term "billing-svc"' },
+        { reflectionId: 'ref_neg', relevance: -0.05, why: 'tags' },
       ],
+      kept: [
+        { reflectionId: 'ref_old', turn: 1 },
+        { reflectionId: 'ref_older', turn: 3 },
+      ],
+      rebuilt: {
+        blocks: ['reflections', 'index'],
+        changes: [
+          { reflectionId: 'ref_was', change: 'superseded', replacedBy: 'ref_now' },
+          { reflectionId: 'ref_gone', change: 'deleted' },
+          { reflectionId: 'ref_changed', change: 'edited' },
+          { reflectionId: 'ref_moved', change: 'out_of_scope' },
+        ],
+      },
+      bar: 0.2,
       scope: 'alpha-shop',
       user: 'alice@example.com',
     });
-    const chore = entry('agt_a', { skipped: 'client_chore' });
+    const chore = entry('agt_a', { reason: 'client_chore' });
     await s.append(chore);
     assert.equal(await s.get('agt_a', chore.id), chore, 'why memory was left out');
-    const bare = entry('agt_a', { conversationId: null, status: null, upstreamMs: null, outcome: 'failed' });
+    const underBar = entry('agt_a', {
+      reason: 'under_bar',
+      bar: 0.35,
+      nearMisses: [
+        { reflectionId: 'ref_close', relevance: 0.3499 },
+        { reflectionId: 'ref_closer_not', relevance: 0.1 },
+        { reflectionId: 'ref_far', relevance: -0.2 },
+      ],
+    });
+    await s.append(underBar);
+    assert.equal(await s.get('agt_a', underBar.id), underBar, 'the bar and the near misses, best first, as written');
+    const bare = entry('agt_a', { conversationId: null, status: null, upstreamMs: null, outcome: 'failed', reason: 'not_reached' });
     await s.append(full);
     await s.append(bare);
     assert.equal(await s.get('agt_a', full.id), full);
     assert.equal(await s.get('agt_a', bare.id), bare, 'nulls stay null');
     assert.is(await s.get('agt_a', 'req_missing'), undefined);
     assert.is(await s.get('agt_b', full.id), undefined, "another agent's entry is not found through this agent");
+  });
+
+  test('every reason why nothing was added, and every change of a kept block, round-trips', async (context) => {
+    const s = store(context);
+    const reasons: NothingAdded[] = ['client_chore', 'injection_off', 'no_new_input', 'nothing_to_search', 'no_candidates', 'already_held', 'under_bar', 'over_budget', 'not_reached'];
+    const written = reasons.map((reason) => entry('agt_a', { reason }));
+    const changes: KeptChange[] = ['superseded', 'deleted', 'edited', 'out_of_scope'];
+    written.push(
+      ...changes.map((change) =>
+        entry('agt_a', { injected: [{ reflectionId: 'ref_x', relevance: 0.5, why: 'meaning' }], rebuilt: { blocks: ['reflections'], changes: [{ reflectionId: 'ref_y', change }] } }),
+      ),
+    );
+    for (const e of written) await s.append(e);
+    assert.equal((await s.list('agt_a', { limit: 50 })).entries, [...written].reverse());
+  });
+
+  test('only the port\'s fields are stored: whatever else the objects carry stays out', async (context) => {
+    const s = store(context);
+    const extra = { content: 'the reflection text', secret: 'sk-never' };
+    const written = entry('agt_a', {
+      injected: [{ reflectionId: 'ref_one', relevance: 0.5, why: 'meaning', ...extra }],
+      kept: [{ reflectionId: 'ref_two', turn: 2, ...extra }],
+      rebuilt: { blocks: ['reflections'], changes: [{ reflectionId: 'ref_three', change: 'edited', ...extra }] },
+      nearMisses: [{ reflectionId: 'ref_four', relevance: 0.1, ...extra }],
+    });
+    await s.append({ ...written, ...extra } as RequestEntry);
+    const read = await s.get('agt_a', written.id);
+    assert.not.ok(JSON.stringify(read).includes('sk-never'));
+    assert.equal(read, {
+      ...written,
+      injected: [{ reflectionId: 'ref_one', relevance: 0.5, why: 'meaning' }],
+      kept: [{ reflectionId: 'ref_two', turn: 2 }],
+      rebuilt: { blocks: ['reflections'], changes: [{ reflectionId: 'ref_three', change: 'edited' }] },
+      nearMisses: [{ reflectionId: 'ref_four', relevance: 0.1 }],
+    });
+  });
+
+  test('a filter by conversation, by outcome, by nothing added, or all three: each page holds `limit` matches, the cursor walks them all once', async (context) => {
+    const s = store(context);
+    const got = [{ reflectionId: 'ref_a', relevance: 0.4, why: 'meaning' }];
+    // 30 entries over two conversations, three outcomes, every third with nothing added; another agent's beside them.
+    const written: RequestEntry[] = [];
+    for (let i = 0; i < 30; i++) {
+      const nothing = i % 3 === 0;
+      written.push(
+        entry('agt_a', {
+          conversationId: i % 2 === 0 ? 'cnv_even' : 'cnv_odd',
+          outcome: ['settled', 'upstream_error', 'interrupted'][i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0],
+          injected: nothing ? [] : got,
+          reason: nothing ? 'under_bar' : null,
+        }),
+      );
+      if (i % 4 === 0) await s.append(entry('agt_b', { conversationId: 'cnv_even', outcome: 'settled' }));
+      await s.append(written[i]);
+    }
+    const filters: RequestFilter[] = [
+      { conversationId: 'cnv_even' },
+      { conversationId: 'cnv_odd' },
+      { conversationId: 'cnv_none' },
+      { outcome: 'settled' },
+      { outcome: 'upstream_error' },
+      { nothingAdded: true },
+      { nothingAdded: false },
+      { conversationId: 'cnv_even', outcome: 'settled', nothingAdded: false },
+      { conversationId: 'cnv_odd', nothingAdded: true },
+    ];
+    const matching = (filter: RequestFilter): Partial<RequestEntry> => ({
+      ...(filter.conversationId === undefined ? {} : { conversationId: filter.conversationId }),
+      ...(filter.outcome === undefined ? {} : { outcome: filter.outcome }),
+      injected: filter.nothingAdded ? [] : got,
+    });
+    for (const filter of filters) {
+      for (const limit of [1, 4, 100]) {
+        const expected = written
+          .filter(
+            (e) =>
+              (filter.conversationId === undefined || e.conversationId === filter.conversationId) &&
+              (filter.outcome === undefined || e.outcome === filter.outcome) &&
+              (filter.nothingAdded === undefined || (e.injected.length === 0) === filter.nothingAdded),
+          )
+          .reverse()
+          .map((e) => e.id);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await s.list('agt_a', { limit, cursor, ...filter });
+          if (page.cursor !== undefined) assert.is(page.entries.length, limit, `a page with an older one is full: ${JSON.stringify(filter)}`);
+          seen.push(...page.entries.map((e) => e.id));
+          cursor = page.cursor;
+          pages++;
+          if (pages === 1) {
+            // A matching request ending meanwhile is not on the older pages (the next walk lists it).
+            const late = entry('agt_a', matching(filter));
+            written.push(late);
+            await s.append(late);
+          }
+        } while (cursor && pages < 100);
+        assert.equal(seen, expected, `${JSON.stringify(filter)}, limit ${limit}`);
+        assert.is(pages, Math.max(1, Math.ceil(expected.length / limit)), 'no empty last page');
+      }
+    }
+  });
+
+  test('a cursor from one listing pages on under another filter, and a request of no listing is refused alike', async (context) => {
+    const s = store(context);
+    const written = Array.from({ length: 6 }, (_, i) => entry('agt_a', { outcome: i % 2 === 0 ? 'settled' : 'failed' }));
+    for (const e of written) await s.append(e);
+    const { cursor } = await s.list('agt_a', { limit: 2 });
+    assert.equal((await s.list('agt_a', { limit: 10, cursor, outcome: 'settled' })).entries.map((e) => e.id), [written[2].id, written[0].id]);
+    assert.ok(invalid('cursor')(await rejects(() => s.list('agt_a', { limit: 5, cursor: 'nonsense', outcome: 'settled' }))));
+    assert.ok(invalid('limit')(await rejects(() => s.list('agt_a', { limit: 0, nothingAdded: true }))));
   });
 
   test('list: latest appended first; limit; an empty log is one empty page', async (context) => {

@@ -88,15 +88,22 @@ test('search shows what a request saying the same would get injected', async ({ 
   const marked = related.text.split('<tr>').filter((row) => row.includes('would be injected'));
   assert.is(marked.length, 1);
   assert.match(marked[0]!, 'docker compose up cache');
-  assert.match(marked[0]!, /<p class="hint verdict taken">relevance \d\.\d\d, by (meaning|tags|named term &quot;[^&]+&quot;)<\/p>/);
-  // Every result says why it would or would not be injected.
+  assert.match(
+    marked[0]!,
+    /<p class="hint verdict taken">relevance \d\.\d\d, at or above this agent&#39;s bar of 0\.20: would be injected, by (meaning|tags|named term &quot;[^&]+&quot;)<\/p>/,
+  );
+  assert.match(related.text, /reaches this agent&#39;s bar \(min_score\) of 0\.20\./, 'the bar is said once, with what it means');
+  // Every result says its relevance against the bar, and why it would or would not be injected; no other number.
   const results = related.text.split('<tr').slice(2);
   assert.ok(results.length >= 1);
-  for (const row of results) assert.match(row, /<p class="hint verdict( taken)?">(relevance|not injected: )/);
+  for (const row of results) {
+    assert.match(row, /<p class="hint verdict( taken)?">relevance -?\d\.\d\d, (at or above|under) this agent&#39;s bar of 0\.20(: would be injected|: not injected|, but not injected: )/);
+    assert.not.match(row, /\(\d\.\d\d\)/, 'no unlabelled score beside the reflection');
+  }
   const mixed = await web.get(`${page}/reflections?q=${encodeURIComponent('staging redis')}`);
   const staging = mixed.text.split('<tr').find((row) => row.includes('staging database'));
   assert.ok(staging, 'the keyword search finds it');
-  assert.match(staging!, /not injected: relevance \d\.\d\d, under this agent&#39;s bar of 0\.20/, 'found by the search, and why injection would leave it out');
+  assert.match(staging!, /relevance -?\d\.\d\d, under this agent&#39;s bar of 0\.20: not injected/, 'found by the search, and why injection would leave it out');
   const unrelated = await web.get(`${page}/reflections?q=${encodeURIComponent('write me a poem about autumn leaves')}`);
   assert.match(unrelated.text, /would get <strong>0<\/strong> reflections injected/);
   const factual = await web.get(`${page}/reflections?kind=factual`);

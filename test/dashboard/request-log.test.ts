@@ -1,14 +1,17 @@
 /**
  * The request log on the dashboard's activity page (DESIGN section 12), in Chromium:
  * requests sent through the one base URL with the `openai` SDK appear newest first under
- * the ids their responses carried, each injected reflection a link to it with its score
- * and signal, and the list holds its layout on a phone.
+ * the ids their responses carried, each injected reflection a link to it with its relevance
+ * and signal; what was kept from which turn, what was rebuilt, and when nothing was
+ * injected why, the bar and the closest under it; and the list holds its layout at 1280
+ * and 390 px.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { layoutProblemsAtEachWidth } from '../support/layout.js';
 import { startSignedInDashboard, type SignedInDashboard } from '../support/dashboard.js';
+import type { RequestEntry } from '../../src/ports/index.js';
 
 type Context = SignedInDashboard;
 
@@ -26,7 +29,7 @@ test.after(async (context) => {
   await context.close?.();
 });
 
-test('requests appear newest first under their ids, each injected reflection linked with its score and why', async (context) => {
+test('requests appear newest first under their ids, each injected reflection linked with its relevance and why', async (context) => {
   const { engram, upstream, browser, agentPath, orgId, agentId } = context;
   const taught = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, { kind: 'procedural', topic: 'testing', content: TAUGHT });
   assert.is(taught.status, 201, JSON.stringify(taught.json));
@@ -49,11 +52,11 @@ test('requests appear newest first under their ids, each injected reflection lin
     assert.is(await rows.count(), 2);
     assert.match(await rows.nth(0).innerText(), related.id, 'the newest first');
     assert.match(await rows.nth(1).innerText(), unrelated.id);
-    assert.match(await rows.nth(1).locator('td[data-label="Injected"]').innerText(), 'none');
-    const link = rows.nth(0).locator('td[data-label="Injected"] a');
+    assert.match(await rows.nth(1).locator('td[data-label="Memory"]').innerText(), 'Nothing injected');
+    const link = rows.nth(0).locator('td[data-label="Memory"] a');
     assert.is(await link.count(), 1);
     assert.match(await link.innerText(), 'Integration tests need infrastructure/docker-compose/');
-    assert.match(await rows.nth(0).locator('td[data-label="Injected"] li').innerText(), /\d\.\d\d, by (meaning|tags|named term ".+")/);
+    assert.match(await rows.nth(0).locator('td[data-label="Memory"] li').innerText(), /relevance \d\.\d\d, by (meaning|tags|named term ".+")/);
     assert.match(await rows.nth(0).locator('td[data-label="Status"]').innerText(), '200');
     await link.click();
     await page.waitForURL(new RegExp(`/reflections/${taught.json.id}$`));
@@ -116,12 +119,107 @@ test('each request says where it was seen (project, end user) and why memory lef
     await page.goto(`${engram.url}${agentPath}/activity`);
     const rows = page.locator('#requests tbody tr');
     assert.match(await rows.nth(0).innerText(), chore);
-    assert.match(await rows.nth(0).locator('td[data-label="Injected"]').innerText(), /client's own bookkeeping request/);
+    assert.match(await rows.nth(0).locator('td[data-label="Memory"]').innerText(), /client's own bookkeeping request/);
     assert.match(await rows.nth(1).innerText(), scoped);
     const where = await rows.nth(1).locator('td[data-label="Request"]').innerText();
     assert.match(where, /project\s+alpha-shop/);
     assert.match(where, /end user\s+alice@example\.com/);
     assert.equal(await layoutProblemsAtEachWidth(page, `${engram.url}${agentPath}/activity`), []);
+  } finally {
+    await page.close();
+  }
+});
+
+/**
+ * An entry as issue 32's inject step writes it. The proxy on this branch does not write
+ * kept reflections, rebuilt blocks, reasons beyond a chore and injection off, bars or near
+ * misses yet, so this test appends such entries to the real store of the real Engram
+ * (`running.deps.control.requests`); the page reads them as it reads any.
+ */
+function logged(agentId: string, n: number, overrides: Partial<RequestEntry>): RequestEntry {
+  return {
+    id: `req_page${String(n).padStart(18, '0')}`,
+    agentId,
+    at: Date.now() + 3_600_000 + n * 1000,
+    protocol: 'messages',
+    conversationId: 's:c2Vzc2lvbi1vbmUtdGhhdC1pcy1sb25n:aGVsbG8td29ybGQtb3BlbmluZw',
+    status: 200,
+    outcome: 'settled',
+    latencyMs: 812.4,
+    upstreamMs: 790.1,
+    injected: [],
+    kept: [],
+    rebuilt: null,
+    reason: null,
+    bar: null,
+    nearMisses: [],
+    scope: 'acme-platform-release-tooling',
+    user: null,
+    ...overrides,
+  };
+}
+
+test('what reached the model and why: injected with relevance, kept from which turn, rebuilt in words; nothing injected: the reason, the bar, the near misses; at 1280 and 390 px', async ({ engram, browser, agentPath, orgId, agentId }) => {
+  const add = async (content: string) => {
+    const created = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, { kind: 'procedural', content });
+    assert.is(created.status, 201, JSON.stringify(created.json));
+    return created.json.id as string;
+  };
+  const deploy = await add('Deploy the billing service with make deploy-billing from infrastructure/kubernetes/overlays/production/billing-svc after the release checklist.');
+  const rotate = await add('Rotate the billing-svc deploy key with ops/rotate-keys.sh every Monday at 04:00.');
+  const close = await add('The staging database is reset every night at 02:00 from the anonymised production snapshot.');
+  const store = engram.running.deps.control.requests;
+  const got = logged(agentId, 1, {
+    injected: [{ reflectionId: deploy, relevance: 0.4312, why: 'named term "billing-svc"' }],
+    kept: [{ reflectionId: rotate, turn: 3 }],
+    rebuilt: {
+      blocks: ['reflections', 'index'],
+      changes: [
+        { reflectionId: 'ref_0123456789abcdef01234567', change: 'superseded', replacedBy: rotate },
+        { reflectionId: 'ref_fedcba9876543210fedcba98', change: 'deleted' },
+      ],
+    },
+    bar: 0.2,
+  });
+  const missed = logged(agentId, 2, {
+    reason: 'under_bar',
+    bar: 0.25,
+    nearMisses: [
+      { reflectionId: close, relevance: 0.2411 },
+      { reflectionId: deploy, relevance: 0.1049 },
+    ],
+  });
+  const held = logged(agentId, 3, { reason: 'already_held', bar: 0.2, kept: [{ reflectionId: deploy, turn: 1 }] });
+  for (const entry of [got, missed, held]) await store.append(entry);
+
+  const page = await browser.context.newPage();
+  try {
+    const url = `${engram.url}${agentPath}/activity`;
+    await page.goto(url);
+    const row = (id: string) => page.locator('#requests tbody tr', { hasText: id }).locator('td[data-label="Memory"]');
+
+    const gotCell = await row(got.id).innerText();
+    assert.match(gotCell, /Injected \(this agent's bar \(min_score\) was 0\.20\)/);
+    assert.match(gotCell, /Deploy the billing service with make deploy-billing[^\n]*relevance 0\.43, by named term "billing-svc"/);
+    assert.match(gotCell, /Kept from earlier turns\s+Rotate the billing-svc deploy key[^\n]*from turn 3/);
+    assert.match(gotCell, /Rebuilt: the relevant reflections and the root memory index, rewritten at their place, so this request missed the prompt cache from there on/);
+    assert.match(gotCell, new RegExp(`ref_0123456789abcdef01234567 \\(deleted since\\) superseded by ${rotate}, shown in its place`));
+    assert.match(gotCell, /ref_fedcba9876543210fedcba98 \(deleted since\) deleted: dropped, never sent again/);
+    assert.not.match(gotCell, 'Nothing injected');
+    assert.is(await row(got.id).locator(`a[href$="/reflections/${deploy}"]`).count(), 1, 'each reflection links to its page');
+
+    const missedCell = await row(missed.id).innerText();
+    assert.match(missedCell, "Nothing injected: reflections were found, but none reached this agent's bar; this agent's bar (min_score) was 0.25");
+    assert.match(missedCell, /Closest under the bar\s+The staging database is reset[^\n]*relevance 0\.24\s+Deploy the billing service[^\n]*relevance 0\.10/);
+
+    const heldCell = await row(held.id).innerText();
+    assert.match(heldCell, /Kept from earlier turns\s+Deploy the billing service[^\n]*from turn 1/);
+    assert.match(heldCell, "Nothing injected: the relevant reflections are already in the conversation; this agent's bar (min_score) was 0.20");
+
+    assert.equal(await layoutProblemsAtEachWidth(page, url), []);
+    // Left at 390 px: the table stacks, and the memory cell takes the card's width, not a column's.
+    const [cell, card] = await Promise.all([row(got.id).boundingBox(), page.locator('#requests tbody tr', { hasText: got.id }).boundingBox()]);
+    assert.ok(cell!.width > card!.width * 0.85, `the memory cell is ${cell!.width} px of its ${card!.width} px card`);
   } finally {
     await page.close();
   }

@@ -73,15 +73,20 @@ test('bad query parameters are 400 with the param named', async ({ server, base 
   }
 });
 
-test('?q= runs a hybrid search with scores, best first', async ({ server, base, ids }) => {
+test('?q= runs a hybrid search, best first, each result with its relevance on the scale of the agent\'s bar, the bar beside them', async ({ server, base, ids }) => {
   const reply = await server.call('GET', `${base}/reflections?q=${encodeURIComponent('how do we deploy to staging?')}`);
   assert.is(reply.status, 200);
   assert.is(reply.json.query, 'how do we deploy to staging?');
+  assert.is(reply.json.bar, 0.2, "the agent's min_score");
   assert.ok(reply.json.data.length >= 1);
   const best = reply.json.data[0];
   assert.is(best.id, ids[0]);
-  for (const key of ['score', 'vector_score', 'keyword_score']) assert.type(best[key], 'number');
+  for (const key of ['relevance', 'vector_score', 'keyword_score']) assert.type(best[key], 'number');
+  assert.is(best.score, undefined, 'no fused score to take for the relevance');
   assert.ok(best.vector_score > 0);
+  // The relevance is the cosine moved so the embedder's calibrated bar sits at the default min_score (a named term may lift it).
+  const { minCosine } = server.deps.embedder.relevance ?? { minCosine: 0.2 };
+  for (const result of reply.json.data) assert.ok(result.relevance >= result.vector_score - (minCosine - 0.2) - 1e-9, JSON.stringify(result));
 
   const filtered = await server.call('GET', `${base}/reflections?q=pnpm&kind=factual`);
   assert.not.ok(filtered.json.data.some((r: any) => r.id === ids[3]), 'kind filter applies to search');

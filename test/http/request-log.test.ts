@@ -1,9 +1,10 @@
 /**
  * The request log through the real surface (DESIGN section 12): the `openai` SDK's raw
  * response shows `x-engram-request-id`, the management API lists and returns what each
- * request did (the injected reflection with its score and why), pages with a cursor, keeps
- * no text, answers only the admin and the agent's own token, and forgets entries past
- * `ENGRAM_REQUEST_LOG_DAYS` (the clock moved, not waited for); the same on NATS.
+ * request did (the injected reflection with its relevance and why; what was kept, rebuilt,
+ * or why nothing was added), pages with a cursor, filters, keeps no text, answers only the
+ * admin and the agent's own token, and forgets entries past `ENGRAM_REQUEST_LOG_DAYS` (the
+ * clock moved, not waited for); the same on NATS.
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +15,7 @@ import * as assert from 'uvu/assert';
 import WebSocket, { type RawData } from 'ws';
 import { maintenancePlugin } from '../../src/http/maintenance.js';
 import { RequestJson, RequestPageJson } from '../../src/http/management/requests.js';
+import type { RequestEntry } from '../../src/ports/index.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
@@ -76,7 +78,7 @@ const QUESTION = 'How does the billing-svc deploy key rotation work? Ticket QZX-
 const TEACH_ANSWER = 'Understood: noted the rotation schedule VLK-3301.';
 const ASK_ANSWER = 'It runs from ops/rotate-keys.sh on Mondays, reply WPT-5517.';
 
-test('teach then ask: the SDK sees each id; the log lists both, latest first, the second with the injected reflection, its score and why; no text kept', async (context) => {
+test('teach then ask: the SDK sees each id; the log lists both, latest first, the second with the injected reflection, its relevance and why; no text kept', async (context) => {
   const { engram } = context;
   const agent = await engram.createAgent(context.upstream.url);
   const taught = await ask(context, agent, `REMEMBER: ${TAUGHT}`, TEACH_ANSWER);
@@ -101,9 +103,14 @@ test('teach then ask: the SDK sees each id; the log lists both, latest first, th
   assert.is(second.injected.length, 1);
   const [injected] = second.injected;
   assert.is(injected.reflection_id, reflection.id);
-  assert.type(injected.score, 'number');
-  assert.ok(injected.score >= 0.2, `at or above the agent's min_score: ${injected.score}`);
+  assert.type(injected.relevance, 'number');
+  assert.ok(injected.relevance >= 0.2, `at or above the agent's min_score: ${injected.relevance}`);
   assert.match(injected.why, /^(meaning|tags|named term ".+")$/);
+  // One relevance scale: a search for the same words gives the same reflection the same relevance, beside the same bar.
+  const searched = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections?q=${encodeURIComponent(QUESTION)}`);
+  const same = searched.json.data.find((r: any) => r.id === reflection.id);
+  assert.ok(Math.abs(same.relevance - injected.relevance) < 1e-9, `search ${same.relevance}, log ${injected.relevance}`);
+  assert.is(searched.json.bar, 0.2);
 
   const one = await engram.api('GET', `${requestsPath(agent)}/${asked}`);
   assert.is(one.status, 200);
@@ -187,6 +194,161 @@ test('pages: limit and cursor walk the log once, latest first; bad limits and cu
   const missing = await engram.api('GET', `${requestsPath(agent)}/req_AAAAAAAAAAAAAAAAAAAAAA`);
   assert.is(missing.status, 404);
   assert.is(missing.json.error.code, 'not_found');
+});
+
+/**
+ * An entry as the inject step will write it (issue 32). The proxy on this branch does not
+ * produce kept, rebuilt, reasons beyond the chore and injection off, bars or near misses
+ * yet, so these tests append such entries to the real store of a real Engram
+ * (`running.deps.control.requests`) and read them through the real API.
+ */
+function logged(agentId: string, n: number, overrides: Partial<RequestEntry> = {}): RequestEntry {
+  return {
+    id: `req_${String(n).padStart(22, 'N')}`,
+    agentId,
+    at: Date.now() - 60_000 + n,
+    protocol: 'messages',
+    conversationId: 'cnv_first',
+    status: 200,
+    outcome: 'settled',
+    latencyMs: 41.5,
+    upstreamMs: 40.25,
+    injected: [],
+    kept: [],
+    rebuilt: null,
+    reason: null,
+    bar: null,
+    nearMisses: [],
+    scope: null,
+    user: null,
+    ...overrides,
+  };
+}
+
+test('every field through the API: added with relevance and why, kept with their turn, rebuilt with its changes, the reason, the bar and the near misses', async (context) => {
+  const { engram } = context;
+  const agent = await engram.createAgent(context.upstream.url);
+  const store = engram.running.deps.control.requests;
+  const added = logged(agent.agentId, 1, {
+    injected: [{ reflectionId: 'ref_new', relevance: 0.4312, why: 'named term "billing-svc"' }],
+    kept: [{ reflectionId: 'ref_kept', turn: 2 }],
+    rebuilt: {
+      blocks: ['reflections', 'index'],
+      changes: [
+        { reflectionId: 'ref_old', change: 'superseded', replacedBy: 'ref_repl' },
+        { reflectionId: 'ref_gone', change: 'deleted' },
+      ],
+    },
+    bar: 0.2,
+  });
+  const missed = logged(agent.agentId, 2, {
+    reason: 'under_bar',
+    bar: 0.25,
+    nearMisses: [
+      { reflectionId: 'ref_close', relevance: 0.2411 },
+      { reflectionId: 'ref_far', relevance: -0.05 },
+    ],
+  });
+  await store.append(added);
+  await store.append(missed);
+  const listed = await logOf(engram, agent, 2);
+  RequestPageJson.parse(listed);
+  const [second, first] = listed.data;
+  assert.equal(first, {
+    id: added.id,
+    at: new Date(added.at).toISOString(),
+    protocol: 'messages',
+    conversation_id: 'cnv_first',
+    status: 200,
+    outcome: 'settled',
+    latency_ms: 41.5,
+    upstream_ms: 40.25,
+    scope: null,
+    user: null,
+    injected: [{ reflection_id: 'ref_new', relevance: 0.4312, why: 'named term "billing-svc"' }],
+    kept: [{ reflection_id: 'ref_kept', turn: 2 }],
+    rebuilt: {
+      blocks: ['reflections', 'index'],
+      changes: [
+        { reflection_id: 'ref_old', change: 'superseded', replaced_by: 'ref_repl' },
+        { reflection_id: 'ref_gone', change: 'deleted', replaced_by: null },
+      ],
+    },
+    reason: null,
+    bar: 0.2,
+    near_misses: [],
+  });
+  assert.equal([second.reason, second.bar, second.injected, second.kept, second.rebuilt], ['under_bar', 0.25, [], [], null]);
+  assert.equal(second.near_misses, [
+    { reflection_id: 'ref_close', relevance: 0.2411 },
+    { reflection_id: 'ref_far', relevance: -0.05 },
+  ]);
+  const one = await engram.api('GET', `${requestsPath(agent)}/${missed.id}`, undefined, agent.token);
+  assert.is(one.status, 200);
+  assert.equal(one.json, second, "one entry by id, with the agent's own token");
+});
+
+test('filters: ?conversation_id, ?outcome and ?nothing_added, alone and together, page with limit and cursor; a bad one is a 400 naming it', async (context) => {
+  const { engram } = context;
+  const agent = await engram.createAgent(context.upstream.url);
+  // Two real turns in two conversations, then logged ones around them.
+  const real = [await ask(context, agent, 'First question?', 'First answer.', 'conv-a'), await ask(context, agent, 'Second question?', 'Second answer.', 'conv-b')];
+  const [b, a] = (await logOf(engram, agent, 2)).data;
+  assert.equal([a.id, b.id], real);
+  assert.is.not(a.conversation_id, b.conversation_id);
+  const store = engram.running.deps.control.requests;
+  const written: RequestEntry[] = [];
+  for (let n = 10; n < 22; n++) {
+    const nothing = n % 3 === 0;
+    const entry = logged(agent.agentId, n, {
+      conversationId: n % 2 === 0 ? a.conversation_id : 'cnv_other',
+      outcome: n % 4 === 0 ? 'upstream_error' : 'settled',
+      injected: nothing ? [] : [{ reflectionId: 'ref_x', relevance: 0.3, why: 'meaning' }],
+      reason: nothing ? 'no_candidates' : null,
+    });
+    written.push(entry);
+    await store.append(entry);
+  }
+  await logOf(engram, agent, 14);
+  const walk = async (query: string): Promise<string[]> => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; json: any } = await engram.api('GET', `${requestsPath(agent)}?limit=2&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, undefined, agent.token);
+      assert.is(page.status, 200, `${query}: ${JSON.stringify(page.json)}`);
+      if (page.json.next_cursor) assert.is(page.json.data.length, 2, `${query}: a page with an older one is full`);
+      seen.push(...page.json.data.map((entry: any) => entry.id));
+      cursor = page.json.next_cursor;
+    } while (cursor);
+    return seen;
+  };
+  const newest = (entries: RequestEntry[]) => entries.map((e) => e.id).reverse();
+  assert.equal(await walk(`conversation_id=${encodeURIComponent(a.conversation_id)}`), [...newest(written.filter((e) => e.conversationId === a.conversation_id)), a.id]);
+  assert.equal(await walk(`conversation_id=${encodeURIComponent(b.conversation_id)}`), [b.id]);
+  assert.equal(await walk('outcome=upstream_error'), newest(written.filter((e) => e.outcome === 'upstream_error')));
+  assert.equal(await walk('nothing_added=true'), newest(written.filter((e) => e.injected.length === 0)).concat(b.id, a.id), 'the real turns got nothing: the agent knew nothing yet');
+  assert.equal(await walk('nothing_added=false'), newest(written.filter((e) => e.injected.length > 0)));
+  assert.equal(
+    await walk(`conversation_id=${encodeURIComponent(a.conversation_id)}&outcome=settled&nothing_added=false`),
+    newest(written.filter((e) => e.conversationId === a.conversation_id && e.outcome === 'settled' && e.injected.length > 0)),
+  );
+  assert.equal(await walk('conversation_id=cnv_nowhere'), []);
+
+  for (const [query, param] of [
+    ['outcome=done', 'outcome'],
+    ['outcome=settled&outcome=failed', 'outcome'],
+    ['nothing_added=yes', 'nothing_added'],
+    ['nothing_added=', 'nothing_added'],
+    ['conversation_id=', 'conversation_id'],
+    ['conversation_id=a&conversation_id=b', 'conversation_id'],
+  ]) {
+    const refused = await engram.api('GET', `${requestsPath(agent)}?${query}`);
+    assert.is(refused.status, 400, query);
+    assert.is(refused.json.error.type, 'invalid_request_error', query);
+    assert.is(refused.json.error.param, param, `${query}: ${JSON.stringify(refused.json)}`);
+  }
+  const refused = await engram.api('GET', `${requestsPath(agent)}?outcome=done`);
+  assert.match(refused.json.error.message, 'settled, upstream_error, interrupted, failed, aborted', 'the message lists what it takes');
 });
 
 test("the agent's own token reads its log; another agent's token gets 401, as for reflections; deleting the agent forgets it", async (context) => {

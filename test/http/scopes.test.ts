@@ -205,8 +205,8 @@ test('Claude Code’s session title request is its own chore: no memory goes int
       return answer.status === 200 ? answer.json : undefined;
     }, 5_000, 'the request log entry');
   const [titleEntry, turnEntry] = [await logged(title), await logged(turn)];
-  assert.equal([titleEntry.skipped, titleEntry.scope, titleEntry.injected], ['client_chore', null, []]);
-  assert.equal([turnEntry.skipped, turnEntry.scope, turnEntry.user], [null, 'gamma-app', null]);
+  assert.equal([titleEntry.reason, titleEntry.scope, titleEntry.injected], ['client_chore', null, []]);
+  assert.equal([turnEntry.reason, turnEntry.scope, turnEntry.user], [null, 'gamma-app', null]);
   assert.is(turnEntry.injected.length, 1);
 
   const stored = await engram.waitForReflections(agent, 2);

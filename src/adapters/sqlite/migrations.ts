@@ -382,7 +382,40 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE request_log ADD COLUMN user_id TEXT;
     ALTER TABLE request_log ADD COLUMN skipped TEXT;
   `,
+  // 18: the request log says what reached the model and why (issue 32): what was kept
+  // from earlier turns (`kept`, JSON [{reflectionId, turn}]), what of it was rebuilt
+  // (`rebuilt`, JSON or null), why nothing was added (`reason`, which takes over
+  // `skipped`'s two values), the agent's bar and the candidates just under it
+  // (`near_misses`, JSON [{reflectionId, relevance}]). An injected reflection's number is
+  // its `relevance` (it was written `score`; same scale). Entries logged before: nothing
+  // kept, nothing rebuilt, no bar, no near misses. Listings by conversation use the index.
+  (db) => {
+    db.exec(`
+      ALTER TABLE request_log ADD COLUMN kept TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE request_log ADD COLUMN rebuilt TEXT;
+      ALTER TABLE request_log ADD COLUMN reason TEXT;
+      ALTER TABLE request_log ADD COLUMN bar REAL;
+      ALTER TABLE request_log ADD COLUMN near_misses TEXT NOT NULL DEFAULT '[]';
+      UPDATE request_log SET reason = skipped;
+      ALTER TABLE request_log DROP COLUMN skipped;
+      CREATE INDEX request_log_by_conversation ON request_log (agent_id, conversation_id, seq);
+    `);
+    const rows = db.prepare("SELECT seq, injected FROM request_log WHERE injected <> '[]'").all() as Array<{ seq: number; injected: string }>;
+    const rewrite = db.prepare('UPDATE request_log SET injected = ? WHERE seq = ?');
+    for (const { seq, injected } of rows) rewrite.run(JSON.stringify(relevanceNamed(injected)), seq);
+  },
 ];
+
+/** Migration 18: an injected list as written before (`{reflectionId, score, why}`), its number named `relevance`. */
+function relevanceNamed(json: string): Array<{ reflectionId: unknown; relevance: unknown; why: unknown }> {
+  const list: unknown = JSON.parse(json);
+  if (!Array.isArray(list)) return [];
+  return list.map((item: { reflectionId?: unknown; score?: unknown; relevance?: unknown; why?: unknown }) => ({
+    reflectionId: item.reflectionId,
+    relevance: item.relevance ?? item.score,
+    why: item.why,
+  }));
+}
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */
 function tagList(json: string): string[] {

@@ -1,12 +1,14 @@
 /**
- * The request log in the embedded SQLite file (migration 14, `request_log`). The row's
- * `seq` (AUTOINCREMENT: never reused, even after deletes) is the append order, so the
- * cursor is the last `seq` a page showed and stays valid across pruning. Appends are
- * group-committed (`group-commit.ts`) with the other writes of the turn's end.
+ * The request log in the embedded SQLite file (migrations 14, 17, 18: `request_log`). The
+ * row's `seq` (AUTOINCREMENT: never reused, even after deletes) is the append order, so the
+ * cursor is the last `seq` a page showed and stays valid across pruning, whatever filter
+ * the pages are read with. Appends are group-committed (`group-commit.ts`) with the other
+ * writes of the turn's end.
  */
 import { cursorOf, pageStart } from '../../domain/request-log.js';
 import { EngramError } from '../../errors.js';
-import type { InjectedReflection, MemorySkipped, RequestEntry, RequestLog, RequestPage } from '../../ports/requests.js';
+import type { NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../ports/requests.js';
+import { storedEntry } from '../request-entries.js';
 import type { SqliteDatabase } from './database.js';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
 
@@ -22,27 +24,43 @@ interface Row {
   latency_ms: number;
   upstream_ms: number | null;
   injected: string;
+  kept: string;
+  rebuilt: string | null;
+  reason: string | null;
+  bar: number | null;
+  near_misses: string;
   scope: string | null;
   user_id: string | null;
-  skipped: string | null;
 }
 
-const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, scope, user_id, skipped';
+const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id';
+
+/**
+ * `RequestFilter` in SQL, as `matchesFilter` (`request-entries.ts`) states it: an empty
+ * `injected` list is stored as `[]` exactly (JSON.stringify), so "nothing added" is a
+ * string comparison, no JSON parsed per row.
+ */
+const FILTERS = [
+  ['conversationId', 'conversation_id = @conversationId'],
+  ['outcome', 'outcome = @outcome'],
+] as const;
 
 /** The SQLite RequestLog; shares the database handle with the other stores and never closes it. */
 export class SqliteRequestLog implements RequestLog {
+  readonly #db: SqliteDatabase;
   readonly #group: GroupCommit;
   readonly #sql;
+  /** One statement per shape of filter (which of its fields are set): at most eight. */
+  readonly #lists = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
 
   constructor(db: SqliteDatabase) {
+    this.#db = db;
     this.#group = groupCommitOf(db);
     this.#sql = {
       append: db.prepare(
-        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, scope, user_id, skipped)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      // Both through the (agent_id, seq) index, newest first.
-      list: db.prepare<[string, number, number], Row>(`SELECT ${COLUMNS} FROM request_log WHERE agent_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
       get: db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM request_log WHERE id = ? AND agent_id = ?`),
       prune: db.prepare<[number]>('DELETE FROM request_log WHERE at < ?'),
       deleteAgent: db.prepare<[string]>('DELETE FROM request_log WHERE agent_id = ?'),
@@ -51,33 +69,38 @@ export class SqliteRequestLog implements RequestLog {
 
   /** Committed with the other writes of this turn of the event loop (`GroupCommit`). */
   append(entry: RequestEntry): Promise<void> {
-    const injected = JSON.stringify(entry.injected.map(({ reflectionId, score, why }) => ({ reflectionId, score, why })));
+    const stored = storedEntry(entry);
     return this.#group.run(() => {
       this.#sql.append.run(
-        entry.id,
-        entry.agentId,
-        entry.at,
-        entry.protocol,
-        entry.conversationId,
-        entry.status,
-        entry.outcome,
-        entry.latencyMs,
-        entry.upstreamMs,
-        injected,
-        entry.scope,
-        entry.user,
-        entry.skipped,
+        stored.id,
+        stored.agentId,
+        stored.at,
+        stored.protocol,
+        stored.conversationId,
+        stored.status,
+        stored.outcome,
+        stored.latencyMs,
+        stored.upstreamMs,
+        JSON.stringify(stored.injected),
+        JSON.stringify(stored.kept),
+        stored.rebuilt === null ? null : JSON.stringify(stored.rebuilt),
+        stored.reason,
+        stored.bar,
+        JSON.stringify(stored.nearMisses),
+        stored.scope,
+        stored.user,
       );
     });
   }
 
-  async list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage> {
+  async list(agentId: string, options: { limit: number; cursor?: string } & RequestFilter): Promise<RequestPage> {
     const { limit } = options;
     const start = pageStart(options);
     if ('problem' in start) throw new EngramError('invalid_request', start.problem, { param: start.param });
     const { below } = start;
     // One row more than asked tells whether an older page exists.
-    const rows = this.#sql.list.all(agentId, below, limit + 1);
+    const params = { agentId, below, limit: limit + 1, conversationId: options.conversationId, outcome: options.outcome };
+    const rows = this.#listStatement(options).all(params) as Row[];
     const page = rows.slice(0, limit);
     return { entries: page.map(entryOf), ...(rows.length > limit ? { cursor: cursorOf(page[page.length - 1].seq) } : {}) };
   }
@@ -97,6 +120,24 @@ export class SqliteRequestLog implements RequestLog {
 
   /** Does not close the shared database handle; its opener does (see database.ts). */
   async close(): Promise<void> {}
+
+  /**
+   * Newest first through the (agent_id, seq) index, or (agent_id, conversation_id, seq) for
+   * one conversation; the other conditions are checked on the rows that index gives, so a
+   * page stops at `limit` matches rather than reading the whole log.
+   */
+  #listStatement(filter: RequestFilter) {
+    const conditions = ['agent_id = @agentId', 'seq < @below'];
+    for (const [field, sql] of FILTERS) if (filter[field] !== undefined) conditions.push(sql);
+    if (filter.nothingAdded !== undefined) conditions.push(filter.nothingAdded ? "injected = '[]'" : "injected <> '[]'");
+    const sql = `SELECT ${COLUMNS} FROM request_log WHERE ${conditions.join(' AND ')} ORDER BY seq DESC LIMIT @limit`;
+    let statement = this.#lists.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#lists.set(sql, statement);
+    }
+    return statement;
+  }
 }
 
 function entryOf(row: Row): RequestEntry {
@@ -110,9 +151,13 @@ function entryOf(row: Row): RequestEntry {
     outcome: row.outcome,
     latencyMs: row.latency_ms,
     upstreamMs: row.upstream_ms,
-    injected: JSON.parse(row.injected) as InjectedReflection[],
+    injected: JSON.parse(row.injected) as RequestEntry['injected'],
+    kept: JSON.parse(row.kept) as RequestEntry['kept'],
+    rebuilt: row.rebuilt === null ? null : (JSON.parse(row.rebuilt) as RequestEntry['rebuilt']),
+    reason: row.reason as NothingAdded | null,
+    bar: row.bar,
+    nearMisses: JSON.parse(row.near_misses) as RequestEntry['nearMisses'],
     scope: row.scope,
     user: row.user_id,
-    skipped: row.skipped as MemorySkipped | null,
   };
 }

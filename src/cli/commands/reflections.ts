@@ -18,6 +18,7 @@ import {
 import { CliError, UsageError } from '../errors.js';
 import { learningLine } from './jobs.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
+import { barRule, relevanceText } from '../../domain/relevance-words.js';
 import { clip, printJson, printTable, shortTime } from '../output.js';
 
 interface ReflectionJson {
@@ -40,7 +41,8 @@ interface ReflectionJson {
   /** The project it holds in, and the end user it is for; null: everywhere, the agent's own (absent from older servers). */
   scope?: string | null;
   user?: string | null;
-  score?: number;
+  /** A search result's relevance, on the scale of the agent's bar (`min_score`). */
+  relevance?: number;
 }
 
 const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' } } as const;
@@ -74,14 +76,14 @@ function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void
     clip(r.topic, 24),
     // Who tagged it, in a word: extraction, tagging, person, agent; '-' while no one has.
     r.tags_by ?? '-',
-    ...(scored ? [(r.score ?? 0).toFixed(3)] : []),
+    ...(scored ? [r.relevance === undefined ? '-' : relevanceText(r.relevance)] : []),
     ...(history ? [r.superseded_by ?? '-'] : []),
     ...(partitioned ? [clip(r.scope ?? 'everywhere', 24), clip(r.user ?? '-', 24)] : []),
     clip(r.content),
   ]);
   printTable(
     io,
-    ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['SCORE'] : []), ...(history ? ['REPLACED BY'] : []), ...(partitioned ? ['SCOPE', 'USER'] : []), 'CONTENT'],
+    ['ID', 'KIND', 'TOPIC', 'TAGS BY', ...(scored ? ['RELEVANCE'] : []), ...(history ? ['REPLACED BY'] : []), ...(partitioned ? ['SCOPE', 'USER'] : []), 'CONTENT'],
     rows,
     scored ? 'Nothing found.' : 'No reflections yet.',
   );
@@ -198,15 +200,21 @@ export const reflectionCommands: Command[] = [
   {
     path: ['reflections', 'search'],
     synopsis: 'QUERY --org NAME_OR_ID --agent NAME_OR_ID [--kind factual|procedural] [--scope NAME] [--user ID] [--limit N] [--json]',
-    summary: 'Hybrid (vector + keyword) search, best first (--scope, --user: what a conversation of that project and end user would find)',
+    summary:
+      'Hybrid (vector + keyword) search, best first, each result with its RELEVANCE on the scale of the agent\'s bar (min_score): ' +
+      'at or above it, a request saying QUERY gets it injected (--scope, --user: what a conversation of that project and end user would find)',
     positionals: 1,
     remote: true,
     options: { ...AGENT_OPTIONS, ...PAGE_OPTIONS, ...PARTITION_OPTIONS },
     async run(context) {
       const query = positional(context, 0, 'QUERY');
-      const result = await context.api().get<{ data: ReflectionJson[] }>(`${agentPath(context)}/reflections${listQuery(context, query)}`);
+      const result = await context.api().get<{ data: ReflectionJson[]; bar?: number }>(`${agentPath(context)}/reflections${listQuery(context, query)}`);
       if (flag(context, 'json')) printJson(context.io, result);
-      else printReflections(context.io, result.data, true);
+      else {
+        // The bar every RELEVANCE is read against (absent from older servers).
+        if (result.bar !== undefined && result.data.length > 0) context.io.out(barRule(result.bar));
+        printReflections(context.io, result.data, true);
+      }
     },
   },
   {

@@ -12,8 +12,9 @@ import { REFLECTION_KINDS, type Agent, type Reflection, type ReflectionKind } fr
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
-import { searchMemory } from '../../memory/memory-search.js';
-import { createRetrieval, type Verdict } from '../../memory/retrieval.js';
+import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
+import { barRule, relevanceAgainstBar } from '../../domain/relevance-words.js';
+import { createRetrieval } from '../../memory/retrieval.js';
 import { signalOf } from '../../conversation/request-log.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
@@ -27,6 +28,7 @@ import { spendToday } from './spend.js';
 import { nextStep } from './next-step.js';
 import { ownAgent, type AgentParams } from './access.js';
 import { agentInfo, text } from './forms.js';
+import { requestLogView } from './request-log-view.js';
 
 interface ReflectionParams extends AgentParams {
   id: string;
@@ -62,9 +64,6 @@ function statusOf(raw: unknown): Status {
 function tagList(raw: unknown): string[] {
   return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
 }
-
-/** Requests shown per page of the activity page's request log. */
-const REQUESTS_PAGE = 25;
 
 /** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
 function perDay(activity: DailyActivity[], reflections: Reflection[], now: number): DayRow[] {
@@ -152,20 +151,19 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     // A search finds current reflections only (history is never found): the filter applies to listings.
     const status = q ? 'current' : statusOf(request.query.status);
     const offset = Math.max(0, Math.min(100_000, Number.parseInt(text(request.query.offset), 10) || 0));
-    let rows: { reflection: Reflection; score?: number }[];
+    let rows: { reflection: Reflection }[];
     let more = false;
     // What a request saying `q` would get injected, by the injection's own retrieval (relevance rule, topK, budget),
-    // and for every other result why not.
+    // and for every result its relevance against the agent's bar and why it would or would not be.
     let injected: string[] | undefined;
     let verdicts: Record<string, InjectionNote> | undefined;
+    let bar: number | undefined;
     if (q) {
-      const [found, explained] = await Promise.all([
-        searchMemory(search, agent.id, { text: q, keywords: q, limit: PAGE, kind, alpha: 0.5, visible }),
-        retrieval.explain(agent, q, visible),
-      ]);
-      injected = explained.filter((verdict) => verdict.taken).map((verdict) => verdict.judged.reflection.id);
-      verdicts = injectionNotes(explained, agent);
-      rows = found.map((match) => ({ reflection: match.reflection, score: match.score }));
+      const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: PAGE, kind, visible });
+      injected = found.injected;
+      verdicts = injectionNotes(found.results, agent);
+      bar = found.bar;
+      rows = found.results.map((result) => ({ reflection: result.reflection }));
     } else {
       const superseded = status === 'all' ? undefined : status === 'superseded';
       const page = await reflections.list(agent.id, { limit: PAGE + 1, offset, kind, superseded, scope, user });
@@ -194,6 +192,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       page: PAGE,
       injected,
       verdicts,
+      barRule: bar === undefined ? undefined : barRule(bar),
       tagAuthor: tagAuthorLabel,
     });
   });
@@ -318,20 +317,14 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
   app.get<{ Params: AgentParams; Querystring: { cursor?: string } }>(`${base}/activity`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const cursor = text(request.query.cursor) || undefined;
-    // The request log, newest first: each injected reflection linked, with its content when it still exists.
-    const [requests, jobs] = await Promise.all([control.requests.list(agent.id, { limit: REQUESTS_PAGE, cursor }), agentJobs(deps.bus, agent.id)]);
-    const injectedIds = [...new Set(requests.entries.flatMap((entry) => entry.injected.map((one) => one.reflectionId)))];
-    const found = await Promise.all(injectedIds.map((id) => reflections.get(agent.id, id)));
-    const injectedReflections = Object.fromEntries(found.flatMap((r) => (r ? [[r.id, r]] : [])));
+    const [requestLog, jobs] = await Promise.all([requestLogView(deps, agent.id, cursor), agentJobs(deps.bus, agent.id)]);
     return reply.page('agent-activity', {
       title: `${agent.name}: activity`,
       tab: 'activity',
       org,
       agent,
       kindOf: jobKind,
-      requests,
-      firstPage: cursor === undefined,
-      injectedReflections,
+      ...requestLog,
       ...jobs,
     });
   });
@@ -352,24 +345,25 @@ export interface InjectionNote {
 }
 
 /**
- * Each candidate injection judged, by reflection id, in words: taken (with its relevance
- * and the signal), or why not (under the agent's bar, `topK` better ones, the token
- * budget). A result missing here is not among the candidates injection looks at.
+ * Each result in words, by reflection id: its relevance against the agent's bar, and
+ * whether injection would take it or why not (under the bar, `topK` better ones, the
+ * token budget, not among the candidates injection weighs).
  */
-export function injectionNotes(verdicts: readonly Verdict[], agent: Agent): Record<string, InjectionNote> {
+export function injectionNotes(results: readonly SearchedReflection[], agent: Agent): Record<string, InjectionNote> {
   const { minScore, topK, tokenBudget } = agent.memory;
   const notes: Record<string, InjectionNote> = {};
-  for (const verdict of verdicts) {
-    const { judged } = verdict;
-    const relevance = `relevance ${judged.score.toFixed(2)}`;
-    const text = verdict.taken
-      ? `${relevance}, by ${signalOf(judged)}`
-      : verdict.reason === 'below_bar'
-        ? `not injected: ${relevance}, under this agent's bar of ${minScore.toFixed(2)}`
-        : verdict.reason === 'beyond_top_k'
-          ? `not injected: ${relevance}, but this agent takes its best ${topK} and ${topK} rank${topK === 1 ? 's' : ''} higher`
-          : `not injected: ${relevance}, but it would not fit the ${tokenBudget}-token budget beside the better ones`;
-    notes[judged.reflection.id] = { taken: verdict.taken, text };
+  for (const { reflection, relevance, verdict } of results) {
+    const measured = relevanceAgainstBar(relevance, minScore);
+    const text = verdict?.taken
+      ? `${measured}: would be injected, by ${signalOf(verdict.judged)}`
+      : relevance < minScore
+        ? `${measured}: not injected`
+        : verdict === undefined
+          ? `${measured}, but not injected: not among the candidates injection weighs for this request`
+          : verdict.reason === 'beyond_top_k'
+            ? `${measured}, but not injected: this agent takes its best ${topK} and ${topK} rank${topK === 1 ? 's' : ''} higher`
+            : `${measured}, but not injected: it would not fit the ${tokenBudget}-token budget beside the better ones`;
+    notes[reflection.id] = { taken: verdict?.taken === true, text };
   }
   return notes;
 }

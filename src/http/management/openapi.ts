@@ -15,7 +15,7 @@ import { ENGRAM_VERSION } from '../../version.js';
 import { DeadLetterJson, RetriedJson } from './dead-letters.js';
 import { JobsJson } from './jobs.js';
 import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemovedJson } from './members.js';
-import { MAX_REQUESTS_LIMIT, RequestJson, RequestPageJson } from './requests.js';
+import { MAX_REQUESTS_LIMIT, OUTCOMES, RequestJson, RequestPageJson } from './requests.js';
 import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody, UpstreamCheckBody } from './validate.js';
 import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
@@ -57,11 +57,17 @@ const REFLECTIONS = `${AGENT}/reflections`;
 const Deleted = z.object({ id: z.string(), deleted: z.literal(true) });
 const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
 const Page = z.object({ data: z.array(ReflectionJson), limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() });
-const SearchResult = z.object({ query: z.string(), data: z.array(ScoredReflectionJson), limit: z.number().int(), offset: z.number().int() });
+const SearchResult = z.object({
+  query: z.string(),
+  data: z.array(ScoredReflectionJson),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  bar: z.number().describe('The agent’s bar (`min_score`): a result whose `relevance` reaches it is injected into a request saying the query'),
+});
 const Kind = z.enum(['factual', 'procedural']);
 
 const LIST_QUERY: QueryParameter[] = [
-  { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search; answers with scores, best first' },
+  { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search, best first; each result with its `relevance` beside the agent’s `bar`' },
   { name: 'conversation', schema: z.string(), description: 'Only what was learnt from this conversation (not with `q`)' },
   { name: 'kind', schema: Kind, description: 'Only this kind' },
   {
@@ -267,11 +273,20 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: `${AGENT}/requests`,
-    summary: "The agent's recent proxied requests, latest first: timings, status and the reflections injected, with their score and why (never text)",
+    summary:
+      "The agent's recent proxied requests, latest first: timings, status, what reached the model and why (each reflection added with its relevance and why, " +
+      'those kept from earlier turns, what was rebuilt) or why nothing was added (the reason, the bar, the near misses); never text',
     agentToken: true,
     query: [
       { name: 'limit', schema: z.number().int().min(1).max(MAX_REQUESTS_LIMIT), description: `Default 50, at most ${MAX_REQUESTS_LIMIT}` },
-      { name: 'cursor', schema: z.string(), description: 'The `next_cursor` of the previous page; a cursor no page gave is a 400' },
+      { name: 'cursor', schema: z.string(), description: 'The `next_cursor` of the previous page (of the same filter or another); a cursor no page gave is a 400' },
+      { name: 'conversation_id', schema: z.string().min(1), description: "Only this conversation's requests" },
+      { name: 'outcome', schema: z.enum(OUTCOMES as [string, ...string[]]), description: 'Only requests that ended so' },
+      {
+        name: 'nothing_added',
+        schema: z.enum(['true', 'false']),
+        description: '`true`: only requests to which nothing was added (each says why); `false`: only those that got something',
+      },
     ],
     status: 200,
     response: RequestPageJson,

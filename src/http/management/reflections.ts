@@ -4,14 +4,15 @@ import { z } from 'zod';
 import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import { searchMemory } from '../../memory/memory-search.js';
+import { createRetrieval } from '../../memory/retrieval.js';
+import { searchWithRelevance } from '../../memory/search-relevance.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { createHandEdits, type HandEdit } from '../../memory/hand-edits.js';
 import { memorySearchDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { invalid, parseBody, queryInteger, queryString } from './validate.js';
-import { reflectionWire, scoredReflectionWire } from './wire.js';
+import { reflectionWire, searchedReflectionWire } from './wire.js';
 import { MAX_SCOPE_LENGTH, validName } from '../../domain/scope.js';
 
 interface ReflectionParams extends AgentParams {
@@ -152,6 +153,8 @@ function kindOf(value: unknown, param: string): ReflectionKind | undefined {
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
   const search = memorySearchDeps(deps, app.log);
+  // A search answers each result's relevance as injection judges it (`search-relevance.ts`).
+  const retrieval = createRetrieval(search);
   const hand = createHandEdits({
     ...deps,
     maxReflections: deps.config.limits.maxReflections,
@@ -192,8 +195,8 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
         if (status !== 'current') throw invalid('status', 'A search (`q`) finds current reflections only: leave `status` out');
         // With a scope or user, a search finds what a conversation of them would see.
         const visible = scope === undefined && user === undefined ? undefined : { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
-        const found = await searchMemory(search, agent.id, { text: q, keywords: q, limit: limit + offset, kind, alpha: 0.5, visible });
-        return { query: q, data: found.slice(offset).map(scoredReflectionWire), limit, offset };
+        const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: limit + offset, kind, visible });
+        return { query: q, data: found.results.slice(offset).map(searchedReflectionWire), limit, offset, bar: found.bar };
       }
       if (conversation !== undefined) {
         const learnt = (await learntIn(agent.id, conversation)).filter(

@@ -11,11 +11,11 @@ import {
   type MemorySettings,
   type Org,
   type Reflection,
-  type ScoredReflection,
   type TagAuthor,
   type TokenRecord,
 } from '../../domain/types.js';
 import { ERRORS } from '../../errors.js';
+import type { SearchedReflection } from '../../memory/search-relevance.js';
 
 /*
  * The response schemas of the management API. The wire functions below are typed by
@@ -121,7 +121,16 @@ export const ReflectionJson = z
   })
   .meta({ id: 'Reflection' });
 
-export const ScoredReflectionJson = ReflectionJson.extend({ score: z.number(), vector_score: z.number(), keyword_score: z.number() }).meta({
+export const ScoredReflectionJson = ReflectionJson.extend({
+  relevance: z
+    .number()
+    .describe(
+      'On the scale of the agent’s `min_score` (the search’s `bar`): a request saying the query gets it injected at or above the bar. ' +
+        'As injection judges it (a named term’s lift included) for the candidates injection weighs, by meaning alone for the others',
+    ),
+  vector_score: z.number().describe('The cosine of the query and the reflection (the embedder’s own scale; `relevance` is this moved to the bar’s)'),
+  keyword_score: z.number().describe('The keyword (BM25) score, normalised to 0..1 within these results'),
+}).meta({
   id: 'ScoredReflection',
 });
 
@@ -218,11 +227,11 @@ export function reflectionWire(reflection: Reflection): z.output<typeof Reflecti
   };
 }
 
-export function scoredReflectionWire(scored: ScoredReflection): z.output<typeof ScoredReflectionJson> {
+export function searchedReflectionWire(searched: SearchedReflection): z.output<typeof ScoredReflectionJson> {
   return {
-    ...reflectionWire(scored.reflection),
-    score: scored.score,
-    vector_score: scored.vectorScore,
-    keyword_score: scored.keywordScore,
+    ...reflectionWire(searched.reflection),
+    relevance: searched.relevance,
+    vector_score: searched.vectorScore,
+    keyword_score: searched.keywordScore,
   };
 }

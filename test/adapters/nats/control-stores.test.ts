@@ -11,7 +11,7 @@ import { nanos } from '@nats-io/transport-node';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { controlBuckets, controlStreams, openNatsControl, type NatsControlOptions, type NatsControlStores } from '../../../src/adapters/nats/control/index.js';
 import { NatsConversationStore } from '../../../src/adapters/nats/control/conversations.js';
-import { accountKeys, activityKeys, directoryKeys, keyPart } from '../../../src/adapters/nats/control/keys.js';
+import { accountKeys, activityKeys, directoryKeys, keyPart, requestKeys } from '../../../src/adapters/nats/control/keys.js';
 import { LargeValues } from '../../../src/adapters/nats/control/large-values.js';
 import { updateConversation } from '../../../src/control/conversation-updates.js';
 import { newSession, newUser } from '../../../src/domain/account-records.js';
@@ -268,7 +268,8 @@ nats('request log: its bucket keeps messages the retention; a changed retention 
   try {
     assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(3 * DAY));
     const entry = (id: string, agentId: string, at: number) => ({
-      id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [], scope: null, user: null, skipped: null,
+      id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [],
+      kept: [], rebuilt: null, reason: null, bar: null, nearMisses: [], scope: null, user: null,
     });
     await r.stores.requests.append(entry('req_1', 'agt_a', 10));
     await r.stores.requests.append(entry('req_2', 'agt_a', 20));
@@ -281,6 +282,31 @@ nats('request log: its bucket keeps messages the retention; a changed retention 
     await r.stores.requests.deleteAgent('agt_b');
     assert.is(await streamMessages(r.ctx, stream), 1, 'no delete markers');
     assert.equal((await r.stores.requests.list('agt_a', { limit: 5 })).entries.map((e) => e.id), ['req_2']);
+  } finally {
+    await closeReplica(r);
+    for (const name of controlStreams(prefix)) await admin.jsm.streams.delete(name).catch(() => undefined);
+  }
+});
+
+nats('request log: entries an older version wrote read with the fields they lacked (nothing kept, reason from `skipped`, injected `score` as relevance) and are filtered alike', async () => {
+  const prefix = `oldrequests${++prefixes}`;
+  const r = await replica(server, prefix);
+  try {
+    const kv = await new Kvm(r.ctx.js).open(controlBuckets(prefix).requests);
+    const base = { agentId: 'agt_a', protocol: 'messages', conversationId: 'cnv_1', status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1 };
+    // Before issue 25 (no scope fields), before issue 32 (`score`, `skipped`), and the bare shape in between.
+    await kv.put(requestKeys.request('agt_a', 'req_1'), JSON.stringify({ ...base, id: 'req_1', at: 10, injected: [{ reflectionId: 'ref_a', score: 0.61, why: 'tags' }] }));
+    await kv.put(requestKeys.request('agt_a', 'req_2'), JSON.stringify({ ...base, id: 'req_2', at: 20, injected: [], scope: 'shop', user: null, skipped: 'client_chore' }));
+    await kv.put(requestKeys.request('agt_a', 'req_3'), JSON.stringify({ ...base, id: 'req_3', at: 30, injected: [], scope: null, user: null, skipped: null }));
+    const empty = { kept: [], rebuilt: null, bar: null, nearMisses: [] };
+    assert.equal(await r.stores.requests.get('agt_a', 'req_1'), {
+      ...base, id: 'req_1', at: 10, injected: [{ reflectionId: 'ref_a', relevance: 0.61, why: 'tags' }], ...empty, reason: null, scope: null, user: null,
+    });
+    assert.equal(await r.stores.requests.get('agt_a', 'req_2'), { ...base, id: 'req_2', at: 20, injected: [], ...empty, reason: 'client_chore', scope: 'shop', user: null });
+    const nothing = await r.stores.requests.list('agt_a', { limit: 1, nothingAdded: true });
+    assert.equal(nothing.entries.map((e) => e.id), ['req_3'], 'an older entry that got nothing counts as nothing added, without a reason');
+    assert.equal((await r.stores.requests.list('agt_a', { limit: 5, cursor: nothing.cursor, nothingAdded: true })).entries.map((e) => e.id), ['req_2']);
+    assert.equal((await r.stores.requests.list('agt_a', { limit: 5, nothingAdded: false })).entries.map((e) => e.id), ['req_1']);
   } finally {
     await closeReplica(r);
     for (const name of controlStreams(prefix)) await admin.jsm.streams.delete(name).catch(() => undefined);

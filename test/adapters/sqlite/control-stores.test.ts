@@ -158,6 +158,42 @@ sqlite('a database written before revision-checked conversations is migrated: st
   }
 });
 
+sqlite('migration 18: the request log keeps what older entries said (skipped becomes the reason, score the relevance); they read with nothing kept', async () => {
+  const temp = tempDb();
+  try {
+    // What version 17 of the schema held.
+    temp.db.exec(`
+      DROP INDEX request_log_by_conversation;
+      ALTER TABLE request_log DROP COLUMN kept; ALTER TABLE request_log DROP COLUMN rebuilt; ALTER TABLE request_log DROP COLUMN reason;
+      ALTER TABLE request_log DROP COLUMN bar; ALTER TABLE request_log DROP COLUMN near_misses;
+      ALTER TABLE request_log ADD COLUMN skipped TEXT;
+    `);
+    temp.db.pragma('user_version = 17');
+    const insert = temp.db.prepare(
+      `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, scope, user_id, skipped)
+       VALUES (?, 'agt_a', ?, 'messages', 'cnv_1', 200, 'settled', 5.5, 4.25, ?, NULL, NULL, ?)`,
+    );
+    insert.run('req_1', 10, JSON.stringify([{ reflectionId: 'ref_a', score: 0.61, why: 'tags' }, { reflectionId: 'ref_b', score: 0.2, why: 'named term "x"' }]), null);
+    insert.run('req_2', 20, '[]', 'client_chore');
+    insert.run('req_3', 30, '[]', 'injection_off');
+    insert.run('req_4', 40, '[]', null);
+    const requests = sqliteControlStores(temp.reopen()).requests;
+    const base = { agentId: 'agt_a', protocol: 'messages', conversationId: 'cnv_1', status: 200, outcome: 'settled', latencyMs: 5.5, upstreamMs: 4.25, kept: [], rebuilt: null, bar: null, nearMisses: [], scope: null, user: null };
+    assert.equal(await requests.get('agt_a', 'req_1'), {
+      ...base,
+      id: 'req_1',
+      at: 10,
+      injected: [{ reflectionId: 'ref_a', relevance: 0.61, why: 'tags' }, { reflectionId: 'ref_b', relevance: 0.2, why: 'named term "x"' }],
+      reason: null,
+    });
+    assert.equal((await requests.list('agt_a', { limit: 10, nothingAdded: true })).entries.map((e) => [e.id, e.reason]), [['req_4', null], ['req_3', 'injection_off'], ['req_2', 'client_chore']]);
+    assert.equal((await requests.list('agt_a', { limit: 10, nothingAdded: false })).entries.map((e) => e.id), ['req_1']);
+    assert.ok(temp.db.prepare("SELECT 1 FROM pragma_index_list('request_log') WHERE name = 'request_log_by_conversation'").get(), 'listings by conversation use an index');
+  } finally {
+    temp.remove();
+  }
+});
+
 function baseState(agentId: string, id: string) {
   return {
     agentId,

@@ -11,12 +11,15 @@
  * here: it reads the agent's whole retained log (a few hundred bytes an entry), which is
  * what 2.9 allows without reverse iteration; an agent with tens of thousands of requests
  * a week pays for it in the listing (0.15 to 0.75 s a page for 5,000 entries, measured on
- * a busy 2-core machine), never on the proxy path.
+ * a busy 2-core machine), never on the proxy path. A listing's filter is applied in that
+ * scan, before the page is cut, so a page holds `limit` matching entries and its cursor
+ * (a revision) pages on under the same filter.
  */
 import type { KV } from '@nats-io/kv';
 import { cursorOf, pageStart } from '../../../domain/request-log.js';
 import { EngramError } from '../../../errors.js';
-import type { RequestEntry, RequestLog, RequestPage } from '../../../ports/requests.js';
+import type { InjectedReflection, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../../ports/requests.js';
+import { keptList, matchesFilter, nearMissList, rebuiltOf, storedEntry } from '../../request-entries.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject, requestKeys } from './keys.js';
 import { forEachLimited, guarded, purgeRevision, purgeSubjects, readJson, scanLatest } from './kv-support.js';
@@ -45,11 +48,10 @@ export class NatsRequestLog implements RequestLog {
   }
 
   async append(entry: RequestEntry): Promise<void> {
-    const value: RequestEntry = { ...entry, injected: entry.injected.map(({ reflectionId, score, why }) => ({ reflectionId, score, why })) };
-    await this.#guard('append', () => this.#kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(value)));
+    await this.#guard('append', () => this.#kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(storedEntry(entry))));
   }
 
-  async list(agentId: string, options: { limit: number; cursor?: string }): Promise<RequestPage> {
+  async list(agentId: string, options: { limit: number; cursor?: string } & RequestFilter): Promise<RequestPage> {
     const { limit } = options;
     const start = pageStart(options);
     if ('problem' in start) throw new EngramError('invalid_request', start.problem, { param: start.param });
@@ -57,8 +59,10 @@ export class NatsRequestLog implements RequestLog {
     return this.#guard('list', async () => {
       const found = await scanLatest(this.#kv, requestKeys.requests(agentId), this.#options.timeoutMs, (entry) => {
         if (entry.revision >= below) return undefined;
-        const value = entry.json<RequestEntry>();
-        return value.agentId === agentId ? entryOf(value) : undefined;
+        const value = entry.json<StoredEntry>();
+        if (value.agentId !== agentId) return undefined;
+        const read = entryOf(value);
+        return matchesFilter(read, options) ? read : undefined;
       });
       const older = found.sort((a, b) => b.revision - a.revision);
       const page = older.slice(0, limit);
@@ -68,7 +72,7 @@ export class NatsRequestLog implements RequestLog {
 
   async get(agentId: string, id: string): Promise<RequestEntry | undefined> {
     return this.#guard('get', async () => {
-      const stored = await readJson<RequestEntry>(this.#kv, requestKeys.request(agentId, id));
+      const stored = await readJson<StoredEntry>(this.#kv, requestKeys.request(agentId, id));
       return stored?.value.agentId === agentId && stored.value.id === id ? entryOf(stored.value) : undefined;
     });
   }
@@ -99,7 +103,43 @@ export class NatsRequestLog implements RequestLog {
   }
 }
 
-/** A stored entry as the port gives it: one logged before the scope fields has them null. */
-function entryOf(stored: RequestEntry): RequestEntry {
-  return { ...stored, scope: stored.scope ?? null, user: stored.user ?? null, skipped: stored.skipped ?? null };
+/**
+ * An entry as stored by any version: before the scope fields (issue 25) it had no `scope`
+ * and `user`; before issue 32 an injected reflection's number was `score`, why memory was
+ * left out was `skipped` (`client_chore`, `injection_off`), and nothing else of the kept
+ * block, the bar or the near misses was written.
+ */
+type StoredEntry = Omit<RequestEntry, 'injected' | 'kept' | 'rebuilt' | 'reason' | 'bar' | 'nearMisses' | 'scope' | 'user'> & {
+  injected: Array<Omit<InjectedReflection, 'relevance'> & { relevance?: number; score?: number }>;
+  kept?: RequestEntry['kept'];
+  rebuilt?: RequestEntry['rebuilt'];
+  reason?: NothingAdded | null;
+  skipped?: NothingAdded | null;
+  bar?: number | null;
+  nearMisses?: RequestEntry['nearMisses'];
+  scope?: string | null;
+  user?: string | null;
+};
+
+/** A stored entry as the port gives it: what an older version did not write reads as nothing kept, no reason, no bar. */
+function entryOf(stored: StoredEntry): RequestEntry {
+  return {
+    id: stored.id,
+    agentId: stored.agentId,
+    at: stored.at,
+    protocol: stored.protocol,
+    conversationId: stored.conversationId,
+    status: stored.status,
+    outcome: stored.outcome,
+    latencyMs: stored.latencyMs,
+    upstreamMs: stored.upstreamMs,
+    injected: stored.injected.map(({ reflectionId, relevance, score, why }) => ({ reflectionId, relevance: relevance ?? score ?? 0, why })),
+    kept: keptList(stored.kept ?? []),
+    rebuilt: rebuiltOf(stored.rebuilt ?? null),
+    reason: stored.reason ?? stored.skipped ?? null,
+    bar: stored.bar ?? null,
+    nearMisses: nearMissList(stored.nearMisses ?? []),
+    scope: stored.scope ?? null,
+    user: stored.user ?? null,
+  };
 }
