@@ -3,8 +3,10 @@
  * openai SDK over real HTTP: the same opening asked before and after a fact changed gets
  * the fact of its time; a conversation that holds a replaced fact carries the replacement
  * from its next turn on; one that holds a deleted reflection never sends it again. Checked
- * at the scripted upstream (what the model was sent), on the embedded SQLite stores and on
- * two replicas sharing one nats-server, each request on either replica.
+ * at the scripted upstream (what the model was sent), and in the request log, which says
+ * what each turn added, kept and rebuilt, or why it added nothing (DESIGN section 12), on
+ * the embedded SQLite stores and on two replicas sharing one nats-server, each request on
+ * either replica.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +66,14 @@ async function idle(engram: TestEngram): Promise<void> {
   await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 15_000, 'an empty extraction queue');
 }
 
+/** A request's log entry through the API, once written (just after its answer), read through `engram`. */
+async function logged(engram: TestEngram, agent: TestAgent, requestId: string): Promise<any> {
+  return eventually(async () => {
+    const read = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/requests/${requestId}`);
+    return read.status === 200 ? read.json : undefined;
+  }, 5000, `the log entry of ${requestId}`);
+}
+
 async function learnt(engram: TestEngram, agent: TestAgent, content: string): Promise<any> {
   const found = await eventually(async () => (await engram.reflections(agent)).find((r: any) => r.content === content), 15_000, `"${content}" to be learnt`);
   await idle(engram);
@@ -81,9 +91,15 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   upstream.setExtractor(stagingExtractor);
   const opening: Message[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: QUESTION }];
 
-  // Asked before anything is known: nothing to inject.
+  const bar = (await a.api('GET', base)).json.memory.min_score;
+  assert.type(bar, 'number');
+
+  // Asked before anything is known: nothing to inject, and the log says why.
   const before = await turn(upstream, on(a), opening, 'I do not know yet.');
   assert.not.match(before.raw, '<engram-reflections>');
+  const nothing = await logged(b, created, before.requestId);
+  assert.equal([nothing.injected, nothing.kept, nothing.rebuilt, nothing.reason, nothing.near_misses], [[], [], null, 'no_candidates', []]);
+  assert.is(nothing.bar, bar);
   await idle(a);
 
   // Taught; the same opening asked again, as a new chat, gets what was taught since.
@@ -91,6 +107,11 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   const old = await learnt(a, created, OLD);
   const asked = await turn(upstream, on(a), opening, 'Noted, thanks.');
   assert.match(asked.raw, 'db-stage-7.internal', 'a repeated opening is a new chat: it gets memory learnt after the first');
+  const askedEntry = await logged(a, created, asked.requestId);
+  assert.equal(askedEntry.injected.map((i: any) => i.reflection_id), [old.id], 'the log says what the model was sent');
+  assert.ok(askedEntry.injected[0].relevance >= bar, `relevance ${askedEntry.injected[0].relevance} at or above the bar ${bar}`);
+  assert.equal([askedEntry.kept, askedEntry.rebuilt, askedEntry.reason, askedEntry.bar], [[], null, null, bar]);
+  assert.is.not(askedEntry.conversation_id, nothing.conversation_id, 'two chats with the same opening are two conversations');
   const chat: Message[] = [...opening, { role: 'assistant', content: asked.reply.content }];
 
   // The fact changes: the new reflection supersedes the old one.
@@ -102,15 +123,22 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   const fresh = await turn(upstream, on(b), opening, 'It is db-stage-9.');
   assert.match(fresh.raw, 'db-stage-9.internal');
   assert.not.match(fresh.raw, 'db-stage-7', 'never the replaced fact, byte for byte or otherwise');
+  assert.equal((await logged(a, created, fresh.requestId)).injected.map((i: any) => i.reflection_id), [replacement.id]);
 
   // The earlier chat goes on: its kept block carries the replacement, not the old text.
   chat.push({ role: 'user', content: 'And which port does it listen on?' });
   const next = await turn(upstream, on(b), chat, 'Port 5432.');
   assert.not.match(next.raw, 'db-stage-7', 'a superseded reflection is not re-applied');
   assert.match(JSON.stringify(next.sent[1]), 'db-stage-9.internal', 'its replacement takes its place, on the message that carried the block');
+  const rebuilt = await logged(b, created, next.requestId);
+  assert.is(rebuilt.conversation_id, askedEntry.conversation_id, 'the continuation found its conversation by its first answer');
+  assert.equal(rebuilt.rebuilt, { blocks: ['reflections'], changes: [{ reflection_id: old.id, change: 'superseded', replaced_by: replacement.id }] });
+  assert.equal(rebuilt.kept, []);
   chat.push({ role: 'assistant', content: next.reply.content }, { role: 'user', content: 'Who owns it?' });
   const again = await turn(upstream, on(a), chat, 'The platform team.');
   assert.equal(again.sent.slice(0, next.sent.length), next.sent, 'once rebuilt, the block is kept byte for byte: the request extends the previous one');
+  const kept = await logged(a, created, again.requestId);
+  assert.equal([kept.kept, kept.rebuilt], [[{ reflection_id: replacement.id, turn: 1 }], null], 'kept, from the turn that added the block');
 
   // Deleted: never sent again.
   assert.is((await b.api('DELETE', `${base}/reflections/${replacement.id}`)).status, 200);
@@ -118,6 +146,19 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   const afterDelete = await turn(upstream, on(a), chat, 'No.');
   assert.not.match(afterDelete.raw, 'db-stage-9', 'a deleted reflection never reaches the upstream again');
   assert.not.match(afterDelete.raw, 'db-stage-7');
+  const deleted = await logged(b, created, afterDelete.requestId);
+  assert.equal([deleted.kept, deleted.rebuilt], [[], { blocks: ['reflections'], changes: [{ reflection_id: replacement.id, change: 'deleted', replaced_by: null }] }]);
+
+  // A request that gets nothing though memory holds something: under the bar, with how close it came.
+  const office = await a.api('POST', `${base}/reflections`, { kind: 'factual', content: 'The office coffee machine descales itself every Friday morning.', topic: 'office' });
+  assert.is(office.status, 201);
+  const unrelated = await turn(upstream, on(b), [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Please summarise the quarterly revenue figures for the board.' }], 'Sure.');
+  assert.not.match(unrelated.raw, '<engram-reflections>');
+  const miss = await logged(a, created, unrelated.requestId);
+  assert.equal([miss.injected, miss.reason, miss.bar], [[], 'under_bar', bar]);
+  assert.ok(miss.near_misses.length >= 1 && miss.near_misses.length <= 3, JSON.stringify(miss.near_misses));
+  assert.ok(miss.near_misses.some((n: any) => n.reflection_id === office.json.id));
+  for (const n of miss.near_misses) assert.ok(n.relevance < bar, `a near miss is under the bar: ${n.relevance}`);
   await idle(a);
 }
 
