@@ -102,7 +102,7 @@ test('requests lists newest first: time, id, protocol, status and outcome, what 
   assert.is(listed.code, 0, listed.stderr);
   const lines = listed.stdout.trimEnd().split('\n');
   assert.match(lines[0], /^TIME \(UTC\)\s+REQUEST\s+PROTOCOL\s+STATUS\s+INJECTED\s+LATENCY$/);
-  assert.match(lines[1], new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${real}\\s+chat-completions\\s+200 settled\\s+none: no reason recorded\\s+\\d+ ms$`));
+  assert.match(lines[1], new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+${real}\\s+chat-completions\\s+200 settled\\s+none: under the bar\\s+\\d+ ms$`), lines[1]);
   assert.match(lines[2], /^2026-11-27 16:30:03\s+req_cli0+3\s+messages\s+502 upstream_error\s+none: not reached\s+812 ms$/);
   assert.match(lines[3], /^2026-11-27 16:30:02\s+req_cli0+2\s+messages\s+200 settled\s+none: under the bar\s+812 ms$/);
   assert.match(lines[4], /^2026-11-27 16:30:01\s+req_cli0+1\s+messages\s+200 settled\s+1 injected, 1 kept\s+812 ms$/);
