@@ -9,7 +9,7 @@ import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/i
 import { consumerOptions } from '../ports/event-bus.js';
 import type { ExtractionJob } from '../memory/extraction-job.js';
 import { jobKind, type JobKind } from '../memory/agent-jobs.js';
-import { safeErrorSerializer, safeText } from '../http/log-safety.js';
+import { safeText } from '../http/log-safety.js';
 import type { Log } from '../log.js';
 import type { ActivityRecorder } from './activity.js';
 import type { Metrics } from './metrics.js';
@@ -116,7 +116,7 @@ async function observeDelivery<T>(
       const last = message.attempt >= maxDeliver;
       if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
       log.warn(
-        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: safeErrorSerializer(error) },
+        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: error },
         last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`,
       );
     }

@@ -116,6 +116,8 @@ test('JSON: a failed extraction is logged with its reason, and counted as dead o
     await chat(engram.agent, 'REMEMBER: Logs rotate daily.');
     const retry = await waitForLine(engram.lines, 'extraction failed; will be retried');
     assert.match(retry.reason, 'upstream answered 500');
+    assert.match(retry.err.message, 'upstream answered 500', 'the error itself, serialized once, not "[object Object]"');
+    assert.not.ok(engram.lines.some((line) => line.includes('[object Object]')));
     const last = await waitForLine(engram.lines, 'extraction failed on its last delivery (2); dead-lettered');
     assert.is(last.attempt, 2);
 
