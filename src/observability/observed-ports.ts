@@ -92,11 +92,14 @@ async function observeDelivery<T>(
       metrics.extractionFinished('done');
       if (typeof job.agentId === 'string') activity.record(job.agentId, { extractions: 1 });
     },
-    async nak(delayMs) {
-      await message.nak(delayMs);
+    async nak(options) {
+      await message.nak(options);
       settled = true;
-      if (counted) metrics.extractionFinished('retry');
-      log.warn(fields, `${name} failed; will be retried`);
+      // The bus dead-letters a nak on the last allowed delivery.
+      const last = message.attempt >= maxDeliver;
+      if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
+      const reason = options?.reason === undefined ? {} : { reason: safeText(options.reason) };
+      log.warn({ ...fields, ...reason }, last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`);
     },
     async term(reason) {
       await message.term(reason);

@@ -382,6 +382,13 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE request_log ADD COLUMN user_id TEXT;
     ALTER TABLE request_log ADD COLUMN skipped TEXT;
   `,
+  // 18: a failed job says why (DESIGN section 12): the reason of a message's last failed
+  // delivery, kept while it waits to be retried and carried into its dead letter.
+  // Messages and dead letters stored before: null (no reason known).
+  `
+    ALTER TABLE bus_messages ADD COLUMN last_error TEXT;
+    ALTER TABLE bus_dead_letters ADD COLUMN last_error TEXT;
+  `,
 ];
 
 /** A `tags` column as written by every version (a JSON array of strings); anything else reads as none. */

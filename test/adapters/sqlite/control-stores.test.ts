@@ -146,6 +146,8 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision; ALTER TABLE reflections DROP COLUMN origin;');
     temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
     temp.db.exec('DROP INDEX bus_messages_supersede; ALTER TABLE bus_messages DROP COLUMN supersede_key;');
+    // Nor the reasons of failed deliveries, 18.
+    temp.db.exec('ALTER TABLE bus_messages DROP COLUMN last_error; ALTER TABLE bus_dead_letters DROP COLUMN last_error;');
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
     temp.db.exec('DROP TABLE agent_activity; DROP TABLE request_log;');
     temp.db.exec('ALTER TABLE reflections DROP COLUMN superseded_by; ALTER TABLE reflections DROP COLUMN superseded_at; ALTER TABLE reflections DROP COLUMN tags_by;');
