@@ -179,7 +179,7 @@ test('a refused tagging call is a dead letter with its kind and reason, retried 
       return json.data.length > 0 ? json.data : undefined;
     }, 10_000, 'the dead letter');
     assert.is(dead.kind, 'tagging');
-    assert.is(dead.reason, 'upstream answered 400: tool_choice is not supported by this model');
+    assert.is(dead.reason, 'upstream answered 400 Bad Request');
     assert.equal([dead.conversation_id, dead.source, dead.turns, dead.attempts], [null, null, null, 1]);
     assert.is((await jobsOf(engram, agent)).dead[0].kind, 'tagging');
     assert.is(await metric(engram, /^engram_extraction_dead_letters\{kind="tagging"\}/), 1);
