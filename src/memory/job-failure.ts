@@ -88,7 +88,7 @@ const UNREACHABLE: Readonly<Record<string, string>> = {
   UND_ERR_INVALID_ARG: 'the upstream URL is not usable',
 };
 
-const TIMEOUT_CODES: ReadonlySet<string> = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT']);
 
 /** The error and its causes, outermost first (a few levels: causes are short chains). */
 function chain(error: unknown): Array<{ name?: unknown; code?: unknown }> {
@@ -108,10 +108,17 @@ function chain(error: unknown): Array<{ name?: unknown; code?: unknown }> {
 export function callFailure(error: unknown, timeoutMs: number): JobFailure {
   if (error instanceof JobFailure) return error;
   const links = chain(error);
-  // The call's own time limit (an AbortSignal's TimeoutError) or the client's.
-  if (links.some((link) => link.name === 'TimeoutError' || (typeof link.code === 'string' && TIMEOUT_CODES.has(link.code)))) {
+  // The call's own time limit (its AbortSignal's TimeoutError)...
+  if (links.some((link) => link.name === 'TimeoutError')) {
     const seconds = timeoutMs >= 10_000 ? String(Math.round(timeoutMs / 1000)) : String(Math.round(timeoutMs / 100) / 10);
     return new JobFailure('timeout', `timed out: the upstream did not answer within ${seconds} s`, { cause: error });
+  }
+  // ... or the upstream client's, which may be the shorter.
+  if (links.some((link) => link.code === 'UND_ERR_BODY_TIMEOUT')) {
+    return new JobFailure('timeout', "timed out: the upstream's answer stalled for longer than ENGRAM_UPSTREAM_IDLE_TIMEOUT_MS", { cause: error });
+  }
+  if (links.some((link) => typeof link.code === 'string' && TIMEOUT_CODES.has(link.code))) {
+    return new JobFailure('timeout', 'timed out: the upstream did not answer within ENGRAM_UPSTREAM_TIMEOUT_MS', { cause: error });
   }
   const code = links.map((link) => link.code).find((value): value is string => typeof value === 'string' && value in UNREACHABLE);
   const why = code === undefined ? 'could not connect' : UNREACHABLE[code];
