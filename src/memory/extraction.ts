@@ -36,10 +36,16 @@ export {
   type ExtractionJob,
 } from './extraction-job.js';
 
+/** Why a proposal of the extraction model was not stored. */
+export type DroppedReason = 'restates_instructions' | 'no_content';
+
 /** Told what extraction left out, and why a job failed, for the metrics. */
 export interface ExtractionObserver extends JobFailureObserver {
-  /** Proposals not stored, by why: `restates_instructions` (`restatement.ts`). */
-  reflectionsDropped(reason: 'restates_instructions', count: number): void;
+  /**
+   * Proposals not stored, by why: `restates_instructions` (`restatement.ts`), `no_content`
+   * (they say too little to be a reflection: `domain/reflection-content.ts`).
+   */
+  reflectionsDropped(reason: DroppedReason, count: number): void;
 }
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
@@ -202,6 +208,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         supersedable: new Set(existing.map((reflection) => reflection.id)),
         ...visible,
       });
+      if (result.noContent > 0) deps.observer?.reflectionsDropped('no_content', result.noContent);
       await markExtracted(deps.control, job, upTo, deps.now());
       log.info(
         {
@@ -215,6 +222,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           stored: result.stored.length,
           duplicates: result.duplicates,
           rejected: result.rejected,
+          noContent: result.noContent,
           superseded: result.superseded,
           restored: result.restored,
           ms: deps.now() - started,

@@ -158,12 +158,13 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   const dropped = new Counter({
     name: 'engram_reflections_dropped_total',
-    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say)',
+    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say), no_content (fewer than 3 words, or than 2 content words)',
     labelNames: ['reason'] as const,
     registers,
   });
   // At zero from the start, so a dashboard's rate() has a series before the first drop.
   dropped.inc({ reason: 'restates_instructions' }, 0);
+  dropped.inc({ reason: 'no_content' }, 0);
   const jobFailures = new Counter({
     name: 'engram_job_failures_total',
     help:

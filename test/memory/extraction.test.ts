@@ -411,7 +411,7 @@ test('a server error is retried and the retry succeeds', async () => {
     let calls = 0;
     h.upstream.setExtractor((_req, transcript) => {
       calls++;
-      return calls === 1 ? { type: 'error', status: 503 } : [{ kind: 'factual', content: `Seen ${transcript.length > 0}`, topic: 't' }];
+      return calls === 1 ? { type: 'error', status: 503 } : [{ kind: 'factual', content: `The retry saw a transcript: ${transcript.length > 0}.`, topic: 't' }];
     });
     // The consumer's backoff starts at 5 s; a nak-free retry needs the bus's own redelivery.
     await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
@@ -507,6 +507,28 @@ test('a model that answers without calling record_reflections is asked once more
     const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
     assert.equal([dead?.reason, dead?.attempts], ['the model answered without calling record_reflections', 2]);
     assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 0, 'its turns wait, retryable');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a proposal that says too little is dropped, counted, and named in the job\'s log line', async () => {
+  const h = await harness();
+  try {
+    const dropped: string[] = [];
+    h.upstream.setExtractor(() => [
+      { kind: 'factual', content: 'The s', topic: 'cut' },
+      { kind: 'procedural', content: 'Done.', topic: 'cut' },
+      { kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deploy' },
+    ]);
+    const logs: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const log = { info: (fields: object, message: string) => void logs.push({ fields: fields as Record<string, unknown>, message }), warn: () => undefined, error: () => undefined };
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    await drain(h, h.handler({ log, observer: { reflectionsDropped: (reason, count) => void dropped.push(`${reason} ${count}`), jobFailed: () => undefined } }), 3);
+    assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.content), ['The deploy script is tools/deploy.sh.']);
+    assert.equal(dropped, ['no_content 2']);
+    const done = logs.find((line) => line.message === 'extraction done');
+    assert.equal([done?.fields.proposed, done?.fields.noContent, done?.fields.stored, done?.fields.rejected], [3, 2, 1, 0]);
   } finally {
     await h.close();
   }
