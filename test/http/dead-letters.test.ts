@@ -12,6 +12,7 @@ import { runCli, cleanEnv } from '../support/cli.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { WebSession } from '../support/web-session.js';
+import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 
 test('a refused extraction is a dead letter, listed with its reason, and a retry learns from it', async () => {
@@ -172,6 +173,41 @@ test('every cause of a failed job is said in words: while it waits to be retried
     await engram.close();
     await upstream.close();
     await gone.close();
+  }
+});
+
+test('NATS: a failed job waits as failed with why, then is given up with it, as on SQLite', async () => {
+  if (!natsServerBinary()) throw new Error('nats-server is not installed; .ci/run installs it (apt-get install nats-server)');
+  const nats = await startNatsServer();
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'settle-ms': '50', 'extraction-max-deliver': '2', 'nats-url': nats.url, 'nats-prefix': 'failures', 'secret-key': 'ef'.repeat(32) });
+  try {
+    assert.match(engram.running.engines.bus, /^nats /);
+    const agent = await engram.createAgent(upstream.url);
+    upstream.setExtractor(() => ({ type: 'error', status: 503 }));
+    upstream.enqueue({ type: 'text', text: 'Noted.' });
+    const answered = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Remember: the cache lives in /var/cache/app.' }] }),
+    });
+    await answered.text();
+    const base = `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
+    const [failed] = await eventually(async () => {
+      const { json } = await engram.api('GET', `${base}/jobs`);
+      return json.failed.length > 0 ? json.failed : undefined;
+    }, 10_000, 'the failed job');
+    assert.equal([failed.attempts, failed.last_error], [1, 'upstream answered 503 Service Unavailable']);
+    assert.ok(Date.parse(failed.due_at) > Date.now() - 1_000, 'its retry is ahead (or just due)');
+    const [dead] = await eventually(async () => {
+      const { json } = await engram.api('GET', `${base}/extraction/dead-letters`);
+      return json.data.length > 0 ? json.data : undefined;
+    }, 15_000, 'the dead letter');
+    assert.equal([dead.reason, dead.last_error, dead.attempts], ['gave up after 2 attempts: upstream answered 503 Service Unavailable', 'upstream answered 503 Service Unavailable', 2]);
+  } finally {
+    await engram.close();
+    await upstream.close();
+    await nats.cleanup();
   }
 });
 
