@@ -148,7 +148,7 @@ test('a waiting tagging job is listed with its kind, by the API, engram jobs and
     }, 10_000, 'the tagging job to be queued');
     assert.is(jobs.tagging_interval_ms, 300_000);
     const [job] = jobs.queued;
-    assert.equal({ ...job, id: '', published_at: '', due_at: '' }, { id: '', kind: 'tagging', conversation_id: null, source: null, model: 'gpt-test', turns: null, published_at: '', due_at: '', attempts: 0 });
+    assert.equal({ ...job, id: '', published_at: '', due_at: '' }, { id: '', kind: 'tagging', conversation_id: null, source: null, model: 'gpt-test', turns: null, published_at: '', due_at: '', attempts: 0, last_error: null });
     assert.is(Date.parse(job.due_at) % 300_000, 0, 'due at the start of the next interval');
     assert.ok(Date.parse(job.due_at) <= Date.now() + 300_000);
 
