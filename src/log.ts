@@ -33,6 +33,8 @@ export class DeferredLog implements Log {
 
 function describe(fields: object): string {
   const { err, ...rest } = fields as { err?: unknown };
-  const error = err instanceof Error ? ` (${err.message})` : '';
+  // Whatever was thrown: an Error, or an object carrying a message (never `[object Object]`).
+  const message = err instanceof Error ? err.message : (err as { message?: unknown } | undefined)?.message;
+  const error = typeof message === 'string' ? ` (${message})` : err === undefined ? '' : ` (${JSON.stringify(err) ?? String(err)})`;
   return JSON.stringify(rest) + error;
 }

@@ -87,15 +87,45 @@ interface SerializedError {
   stack: string;
 }
 
-/** An error as the log shows it: type, code, message and stack made safe (an error may quote its input), causes too. */
+/** Characters of a plain object's JSON an error line shows when it has no `message`. */
+const MAX_OBJECT_TEXT = 500;
+
+/**
+ * An error as the log shows it: type, code, message and stack made safe (an error may
+ * quote its input), causes too. Anything thrown is accepted, not only an `Error`: a plain
+ * object keeps its `message`, `code` and `type` (or `name`), and a line already serialized
+ * by this function (it reaches pino's `err` serializer a second time) comes out the same,
+ * never as `[object Object]`.
+ */
 export function safeErrorSerializer(error: unknown, depth = 0): SerializedError {
-  if (!(error instanceof Error)) return { type: typeof error, message: safeText(String(error)), stack: '' };
-  const { code } = error as { code?: unknown };
+  const cause = (value: unknown) => (value !== undefined && depth < 4 ? { cause: safeErrorSerializer(value, depth + 1) } : {});
+  if (error instanceof Error) {
+    const { code } = error as { code?: unknown };
+    return {
+      type: error.name,
+      message: safeText(error.message),
+      ...(code !== undefined ? { code } : {}),
+      stack: safeText(error.stack ?? ''),
+      ...cause(error.cause),
+    };
+  }
+  if (typeof error !== 'object' || error === null) return { type: typeof error, message: safeText(String(error)), stack: '' };
+  const { type, name, message, code, stack, cause: inner } = error as Record<string, unknown>;
   return {
-    type: error.name,
-    message: safeText(error.message),
+    type: typeof type === 'string' ? type : typeof name === 'string' ? name : 'object',
+    message: safeText(typeof message === 'string' ? message : objectText(error)),
     ...(code !== undefined ? { code } : {}),
-    stack: safeText(error.stack ?? ''),
-    ...(error.cause !== undefined && depth < 4 ? { cause: safeErrorSerializer(error.cause, depth + 1) } : {}),
+    stack: typeof stack === 'string' ? safeText(stack) : '',
+    ...cause(inner),
   };
+}
+
+/** A thrown object without a message, as bounded JSON (a cycle or a BigInt cannot stop the log line). */
+function objectText(value: object): string {
+  try {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > MAX_OBJECT_TEXT ? `${text.slice(0, MAX_OBJECT_TEXT)}…` : text;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

@@ -21,6 +21,7 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
+import { JobFailure, settlingFailures, type JobFailureObserver } from './job-failure.js';
 import { deferJob, jobTurns, markExtracted } from './watermark.js';
 import { budgetReached, type SpendMeter } from './budget.js';
 
@@ -35,10 +36,16 @@ export {
   type ExtractionJob,
 } from './extraction-job.js';
 
-/** Told what extraction left out, for the metrics. */
-export interface ExtractionObserver {
-  /** Proposals not stored, by why: `restates_instructions` (`restatement.ts`). */
-  reflectionsDropped(reason: 'restates_instructions', count: number): void;
+/** Why a proposal of the extraction model was not stored. */
+export type DroppedReason = 'restates_instructions' | 'no_content';
+
+/** Told what extraction left out, and why a job failed, for the metrics. */
+export interface ExtractionObserver extends JobFailureObserver {
+  /**
+   * Proposals not stored, by why: `restates_instructions` (`restatement.ts`), `no_content`
+   * (they say too little to be a reflection: `domain/reflection-content.ts`).
+   */
+  reflectionsDropped(reason: DroppedReason, count: number): void;
 }
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
@@ -91,25 +98,24 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
 /**
  * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
  * agent is gone, extraction is off, or the conversation's watermark says a newer job
- * covers the turns or they were extracted already (`jobTurns`). Upstream failures and
- * unreadable answers throw, so the bus redelivers with backoff; permanent upstream
- * refusals (4xx other than 408/409/425/429) and malformed jobs are `term`ed. Before each
+ * covers the turns or they were extracted already (`jobTurns`). Failures are settled in
+ * words (`settlingFailures`): an unreachable, slow or failing upstream is retried with
+ * backoff; a permanent refusal (4xx other than 408/409/425/429) and a malformed job are
+ * dead-lettered at once; a model that answers without calling `record_reflections` is
+ * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each
  * call, an agent whose daily token budget is spent has the job queued again for the next
  * 00:00 UTC (`deferJob`) and the delivery acked: not a failure, never dropped. A job done,
  * or skipped as already extracted, queues the agent's tagging job when reflections wait
  * for tags (not when extraction is off).
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<ExtractionJob>) => Promise<void> {
-  return withHeartbeat(extractOne(deps, deps.log ?? SILENT), deps.heartbeatMs);
+  return withHeartbeat(settlingFailures('extraction', extractOne(deps, deps.log ?? SILENT), deps.observer), deps.heartbeatMs);
 }
 
 function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<ExtractionJob>) => Promise<void> {
   return async (message) => {
     const job = message.payload;
-    if (!isJob(job)) {
-      await message.term('malformed extraction job');
-      return;
-    }
+    if (!isJob(job)) throw new JobFailure('malformed_job', 'malformed extraction job', { permanent: true });
     const fields = { agentId: job.agentId, conversationId: job.conversationId, attempt: message.attempt };
     const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
     const state = await deps.control.getConversation(job.agentId, job.conversationId);
@@ -141,10 +147,6 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       return;
     }
     const upstream = await jobUpstream(deps, agent, job);
-    if ('term' in upstream) {
-      await message.term(upstream.term);
-      return;
-    }
     if ('skip' in upstream) {
       log.info({ ...fields, reason: upstream.skip }, 'extraction skipped');
       await message.ack();
@@ -182,7 +184,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
       // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
       const existing = await relatedReflections(deps.search, agent, chunk, visible);
       const input = extractionInput(existing, chunk, from + chunkStart, shown);
-      const answer = await callUpstream({
+      const body = await callUpstream({
         upstream: deps.upstream,
         agent,
         secrets,
@@ -190,13 +192,6 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         body: adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, input),
         timeoutMs: deps.timeoutMs,
       });
-      if (!answer.ok && answer.permanent) {
-        log.warn({ ...fields, status: answer.status, model }, 'extraction refused by upstream; dead-lettered');
-        await message.term(answer.reason);
-        return;
-      }
-      if (!answer.ok) throw new Error(answer.reason);
-      const body = answer.body;
       deps.budget?.meter.spent(agent.id, 'extraction', adapter.usage(body));
       const proposed = adapter.extractionResult(body);
       const { kept, dropped: restated } = withoutRestatements(restating, proposed);
@@ -213,6 +208,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
         supersedable: new Set(existing.map((reflection) => reflection.id)),
         ...visible,
       });
+      if (result.noContent > 0) deps.observer?.reflectionsDropped('no_content', result.noContent);
       await markExtracted(deps.control, job, upTo, deps.now());
       log.info(
         {
@@ -226,6 +222,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
           stored: result.stored.length,
           duplicates: result.duplicates,
           rejected: result.rejected,
+          noContent: result.noContent,
           superseded: result.superseded,
           restored: result.restored,
           ms: deps.now() - started,

@@ -15,7 +15,7 @@ import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText } from '../domain/
 import { taggedBy } from '../domain/tag-authors.js';
 import { EngramError } from '../errors.js';
 import type { ReflectionPatch } from '../ports/index.js';
-import { createReflectionWriter, validateReflection, type ReflectionWriterDeps } from './reflection-writer.js';
+import { checkReflection, createReflectionWriter, validateReflection, type ReflectionWriterDeps } from './reflection-writer.js';
 import { rebuildRootIndex } from './root-index.js';
 
 /**
@@ -81,6 +81,20 @@ function checkedName(name: string | null | undefined, param: 'scope' | 'user'): 
   return name;
 }
 
+/**
+ * The answer to a hand-written reflection the writer refused (nothing else refuses one
+ * that passed the API's schema): it says too little (`contentProblem`, in its words), or
+ * holds no text once its secrets are removed.
+ */
+function saysTooLittle(input: { content: string; kind: string }): EngramError {
+  const verdict = checkReflection(input);
+  const message =
+    'refused' in verdict && verdict.refused === 'no_content'
+      ? `\`content\` says too little to keep: ${verdict.why}`
+      : '`content` holds no text once secrets are removed';
+  return new EngramError('invalid_request', message, { param: 'content' });
+}
+
 function withTag(tags: readonly string[], tag: string): string[] {
   return [...new Set([...tags, tag])];
 }
@@ -129,24 +143,26 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
           `This agent already holds ${result.limit.toLocaleString('en-US')} reflections, its limit (ENGRAM_MAX_REFLECTIONS): delete some first`,
         );
       }
+      if (result.noContent > 0) throw saysTooLittle(input);
       if (result.duplicates > 0) {
         const cleaned = validateReflection(input);
         const same = cleaned && (await sameWords(agentId, cleaned, partition));
         throw new EngramError('conflict', `A stored reflection says the same${same ? ` (\`${same.id}\`)` : ''}; nothing was added`, { param: 'content' });
       }
-      throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
+      throw saysTooLittle(input);
     },
 
     async edit(agentId, id, change) {
       const current = await reflections.get(agentId, id);
       if (!current) throw new EngramError('not_found', `No reflection \`${id}\``);
-      const cleaned = validateReflection({
+      const edited = {
         kind: change.kind ?? current.kind,
         content: change.content ?? current.content,
         topic: change.topic ?? current.topic,
         tags: change.tags ?? current.tags,
-      });
-      if (!cleaned) throw new EngramError('invalid_request', '`content` holds no text once secrets are removed', { param: 'content' });
+      };
+      const cleaned = validateReflection(edited);
+      if (!cleaned) throw saysTooLittle(edited);
       const patch: ReflectionPatch = { tags: withTag(cleaned.tags, EDITED_BY_HAND_TAG) };
       // Tags given are the person's, kept or changed (they saw them); none left, no author.
       if (change.tags !== undefined) patch.tagsBy = taggedBy(cleaned.tags, 'person') ?? null;

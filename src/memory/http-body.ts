@@ -1,6 +1,11 @@
 /** Reading an upstream response body (a Node stream) with a size bound. */
 import type { Readable } from 'node:stream';
 
+/** A body past the reader's bound: the upstream answered more than a job ever reads. */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
+
 /**
  * Collects `body` as UTF-8 text. Past `maxBytes` the stream is destroyed and the promise
  * rejects, so a misbehaving upstream cannot fill memory.
@@ -13,7 +18,7 @@ export async function readText(body: Readable, maxBytes: number): Promise<string
     size += buffer.length;
     if (size > maxBytes) {
       body.destroy();
-      throw new Error(`response body larger than ${maxBytes} bytes`);
+      throw new BodyTooLargeError(`response body larger than ${maxBytes} bytes`);
     }
     chunks.push(buffer);
   }

@@ -9,6 +9,7 @@ import type { ProposedReflection } from '../protocols/types.js';
 import { redactSecrets } from '../domain/redact.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { embeddingText, isByHand, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
+import { contentProblem } from '../domain/reflection-content.js';
 import { tagAuthorOf, taggedBy } from '../domain/tag-authors.js';
 import { MAX_REFLECTIONS_PER_AGENT } from '../domain/limits.js';
 import { oneLine, truncateEnd } from '../domain/text.js';
@@ -49,8 +50,10 @@ export interface WriteResult {
   stored: Reflection[];
   /** Proposals dropped as restating another (in the batch or in the store); the stored one was touched. */
   duplicates: number;
-  /** Proposals dropped as invalid (unknown kind, no content). */
+  /** Proposals dropped as invalid (unknown kind, no text). */
   rejected: number;
+  /** Proposals refused as saying too little to be a reflection (`contentProblem`). */
+  noContent: number;
   /** New reflections not stored because the agent holds `limit` already. */
   overLimit: number;
   /** The most reflections one agent may hold (`ENGRAM_MAX_REFLECTIONS`). */
@@ -115,28 +118,45 @@ export interface ReflectionWriterDeps {
 }
 
 /**
- * The stored form of one proposal, or `undefined` when it is not a reflection: kind
- * `factual` or `procedural` (any case); content on one line, secrets redacted, at most
- * 1,000 characters, holding at least one letter or digit; topic a short lowercase phrase,
- * `general` when missing; tags lowercase phrases on one line of at most `MAX_TAG_CHARS`,
- * at most `MAX_TAGS` distinct ones besides Engram's own marks, a tag holding a secret
- * left out whole (anything else given as tags is dropped, not an error).
+ * What the writer makes of one proposal: its stored form, or why it is not a reflection:
+ * `invalid` (not an object, a kind other than `factual` or `procedural`, no text once
+ * secrets are removed) or `no_content` (it says too little: `contentProblem`, with `why`).
  */
-export function validateReflection(proposal: unknown): ValidReflection | undefined {
-  if (typeof proposal !== 'object' || proposal === null) return undefined;
+export type ReflectionVerdict = { valid: ValidReflection } | { refused: 'invalid' } | { refused: 'no_content'; why: string };
+
+/**
+ * The stored form of one proposal: kind `factual` or `procedural` (any case); content on
+ * one line, secrets redacted, at most 1,000 characters, saying enough to be a reflection
+ * (`contentProblem`, judged without the redacted secrets); topic a short lowercase
+ * phrase, `general` when missing; tags lowercase phrases on one line of at most
+ * `MAX_TAG_CHARS`, at most `MAX_TAGS` distinct ones besides Engram's own marks, a tag
+ * holding a secret left out whole (anything else given as tags is dropped, not an error).
+ */
+export function checkReflection(proposal: unknown): ReflectionVerdict {
+  if (typeof proposal !== 'object' || proposal === null) return { refused: 'invalid' };
   const { kind, content, topic, tags } = proposal as Record<string, unknown>;
   const normalisedKind = typeof kind === 'string' ? kind.trim().toLowerCase() : '';
-  if (normalisedKind !== 'factual' && normalisedKind !== 'procedural') return undefined;
-  if (typeof content !== 'string') return undefined;
+  if (normalisedKind !== 'factual' && normalisedKind !== 'procedural') return { refused: 'invalid' };
+  if (typeof content !== 'string') return { refused: 'invalid' };
   const text = truncateEnd(oneLine(redactSecrets(content)), MAX_CONTENT_CHARS);
-  if (!/[\p{L}\p{N}]/u.test(text.replace(/\[REDACTED:[a-z_]+\]/g, ''))) return undefined;
+  if (!/[\p{L}\p{N}]/u.test(text.replace(/\[REDACTED:[a-z_]+\]/g, ''))) return { refused: 'invalid' };
+  const why = contentProblem(text);
+  if (why) return { refused: 'no_content', why };
   const topicText = typeof topic === 'string' ? oneLine(redactSecrets(topic)).toLowerCase().replace(/^[#\s]+/, '') : '';
   return {
-    kind: normalisedKind,
-    content: text,
-    topic: topicText === '' ? DEFAULT_TOPIC : truncateEnd(topicText, MAX_TOPIC_CHARS),
-    tags: validTags(tags),
+    valid: {
+      kind: normalisedKind,
+      content: text,
+      topic: topicText === '' ? DEFAULT_TOPIC : truncateEnd(topicText, MAX_TOPIC_CHARS),
+      tags: validTags(tags),
+    },
   };
+}
+
+/** The stored form of one proposal (`checkReflection`), or `undefined` when it is refused. */
+export function validateReflection(proposal: unknown): ValidReflection | undefined {
+  const verdict = checkReflection(proposal);
+  return 'valid' in verdict ? verdict.valid : undefined;
 }
 
 /**
@@ -176,13 +196,18 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       const author = deps.tagAuthor ?? tagAuthorOf(source);
       const originOf = options.origin;
       let rejected = 0;
+      let noContent = 0;
       let duplicates = 0;
       const unique = new Map<string, ValidReflection & { origin?: ReflectionOrigin; supersedes: Set<string> } & Partition>();
       const visible: Visibility = partitionOf(options, false);
       for (const proposal of proposed) {
-        const valid = validateReflection(proposal);
+        const verdict = checkReflection(proposal);
+        const valid = 'valid' in verdict ? verdict.valid : undefined;
         const partition = partitionOf(options, (proposal as { everywhere?: unknown } | null)?.everywhere === true);
-        if (!valid) rejected++;
+        if (!valid) {
+          if ('refused' in verdict && verdict.refused === 'no_content') noContent++;
+          else rejected++;
+        }
         else if (unique.has(idOf(agentId, valid, partition))) {
           duplicates++;
           const first = unique.get(idOf(agentId, valid, partition))!;
@@ -198,7 +223,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           });
         }
       }
-      if (unique.size === 0) return { stored: [], duplicates, rejected, overLimit: 0, limit, superseded: 0, restored: 0 };
+      if (unique.size === 0) return { stored: [], duplicates, rejected, noContent, overLimit: 0, limit, superseded: 0, restored: 0 };
 
       const candidates = [...unique];
       const vectors = await deps.embedder.embed(candidates.map(([, r]) => embeddingText(r)));
@@ -304,7 +329,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, overLimit, limit, superseded, restored };
+      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, noContent, overLimit, limit, superseded, restored };
     },
   };
 }

@@ -8,7 +8,7 @@
  */
 import type { Reflection, ProtocolId } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
-import { EngramError } from '../errors.js';
+import { badToolArguments } from '../protocols/forced-tool.js';
 import type { ForcedTool, ProtocolAdapter } from '../protocols/types.js';
 import type { BusMessage, Embedder, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -29,6 +29,7 @@ import {
   type TaggingSchedule,
 } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
+import { jobFailure, JobFailure, settlingFailures, type JobFailureObserver } from './job-failure.js';
 import { budgetReached, type SpendMeter } from './budget.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
@@ -67,11 +68,15 @@ export interface TaggingLog {
   warn(fields: object, message: string): void;
 }
 
-/** How one tagging call ended: its answer read, failed (the job is retried), refused for good (dead-lettered). */
-export type TaggingCallOutcome = 'ok' | 'failed' | 'refused';
+/**
+ * How one tagging call ended: its answer read, failed (the job is retried), refused for
+ * good (dead-lettered), or answered without a `record_tags` call (the batch is left
+ * untagged, the job ends).
+ */
+export type TaggingCallOutcome = 'ok' | 'failed' | 'refused' | 'no_tool_call';
 
-/** Told what the job did, for the metrics. */
-export interface TaggingObserver {
+/** Told what the job did, and why it failed, for the metrics. */
+export interface TaggingObserver extends JobFailureObserver {
   taggingCall(outcome: TaggingCallOutcome): void;
   /** Reflections the job wrote tags to (not those the model gave none). */
   reflectionsTagged(count: number): void;
@@ -116,23 +121,24 @@ interface Applied {
  * The handler for `TAGGING_SUBJECT`. Acks without calling the upstream when the agent is
  * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
  * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
- * longest; if some still wait, the next job is queued for the next interval. Failure
- * semantics are extraction's: upstream failures and unreadable answers throw (the bus
- * redelivers with backoff), permanent refusals (4xx other than 408/409/425/429) and
- * malformed jobs are `term`ed with the reason. An agent whose daily token budget is spent
- * has the job queued again for the next 00:00 UTC and the delivery acked, as extraction's.
+ * longest; if some still wait, the next job is queued for the next interval. Failures
+ * are settled in words as extraction's are (`settlingFailures`), but for one: a model
+ * that answers without calling `record_tags` gave no tags, and asking again would spend
+ * tokens on the same answer at every interval while the dead letters fill with jobs
+ * nobody needs to retry (tags are a bonus; a reflection without them is still found by
+ * its words). So that batch is stored untagged (`tagsBy: 'tagging'`, not shown again),
+ * one warning line says so, and the job ends, acked. An agent whose daily token budget is
+ * spent has the job queued again for the next 00:00 UTC and the delivery acked, as
+ * extraction's.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
-  return withHeartbeat(tagOne(deps, deps.log ?? SILENT), deps.heartbeatMs);
+  return withHeartbeat(settlingFailures('tagging', tagOne(deps, deps.log ?? SILENT), deps.observer), deps.heartbeatMs);
 }
 
 function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<TaggingJob>) => Promise<void> {
   return async (message) => {
     const job = message.payload;
-    if (!isTaggingJob(job)) {
-      await message.term('malformed tagging job');
-      return;
-    }
+    if (!isTaggingJob(job)) throw new JobFailure('malformed_job', 'malformed tagging job', { permanent: true });
     const fields = { agentId: job.agentId, attempt: message.attempt };
     const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
     const skip = !agent || agent.id !== job.agentId ? 'agent deleted' : !agent.memory.extract ? 'extraction disabled' : undefined;
@@ -142,10 +148,6 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
       return;
     }
     const upstream = await jobUpstream(deps, agent, job);
-    if ('term' in upstream) {
-      await message.term(upstream.term);
-      return;
-    }
     if ('skip' in upstream) {
       log.info({ ...fields, reason: upstream.skip }, 'tagging skipped');
       await message.ack();
@@ -155,7 +157,9 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
 
     const started = deps.schedule.now();
     const total: Applied & { calls: number; shown: number } = { calls: 0, shown: 0, tagged: 0, untagged: 0, skipped: 0, ignored: 0 };
-    for (let call = 0; call < TAGGING_CALLS_PER_JOB; call++) {
+    /** The model answered without calling `record_tags`: no further call this job. */
+    let refusedTool = false;
+    for (let call = 0; call < TAGGING_CALLS_PER_JOB && !refusedTool; call++) {
       const batch = await deps.reflections.list(agent.id, { needsTags: true, oldestFirst: true, limit: TAGGING_BATCH });
       if (batch.length === 0) break;
       const until = await budgetReached(deps.meter, agent, deps.schedule.now());
@@ -169,24 +173,25 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
       total.calls++;
       total.shown += batch.length;
       const request = adapter.toolRequest(model, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS);
-      let given: Map<string, string[]>;
-      let ignored: number;
+      let given = new Map<string, string[]>();
+      let ignored = 0;
       try {
-        const answer = await callUpstream({ upstream: deps.upstream, agent, secrets, adapter, body: request, timeoutMs: deps.timeoutMs });
-        if (!answer.ok && answer.permanent) {
-          deps.observer?.taggingCall('refused');
-          log.warn({ ...fields, status: answer.status, model }, 'tagging refused by upstream; dead-lettered');
-          await message.term(answer.reason);
-          return;
-        }
-        if (!answer.ok) throw new Error(answer.reason);
-        deps.meter?.spent(agent.id, 'tagging', adapter.usage(answer.body));
-        ({ given, ignored } = tagsGiven(adapter.toolArguments(answer.body, RECORD_TAGS_TOOL), batch));
+        const body = await callUpstream({ upstream: deps.upstream, agent, secrets, adapter, body: request, timeoutMs: deps.timeoutMs });
+        deps.meter?.spent(agent.id, 'tagging', adapter.usage(body));
+        ({ given, ignored } = tagsGiven(adapter.toolArguments(body, RECORD_TAGS_TOOL), batch));
+        deps.observer?.taggingCall('ok');
       } catch (error) {
-        deps.observer?.taggingCall('failed');
-        throw error;
+        const failure = jobFailure(error);
+        if (failure.reason !== 'no_tool_call') {
+          deps.observer?.taggingCall(failure.permanent ? 'refused' : 'failed');
+          throw failure;
+        }
+        // The batch is stored untagged below (given nothing), said once here.
+        deps.observer?.taggingCall('no_tool_call');
+        deps.observer?.jobFailed('tagging', failure.reason);
+        log.warn({ ...fields, model, reflections: batch.length, reason: failure.message }, 'tagging: the model answered without calling record_tags; these reflections stay untagged');
+        refusedTool = true;
       }
-      deps.observer?.taggingCall('ok');
       const applied = await apply(deps, agent.id, batch, given);
       applied.ignored = ignored;
       for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
@@ -194,7 +199,7 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
     }
     // One rebuild for the job: the index lists content, and a reflection tagged moved up the order.
     if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
-    const more = total.calls === TAGGING_CALLS_PER_JOB && (await deps.reflections.list(agent.id, { needsTags: true, limit: 1 })).length > 0;
+    const more = !refusedTool && total.calls === TAGGING_CALLS_PER_JOB && (await deps.reflections.list(agent.id, { needsTags: true, limit: 1 })).length > 0;
     // Before the ack: a crash in between repeats this job (it takes the next batch), never loses the next one.
     if (more) await publishTaggingJob(deps.schedule, job);
     log.info({ ...fields, model, ...total, more, ms: deps.schedule.now() - started }, total.calls === 0 ? 'tagging skipped' : 'tagging done');
@@ -209,7 +214,7 @@ function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<Taggin
  */
 function tagsGiven(args: unknown, shown: readonly Reflection[]): { given: Map<string, string[]>; ignored: number } {
   const list = typeof args === 'object' && args !== null ? (args as { reflections?: unknown }).reflections : undefined;
-  if (!Array.isArray(list)) throw new EngramError('upstream_stream_failed', `${RECORD_TAGS_TOOL} was called without a \`reflections\` list`);
+  if (!Array.isArray(list)) throw badToolArguments(RECORD_TAGS_TOOL, 'without a `reflections` list');
   const ids = new Set(shown.map((reflection) => reflection.id));
   const given = new Map<string, string[]>();
   let ignored = 0;

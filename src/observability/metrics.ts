@@ -16,6 +16,7 @@ import type { JobKind } from '../memory/agent-jobs.js';
 import type { TokenUsage } from '../protocols/types.js';
 import type { RecordingObserver } from '../conversation/recording-retry.js';
 import type { ExtractionObserver } from '../memory/extraction.js';
+import { FAILURE_REASONS } from '../memory/job-failure.js';
 
 /** How one proxied exchange ended, as `runExchange` saw it. */
 export interface ExchangeSummary {
@@ -146,7 +147,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   const taggingCalls = new Counter({
     name: 'engram_tagging_calls_total',
-    help: 'Tagging calls this process made to agents\' upstreams, by outcome: ok (answer read), failed (the job is retried), refused (dead-lettered)',
+    help: 'Tagging calls this process made to agents\' upstreams, by outcome: ok (answer read), failed (the job is retried), refused (dead-lettered), no_tool_call (answered without calling record_tags: the batch stays untagged, the job ends)',
     labelNames: ['outcome'] as const,
     registers,
   });
@@ -157,12 +158,22 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   const dropped = new Counter({
     name: 'engram_reflections_dropped_total',
-    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say)',
+    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say), no_content (fewer than 3 words, or than 2 content words)',
     labelNames: ['reason'] as const,
     registers,
   });
   // At zero from the start, so a dashboard's rate() has a series before the first drop.
   dropped.inc({ reason: 'restates_instructions' }, 0);
+  dropped.inc({ reason: 'no_content' }, 0);
+  const jobFailures = new Counter({
+    name: 'engram_job_failures_total',
+    help:
+      'Failed deliveries of memory jobs, by kind (extraction, tagging) and reason: upstream_refused (a 4xx: dead-lettered), upstream_error (5xx, 408, 429), ' +
+      'unreachable, timeout, no_tool_call (the model answered without calling the tool), bad_answer (not JSON, or the tool called wrongly), malformed_job, internal',
+    labelNames: ['kind', 'reason'] as const,
+    registers,
+  });
+  for (const kind of Object.keys(JOB_SUBJECTS)) for (const reason of FAILURE_REASONS) jobFailures.inc({ kind, reason }, 0);
   // Agent ids here come from jobs whose agent was found: bounded by the agents that exist.
   const spendCalls = new Counter({
     name: 'engram_extraction_calls_total',
@@ -264,6 +275,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
     reflectionsTagged: (count) => tagged.inc(count),
     reflectionsDropped: (reason, count) => dropped.inc({ reason }, count),
+    jobFailed: (kind, reason) => jobFailures.inc({ kind, reason }),
     embeddingFailed: () => embeddingFailures.inc(),
     recordingsPending: (count) => recordingsPending.set(count),
     recordingDeferred: () => recordingsDeferred.inc(),

@@ -9,7 +9,7 @@ import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/i
 import { consumerOptions } from '../ports/event-bus.js';
 import type { ExtractionJob } from '../memory/extraction-job.js';
 import { jobKind, type JobKind } from '../memory/agent-jobs.js';
-import { safeErrorSerializer, safeText } from '../http/log-safety.js';
+import { safeText } from '../http/log-safety.js';
 import type { Log } from '../log.js';
 import type { ActivityRecorder } from './activity.js';
 import type { Metrics } from './metrics.js';
@@ -92,11 +92,14 @@ async function observeDelivery<T>(
       metrics.extractionFinished('done');
       if (typeof job.agentId === 'string') activity.record(job.agentId, { extractions: 1 });
     },
-    async nak(delayMs) {
-      await message.nak(delayMs);
+    async nak(options) {
+      await message.nak(options);
       settled = true;
-      if (counted) metrics.extractionFinished('retry');
-      log.warn(fields, `${name} failed; will be retried`);
+      // The bus dead-letters a nak on the last allowed delivery.
+      const last = message.attempt >= maxDeliver;
+      if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
+      const reason = options?.reason === undefined ? {} : { reason: safeText(options.reason) };
+      log.warn({ ...fields, ...reason }, last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`);
     },
     async term(reason) {
       await message.term(reason);
@@ -116,7 +119,7 @@ async function observeDelivery<T>(
       const last = message.attempt >= maxDeliver;
       if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
       log.warn(
-        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: safeErrorSerializer(error) },
+        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: error },
         last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`,
       );
     }

@@ -47,15 +47,63 @@ export interface BusMessage<T = unknown> {
   readonly publishedAt: number;
   /** Done: the message is removed and never delivered again. */
   ack(): Promise<void>;
-  /** Failed this time: redeliver after `delayMs` (default: the consumer's backoff). */
-  nak(delayMs?: number): Promise<void>;
-  /** Give up now: the message becomes a dead letter with this reason. */
+  /**
+   * Failed this time: redelivered after the delay, or, on the last allowed delivery, a
+   * dead letter (`exhaustedReason`). The reason is kept with the message until it is acked.
+   */
+  nak(options?: NakOptions): Promise<void>;
+  /** Give up now: the message becomes a dead letter with this reason (its `lastError` too). */
   term(reason: string): Promise<void>;
   /**
    * Still working on it: restarts the ack wait (JetStream's `+WPI`), so a short ack wait
    * detects a crashed worker quickly without redelivering a long-running one.
    */
   working(): Promise<void>;
+}
+
+export interface NakOptions {
+  /** Redeliver no sooner than this (default: the consumer's `backoffMs` for the attempt). */
+  delayMs?: number;
+  /**
+   * Why this delivery failed, in a person's words ("upstream answered 503 Service
+   * Unavailable"): listed with the waiting message (`QueuedMessage.lastError`) and, should
+   * no later delivery succeed, in its dead letter. It is shown to whoever may read the
+   * jobs: never a secret or the payload's text. Cut to `MAX_REASON_LENGTH`.
+   */
+  reason?: string;
+}
+
+/** Longest failure reason a bus keeps: a sentence for a person, not a stack trace. */
+export const MAX_REASON_LENGTH = 300;
+
+/** `reason` as a bus keeps it: one line, at most `MAX_REASON_LENGTH` characters. */
+export function boundedReason(reason: string): string {
+  const line = reason.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_REASON_LENGTH ? `${line.slice(0, MAX_REASON_LENGTH - 1)}…` : line;
+}
+
+/**
+ * The reason a bus records for a handler that threw: the error's message. Handlers whose
+ * errors may quote their input (a parser's message quotes the text it choked on) catch
+ * them and `nak` with a reason of their own instead.
+ */
+export function thrownReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : (error as { message?: unknown } | null)?.message;
+  return boundedReason(typeof message === 'string' && message.trim() !== '' ? message : 'the handler failed');
+}
+
+/**
+ * The dead letter's reason for a message whose deliveries ran out, the same on every
+ * engine: how many were made and the last failure in words. `unfinished`: the last
+ * delivery was never settled (a handler stuck past the ack wait, a worker that stopped),
+ * so its failure is that, and `lastError` is an earlier delivery's.
+ */
+export function exhaustedReason(attempts: number, lastError: string | undefined, unfinished = false): string {
+  const gaveUp = `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  if (unfinished) {
+    return `${gaveUp}: the last one never finished (no ack within the ack wait: a stuck handler or a stopped worker)${lastError ? `; before it: ${lastError}` : ''}`;
+  }
+  return lastError ? `${gaveUp}: ${lastError}` : `${gaveUp} (max deliveries exceeded; no reason given)`;
 }
 
 export interface ConsumerOptions {
@@ -97,7 +145,16 @@ export interface DeadLetter {
   subject: string;
   payload: unknown;
   attempts: number;
+  /**
+   * Why it was given up, in words: a `term`'s reason, or `exhaustedReason` (the
+   * deliveries made and the last failure) when its deliveries ran out.
+   */
   reason: string;
+  /**
+   * The reason the last failed delivery that gave one failed with (a `nak`'s, a thrown
+   * handler's, the `term`'s); absent when none was given.
+   */
+  lastError?: string;
   publishedAt: number;
   failedAt: number;
 }
@@ -110,7 +167,7 @@ export interface DeadLetter {
  *   has not run out);
  * - `retrying`: a delivery failed (`nak`, a throwing handler) and it waits for `dueAt` to
  *   be delivered again. An engine that cannot tell this apart per message reports it as
- *   `delivered` (JetStream keeps redelivery state in the consumer, not on the message).
+ *   `delivered`.
  */
 export type QueuedState = 'waiting' | 'ready' | 'delivered' | 'retrying';
 
@@ -122,8 +179,13 @@ export interface QueuedMessage {
   state: QueuedState;
   /** When a `waiting` or `retrying` message becomes deliverable. */
   dueAt?: number;
-  /** Deliveries so far, where the engine records them per message. */
+  /** Deliveries so far, where the engine records them per message (at least for `retrying` ones). */
   attempts?: number;
+  /**
+   * Why its last failed delivery failed (the `nak`'s reason, or a thrown handler's), once
+   * one has failed: kept until the message is acked or dead-lettered.
+   */
+  lastError?: string;
 }
 
 export interface QueuedQuery {
@@ -143,7 +205,8 @@ export interface Subscription {
  * Durable work queue. Published messages survive a process crash (a publish resolves
  * once the message is stored). All consumers of a subject, in this process or any
  * other on the same storage, share its messages: each delivery goes to one of them. A
- * handler that throws is treated as `nak()`. Handlers must be idempotent.
+ * handler that throws is treated as `nak({ reason: thrownReason(error) })`. Handlers must
+ * be idempotent.
  */
 export interface EventBus {
   publish(subject: string, payload: unknown, options?: PublishOptions): Promise<void>;

@@ -1,6 +1,6 @@
-import { EngramError } from '../errors.js';
+import { badToolArguments } from './forced-tool.js';
 import { isObject } from './shared.js';
-import type { ProposedReflection } from './types.js';
+import { RECORD_REFLECTIONS_TOOL, type ProposedReflection } from './types.js';
 
 /**
  * The `record_reflections` arguments, checked loosely: malformed entries are dropped
@@ -8,7 +8,7 @@ import type { ProposedReflection } from './types.js';
  */
 export function proposedFrom(args: unknown): ProposedReflection[] {
   if (!isObject(args) || !Array.isArray(args.reflections)) {
-    throw new EngramError('upstream_stream_failed', 'record_reflections was called without a `reflections` list');
+    throw badToolArguments(RECORD_REFLECTIONS_TOOL, 'without a `reflections` list');
   }
   return args.reflections.filter(isObject).flatMap((entry) =>
     (entry.kind === 'factual' || entry.kind === 'procedural') && typeof entry.content === 'string'

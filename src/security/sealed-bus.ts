@@ -44,7 +44,7 @@ export function sealedBus(bus: EventBus, vault: Vault): EventBus {
             attempt: message.attempt,
             publishedAt: message.publishedAt,
             ack: () => message.ack(),
-            nak: (delayMs) => message.nak(delayMs),
+            nak: (options) => message.nak(options),
             term: (reason) => message.term(reason),
             working: () => message.working(),
           });

@@ -4,7 +4,7 @@
  * (ackWait ~100 ms) and assertions are lower bounds or eventual, never tight upper bounds.
  */
 import * as assert from 'uvu/assert';
-import type { BusMessage, ConsumerOptions, EventBus } from '../../src/ports/index.js';
+import type { BusMessage, ConsumerOptions, EventBus, QueuedMessage } from '../../src/ports/index.js';
 import { harnessSuite, sleep, waitFor } from './helpers.js';
 
 export interface EventBusHarness {
@@ -121,7 +121,7 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'x');
-    const { seen, sub } = recording(b, s, (message) => (message.attempt === 1 ? message.nak(200) : message.ack()), { ackWaitMs: 5000 });
+    const { seen, sub } = recording(b, s, (message) => (message.attempt === 1 ? message.nak({ delayMs: 200 }) : message.ack()), { ackWaitMs: 5000 });
     await waitFor(() => seen.length === 2, 3000, 'redelivery after nak');
     await sub.stop();
     assert.ok(seen[1].at - seen[0].at >= 190, `redelivered after ${seen[1].at - seen[0].at} ms`);
@@ -156,48 +156,59 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.is(await b.pending(s), 0);
   });
 
-  test('maxDeliver: failed deliveries end as a dead letter', async (context) => {
+  test('maxDeliver: failed deliveries end as a dead letter that says why the last one failed', async (context) => {
     const b = bus(context);
     const s = subject();
+    const silent = subject();
     await b.publish(s, { job: 1 });
+    await b.publish(silent, { job: 2 });
     let deliveries = 0;
     const sub = b.consume<unknown>(
       s,
       async (message) => {
         deliveries++;
-        await message.nak(0);
+        await message.nak({ delayMs: 0, reason: `upstream answered 50${message.attempt}` });
       },
       { maxDeliver: 3, ackWaitMs: 5000 },
     );
-    await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
+    const quiet = b.consume<unknown>(silent, (message) => message.nak({ delayMs: 0 }), { maxDeliver: 2, ackWaitMs: 5000 });
+    await waitFor(async () => (await b.deadLetters(s)).length === 1 && (await b.deadLetters(silent)).length === 1, 3000, 'dead letters');
     await sleep(200);
-    await sub.stop();
+    await Promise.all([sub.stop(), quiet.stop()]);
     assert.is(deliveries, 3);
     const [dead] = await b.deadLetters(s);
     assert.is(dead.subject, s);
     assert.equal(dead.payload, { job: 1 });
     assert.is(dead.attempts, 3);
-    assert.is(dead.reason, 'max deliveries exceeded');
+    assert.is(dead.reason, 'gave up after 3 attempts: upstream answered 503');
+    assert.is(dead.lastError, 'upstream answered 503');
     assert.ok(dead.failedAt >= dead.publishedAt);
     assert.is(await b.pending(s), 0);
+    const [unexplained] = await b.deadLetters(silent);
+    assert.is(unexplained.reason, 'gave up after 2 attempts (max deliveries exceeded; no reason given)');
+    assert.is(unexplained.lastError, undefined);
   });
 
-  test('maxDeliver also bounds deliveries that are never settled', async (context) => {
+  test('maxDeliver also bounds deliveries that are never settled; the dead letter says so, and what failed before', async (context) => {
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'stuck');
     let deliveries = 0;
     const sub = b.consume<string>(
       s,
-      async () => {
+      async (message) => {
         deliveries++;
+        // The first delivery fails with a reason; the second is never settled.
+        if (message.attempt === 1) await message.nak({ delayMs: 0, reason: 'upstream unreachable: connection refused' });
       },
       { maxDeliver: 2, ackWaitMs: 100 },
     );
     await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
     await sub.stop();
     assert.is(deliveries, 2);
-    assert.is((await b.deadLetters(s))[0].reason, 'max deliveries exceeded');
+    const [dead] = await b.deadLetters(s);
+    assert.match(dead.reason, /^gave up after 2 attempts: the last one never finished \(no ack within the ack wait[^)]*\); before it: upstream unreachable: connection refused$/);
+    assert.is(dead.lastError, 'upstream unreachable: connection refused');
   });
 
   test('term: a dead letter at once with the reason', async (context) => {
@@ -215,6 +226,7 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.is(deliveries, 1);
     const [dead] = await b.deadLetters(s);
     assert.is(dead.reason, 'payload rejected');
+    assert.is(dead.lastError, 'payload rejected');
     assert.is(dead.attempts, 1);
     assert.equal(dead.payload, { bad: true });
     assert.is(await b.pending(s), 0);
@@ -466,24 +478,46 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     assert.equal((await b.queued(other)).map(jobOf), ['elsewhere']);
   });
 
-  test('queued: a message failed with nak(delay) is retrying until its due time (or delivered, where the engine cannot tell)', async (context) => {
+  test('queued: a message failed with nak(delay) is retrying until its due time, with the attempt and why it failed', async (context) => {
     const b = bus(context);
     const s = subject();
     await b.publish(s, 'flaky');
     let failedAt = 0;
     const sub = b.consume<string>(s, async (message) => {
       failedAt = Date.now();
-      await message.nak(60_000);
+      await message.nak({ delayMs: 60_000, reason: 'upstream answered 401 Unauthorized' });
     });
     await waitFor(() => failedAt > 0, 3000, 'the first delivery');
-    await waitFor(async () => (await b.queued(s))[0]?.state !== 'ready', 3000, 'the delivery to be recorded');
+    await waitFor(async () => (await b.queued(s))[0]?.state === 'retrying', 3000, 'the failure to be recorded');
     await sub.stop();
     const [listed] = await b.queued(s);
-    assert.ok(listed.state === 'retrying' || listed.state === 'delivered', listed.state);
-    if (listed.state === 'retrying') {
-      assert.ok((listed.dueAt ?? 0) >= failedAt + 59_000, 'due when the nak said');
-      assert.is(listed.attempts, 1);
-    }
+    assert.ok((listed.dueAt ?? 0) >= failedAt + 59_000, 'due when the nak said');
+    assert.is(listed.attempts, 1);
+    assert.is(listed.lastError, 'upstream answered 401 Unauthorized');
+  });
+
+  test("a throwing handler's error message is the failure's reason; the next delivery's ack leaves no trace of it", async (context) => {
+    const b = bus(context);
+    const s = subject();
+    await b.publish(s, 'job');
+    let deliveries = 0;
+    const sub = b.consume<string>(
+      s,
+      async (message) => {
+        deliveries++;
+        if (message.attempt === 1) throw new Error('timed out: no answer from the upstream in 90 s');
+        await message.ack();
+      },
+      { backoffMs: () => 1_500, ackWaitMs: 5000 },
+    );
+    let failed: QueuedMessage | undefined;
+    await waitFor(async () => (failed = (await b.queued(s))[0])?.state === 'retrying', 3000, 'the failed delivery');
+    assert.is(failed?.lastError, 'timed out: no answer from the upstream in 90 s');
+    await waitFor(async () => (await b.pending(s)) === 0, 5000, 'the second delivery acked');
+    await sub.stop();
+    assert.is(deliveries, 2);
+    assert.equal(await b.queued(s), []);
+    assert.equal(await b.deadLetters(s), []);
   });
 
   test('two consumers of one subject on one storage share its messages: each is handled once', async (context) => {

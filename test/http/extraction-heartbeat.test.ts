@@ -63,7 +63,7 @@ test('an extraction longer than the ack wait is not redelivered to a second work
   void provider.extracting.then(() => {
     subscription = other.consume(EXTRACTION_SUBJECT, async (message) => {
       stolen.push(message.attempt);
-      await message.nak(60_000);
+      await message.nak({ delayMs: 60_000 });
     }, { ackWaitMs: ACK_WAIT_MS });
   });
   try {

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { start } from '../../src/main.js';
-import { REDACTED, safeText, safeUrl } from '../../src/http/log-safety.js';
+import { REDACTED, safeErrorSerializer, safeText, safeUrl } from '../../src/http/log-safety.js';
+import { EngramError } from '../../src/errors.js';
 import { ADMIN_TOKEN } from '../support/engram.js';
 
 const TOKEN = 'egm_Q2hhbmdlVGhpc1Rva2VuQmVmb3JlVXNpbmdJdEluUHJvZA';
@@ -43,6 +44,24 @@ test('safeText: Engram tokens and known key formats in free text', () => {
   const safe = safeText(text);
   assert.not.match(safe, /egm_Q2|sk-ant-api03-a/);
   assert.match(safe, /^token \[REDACTED(?::engram_token)?\] refused/);
+});
+
+test('safeErrorSerializer: whatever was thrown comes out with its message and code, never [object Object]', () => {
+  const engram = safeErrorSerializer(new EngramError('upstream_stream_failed', 'The answer holds no record_tags call'));
+  assert.equal([engram.type, engram.code, engram.message], ['EngramError', 'upstream_stream_failed', 'The answer holds no record_tags call']);
+  const plain = safeErrorSerializer({ code: 'E_QUOTA', message: `quota for ${TOKEN} spent` });
+  assert.equal([plain.type, plain.code], ['object', 'E_QUOTA']);
+  assert.match(plain.message, /^quota for \[REDACTED(?::engram_token)?\] spent$/);
+  // pino applies the `err` serializer to what a caller already serialized: it must stay the same.
+  const wrapped = new Error('outer', { cause: new EngramError('upstream_timeout') });
+  const once = safeErrorSerializer(wrapped);
+  assert.equal(safeErrorSerializer(once), once);
+  assert.is((once.cause as { code: string }).code, 'upstream_timeout');
+  assert.is(safeErrorSerializer({ status: 503 }).message, '{"status":503}');
+  assert.is(safeErrorSerializer('plain words').message, 'plain words');
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.is(safeErrorSerializer(cyclic).message, '[object Object]', 'a cycle cannot stop the line (and is all it can say)');
 });
 
 test('a running Engram logs requests with credentials in their URLs replaced', async () => {

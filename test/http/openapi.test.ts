@@ -82,7 +82,7 @@ test('the documented request bodies accept what the server accepts and refuse wh
     }],
     ['patch', A, '/v0/orgs/req-org/agents/req-agent', { name: 'req-agent-2', upstream: { api_key: 'sk-new' }, memory: {} }],
     ['post', `${A}/tokens`, '/v0/orgs/req-org/agents/req-agent-2/tokens', {}],
-    ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'Requests match', kind: 'factual', topic: 'doc', tags: ['a'] }],
+    ['post', `${A}/reflections`, '/v0/orgs/req-org/agents/req-agent-2/reflections', { content: 'Requests match the documented schemas.', kind: 'factual', topic: 'doc', tags: ['a'] }],
     ['post', '/v0/orgs/{org}/members', '/v0/orgs/req-org/members', { email: 'req-member@example.test' }],
   ];
   for (const [method, template, concrete, body] of cases) {

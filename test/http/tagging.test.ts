@@ -148,7 +148,7 @@ test('a waiting tagging job is listed with its kind, by the API, engram jobs and
     }, 10_000, 'the tagging job to be queued');
     assert.is(jobs.tagging_interval_ms, 300_000);
     const [job] = jobs.queued;
-    assert.equal({ ...job, id: '', published_at: '', due_at: '' }, { id: '', kind: 'tagging', conversation_id: null, source: null, model: 'gpt-test', turns: null, published_at: '', due_at: '', attempts: 0 });
+    assert.equal({ ...job, id: '', published_at: '', due_at: '' }, { id: '', kind: 'tagging', conversation_id: null, source: null, model: 'gpt-test', turns: null, published_at: '', due_at: '', attempts: 0, last_error: null });
     assert.is(Date.parse(job.due_at) % 300_000, 0, 'due at the start of the next interval');
     assert.ok(Date.parse(job.due_at) <= Date.now() + 300_000);
 
@@ -179,7 +179,7 @@ test('a refused tagging call is a dead letter with its kind and reason, retried 
       return json.data.length > 0 ? json.data : undefined;
     }, 10_000, 'the dead letter');
     assert.is(dead.kind, 'tagging');
-    assert.is(dead.reason, 'upstream answered 400: tool_choice is not supported by this model');
+    assert.is(dead.reason, 'upstream answered 400 Bad Request');
     assert.equal([dead.conversation_id, dead.source, dead.turns, dead.attempts], [null, null, null, 1]);
     assert.is((await jobsOf(engram, agent)).dead[0].kind, 'tagging');
     assert.is(await metric(engram, /^engram_extraction_dead_letters\{kind="tagging"\}/), 1);

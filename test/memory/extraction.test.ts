@@ -12,6 +12,7 @@ import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js
 import { newConversationState } from '../../src/domain/conversation-state.js';
 import type { Turn } from '../../src/domain/transcript.js';
 import type { MemorySettings } from '../../src/domain/types.js';
+import type { QueuedMessage } from '../../src/ports/index.js';
 import {
   buildExtractionJob,
   consumeExtractionJobs,
@@ -410,7 +411,7 @@ test('a server error is retried and the retry succeeds', async () => {
     let calls = 0;
     h.upstream.setExtractor((_req, transcript) => {
       calls++;
-      return calls === 1 ? { type: 'error', status: 503 } : [{ kind: 'factual', content: `Seen ${transcript.length > 0}`, topic: 't' }];
+      return calls === 1 ? { type: 'error', status: 503 } : [{ kind: 'factual', content: `The retry saw a transcript: ${transcript.length > 0}.`, topic: 't' }];
     });
     // The consumer's backoff starts at 5 s; a nak-free retry needs the bus's own redelivery.
     await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
@@ -432,17 +433,102 @@ test('a server error is retried and the retry succeeds', async () => {
   }
 });
 
-test('a permanent refusal (401) is dead-lettered at once with the reason', async () => {
+test('a permanent refusal (401) is dead-lettered at once with its status, not what the upstream wrote', async () => {
   const h = await harness();
   try {
-    h.upstream.setExtractor(() => ({ type: 'error', status: 401 }));
+    h.upstream.setExtractor(() => ({ type: 'error', status: 401, body: { error: { message: 'Incorrect API key provided: sk-upstr****0000' } } }));
     await h.run([h.job()]);
     assert.is(h.upstream.extractionRequests().length, 1);
     const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
     assert.ok(dead);
     assert.is(dead.attempts, 1);
-    assert.match(dead.reason, /^upstream answered 401/);
+    assert.equal([dead.reason, dead.lastError], ['upstream answered 401 Unauthorized', 'upstream answered 401 Unauthorized']);
     assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 0);
+  } finally {
+    await h.close();
+  }
+});
+
+/** Consumes the extraction subject with a short backoff until nothing is left to run (dead letters aside). */
+async function drain(h: Harness, handler: ReturnType<Harness['handler']>, maxDeliver: number): Promise<void> {
+  const subscription = h.world.bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, handler, { ackWaitMs: 10_000, maxDeliver, concurrency: 1, backoffMs: () => 10 });
+  const deadline = Date.now() + 10_000;
+  while ((await h.world.bus.pending(EXTRACTION_SUBJECT)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await subscription.stop();
+}
+
+test('each failure says why in words: a 5xx, an unreachable upstream and a timeout are retried, then dead-lettered with the last one', async () => {
+  const h = await harness();
+  try {
+    const failures: string[] = [];
+    const observer = { reflectionsDropped: () => undefined, jobFailed: (kind: string, reason: string) => void failures.push(`${kind}: ${reason}`) };
+    // A 503: the waiting job shows it.
+    h.upstream.setExtractor(() => ({ type: 'error', status: 503 }));
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    const once = h.world.bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, h.handler({ observer }), { ackWaitMs: 10_000, maxDeliver: 3, backoffMs: () => 60_000 });
+    let waiting: QueuedMessage | undefined;
+    const deadline = Date.now() + 5_000;
+    while ((waiting = (await h.world.bus.queued(EXTRACTION_SUBJECT))[0])?.state !== 'retrying' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await once.stop();
+    assert.equal([waiting?.state, waiting?.attempts, waiting?.lastError], ['retrying', 1, 'upstream answered 503 Service Unavailable']);
+    assert.equal(failures, ['extraction: upstream_error']);
+  } finally {
+    await h.close();
+  }
+
+  // Unreachable (nothing listens on the port) and too slow (the upstream never answers).
+  for (const [setUp, reason] of [
+    [async (x: Harness) => x.world.control.updateAgent(x.world.agent.orgId, x.world.agent.id, { upstream: { baseUrl: 'http://127.0.0.1:9/' } }), 'upstream unreachable: connection refused'],
+    [async (x: Harness) => x.upstream.setExtractor(() => ({ type: 'hang' })), 'timed out: the upstream did not answer within 0.3 s'],
+  ] as const) {
+    const x = await harness();
+    try {
+      await setUp(x);
+      const failures: string[] = [];
+      await x.world.bus.publish(EXTRACTION_SUBJECT, x.job());
+      await drain(x, x.handler({ timeoutMs: 300, observer: { reflectionsDropped: () => undefined, jobFailed: (_kind, why) => void failures.push(why) } }), 2);
+      const [dead] = await x.world.bus.deadLetters(EXTRACTION_SUBJECT);
+      assert.equal([dead?.reason, dead?.lastError, dead?.attempts], [`gave up after 2 attempts: ${reason}`, reason, 2]);
+      assert.is(failures.length, 2);
+      assert.is(new Set(failures).size, 1);
+    } finally {
+      await x.close();
+    }
+  }
+});
+
+test('a model that answers without calling record_reflections is asked once more, then dead-lettered saying so', async () => {
+  const h = await harness();
+  try {
+    h.upstream.setExtractor(() => ({ type: 'text', text: 'Here are my thoughts instead.' }));
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    await drain(h, h.handler(), 5);
+    assert.is(h.upstream.extractionRequests().length, 2, 'not five: the model does not call the tool');
+    const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
+    assert.equal([dead?.reason, dead?.attempts], ['the model answered without calling record_reflections', 2]);
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 0, 'its turns wait, retryable');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a proposal that says too little is dropped, counted, and named in the job\'s log line', async () => {
+  const h = await harness();
+  try {
+    const dropped: string[] = [];
+    h.upstream.setExtractor(() => [
+      { kind: 'factual', content: 'The s', topic: 'cut' },
+      { kind: 'procedural', content: 'Done.', topic: 'cut' },
+      { kind: 'factual', content: 'The deploy script is tools/deploy.sh.', topic: 'deploy' },
+    ]);
+    const logs: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const log = { info: (fields: object, message: string) => void logs.push({ fields: fields as Record<string, unknown>, message }), warn: () => undefined, error: () => undefined };
+    await h.world.bus.publish(EXTRACTION_SUBJECT, h.job());
+    await drain(h, h.handler({ log, observer: { reflectionsDropped: (reason, count) => void dropped.push(`${reason} ${count}`), jobFailed: () => undefined } }), 3);
+    assert.equal((await h.world.reflections.list(h.world.agent.id)).map((r) => r.content), ['The deploy script is tools/deploy.sh.']);
+    assert.equal(dropped, ['no_content 2']);
+    const done = logs.find((line) => line.message === 'extraction done');
+    assert.equal([done?.fields.proposed, done?.fields.noContent, done?.fields.stored, done?.fields.rejected], [3, 2, 1, 0]);
   } finally {
     await h.close();
   }

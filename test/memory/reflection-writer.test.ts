@@ -175,8 +175,8 @@ test('redacts secrets before storing', async () => {
 test('an all-invalid batch writes nothing and leaves the index alone', async () => {
   const world = await openWorld();
   try {
-    const result = await world.writer.write(world.agent.id, [{ kind: 'factual', content: '' }, null], 'mcp');
-    assert.equal(result, { stored: [], duplicates: 0, rejected: 2, overLimit: 0, limit: 20_000, superseded: 0, restored: 0 });
+    const result = await world.writer.write(world.agent.id, [{ kind: 'factual', content: '' }, null, { kind: 'factual', content: 'The s' }], 'mcp');
+    assert.equal(result, { stored: [], duplicates: 0, rejected: 2, noContent: 1, overLimit: 0, limit: 20_000, superseded: 0, restored: 0 });
     assert.is(await world.control.indexes.get(world.agent.id), undefined);
   } finally {
     await world.dispose();

@@ -36,6 +36,8 @@ interface Harness {
   logs: { level: string; fields: any; message: string }[];
   calls: TaggingCallOutcome[];
   tagged: number[];
+  /** The reason of each failed delivery, as the metrics count it. */
+  failures: string[];
   schedule: TaggingSchedule;
   job(overrides?: Partial<TaggingJob>): TaggingJob;
   /** Stores untagged reflections `ref_<n>` (oldest first), as an import would. */
@@ -56,6 +58,7 @@ async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000
   };
   const calls: TaggingCallOutcome[] = [];
   const tagged: number[] = [];
+  const failures: string[] = [];
   // The bus delays by the real clock: the schedule reads it too.
   const schedule: TaggingSchedule = { bus: world.bus, intervalMs, now: Date.now };
   const handler = createTaggingHandler({
@@ -66,7 +69,11 @@ async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000
     protocols: { 'chat-completions': chatCompletions },
     schedule,
     log,
-    observer: { taggingCall: (outcome) => calls.push(outcome), reflectionsTagged: (count) => tagged.push(count) },
+    observer: {
+      taggingCall: (outcome) => calls.push(outcome),
+      reflectionsTagged: (count) => tagged.push(count),
+      jobFailed: (kind, reason) => failures.push(`${kind}: ${reason}`),
+    },
     ...(meter ? { meter: meter(world) } : {}),
   });
   const agentId = world.agent.id;
@@ -76,6 +83,7 @@ async function harness(memory: Partial<MemorySettings> = {}, intervalMs = 60_000
     logs,
     calls,
     tagged,
+    failures,
     schedule,
     job: (overrides = {}) => ({ agentId, orgId: world.agent.orgId, protocol: 'chat-completions', model: 'gpt-4o-mini', ...overrides }),
     async store(count, extra = () => ({})) {
@@ -266,7 +274,7 @@ test('a line cannot forge the framing: content is one line, the list\'s own tags
   }
 });
 
-test('a permanent refusal (400) is dead-lettered at once with the reason; a 503 is retried', async () => {
+test('a permanent refusal (400) is dead-lettered at once with its status, never the upstream\'s words; a 503 is retried', async () => {
   const h = await harness();
   try {
     await h.store(2);
@@ -275,8 +283,9 @@ test('a permanent refusal (400) is dead-lettered at once with the reason; a 503 
     const [dead] = await h.world.bus.deadLetters(TAGGING_SUBJECT);
     assert.ok(dead);
     assert.is(dead.attempts, 1);
-    assert.is(dead.reason, 'upstream answered 400: tools are not supported by this model');
+    assert.is(dead.reason, 'upstream answered 400 Bad Request');
     assert.equal(h.calls, ['refused']);
+    assert.equal(h.failures, ['tagging: upstream_refused']);
     assert.is((await h.world.reflections.list(h.world.agent.id, { needsTags: true })).length, 2, 'nothing tagged');
 
     let answered = 0;
@@ -284,6 +293,7 @@ test('a permanent refusal (400) is dead-lettered at once with the reason; a 503 
     await h.run([h.job()], { backoffMs: 10 });
     assert.is(answered, 2);
     assert.equal(h.calls, ['refused', 'failed', 'ok']);
+    assert.equal(h.failures, ['tagging: upstream_refused', 'tagging: upstream_error']);
     assert.equal(await h.world.reflections.list(h.world.agent.id, { needsTags: true }), []);
     assert.is((await h.world.bus.deadLetters(TAGGING_SUBJECT)).length, 1);
   } finally {
@@ -291,21 +301,52 @@ test('a permanent refusal (400) is dead-lettered at once with the reason; a 503 
   }
 });
 
-test('an answer without record_tags, or without its list, is retried', async () => {
+test('an answer calling record_tags without its list is retried once, then dead-lettered saying so', async () => {
   const h = await harness();
   try {
     await h.store(1);
     let answered = 0;
     h.upstream.setTagger((_request, lines) =>
-      ++answered === 1
-        ? { type: 'text', text: 'I would rather not.' }
-        : answered === 2
-          ? { type: 'tool_call', name: RECORD_TAGS_TOOL, arguments: { tags: [] } }
-          : lines.map(({ id }) => ({ id, tags: ['third time'] })),
+      ++answered === 1 ? { type: 'tool_call', name: RECORD_TAGS_TOOL, arguments: { tags: [] } } : lines.map(({ id }) => ({ id, tags: ['second time'] })),
     );
     await h.run([h.job()], { backoffMs: 10 });
-    assert.is(answered, 3);
-    assert.equal((await h.world.reflections.get(h.world.agent.id, 'ref_000'))?.tags, ['third time']);
+    assert.is(answered, 2);
+    assert.equal((await h.world.reflections.get(h.world.agent.id, 'ref_000'))?.tags, ['second time']);
+
+    await h.store(2);
+    h.upstream.setTagger(() => ({ type: 'tool_call', name: RECORD_TAGS_TOOL, arguments: { tags: [] } }));
+    await h.run([h.job()], { backoffMs: 10, maxDeliver: 5 });
+    const [dead] = await h.world.bus.deadLetters(TAGGING_SUBJECT);
+    assert.equal([dead?.reason, dead?.attempts], ['the model called record_tags without a `reflections` list', 2], 'not every delivery spent on it');
+    assert.equal(h.failures, ['tagging: bad_answer', 'tagging: bad_answer', 'tagging: bad_answer']);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a model that will not call record_tags leaves the batch untagged, says so once, and fills no dead letter', async () => {
+  const h = await harness();
+  try {
+    await h.store(3);
+    h.upstream.setTagger(() => ({ type: 'text', text: 'I would rather not.' }));
+    await h.run([h.job()]);
+    assert.is(h.upstream.taggingRequests().length, 1, 'one call: the job does not ask again');
+    assert.equal(await h.world.bus.deadLetters(TAGGING_SUBJECT), []);
+    assert.equal(await h.world.bus.queued(TAGGING_SUBJECT), [], 'acked, and no next job queued');
+    const untagged = await Promise.all(['ref_000', 'ref_001', 'ref_002'].map((id) => h.world.reflections.get(h.world.agent.id, id)));
+    assert.equal(untagged.map((r) => [r?.tags, r?.tagsBy]), [[[], 'tagging'], [[], 'tagging'], [[], 'tagging']], 'not shown again');
+    const said = h.logs.filter((line) => line.level === 'warn');
+    assert.is(said.length, 1);
+    assert.match(said[0].message, 'the model answered without calling record_tags');
+    assert.equal([said[0].fields.reflections, said[0].fields.reason], [3, 'the model answered without calling record_tags']);
+    assert.equal(h.calls, ['no_tool_call']);
+    assert.equal(h.failures, ['tagging: no_tool_call']);
+    const done = h.logs.find((line) => line.message === 'tagging done');
+    assert.equal([done?.fields.untagged, done?.fields.more], [3, false]);
+
+    // A later job has nothing left to show.
+    await h.run([h.job()]);
+    assert.is(h.upstream.taggingRequests().length, 1);
   } finally {
     await h.close();
   }

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { validateReflection } from '../../src/memory/reflection-writer.js';
+import { checkReflection, validateReflection } from '../../src/memory/reflection-writer.js';
 
 test('accepts a well-formed proposal, trimmed and on one line', () => {
   assert.equal(validateReflection({ kind: 'factual', content: '  The deploy script is\n tools/deploy.sh. ', topic: ' Deployment ' }), {
@@ -28,10 +28,10 @@ test('rejects unknown kinds, missing or empty content, non-objects', () => {
 });
 
 test('defaults the topic and caps its length', () => {
-  assert.is(validateReflection({ kind: 'factual', content: 'A fact.' })?.topic, 'general');
-  assert.is(validateReflection({ kind: 'factual', content: 'A fact.', topic: '' })?.topic, 'general');
-  assert.is(validateReflection({ kind: 'factual', content: 'A fact.', topic: '## Build' })?.topic, 'build');
-  const topic = validateReflection({ kind: 'factual', content: 'A fact.', topic: 'very long topic '.repeat(10) })?.topic ?? '';
+  assert.is(validateReflection({ kind: 'factual', content: 'Builds need Node 20.' })?.topic, 'general');
+  assert.is(validateReflection({ kind: 'factual', content: 'Builds need Node 20.', topic: '' })?.topic, 'general');
+  assert.is(validateReflection({ kind: 'factual', content: 'Builds need Node 20.', topic: '## Build' })?.topic, 'build');
+  const topic = validateReflection({ kind: 'factual', content: 'Builds need Node 20.', topic: 'very long topic '.repeat(10) })?.topic ?? '';
   assert.ok(topic.length <= 60, topic);
 });
 
@@ -59,9 +59,18 @@ test('tags: lowercase phrases on one line, distinct, at most 12; a tag holding a
   assert.equal(tags?.slice(0, 2), ['release script', 'ship to prod']);
   assert.is(tags?.length, 3, JSON.stringify(tags));
   assert.ok((tags?.[2].length ?? 0) <= 60, 'capped in length');
-  const many = validateReflection({ kind: 'factual', content: 'A fact.', tags: Array.from({ length: 20 }, (_, i) => `tag ${i}`) })?.tags;
+  const many = validateReflection({ kind: 'factual', content: 'Builds need Node 20.', tags: Array.from({ length: 20 }, (_, i) => `tag ${i}`) })?.tags;
   assert.is(many?.length, 12);
-  assert.equal(validateReflection({ kind: 'factual', content: 'A fact.', tags: 'not a list' })?.tags, []);
+  assert.equal(validateReflection({ kind: 'factual', content: 'Builds need Node 20.', tags: 'not a list' })?.tags, []);
+});
+
+test('refuses content that says too little, as no_content with why, judged without its redacted secrets', () => {
+  for (const content of ['The s', 'Done.', 'The key is sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz12345']) {
+    const verdict = checkReflection({ kind: 'factual', content, topic: 't' });
+    assert.ok('refused' in verdict && verdict.refused === 'no_content', JSON.stringify(verdict));
+    assert.match((verdict as { why: string }).why, /at least 3 words, 2 of them content words/);
+  }
+  assert.equal(checkReflection({ kind: 'opinion', content: 'The s' }), { refused: 'invalid' }, 'an invalid kind is invalid first');
 });
 
 test.run();

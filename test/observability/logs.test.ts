@@ -108,14 +108,17 @@ test('JSON: a failed extraction is logged with its reason, and counted as dead o
     upstream.enqueue({ type: 'text', text: 'Noted.' });
     await chat(engram.agent, 'REMEMBER: The cache lives in /var/cache/app.');
     const dead = await waitForLine(engram.lines, 'extraction failed; dead-lettered');
-    assert.match(dead.reason, 'upstream answered 400: model `gpt-test` does not exist');
+    assert.is(dead.reason, 'upstream answered 400 Bad Request');
+    assert.not.ok(engram.lines.some((line) => line.includes('does not exist')), "the upstream's own words are not copied");
     assert.is(dead.agentId, engram.agent.agentId);
 
     upstream.setExtractor(() => ({ type: 'error', status: 500 }));
     upstream.enqueue({ type: 'text', text: 'Noted.' });
     await chat(engram.agent, 'REMEMBER: Logs rotate daily.');
     const retry = await waitForLine(engram.lines, 'extraction failed; will be retried');
-    assert.match(retry.reason, 'upstream answered 500');
+    assert.is(retry.reason, 'upstream answered 500 Internal Server Error');
+    assert.is(retry.err.message, retry.reason, 'the error itself, serialized once, not "[object Object]"');
+    assert.not.ok(engram.lines.some((line) => line.includes('[object Object]')));
     const last = await waitForLine(engram.lines, 'extraction failed on its last delivery (2); dead-lettered');
     assert.is(last.attempt, 2);
 

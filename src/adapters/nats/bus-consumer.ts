@@ -8,18 +8,18 @@
  * The adapter, not the server, bounds deliveries (the consumer's max_deliver is
  * unlimited): a delivery past `maxDeliver` (a handler that never settled, a crashed
  * worker) is dead-lettered without reaching the handler, and a nak on the last allowed
- * delivery dead-letters at once, as the SQLite bus does.
+ * delivery dead-letters at once, as the SQLite bus does. A failed delivery's reason is
+ * recorded beside the message (`bus-failures.ts`) before the nak.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
-import type { BusMessage, ConsumerOptions } from '../../ports/index.js';
+import { boundedReason, exhaustedReason, thrownReason, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
 import type { DeadLetters } from './bus-dead-letters.js';
+import type { FailureRecords } from './bus-failures.js';
 import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
 import { objectOf, type BusPayloads, type ReadPayload } from './bus-payloads.js';
 import { ensureDurableConsumer } from './bus-streams.js';
 import { BUS_HEADERS, decodeTime, type BusNames } from './bus-subjects.js';
-
-export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
 
 /** Deliveries unacked at once across all replicas; concurrency is bounded per consume() instead. */
 const MAX_ACK_PENDING = 10_000;
@@ -30,6 +30,7 @@ export interface ConsumerContext {
   names: BusNames;
   payloads: BusPayloads;
   deadLetters: DeadLetters;
+  failures: FailureRecords;
   now: () => number;
   onError: (error: unknown) => void;
 }
@@ -140,7 +141,7 @@ export class NatsBusConsumer<T> {
       decodeTime(delivery.headers?.get(BUS_HEADERS.publishedAt)) ?? Math.round(delivery.info.timestampNanos / 1e6);
     if (attempt > this.#options.maxDeliver) {
       // The previous delivery was never settled (handler hung, worker crashed).
-      await this.#bury(delivery, MAX_DELIVERIES_REASON, attempt - 1, publishedAt).catch(onError);
+      await this.#exhausted(delivery, attempt - 1, publishedAt).catch(onError);
       return;
     }
     let read: ReadPayload;
@@ -176,9 +177,10 @@ export class NatsBusConsumer<T> {
           // Acknowledged by the server before the object goes: a failed ack leaves both.
           await delivery.ackAck();
           if (object) await payloads.remove(object).catch(onError);
+          if (attempt > 1) await this.#forget(delivery);
         }),
-      nak: (delayMs?: number) => once(() => this.#retry(delivery, attempt, delayMs, publishedAt)),
-      term: (reason: string) => once(() => this.#bury(delivery, reason, attempt, publishedAt)),
+      nak: (options?: NakOptions) => once(() => this.#retry(delivery, attempt, options, publishedAt)),
+      term: (reason: string) => once(() => this.#bury(delivery, { reason: boundedReason(reason), lastError: boundedReason(reason) }, attempt, publishedAt)),
       working: async () => {
         if (settled) return;
         await this.#connected();
@@ -188,19 +190,42 @@ export class NatsBusConsumer<T> {
     };
     try {
       await this.#handler(message);
-    } catch {
-      // A throwing handler is a nak (the port's rule); the error itself is the handler's
-      // to report.
-      await message.nak().catch(onError);
+    } catch (error) {
+      // A throwing handler is a nak with its error's message (the port's rule); the error
+      // itself is the handler's to report.
+      await message.nak({ reason: thrownReason(error) }).catch(onError);
     }
   }
 
-  async #retry(delivery: JsMsg, attempt: number, delayMs: number | undefined, publishedAt: number): Promise<void> {
+  async #retry(delivery: JsMsg, attempt: number, { delayMs, reason }: NakOptions = {}, publishedAt: number): Promise<void> {
+    const error = reason === undefined ? undefined : boundedReason(reason);
     // The last allowed delivery failed: dead-letter now instead of after a pointless wait.
-    if (attempt >= this.#options.maxDeliver) return this.#bury(delivery, MAX_DELIVERIES_REASON, attempt, publishedAt);
+    if (attempt >= this.#options.maxDeliver) {
+      return this.#bury(delivery, { reason: exhaustedReason(attempt, error), lastError: error ?? (await this.#recorded(delivery))?.reason }, attempt, publishedAt);
+    }
+    const delay = delayMs === undefined ? this.#backoff(attempt) : clampDelay(delayMs);
+    const failedAt = this.#context.now();
+    // Recorded before the nak: the redelivery, here or on another replica, finds it.
+    await this.#context.failures.record(this.subject, delivery.seq, { ...(error === undefined ? {} : { reason: error }), attempt, failedAt, dueAt: failedAt + (delay ?? 0) });
     await this.#connected();
-    delivery.nak(delayMs === undefined ? this.#backoff(attempt) : clampDelay(delayMs));
+    delivery.nak(delay);
     await confirmSent(this.#context.nats);
+  }
+
+  /** A message whose last allowed delivery (`attempts`) never settled: dead-lettered with what earlier ones said. */
+  async #exhausted(delivery: JsMsg, attempts: number, publishedAt: number): Promise<void> {
+    const earlier = (await this.#recorded(delivery))?.reason;
+    await this.#bury(delivery, { reason: exhaustedReason(attempts, earlier, true), lastError: earlier }, attempts, publishedAt);
+  }
+
+  /** The failure recorded for the message, if a delivery failed before this one (none did on attempt 1). */
+  async #recorded(delivery: JsMsg) {
+    return delivery.info.deliveryCount > 1 ? this.#context.failures.get(this.subject, delivery.seq) : undefined;
+  }
+
+  /** Removes the message's failure record once it is settled for good; a record left behind expires. */
+  async #forget(delivery: JsMsg): Promise<void> {
+    await this.#context.failures.forget(this.subject, delivery.seq).catch(this.#context.onError);
   }
 
   #backoff(attempt: number): number | undefined {
@@ -208,19 +233,20 @@ export class NatsBusConsumer<T> {
   }
 
   /** Dead letter first, then terminate: a crash in between redelivers, never loses. */
-  async #bury(delivery: JsMsg, reason: string, attempts: number, publishedAt: number): Promise<void> {
+  async #bury(delivery: JsMsg, why: { reason: string; lastError?: string }, attempts: number, publishedAt: number): Promise<void> {
     await this.#context.deadLetters.bury({
       seq: delivery.seq,
       subject: this.subject,
       headers: delivery.headers,
       data: delivery.data,
       attempts,
-      reason,
+      ...why,
       publishedAt,
     });
     await this.#connected();
     delivery.term();
     await confirmSent(this.#context.nats);
+    if (delivery.info.deliveryCount > 1) await this.#forget(delivery);
   }
 
   /**
@@ -239,7 +265,7 @@ export class NatsBusConsumer<T> {
       const stored = await this.#context.nats.jsm.streams.getMessage(this.#context.names.stream, { seq: delivery.seq });
       if (!stored) return;
     }
-    await this.#bury(delivery, reason, attempt, publishedAt);
+    await this.#bury(delivery, { reason, lastError: reason }, attempt, publishedAt);
   }
 }
 

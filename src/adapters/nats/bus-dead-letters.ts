@@ -24,6 +24,8 @@ export interface BurialRequest {
   data: Uint8Array;
   attempts: number;
   reason: string;
+  /** The last failed delivery's own reason, when one was given. */
+  lastError?: string;
   publishedAt: number;
 }
 
@@ -54,6 +56,7 @@ export class DeadLetters {
     const reason =
       request.reason.length > MAX_REASON_LENGTH ? `${request.reason.slice(0, MAX_REASON_LENGTH)}… (truncated)` : request.reason;
     headers.set(BUS_HEADERS.deadReason, encodeText(reason));
+    if (request.lastError !== undefined) headers.set(BUS_HEADERS.deadLastError, encodeText(request.lastError.slice(0, MAX_REASON_LENGTH)));
     headers.set(BUS_HEADERS.deadAttempts, String(request.attempts));
     headers.set(BUS_HEADERS.deadFailedAt, String(now()));
     await storeMessage(nats, gate, {
@@ -123,6 +126,7 @@ export class DeadLetters {
       this.#context.onError(error);
       return { ok: false as const, reason: String(error) };
     });
+    const lastError = decodeText(headers?.get(BUS_HEADERS.deadLastError));
     return {
       id: String(seq),
       subject: decodeText(headers?.get(BUS_HEADERS.subject)) ?? '',
@@ -131,6 +135,7 @@ export class DeadLetters {
       payload: read.ok ? read.payload : null,
       attempts: Number(headers?.get(BUS_HEADERS.deadAttempts)) || 0,
       reason: decodeText(headers?.get(BUS_HEADERS.deadReason)) ?? '',
+      ...(lastError === undefined ? {} : { lastError }),
       publishedAt: decodeTime(headers?.get(BUS_HEADERS.publishedAt)) ?? 0,
       failedAt: decodeTime(headers?.get(BUS_HEADERS.deadFailedAt)) ?? 0,
     };

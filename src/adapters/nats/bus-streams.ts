@@ -74,8 +74,24 @@ export async function ensureBusStreams(jsm: JetStreamManager, names: BusNames, d
       // Listing reads with direct get, which skips the API layer and needs this flag.
       allow_direct: true,
     }),
+    ensureStream(jsm, {
+      name: names.failedStream,
+      subjects: [names.failedAll],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      // One record per work-queue message, its last failure: a newer one replaces it.
+      max_msgs_per_subject: 1,
+      // A record whose message is gone (its ack came, the record's removal did not) is
+      // never read again; it goes after a week rather than stay forever.
+      max_age: nanos(FAILED_RECORD_MAX_AGE_MS),
+      duplicate_window: nanos(Math.min(dedupWindowMs, FAILED_RECORD_MAX_AGE_MS)),
+      allow_direct: true,
+    }),
   ]);
 }
+
+/** How long a failure record outlives the failure, at most (see `bus-failures.ts`). */
+const FAILED_RECORD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   try {

@@ -23,6 +23,8 @@ export const BUS_HEADERS = {
   payloadObject: 'Engram-Payload-Object',
   /** Dead letters: the reason (JSON-encoded), the deliveries made, the failure time (epoch ms). */
   deadReason: 'Engram-Dead-Reason',
+  /** Dead letters: the last failed delivery's own reason (JSON-encoded), when one was given. */
+  deadLastError: 'Engram-Dead-Last-Error',
   deadAttempts: 'Engram-Dead-Attempts',
   deadFailedAt: 'Engram-Dead-Failed-At',
 } as const;
@@ -60,16 +62,21 @@ export interface BusNames {
   readonly delayStream: string;
   /** Limits stream: dead letters. */
   readonly deadStream: string;
+  /** Limits stream, one message per subject: why a work-queue message's last delivery failed. */
+  readonly failedStream: string;
   /** Object Store bucket for payloads bigger than one message. */
   readonly payloadBucket: string;
   readonly workAll: string;
   readonly delayAll: string;
   readonly deadAll: string;
+  readonly failedAll: string;
   /** Durable consumer of the delay stream, shared by every replica's scheduler. */
   readonly scheduler: string;
   work(subject: string): string;
   delayed(subject: string): string;
   dead(subject: string): string;
+  /** The failure record of the work-queue message `seq` of a port subject; `seq` absent: all of the subject's. */
+  failed(subject: string, seq?: number): string;
   /** The work subject a delayed message moves to when due. */
   workForDelayed(delayedSubject: string): string;
   /** Durable consumer of one port subject, shared by every replica. */
@@ -90,18 +97,22 @@ export function busNames(stream: string, subjectPrefix: string, payloadBucket?: 
   const work = `${subjectPrefix}.q`;
   const delayed = `${subjectPrefix}.d`;
   const dead = `${subjectPrefix}.dead`;
+  const failed = `${subjectPrefix}.failed`;
   return {
     stream,
     delayStream: `${stream}_DELAY`,
     deadStream: `${stream}_DEAD`,
+    failedStream: `${stream}_FAILED`,
     payloadBucket: payloadBucket ?? `${stream.toLowerCase()}_payloads`,
     workAll: `${work}.>`,
     delayAll: `${delayed}.>`,
     deadAll: `${dead}.>`,
+    failedAll: `${failed}.>`,
     scheduler: 'scheduler',
     work: (subject) => `${work}.${subjectToken(subject)}`,
     delayed: (subject) => `${delayed}.${subjectToken(subject)}`,
     dead: (subject) => `${dead}.${subjectToken(subject)}`,
+    failed: (subject, seq) => `${failed}.${subjectToken(subject)}.${seq === undefined ? '>' : seq}`,
     workForDelayed: (delayedSubject) => {
       if (!delayedSubject.startsWith(`${delayed}.`)) throw new Error(`not a delayed subject: ${delayedSubject}`);
       return `${work}.${delayedSubject.slice(delayed.length + 1)}`;

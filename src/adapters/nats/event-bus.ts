@@ -7,6 +7,8 @@
  * - `<stream>_DELAY` (work queue, `<prefix>.d.<subject>`): messages waiting for their
  *   `notBefore`, moved to the work queue when due by a scheduler (`bus-scheduler.ts`).
  * - `<stream>_DEAD` (limits, `<prefix>.dead.<subject>`): dead letters (`bus-dead-letters.ts`).
+ * - `<stream>_FAILED` (limits, one per subject, `<prefix>.failed.<subject>.<seq>`): why a
+ *   waiting message's last delivery failed (`bus-failures.ts`).
  * - Object Store bucket: payloads bigger than one message (`bus-payloads.ts`).
  *
  * Port subjects are encoded into one NATS token each (`bus-subjects.ts`).
@@ -31,6 +33,7 @@ import type { NatsContext } from './connection.js';
 import { AckedSweep } from './bus-acked-sweep.js';
 import { NatsBusConsumer } from './bus-consumer.js';
 import { DeadLetters } from './bus-dead-letters.js';
+import { FailureRecords } from './bus-failures.js';
 import { ConnectionGate } from './bus-loop.js';
 import { BusPayloads } from './bus-payloads.js';
 import { listQueued } from './bus-queued.js';
@@ -59,6 +62,7 @@ export class NatsEventBus implements EventBus {
   readonly #onError: (error: unknown) => void;
   readonly #payloads: BusPayloads;
   readonly #deadLetters: DeadLetters;
+  readonly #failures: FailureRecords;
   readonly #scheduler: DelayScheduler;
   readonly #gate: ConnectionGate;
   readonly #sweep: AckedSweep;
@@ -86,6 +90,7 @@ export class NatsEventBus implements EventBus {
     this.#gate = new ConnectionGate(nats.nc);
     const context = { nats, gate: this.#gate, names, now: this.#now, onError: this.#onError };
     this.#deadLetters = new DeadLetters({ ...context, payloads: this.#payloads });
+    this.#failures = new FailureRecords(context);
     this.#scheduler = new DelayScheduler(context);
     // What the streams hold is what `pending` and `queued` report: acked messages a killed
     // server brought back are removed at start and after every reconnection.
@@ -139,6 +144,7 @@ export class NatsEventBus implements EventBus {
         names: this.#names,
         payloads: this.#payloads,
         deadLetters: this.#deadLetters,
+        failures: this.#failures,
         now: this.#now,
         onError: this.#onError,
       },
@@ -172,7 +178,7 @@ export class NatsEventBus implements EventBus {
   }
 
   queued(subject: string, query: QueuedQuery = {}): Promise<QueuedMessage[]> {
-    const context = { nats: this.#nats, names: this.#names, payloads: this.#payloads, onError: this.#onError };
+    const context = { nats: this.#nats, names: this.#names, payloads: this.#payloads, failures: this.#failures, now: this.#now, onError: this.#onError };
     return listQueued(context, subject, query.limit ?? QUEUED_LIMIT);
   }
 

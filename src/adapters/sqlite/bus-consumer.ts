@@ -7,8 +7,8 @@
  * sooner (most are published to wait, e.g. 30 s for a conversation to settle, and must
  * cost the loop nothing). The poll bound is only for writes by other connections.
  */
-import type { BusMessage, ConsumerOptions } from '../../ports/event-bus.js';
-import { MAX_DELIVERIES_REASON, type BusQueue, type LeasedRow, type LeaseHolder } from './bus-queue.js';
+import { boundedReason, exhaustedReason, thrownReason, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
+import type { BusQueue, LeasedRow, LeaseHolder } from './bus-queue.js';
 
 export interface ConsumerContext {
   queue: BusQueue;
@@ -128,7 +128,8 @@ export class BusConsumer<T> {
     try {
       payload = JSON.parse(row.payload) as T;
     } catch {
-      queue.term(row.seq, row.attempts, 'payload is not valid JSON', now());
+      const reason = 'payload is not valid JSON';
+      queue.term(row.seq, row.attempts, reason, reason, now());
       return;
     }
     let settled = false;
@@ -151,8 +152,12 @@ export class BusConsumer<T> {
       attempt: row.attempts,
       publishedAt: row.published_at,
       ack: () => settle(() => queue.ack(row.seq)),
-      nak: (delayMs?: number) => settle(() => this.#retry(row, delayMs)),
-      term: (reason: string) => settle(() => queue.term(row.seq, row.attempts, reason, now())),
+      nak: (options?: NakOptions) => settle(() => this.#retry(row, options)),
+      term: (reason: string) =>
+        settle(() => {
+          const bounded = boundedReason(reason);
+          queue.term(row.seq, row.attempts, bounded, bounded, now());
+        }),
       // The lease runs for another ack wait from now (nothing to do once settled).
       working: async () => {
         if (!settled) queue.extend(row.seq, row.attempts, now() + this.#options.ackWaitMs);
@@ -161,10 +166,10 @@ export class BusConsumer<T> {
     const task = (async () => {
       try {
         await this.#handler(message);
-      } catch {
-        // A throwing handler is a nak (the port's rule); the error itself is the
-        // handler's to report.
-        await message.nak().catch(onError);
+      } catch (error) {
+        // A throwing handler is a nak with its error's message (the port's rule); the
+        // error itself is the handler's to report.
+        await message.nak({ reason: thrownReason(error) }).catch(onError);
       }
     })().finally(() => {
       this.#inFlight.delete(task);
@@ -173,14 +178,15 @@ export class BusConsumer<T> {
     this.#inFlight.add(task);
   }
 
-  #retry(row: LeasedRow, delayMs: number | undefined): void {
+  #retry(row: LeasedRow, { delayMs, reason }: NakOptions = {}): void {
     const { queue, now } = this.#context;
+    const error = reason === undefined ? null : boundedReason(reason);
     // The last allowed delivery failed: dead-letter now instead of after a pointless wait.
     if (row.attempts >= this.#options.maxDeliver) {
-      queue.term(row.seq, row.attempts, MAX_DELIVERIES_REASON, now());
+      queue.term(row.seq, row.attempts, exhaustedReason(row.attempts, error ?? undefined), error, now());
       return;
     }
     const delay = delayMs ?? this.#options.backoffMs(row.attempts);
-    queue.retry(row.seq, row.attempts, now() + (Number.isFinite(delay) ? Math.max(0, delay) : 0));
+    queue.retry(row.seq, row.attempts, now() + (Number.isFinite(delay) ? Math.max(0, delay) : 0), error);
   }
 }

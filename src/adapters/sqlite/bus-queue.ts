@@ -11,7 +11,7 @@
  * leases would only come due at their expiry, a whole ack wait after the crash; a server
  * restarted on the file calls `reclaim` to make them due at once.
  */
-import type { DeadLetter, QueuedMessage } from '../../ports/event-bus.js';
+import { exhaustedReason, type DeadLetter, type QueuedMessage } from '../../ports/event-bus.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface LeasedRow {
@@ -21,6 +21,8 @@ export interface LeasedRow {
   published_at: number;
   /** Deliveries so far, this one included. */
   attempts: number;
+  /** Why the last failed delivery failed (null when none failed, or gave no reason). */
+  last_error: string | null;
 }
 
 interface DeadLetterRow {
@@ -29,11 +31,10 @@ interface DeadLetterRow {
   payload: string;
   attempts: number;
   reason: string;
+  last_error: string | null;
   published_at: number;
   failed_at: number;
 }
-
-export const MAX_DELIVERIES_REASON = 'max deliveries exceeded';
 
 /** Who holds a lease: one start of one process. */
 export interface LeaseHolder {
@@ -51,6 +52,7 @@ interface QueuedRow {
   due_at: number;
   attempts: number;
   lease_owner: string | null;
+  last_error: string | null;
 }
 
 interface HeldRow {
@@ -76,7 +78,7 @@ export class BusQueue {
          WHERE subject = ? AND supersede_key = ? AND attempts = 0 AND lease_owner IS NULL AND due_at > ?`,
       ),
       due: db.prepare<[string, number, number], LeasedRow>(
-        `SELECT seq, subject, payload, published_at, attempts FROM bus_messages
+        `SELECT seq, subject, payload, published_at, attempts, last_error FROM bus_messages
          WHERE subject = ? AND due_at <= ? ORDER BY due_at, seq LIMIT ?`,
       ),
       lease: db.prepare(
@@ -86,7 +88,7 @@ export class BusQueue {
       ack: db.prepare('DELETE FROM bus_messages WHERE seq = ?'),
       attempts: db.prepare<[number], { attempts: number }>('SELECT attempts FROM bus_messages WHERE seq = ?'),
       retry: db.prepare(
-        'UPDATE bus_messages SET due_at = ?, lease_owner = NULL, lease_pid = NULL, lease_host = NULL WHERE seq = ? AND attempts = ?',
+        'UPDATE bus_messages SET due_at = ?, last_error = ?, lease_owner = NULL, lease_pid = NULL, lease_host = NULL WHERE seq = ? AND attempts = ?',
       ),
       holders: db.prepare<[string, string, number], HeldRow>(
         `SELECT DISTINCT lease_owner, lease_pid FROM bus_messages
@@ -96,16 +98,17 @@ export class BusQueue {
         `UPDATE bus_messages SET due_at = ?, lease_owner = NULL, lease_pid = NULL, lease_host = NULL
          WHERE lease_owner = ? AND due_at > ?`,
       ),
+      // The last error given, else the one the message kept from an earlier delivery.
       copyDead: db.prepare(
-        `INSERT OR REPLACE INTO bus_dead_letters (seq, subject, payload, attempts, reason, published_at, failed_at)
-         SELECT seq, subject, payload, attempts, ?, published_at, ? FROM bus_messages WHERE seq = ?`,
+        `INSERT OR REPLACE INTO bus_dead_letters (seq, subject, payload, attempts, reason, last_error, published_at, failed_at)
+         SELECT seq, subject, payload, attempts, ?, COALESCE(?, last_error), published_at, ? FROM bus_messages WHERE seq = ?`,
       ),
       nextDue: db.prepare<[string], { next: number | null }>(
         'SELECT MIN(due_at) AS next FROM bus_messages WHERE subject = ?',
       ),
       pending: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM bus_messages WHERE subject = ?'),
       queued: db.prepare<[string, number], QueuedRow>(
-        `SELECT seq, subject, payload, published_at, due_at, attempts, lease_owner FROM bus_messages
+        `SELECT seq, subject, payload, published_at, due_at, attempts, lease_owner, last_error FROM bus_messages
          WHERE subject = ? ORDER BY seq LIMIT ?`,
       ),
       deadOne: db.prepare<[number], DeadLetterRow>('SELECT * FROM bus_dead_letters WHERE seq = ?'),
@@ -134,7 +137,8 @@ export class BusQueue {
 
   /**
    * Leases up to `max` due messages. A message due for delivery number
-   * `maxDeliver + 1` becomes a dead letter instead and is not returned.
+   * `maxDeliver + 1` (its last delivery was never settled) becomes a dead letter instead
+   * and is not returned.
    */
   lease(subject: string, max: number, now: number, ackWaitMs: number, maxDeliver: number, holder: LeaseHolder): LeasedRow[] {
     // IMMEDIATE: take the write lock before reading, so two consumers cannot both see
@@ -147,7 +151,7 @@ export class BusQueue {
           if (due.length === 0) break;
           for (const row of due) {
             if (row.attempts >= maxDeliver) {
-              this.#bury(row.seq, MAX_DELIVERIES_REASON, now);
+              this.#bury(row.seq, exhaustedReason(row.attempts, row.last_error ?? undefined, true), null, now);
             } else {
               this.#sql.lease.run(now + ackWaitMs, holder.id, holder.pid, holder.host, row.seq);
               leased.push({ ...row, attempts: row.attempts + 1 });
@@ -163,9 +167,12 @@ export class BusQueue {
     this.#sql.ack.run(seq);
   }
 
-  /** Due again at `dueAt`, unless the message was redelivered since `attempt` (a stale nak is ignored). */
-  retry(seq: number, attempt: number, dueAt: number): void {
-    this.#sql.retry.run(dueAt, seq, attempt);
+  /**
+   * Due again at `dueAt`, keeping why delivery `attempt` failed (null: no reason given),
+   * unless the message was redelivered since (a stale nak is ignored).
+   */
+  retry(seq: number, attempt: number, dueAt: number, reason: string | null): void {
+    this.#sql.retry.run(dueAt, reason, seq, attempt);
   }
 
   /** The lease of delivery `attempt` now expires at `dueAt` (a heartbeat); its holder keeps it. */
@@ -194,12 +201,15 @@ export class BusQueue {
       .immediate();
   }
 
-  /** Moves the message to the dead letters, unless it was redelivered since `attempt`. */
-  term(seq: number, attempt: number, reason: string, now: number): void {
+  /**
+   * Moves the message to the dead letters, unless it was redelivered since `attempt`.
+   * `lastError`: the failed delivery's own reason (null: the one an earlier delivery left).
+   */
+  term(seq: number, attempt: number, reason: string, lastError: string | null, now: number): void {
     this.#db
       .transaction(() => {
         const row = this.#sql.attempts.get(seq);
-        if (row && row.attempts === attempt) this.#bury(seq, reason, now);
+        if (row && row.attempts === attempt) this.#bury(seq, reason, lastError, now);
       })
       .immediate();
   }
@@ -232,6 +242,7 @@ export class BusQueue {
       payload: parsePayload(row.payload),
       publishedAt: row.published_at,
       attempts: row.attempts,
+      ...(row.last_error === null ? {} : { lastError: row.last_error }),
       ...queuedState(row, now),
     }));
   }
@@ -248,14 +259,15 @@ export class BusQueue {
       payload: parsePayload(row.payload),
       attempts: row.attempts,
       reason: row.reason,
+      ...(row.last_error === null ? {} : { lastError: row.last_error }),
       publishedAt: row.published_at,
       failedAt: row.failed_at,
     }));
   }
 
   /** Callers hold a transaction. */
-  #bury(seq: number, reason: string, now: number): void {
-    this.#sql.copyDead.run(reason, now, seq);
+  #bury(seq: number, reason: string, lastError: string | null, now: number): void {
+    this.#sql.copyDead.run(reason, lastError, now, seq);
     this.#sql.ack.run(seq);
   }
 }

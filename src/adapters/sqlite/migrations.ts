@@ -404,6 +404,13 @@ export const MIGRATIONS: readonly Migration[] = [
     const rewrite = db.prepare('UPDATE request_log SET injected = ? WHERE seq = ?');
     for (const { seq, injected } of rows) rewrite.run(JSON.stringify(relevanceNamed(injected)), seq);
   },
+  // 19: a failed job says why (DESIGN section 12): the reason of a message's last failed
+  // delivery, kept while it waits to be retried and carried into its dead letter.
+  // Messages and dead letters stored before: null (no reason known).
+  `
+    ALTER TABLE bus_messages ADD COLUMN last_error TEXT;
+    ALTER TABLE bus_dead_letters ADD COLUMN last_error TEXT;
+  `,
 ];
 
 /** Migration 18: an injected list as written before (`{reflectionId, score, why}`), its number named `relevance`. */

@@ -9,7 +9,10 @@ export interface DeadLetterJson {
   /** Null for a tagging job. */
   source: string | null;
   turns: number | null;
+  /** Why it was given up, in words. */
   reason: string;
+  /** The last failed delivery's own reason (absent from older servers). */
+  last_error?: string | null;
   attempts: number;
   failed_at: string;
 }

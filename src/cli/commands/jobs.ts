@@ -1,8 +1,9 @@
 /**
  * `engram jobs`: what an agent's memory is waiting for. Learning is not immediate: a
  * conversation is extracted once it has been quiet for the settle time, so a user who
- * has just talked to an agent sees here that a job is queued and when it runs. Tagging
- * jobs (reflections stored without tags get them) are listed beside, as source `tagging`.
+ * has just talked to an agent sees here that a job is queued and when it runs, and why a
+ * failed one failed. Tagging jobs (reflections stored without tags get them) are listed
+ * beside, as source `tagging`.
  */
 import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../command.js';
 import type { ApiClient } from '../api-client.js';
@@ -21,6 +22,8 @@ interface JobJson {
   published_at: string;
   due_at: string | null;
   attempts: number | null;
+  /** Why its last delivery failed (absent from older servers). */
+  last_error?: string | null;
 }
 
 
@@ -91,12 +94,23 @@ function nextDue(jobs: JobJson[]): string | null {
   return jobs.map((job) => job.due_at!).sort()[0] ?? null;
 }
 
+/**
+ * Why a job's last delivery failed, for its WHEN column: `; attempt 2 failed: <why>`
+ * (the attempt left out where the engine does not count them); empty when none has.
+ */
+export function lastFailure(job: Pick<JobJson, 'attempts' | 'last_error'>, failedAttempt: number | null): string {
+  if (!job.last_error) return '';
+  return `; ${failedAttempt ? `attempt ${failedAttempt}` : 'the last attempt'} failed: ${job.last_error}`;
+}
+
 function printJobs(io: Io, jobs: JobsJson): void {
   const row = (state: string, job: JobJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
+  const running = (job: JobJson) =>
+    (job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at)) + lastFailure(job, job.attempts ? job.attempts - 1 : null);
   const rows = [
     ...jobs.queued.map((job) => row('queued', job, `runs ${until(job.due_at)}`)),
-    ...jobs.running.map((job) => row('running', job, job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at))),
-    ...jobs.failed.map((job) => row('failed', job, `attempt ${(job.attempts ?? 0) + 1} ${until(job.due_at)}`)),
+    ...jobs.running.map((job) => row('running', job, running(job))),
+    ...jobs.failed.map((job) => row('failed', job, `attempt ${(job.attempts ?? 0) + 1} ${until(job.due_at)}${lastFailure(job, job.attempts)}`)),
     ...jobs.dead.map((dead) => [
       'dead',
       dead.id,

@@ -1,7 +1,7 @@
 /**
  * `/v0/orgs/:org/agents/:agent/extraction/dead-letters`: the agent's memory jobs
  * (extraction, and tagging of its reflections stored without tags) that failed for good
- * (the upstream refused them, or every delivery failed), with the reason, and a retry
+ * (the upstream refused them, or every delivery failed), with the reason in words, and a retry
  * that queues the job again. The same list on every engine: the bus port's. A listing
  * shows what a job covered, never its transcript text.
  */
@@ -29,7 +29,15 @@ export const JobFields = {
 };
 
 export const DeadLetterJson = z
-  .object({ ...JobFields, reason: z.string(), attempts: z.number().int(), failed_at: Time })
+  .object({
+    ...JobFields,
+    reason: z
+      .string()
+      .describe('Why it was given up, in words: the refusal ("upstream answered 401 Unauthorized"), or "gave up after 5 attempts: <the last failure>"'),
+    last_error: z.string().nullable().describe('The last failed delivery\'s own reason; null when none was given (or for jobs dead-lettered before it was kept)'),
+    attempts: z.number().int(),
+    failed_at: Time,
+  })
   .meta({ id: 'DeadLetter' });
 
 export const RetriedJson = z.object({ id: z.string(), retried: z.literal(true) });
@@ -78,6 +86,7 @@ export function deadLetterWire(dead: DeadLetter): z.output<typeof DeadLetterJson
   return {
     ...jobFields(dead.id, dead.subject, dead.payload, dead.publishedAt),
     reason: dead.reason,
+    last_error: dead.lastError ?? null,
     attempts: dead.attempts,
     failed_at: isoTime(dead.failedAt),
   };

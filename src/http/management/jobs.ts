@@ -2,8 +2,8 @@
  * `/v0/orgs/:org/agents/:agent/jobs`: what the agent's memory is waiting for. A
  * conversation is extracted once it has been quiet for the settle time
  * (`ENGRAM_SETTLE_MS`), so a job sits `queued` with its due time first; then it is
- * `running`; a failed delivery waits `failed` for its next attempt; a job that failed for
- * good is `dead` (see dead-letters.ts). Tagging jobs (reflections stored without tags get
+ * `running`; a failed delivery waits `failed` for its next attempt, saying why it failed
+ * (`last_error`); a job that failed for good is `dead` (see dead-letters.ts). Tagging jobs (reflections stored without tags get
  * them, at most one job per `ENGRAM_TAGGING_INTERVAL_MS`) are listed beside, with `kind:
  * "tagging"`. Read from the bus port, so the answer is the same on every engine; a job
  * shows what it covers, never its transcript text.
@@ -22,6 +22,10 @@ export const JobJson = z
     ...JobFields,
     due_at: Time.nullable().describe('When it runs (queued) or is tried again (failed); null when it may run now'),
     attempts: z.number().int().nullable().describe('Deliveries so far, where the engine counts them per job'),
+    last_error: z
+      .string()
+      .nullable()
+      .describe('Why its last delivery failed, in words (e.g. "upstream answered 503 Service Unavailable"); null while none has failed'),
   })
   .meta({ id: 'Job' });
 
@@ -44,6 +48,7 @@ function jobWire(message: QueuedMessage): z.output<typeof JobJson> {
     ...jobFields(message.id, message.subject, message.payload, message.publishedAt),
     due_at: isoTime(message.dueAt ?? null),
     attempts: message.attempts ?? null,
+    last_error: message.lastError ?? null,
   };
 }
 

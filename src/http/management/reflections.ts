@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { MIN_CONTENT_WORDS, MIN_WORDS } from '../../domain/reflection-content.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
@@ -37,7 +38,12 @@ const EXPORT_PAGE = 500;
 
 
 const Kind = z.enum(REFLECTION_KINDS as [ReflectionKind, ...ReflectionKind[]]);
-const Content = z.string().trim().min(1).max(MAX_CONTENT_CHARS).describe('One self-contained memory; secrets are redacted');
+const Content = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_CONTENT_CHARS)
+  .describe(`One self-contained memory; secrets are redacted. At least ${MIN_WORDS} words, ${MIN_CONTENT_WORDS} of them content words (not "the", "is", "to", ...), or 400`);
 const Topic = z.string().trim().max(MAX_TOPIC_CHARS).describe('A short topic it is filed under (default `general`)');
 const Tags = z.array(z.string().trim().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
 

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, REMEMBER_TOOL } from '../../domain/engram-tools.js';
-import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
+import { checkReflection, MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { TAGS_PARAMETER_DESCRIPTION } from '../../memory/tag-guidance.js';
 import { badProject, callVisibility, projectParameter, textResult, type McpContext } from '../context.js';
 
@@ -51,6 +51,12 @@ export function registerRemember(server: McpServer, context: McpContext): void {
         const message =
           `Not remembered: this agent already holds ${result.limit.toLocaleString('en-US')} memories, its limit. ` +
           'Delete ones no longer true (engram reflections delete / purge) or ask the operator to raise ENGRAM_MAX_REFLECTIONS.';
+        return textResult(message, { isError: true, structured: { stored: false, message } });
+      }
+      if (result.noContent > 0) {
+        const verdict = checkReflection({ content, kind });
+        const why = 'refused' in verdict && verdict.refused === 'no_content' ? verdict.why : 'it says too little';
+        const message = `Not remembered: ${why}. Write the memory as one self-contained sentence.`;
         return textResult(message, { isError: true, structured: { stored: false, message } });
       }
       if (result.duplicates > 0) {

@@ -2,7 +2,7 @@
  * OpenAI Chat Completions (`POST /v1/chat/completions`), as spoken by the openai SDKs,
  * Copilot CLI's default wire and most OpenAI-compatible gateways.
  */
-import { EngramError, openAiErrorBody } from '../../errors.js';
+import { openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
   checkMessage,
@@ -196,6 +196,6 @@ export const chatCompletions: ProtocolAdapter = {
         return proposedFrom(parseJsonOr(fn.arguments, undefined));
       }
     }
-    throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+    throw noToolCall(RECORD_REFLECTIONS_TOOL);
   },
 };

@@ -225,7 +225,7 @@ export const messages: ProtocolAdapter = {
     const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
     const call = content.find((block) => isObject(block) && block.type === 'tool_use' && block.name === RECORD_REFLECTIONS_TOOL);
     if (!isObject(call)) {
-      throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+      throw noToolCall(RECORD_REFLECTIONS_TOOL);
     }
     return proposedFrom(call.input);
   },

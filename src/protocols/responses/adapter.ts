@@ -191,6 +191,6 @@ export const responses: ProtocolAdapter = {
         return proposedFrom(parseJsonOr(item.arguments, undefined));
       }
     }
-    throw new EngramError('upstream_stream_failed', `The extraction answer holds no ${RECORD_REFLECTIONS_TOOL} call`);
+    throw noToolCall(RECORD_REFLECTIONS_TOOL);
   },
 };

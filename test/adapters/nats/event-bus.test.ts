@@ -28,7 +28,7 @@ function namespace(label: string): Required<Pick<NatsEventBusOptions, 'stream' |
 
 /** Keeps the shared server small: a test's streams (and payload bucket) go with it. */
 async function dropStreams(stream: string): Promise<void> {
-  for (const name of [stream, `${stream}_DELAY`, `${stream}_DEAD`, `OBJ_${stream.toLowerCase()}_payloads`]) {
+  for (const name of [stream, `${stream}_DELAY`, `${stream}_DEAD`, `${stream}_FAILED`, `OBJ_${stream.toLowerCase()}_payloads`]) {
     await admin.jsm.streams.delete(name).catch(() => false);
   }
 }
@@ -119,6 +119,9 @@ nats('two replicas starting together both open; the streams are as designed', as
     const dead = await admin.jsm.streams.info(`${names.stream}_DEAD`);
     assert.is(dead.config.retention, 'limits');
     assert.is(dead.config.allow_direct, true);
+    const failed = await admin.jsm.streams.info(`${names.stream}_FAILED`);
+    assert.equal([failed.config.retention, failed.config.max_msgs_per_subject, failed.config.allow_direct], ['limits', 1, true]);
+    assert.equal(failed.config.subjects, [`${names.subjectPrefix}.failed.>`]);
     // A later start with a longer window updates the existing streams in place.
     await group.open({ dedupWindowMs: 5 * 60_000 });
     assert.is((await admin.jsm.streams.info(names.stream)).config.duplicate_window, 5 * 60_000 * 1e6);
@@ -284,9 +287,29 @@ nats('a delivery past maxDeliver is dead-lettered without reaching the handler',
     assert.equal(attempts, [1, 2, 3]);
     const [dead] = await bus.deadLetters('stuck');
     assert.is(dead.attempts, 3, 'the deliveries the handler saw');
-    assert.is(dead.reason, 'max deliveries exceeded');
+    assert.match(dead.reason, /^gave up after 3 attempts: the last one never finished/);
     assert.equal(dead.payload, { n: 1 });
     assert.is(await bus.pending('stuck'), 0, 'terminated in the work queue, not stored forever');
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('why a delivery failed is kept beside the message until it is settled: the failed stream holds nothing once the retry is acked', async () => {
+  const names = namespace('failed');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    await bus.publish('flaky', 'one');
+    await bus.publish('doomed', 'two');
+    const flaky = bus.consume<string>('flaky', (message) => (message.attempt === 1 ? message.nak({ delayMs: 300, reason: 'upstream answered 503 Service Unavailable' }) : message.ack()));
+    const doomed = bus.consume<string>('doomed', (message) => message.nak({ delayMs: 0, reason: `attempt ${message.attempt} failed` }), { maxDeliver: 2 });
+    const recorded = async () => (await admin.jsm.streams.info(`${names.stream}_FAILED`)).state.messages;
+    await waitFor(async () => (await bus.pending('flaky')) + (await bus.pending('doomed')) === 0, 5000, 'both settled');
+    await Promise.all([flaky.stop(), doomed.stop()]);
+    assert.is(await recorded(), 0, 'no record outlives its message');
+    const [dead] = await bus.deadLetters('doomed');
+    assert.equal([dead.reason, dead.lastError], ['gave up after 2 attempts: attempt 2 failed', 'attempt 2 failed']);
   } finally {
     await group.cleanup();
   }

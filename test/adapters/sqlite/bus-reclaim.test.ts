@@ -112,7 +112,7 @@ test('a nak releases the lease: a message waiting out its backoff is not made du
   await bus.publish('jobs', 1);
   let naked = false;
   const sub = bus.consume('jobs', async (message) => {
-    await message.nak(60_000);
+    await message.nak({ delayMs: 60_000 });
     naked = true;
   });
   await waitFor(() => naked, 3000, 'the nak');

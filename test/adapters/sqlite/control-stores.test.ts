@@ -146,6 +146,8 @@ sqlite('a database written before revision-checked conversations is migrated: st
     temp.db.exec('DROP TABLE conversation_sessions; ALTER TABLE conversations DROP COLUMN revision; ALTER TABLE reflections DROP COLUMN origin;');
     temp.db.exec('ALTER TABLE bus_messages DROP COLUMN lease_owner; ALTER TABLE bus_messages DROP COLUMN lease_pid; ALTER TABLE bus_messages DROP COLUMN lease_host;');
     temp.db.exec('DROP INDEX bus_messages_supersede; ALTER TABLE bus_messages DROP COLUMN supersede_key;');
+    // Nor the reasons of failed deliveries, 19.
+    temp.db.exec('ALTER TABLE bus_messages DROP COLUMN last_error; ALTER TABLE bus_dead_letters DROP COLUMN last_error;');
     temp.db.exec('DROP TABLE account_users; DROP TABLE account_sessions; DROP TABLE oauth_clients; DROP TABLE oauth_grants; DROP TABLE oauth_signing_key;');
     temp.db.exec('DROP TABLE agent_activity; DROP TABLE request_log;');
     temp.db.exec('ALTER TABLE reflections DROP COLUMN superseded_by; ALTER TABLE reflections DROP COLUMN superseded_at; ALTER TABLE reflections DROP COLUMN tags_by;');
@@ -167,6 +169,7 @@ sqlite('migration 18: the request log keeps what older entries said (skipped bec
       ALTER TABLE request_log DROP COLUMN kept; ALTER TABLE request_log DROP COLUMN rebuilt; ALTER TABLE request_log DROP COLUMN reason;
       ALTER TABLE request_log DROP COLUMN bar; ALTER TABLE request_log DROP COLUMN near_misses;
       ALTER TABLE request_log ADD COLUMN skipped TEXT;
+      ALTER TABLE bus_messages DROP COLUMN last_error; ALTER TABLE bus_dead_letters DROP COLUMN last_error;
     `);
     temp.db.pragma('user_version = 17');
     const insert = temp.db.prepare(

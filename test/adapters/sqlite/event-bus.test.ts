@@ -174,7 +174,7 @@ sqlite('a stale nak after redelivery does not disturb the newer delivery', async
     async (message) => {
       attempts.push(message.attempt);
       if (message.attempt === 1) {
-        staleNak = () => message.nak(0);
+        staleNak = () => message.nak({ delayMs: 0 });
         return; // never settled: redelivered after ackWait
       }
       await staleNak?.(); // the first delivery's late nak must be ignored
