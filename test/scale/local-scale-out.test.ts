@@ -117,7 +117,7 @@ test('nats-server -js and two engram serve: taught through one, the reflection r
     // The conversation id as the CLI prints it is the one `--conversation` takes.
     const shown = await cli(['reflections', 'show', '--org', 'local', '--agent', 'bot', learnt[0].id, '--url', b]);
     const conversation = /learnt from conversation (\S+)/.exec(shown.stdout)?.[1];
-    assert.match(conversation ?? '', /^h:[A-Za-z0-9_-]+$/, shown.stdout);
+    assert.match(conversation ?? '', /^h:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/, shown.stdout);
     const byConversation = await cli(['reflections', 'list', '--org', 'local', '--agent', 'bot', '--conversation', conversation!, '--json', '--url', b]);
     assert.equal(
       JSON.parse(byConversation.stdout).data.map((reflection: { id: string }) => reflection.id),

@@ -245,9 +245,17 @@ export class NatsDirectory implements Directory {
     });
   }
 
-  /** Served from the mirror; the use is recorded in the background (`token-uses.ts`). */
+  /**
+   * Served from the mirror; the use is recorded in the background (`token-uses.ts`). A
+   * token the mirror does not hold may have been created on another replica a moment ago
+   * (its watch lags under load): the mirror catches up once before the token is refused.
+   */
   async findToken(tokenHash: string): Promise<TokenLookup | undefined> {
-    const stored = this.#mirror.token(tokenHash);
+    let stored = this.#mirror.token(tokenHash);
+    if (!stored) {
+      await this.#mirror.fresh(this.#options.timeoutMs).catch(() => undefined);
+      stored = this.#mirror.token(tokenHash);
+    }
     if (!stored || stored.value.token.revokedAt !== null) return undefined;
     const entry = this.#liveAgent(stored.value.token.agentId);
     if (!entry) return undefined;
