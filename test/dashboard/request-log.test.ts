@@ -52,7 +52,13 @@ test('requests appear newest first under their ids, each injected reflection lin
     assert.is(await rows.count(), 2);
     assert.match(await rows.nth(0).innerText(), related.id, 'the newest first');
     assert.match(await rows.nth(1).innerText(), unrelated.id);
-    assert.match(await rows.nth(1).locator('td[data-label="Memory"]').innerText(), 'Nothing injected');
+    // The proxy's own entry for a request that got nothing: why, the bar, and how close the taught reflection came.
+    const nothing = await rows.nth(1).locator('td[data-label="Memory"]').innerText();
+    assert.match(nothing, 'Nothing injected');
+    assert.match(nothing, "reflections were found, but none reached this agent's bar");
+    assert.match(nothing, /bar \(min_score\)[^0-9]*0\.20/);
+    assert.is(await rows.nth(1).locator('td[data-label="Memory"] .near-misses').count(), 1);
+    assert.match(await rows.nth(1).locator('td[data-label="Memory"] li').first().innerText(), /Integration tests need[^]*relevance -?\d\.\d\d/);
     const link = rows.nth(0).locator('td[data-label="Memory"] a');
     assert.is(await link.count(), 1);
     assert.match(await link.innerText(), 'Integration tests need infrastructure/docker-compose/');
@@ -131,10 +137,10 @@ test('each request says where it was seen (project, end user) and why memory lef
 });
 
 /**
- * An entry as issue 32's inject step writes it. The proxy on this branch does not write
- * kept reflections, rebuilt blocks, reasons beyond a chore and injection off, bars or near
- * misses yet, so this test appends such entries to the real store of the real Engram
- * (`running.deps.control.requests`); the page reads them as it reads any.
+ * An entry as the inject step writes it, appended to the real store of the real Engram
+ * (`running.deps.control.requests`): the kept, rebuilt and near-miss cases at once, with
+ * long values, for the layout at both widths (the proxy's own entries for them are
+ * checked end to end in test/http/memory-trust.test.ts; the first test here reads one).
  */
 function logged(agentId: string, n: number, overrides: Partial<RequestEntry>): RequestEntry {
   return {
