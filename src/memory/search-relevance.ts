@@ -51,14 +51,24 @@ export async function searchWithRelevance(
     deps.retrieval.explain(agent, query.text, query.visible),
   ]);
   const judged = new Map(verdicts.map((verdict) => [verdict.judged.reflection.id, verdict]));
-  const { offset } = relevanceRule(deps.search.embedder, agent.memory.minScore);
+  const byMeaning = meaningRelevance(deps.search.embedder, agent);
   const results = found.map((result): SearchedReflection => {
     const verdict = judged.get(result.reflection.id);
-    return verdict ? { ...result, relevance: verdict.judged.relevance, verdict } : { ...result, relevance: result.vectorScore - offset };
+    return verdict ? { ...result, relevance: verdict.judged.relevance, verdict } : { ...result, relevance: byMeaning(result) };
   });
   return {
     results,
     bar: agent.memory.minScore,
     injected: verdicts.filter((verdict) => verdict.taken).map((verdict) => verdict.judged.reflection.id),
   };
+}
+
+/**
+ * A search result's relevance by meaning alone (its cosine, without a named term's lift),
+ * on the agent's scale: what `recall` shows the model beside each memory, and a person's
+ * search for results injection does not weigh.
+ */
+export function meaningRelevance(embedder: MemorySearchDeps['embedder'], agent: Agent): (result: ScoredReflection) => number {
+  const { offset } = relevanceRule(embedder, agent.memory.minScore);
+  return (result) => result.vectorScore - offset;
 }

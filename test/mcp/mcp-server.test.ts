@@ -63,7 +63,7 @@ test('initialize, tools with descriptions and the marker, remember â†’ recall â†
   const results = (recalled.structuredContent as any).results;
   assert.is(results[0].id, id);
   assert.is(results[0].topic, 'databases');
-  assert.type(results[0].score, 'number');
+  assert.type(results[0].relevance, 'number');
   assert.match(text(recalled), 'pg-stage-3');
   const procedural = await client.callTool({ name: 'recall', arguments: { query: 'staging database', kind: 'procedural' } });
   assert.equal((procedural.structuredContent as any).results, [], 'the kind filter applies');

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ENGRAM_TOOL_MARKER, RECALL_TOOL } from '../../domain/engram-tools.js';
 import { recall } from '../../memory/recall.js';
+import { meaningRelevance } from '../../memory/search-relevance.js';
 import { badProject, callVisibility, projectParameter, textResult, type McpContext } from '../context.js';
 
 const MAX_LIMIT = 50;
@@ -15,7 +16,7 @@ export function registerRecall(server: McpServer, context: McpContext): void {
         'Search your long-term memory: facts about where things are in this project or environment, and procedures ' +
         'that avoid mistakes made before. Use it before exploring the codebase or running a command you are unsure of, ' +
         'when a task touches something you may have worked on before, and after an error, to see whether it was solved ' +
-        `already. Returns the best matches with their ids and scores. ${ENGRAM_TOOL_MARKER}`,
+        `already. Returns the best matches with their ids and relevance. ${ENGRAM_TOOL_MARKER}`,
       inputSchema: {
         query: z.string().min(1).max(2000).describe('What you want to know, in a few words or a question'),
         kind: z.enum(['factual', 'procedural']).optional().describe('Only facts (where things are) or only procedures (how to avoid mistakes)'),
@@ -24,7 +25,7 @@ export function registerRecall(server: McpServer, context: McpContext): void {
       },
       outputSchema: {
         results: z.array(
-          z.object({ id: z.string(), kind: z.enum(['factual', 'procedural']), topic: z.string(), content: z.string(), score: z.number() }),
+          z.object({ id: z.string(), kind: z.enum(['factual', 'procedural']), topic: z.string(), content: z.string(), relevance: z.number() }),
         ),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -34,12 +35,14 @@ export function registerRecall(server: McpServer, context: McpContext): void {
       if (!visible) return badProject(project);
       const agent = await context.agent();
       const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible });
-      const results = found.map(({ reflection, score }) => ({
-        id: reflection.id,
-        kind: reflection.kind,
-        topic: reflection.topic,
-        content: reflection.content,
-        score: Math.round(score * 1000) / 1000,
+      // Ranked by the search; each shown with its relevance on the agent's one scale (that of `min_score`).
+      const relevance = meaningRelevance(context.search.embedder, agent);
+      const results = found.map((result) => ({
+        id: result.reflection.id,
+        kind: result.reflection.kind,
+        topic: result.reflection.topic,
+        content: result.reflection.content,
+        relevance: Math.round(relevance(result) * 1000) / 1000,
       }));
       if (results.length > 0) {
         // A hit is a use: it moves the reflection up the root index.
@@ -48,7 +51,7 @@ export function registerRecall(server: McpServer, context: McpContext): void {
       }
       const text = results.length === 0
         ? `No memories match "${query}".`
-        : results.map((r) => `- ${r.id} [${r.kind}] (${r.topic}) ${r.content} (score ${r.score})`).join('\n');
+        : results.map((r) => `- ${r.id} [${r.kind}] (${r.topic}) ${r.content} (relevance ${r.relevance})`).join('\n');
       return textResult(text, { structured: { results } });
     },
   );
