@@ -35,9 +35,10 @@ export const MAX_ANSWERS_TRIED = 8;
  * How a request names its conversation: by an `id` it carries (the header; `chained`: the
  * continued response's conversation, whose id is whole already, its end user and project
  * in it), or by its `opening` and the earlier `answers` it holds (oldest first, at most
- * `MAX_ANSWERS_TRIED`): none when it opens the conversation.
+ * `MAX_ANSWERS_TRIED`, read only as far as they are asked for): none when it opens the
+ * conversation.
  */
-export type ConversationName = { id: string; chained: boolean } | { opening: string; answers: Turn[] };
+export type ConversationName = { id: string; chained: boolean } | { opening: string; answers(): Iterable<Turn> };
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -52,23 +53,24 @@ export function conversationName(adapter: ProtocolAdapter, body: JsonObject, hea
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
   if (chained && !session) return { id: chained, chained: true };
   const seed = digest(adapter.conversationSeed(body));
-  return { opening: session ? sessionConversationId(session, seed) : `h:${seed}`, answers: earlierAnswers(adapter, body) };
+  return { opening: session ? sessionConversationId(session, seed) : `h:${seed}`, answers: () => earlierAnswers(adapter, body) };
 }
 
 /**
  * The assistant turns of the request's messages, oldest first, at most `MAX_ANSWERS_TRIED`:
- * read message by message, so a long history is walked only up to them.
+ * read message by message as they are asked for, so a continuation found by its first
+ * answer reads one message.
  */
-function earlierAnswers(adapter: ProtocolAdapter, body: JsonObject): Turn[] {
-  const answers: Turn[] = [];
+function* earlierAnswers(adapter: ProtocolAdapter, body: JsonObject): Generator<Turn> {
+  let given = 0;
   for (const message of adapter.messages(body)) {
     if (adapter.isUserInput(message) || adapter.isToolResult(message) || adapter.isSystemEntry(message)) continue;
     for (const turn of adapter.transcript(adapter.withMessages(body, [message]))) {
-      if (turn.role === 'assistant') answers.push(turn);
+      if (turn.role !== 'assistant') continue;
+      yield turn;
+      if (++given >= MAX_ANSWERS_TRIED) return;
     }
-    if (answers.length >= MAX_ANSWERS_TRIED) return answers.slice(0, MAX_ANSWERS_TRIED);
   }
-  return answers;
 }
 
 /**
@@ -107,7 +109,7 @@ export async function findConversation(
     const id = openingOf(name, partition);
     return { id, stored: (await store.get(agentId, id)) ?? null };
   }
-  for (const answer of name.answers) {
+  for (const answer of name.answers()) {
     const id = partition(answeredConversationId(name.opening, answer));
     const stored = await store.get(agentId, id);
     if (stored) return { id, stored };

@@ -30,12 +30,12 @@ const named = (body: JsonObject, answer: string, headers: IncomingHttpHeaders = 
 /** The ids a later request tries, oldest answer first. */
 const tried = (body: JsonObject, headers: IncomingHttpHeaders = {}) => {
   const name = conversationName(chatCompletions, body, headers);
-  return 'opening' in name ? name.answers.map((answer) => answeredConversationId(name.opening, answer)) : [];
+  return 'opening' in name ? [...name.answers()].map((answer) => answeredConversationId(name.opening, answer)) : [];
 };
 
 test('a request holding no answer opens a conversation that its first answer names; later turns find it by that answer', () => {
   const opening = conversationName(chatCompletions, chat('Fix the build'), {});
-  assert.ok('opening' in opening && opening.answers.length === 0, 'no earlier answer: nothing to look up');
+  assert.ok('opening' in opening && [...opening.answers()].length === 0, 'no earlier answer: nothing to look up');
   const id = named(chat('Fix the build'), 'Done.');
   assert.ok(id);
   assert.equal(tried(chat('Fix the build', 'Done.', 'Now the tests')), [id]);
