@@ -40,6 +40,19 @@ const CODE_LINE = '  const result = await client.request({ path: "/v1/items", me
 const LOG_LINE = '2026-11-23T12:00:01Z WARN pool exhausted after 30000 ms; 12 requests waiting (db=primary)\n';
 /** About 2 KB: what an agent answers, an explanation and the code it changed. */
 const ANSWER = (turn: number) => `Turn ${turn}: I read the module and changed the request loop; here is the new code:\n${CODE_LINE.repeat(19)}`;
+/**
+ * What the scripted upstream answers a request of this workload (its system prompt is
+ * `SYSTEM`): the agent's answer to the turn, numbered by the answers before it. The client
+ * sends that answer back with the next turn, as real clients send back what they got (and
+ * as Engram finds a conversation by: its opening and its first answer). Undefined for any
+ * other request.
+ */
+export function workloadAnswer(body: unknown): string | undefined {
+  const messages = (body as { messages?: Array<{ role?: unknown; content?: unknown }> } | null)?.messages;
+  if (!Array.isArray(messages) || messages[0]?.content !== SYSTEM) return undefined;
+  return ANSWER(messages.filter((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content.startsWith('Turn ')).length + 1);
+}
+
 /** About 700 bytes: a follow-up with the output the user pasted. */
 const FOLLOW_UP = (ask: string) => `${ask} Here is what I see now:\n${LOG_LINE.repeat(7)}`;
 const ASKS = questions(997, 12);

@@ -1,12 +1,14 @@
 /**
- * Child process: the scripted upstream, on its own event loop. Answers every request
- * with its default echo; the streaming phase queues slow replies through `enqueue`, the
+ * Child process: the scripted upstream, on its own event loop. Answers the multi-turn
+ * workload's requests with the agent's answer its client sends back (`workloadAnswer`),
+ * every other request with its default echo; the streaming phase queues slow replies through `enqueue`, the
  * extraction-cost phase scripted tool calls through `enqueueReplies`.
  * Request records are dropped as they pile up so a long run does not balloon; the bytes
  * of their bodies are tallied first, conversation, extraction and tagging requests apart.
  */
 import { readFileSync } from 'node:fs';
-import { startScriptedUpstream, type RecordedRequest, type Reply } from '../test/support/scripted-upstream/index.js';
+import { echoReply, startScriptedUpstream, type RecordedRequest, type Reply } from '../test/support/scripted-upstream/index.js';
+import { workloadAnswer } from './multi-turn.js';
 import { rssSampler, serveParent } from './ipc.js';
 
 export interface UpstreamHello {
@@ -14,6 +16,12 @@ export interface UpstreamHello {
 }
 
 const upstream = await startScriptedUpstream();
+// The multi-turn workload's conversations get the agent's answer its client sends back next turn.
+const answerWorkload = () => upstream.setDefaultReply((req) => {
+  const text = workloadAnswer(req.json);
+  return text === undefined ? echoReply(req) : { type: 'text', text };
+});
+answerWorkload();
 const port = Number(new URL(upstream.url).port);
 const rss = rssSampler();
 
@@ -93,6 +101,7 @@ serveParent(
     reset() {
       drain();
       upstream.reset();
+      answerWorkload();
       return true;
     },
     /** Starts a fresh byte tally; with `keepTranscripts`, extraction bodies are kept for `bytes` to return. */

@@ -25,7 +25,19 @@ export function sessionConversationId(session: string, openingDigest: string): s
  * trimmed text) name the same conversation.
  */
 export function answeredConversationId(opening: string, answer: Turn): string {
-  return `${opening}:${idDigest(answer.text.replace(/\s+/g, ''))}`;
+  return `${opening}:${idDigest(compacted(answer.text, ANSWER_CHARS))}`;
+}
+
+/** Characters of an answer that name it: far more than two answers to one opening share. */
+const ANSWER_CHARS = 4096;
+
+/**
+ * The first `max` characters of `text` that are not white space: read from its first
+ * `4 × max` characters, so a long answer costs no more than a short one (two renderings
+ * of one answer differ in their spacing far less than that).
+ */
+function compacted(text: string, max: number): string {
+  return text.slice(0, 4 * max).replace(/\s+/g, '').slice(0, max);
 }
 
 /**

@@ -1,4 +1,4 @@
-export { startScriptedUpstream } from './server.js';
+export { echoReply, startScriptedUpstream } from './server.js';
 export { encodeSseEvent } from './sse-writer.js';
 export type {
   Answer,

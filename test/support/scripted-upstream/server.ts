@@ -81,12 +81,15 @@ function lastUserText(responder: ProtocolResponder, body: any): string {
   return texts[texts.length - 1] ?? '';
 }
 
+/** The reply to a request nothing was scripted for: `echo: <last user text>`. */
+export function echoReply(req: RecordedRequest): Reply {
+  const responder = RESPONDERS[new URL(req.path, 'http://upstream').pathname];
+  return { type: 'text', text: `echo: ${responder ? lastUserText(responder, req.json) : ''}` };
+}
+
 /** Per-instance script: the reply queue and the rules for unscripted requests. */
 function createScript() {
-  const defaultReply = (req: RecordedRequest): Reply => {
-    const responder = RESPONDERS[new URL(req.path, 'http://upstream').pathname];
-    return { type: 'text', text: `echo: ${responder ? lastUserText(responder, req.json) : ''}` };
-  };
+  const defaultReply = echoReply;
   const defaultExtractor: Extractor = (_req, transcript) => defaultExtraction(transcript);
   const defaultTagger: Tagger = (_req, lines) => defaultTags(lines);
   const state = {
