@@ -12,6 +12,7 @@ import type { RequestEntry } from '../../src/ports/index.js';
 import { runCli } from '../support/cli.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { requestEntry } from '../support/request-entry.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -26,26 +27,7 @@ const test = suite<Context>('engram requests');
 const T0 = Date.parse('2026-11-27T16:30:00.000Z');
 
 function logged(agentId: string, n: number, overrides: Partial<RequestEntry> = {}): RequestEntry {
-  return {
-    id: `req_cli${String(n).padStart(19, '0')}`,
-    agentId,
-    at: T0 + n * 1000,
-    protocol: 'messages',
-    conversationId: 'cnv_cli',
-    status: 200,
-    outcome: 'settled',
-    latencyMs: 812.4,
-    upstreamMs: 790.1,
-    injected: [],
-    kept: [],
-    rebuilt: null,
-    reason: null,
-    bar: null,
-    nearMisses: [],
-    scope: null,
-    user: null,
-    ...overrides,
-  };
+  return requestEntry({ id: `req_cli${String(n).padStart(19, '0')}`, agentId, at: T0 + n * 1000, conversationId: 'cnv_cli', ...overrides });
 }
 
 test.before(async (context) => {

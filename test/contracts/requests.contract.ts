@@ -8,6 +8,7 @@ import { EngramError } from '../../src/errors.js';
 import type { KeptChange, NothingAdded, RequestEntry, RequestFilter, RequestLog } from '../../src/ports/index.js';
 import { harnessSuite, rejects } from './helpers.js';
 import type { ControlHarness } from './control-harness.js';
+import { requestEntry } from '../support/request-entry.js';
 
 const invalid = (param: string) => (error: unknown) => error instanceof EngramError && error.code === 'invalid_request' && error.param === param;
 
@@ -16,26 +17,7 @@ const T0 = 1_700_000_000_000;
 
 function entry(agentId: string, overrides: Partial<RequestEntry> = {}): RequestEntry {
   const n = ++ids;
-  return {
-    id: `req_${n.toString().padStart(6, '0')}`,
-    agentId,
-    at: T0 + n * 1000,
-    protocol: 'chat-completions',
-    conversationId: `cnv_${n}`,
-    status: 200,
-    outcome: 'completed',
-    latencyMs: 12.5,
-    upstreamMs: 10.25,
-    injected: [],
-    kept: [],
-    rebuilt: null,
-    reason: null,
-    bar: null,
-    nearMisses: [],
-    scope: null,
-    user: null,
-    ...overrides,
-  };
+  return requestEntry({ id: `req_${n.toString().padStart(6, '0')}`, agentId, at: T0 + n * 1000, protocol: 'chat-completions', conversationId: `cnv_${n}`, outcome: 'completed', latencyMs: 12.5, upstreamMs: 10.25, ...overrides });
 }
 
 export function requestsContract(name: string, open: () => Promise<ControlHarness>): void {

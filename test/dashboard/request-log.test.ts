@@ -12,6 +12,7 @@ import OpenAI from 'openai';
 import { layoutProblemsAtEachWidth } from '../support/layout.js';
 import { startSignedInDashboard, type SignedInDashboard } from '../support/dashboard.js';
 import type { RequestEntry } from '../../src/ports/index.js';
+import { requestEntry } from '../support/request-entry.js';
 
 type Context = SignedInDashboard;
 
@@ -143,26 +144,7 @@ test('each request says where it was seen (project, end user) and why memory lef
  * checked end to end in test/http/memory-trust.test.ts; the first test here reads one).
  */
 function logged(agentId: string, n: number, overrides: Partial<RequestEntry>): RequestEntry {
-  return {
-    id: `req_page${String(n).padStart(18, '0')}`,
-    agentId,
-    at: Date.now() + 3_600_000 + n * 1000,
-    protocol: 'messages',
-    conversationId: 's:c2Vzc2lvbi1vbmUtdGhhdC1pcy1sb25n:aGVsbG8td29ybGQtb3BlbmluZw',
-    status: 200,
-    outcome: 'settled',
-    latencyMs: 812.4,
-    upstreamMs: 790.1,
-    injected: [],
-    kept: [],
-    rebuilt: null,
-    reason: null,
-    bar: null,
-    nearMisses: [],
-    scope: 'acme-platform-release-tooling',
-    user: null,
-    ...overrides,
-  };
+  return requestEntry({ id: `req_page${String(n).padStart(18, '0')}`, agentId, at: Date.now() + 3_600_000 + n * 1000, conversationId: 's:c2Vzc2lvbi1vbmUtdGhhdC1pcy1sb25n:aGVsbG8td29ybGQtb3BlbmluZw', scope: 'acme-platform-release-tooling', ...overrides });
 }
 
 test('what reached the model and why: injected with relevance, kept from which turn, rebuilt in words; nothing injected: the reason, the bar, the near misses; at 1280 and 390 px', async ({ engram, browser, agentPath, orgId, agentId }) => {

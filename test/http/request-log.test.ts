@@ -19,6 +19,7 @@ import type { RequestEntry } from '../../src/ports/index.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { requestEntry } from '../support/request-entry.js';
 
 const DAY_MS = 24 * 3600_000;
 
@@ -203,26 +204,7 @@ test('pages: limit and cursor walk the log once, latest first; bad limits and cu
  * (`running.deps.control.requests`) and read them through the real API.
  */
 function logged(agentId: string, n: number, overrides: Partial<RequestEntry> = {}): RequestEntry {
-  return {
-    id: `req_${String(n).padStart(22, 'N')}`,
-    agentId,
-    at: Date.now() - 60_000 + n,
-    protocol: 'messages',
-    conversationId: 'cnv_first',
-    status: 200,
-    outcome: 'settled',
-    latencyMs: 41.5,
-    upstreamMs: 40.25,
-    injected: [],
-    kept: [],
-    rebuilt: null,
-    reason: null,
-    bar: null,
-    nearMisses: [],
-    scope: null,
-    user: null,
-    ...overrides,
-  };
+  return requestEntry({ id: `req_${String(n).padStart(22, 'N')}`, agentId, at: Date.now() - 60_000 + n, conversationId: 'cnv_first', latencyMs: 41.5, upstreamMs: 40.25, ...overrides });
 }
 
 test('every field through the API: added with relevance and why, kept with their turn, rebuilt with its changes, the reason, the bar and the near misses', async (context) => {
