@@ -120,14 +120,19 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const turn = (state.turns ?? 0) + 1;
     // Memories the new messages already show (a recall result) count as held: never injected beside them, nor later.
     const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
-    const tools = detectMemoryTools(adapter.offeredTools(body), config.mcp.serverNames);
+    // Engram's tools as the client offers them: read only when an index or a reminder is at stake.
+    let offered: { tools: MemoryTools | undefined } | undefined;
+    const memoryTools = () => (offered ??= { tools: detectMemoryTools(adapter.offeredTools(body), config.mcp.serverNames) }).tools;
     // What earlier turns added, re-applied only while it is true.
     const checked = await checkKeptBlocks(plan.kept, {
       agentId: agent.id,
       visible,
       reflections: deps.reflections,
       held: injectedIds,
-      rebuildIndex: async (stale) => tools && { ...stale, ...(await indexBlock(agent.id, visible, tools)) },
+      rebuildIndex: async (stale) => {
+        const tools = memoryTools();
+        return tools && { ...stale, ...(await indexBlock(agent.id, visible, tools)) };
+      },
     });
     const insertions = checked.insertions.slice();
     for (const id of checked.added) injectedIds.add(id);
@@ -152,7 +157,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         memory.nearMisses = decision.nearMisses.map(nearMiss);
       }
     }
-    if (plan.carrier >= 0 && injecting && tools) {
+    const tools = plan.carrier >= 0 && injecting ? memoryTools() : undefined;
+    if (tools) {
       const nudge = await memoryNudge({ adapter, raw: forward.raw, messages, carrier: plan.carrier, insertions, agentId: agent.id, visible, tools });
       if (nudge) insertions.push({ ...nudge, turn });
     }

@@ -188,4 +188,34 @@ test('two replicas on NATS: the same, each request on either replica', async ({ 
   }
 });
 
+test('the root memory index given on a first turn is rebuilt in place once a reflection it lists is deleted', async ({ upstream }) => {
+  const engram = await startEngram({ 'settle-ms': '50' });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const base = `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
+    const secretish = await engram.api('POST', `${base}/reflections`, { kind: 'factual', content: 'The legacy billing cron runs on host billing-old-3 at 02:15.', topic: 'billing' });
+    const kept = await engram.api('POST', `${base}/reflections`, { kind: 'procedural', content: 'Run make lint before pushing to the release branch.', topic: 'ci' });
+    assert.equal([secretish.status, kept.status], [201, 201]);
+    // A client with Engram's tools (as Copilot CLI names them): its first turn gets the index.
+    const tools = [{ type: 'function' as const, function: { name: 'engram-recall', description: 'Search your memory.', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }];
+    const client = new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0 });
+    const messages: Message[] = [{ role: 'system', content: SYSTEM }, { role: 'user', content: 'Write a short poem about autumn.' }];
+    upstream.enqueue({ type: 'text', text: 'Leaves fall.' });
+    const first = await client.chat.completions.create({ model: 'gpt-test', messages, tools });
+    assert.match(upstream.conversationRequests().at(-1)!.raw.toString(), 'billing-old-3', 'the index lists it');
+
+    assert.is((await engram.api('DELETE', `${base}/reflections/${secretish.json.id}`)).status, 200);
+    messages.push({ role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'Another one, about winter.' });
+    upstream.enqueue({ type: 'text', text: 'Snow.' });
+    const { response } = await client.chat.completions.create({ model: 'gpt-test', messages, tools }).withResponse();
+    const sent = upstream.conversationRequests().at(-1)!.raw.toString();
+    assert.not.match(sent, 'billing-old-3', 'a deleted reflection leaves the index it was given in');
+    assert.match(sent, 'make lint before pushing', 'the rebuilt index lists the rest, in the same place');
+    const entry = await logged(engram, agent, response.headers.get('x-engram-request-id')!);
+    assert.equal(entry.rebuilt, { blocks: ['index'], changes: [{ reflection_id: secretish.json.id, change: 'deleted', replaced_by: null }] });
+  } finally {
+    await engram.close();
+  }
+});
+
 test.run();
