@@ -17,7 +17,8 @@ import {
   type NewAgent,
 } from '../domain/directory-records.js';
 import type { ResponseRecord } from '../domain/response-record.js';
-import type { Agent, AgentSecrets, Org, TokenRecord } from '../domain/types.js';
+import type { Agent, AgentSecrets, Org, TokenRecord, Visibility } from '../domain/types.js';
+import { partitionedConversationId } from '../domain/conversation-id.js';
 import type { ControlStores, Revisioned } from '../ports/index.js';
 import type { Vault } from '../security/vault.js';
 import { updateConversation, type ConversationChange } from './conversation-updates.js';
@@ -178,13 +179,24 @@ export class Control {
     return (await this.conversations.get(agentId, id))?.value;
   }
 
-  putResponse(record: ResponseRecord): Promise<void> {
-    return this.responses.put(this.#vault.sealResponse(record));
+  /**
+   * Keeps a Responses record for its `owner`: the end user and the project the request
+   * named (`x-engram-user`, `x-engram-scope`). Only a request of the same owner finds it
+   * again; two owners' records with one upstream id are two records.
+   */
+  putResponse(record: ResponseRecord, owner: Visibility): Promise<void> {
+    return this.responses.put(this.#vault.sealResponse({ ...record, id: ownedResponseKey(record.id, owner) }));
   }
 
-  async getResponse(agentId: string, id: string): Promise<ResponseRecord | undefined> {
-    const stored = await this.responses.get(agentId, id);
-    return stored && this.#vault.openResponse(stored);
+  /** The owner's record of response `id`; another owner's, like an unknown id, is not found. */
+  async getResponse(agentId: string, id: string, owner: Visibility): Promise<ResponseRecord | undefined> {
+    const stored = await this.responses.get(agentId, ownedResponseKey(id, owner));
+    return stored && { ...this.#vault.openResponse(stored), id };
+  }
+
+  /** Forgets the owner's record of response `id`; false when the owner has none. */
+  deleteResponse(agentId: string, id: string, owner: Visibility): Promise<boolean> {
+    return this.responses.delete(agentId, ownedResponseKey(id, owner));
   }
 
   async close(): Promise<void> {
@@ -198,4 +210,13 @@ export class Control {
     await this.activity.deleteAgent(agentId);
     await this.requests.deleteAgent(agentId);
   }
+}
+
+/**
+ * Where a response record of `owner` is kept: its id behind the owner's end user and
+ * project, as a conversation's id is (`partitionedConversationId`); unchanged for the
+ * agent's own traffic, so records kept before owners were are still found by it.
+ */
+function ownedResponseKey(id: string, owner: Visibility): string {
+  return partitionedConversationId(id, owner);
 }

@@ -88,14 +88,15 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     let body = clientBody;
     let forward = { raw: request.rawBody, body: clientBody, offset: 0 };
     let chain: Resolved['chain'];
+    // The end user and project the request names: whose Responses records it may continue and keeps.
+    const given = headerVisibility(request.headers);
     if (adapter.chain) {
-      ({ body, chain } = await expandRequest(control, adapter.chain, clientBody, request.agentId, request.chainCache));
+      ({ body, chain } = await expandRequest(control, adapter.chain, clientBody, request.agentId, request.chainCache, given));
       if (chain) {
         const upstreamKeeps = authenticated.agent.upstream.responsesState === 'upstream' && chain.stored;
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const given = headerVisibility(request.headers);
     const asked = requestVisibility(request.headers, body, given);
     // One user's conversation is never another's, nor that of a project the request names another's, even where the openings are the same.
     const partition = (id: string) => partitionedConversationId(id, { user: asked.user, scope: given.scope });
@@ -108,7 +109,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const visible = withScope(asked, asked.scope ?? held.scope);
     const { scope: _scope, user: _user, ...rest } = held;
     const state = { ...rest, ...visible };
-    return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, chore: isClientChore(adapter, body, opening) };
+    return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, owner: given, chore: isClientChore(adapter, body, opening) };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
@@ -268,6 +269,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     if (adapter.chain && answered) {
       link = {
         agentId: agent.id,
+        owner: resolved.owner,
         // An answer with no assistant turn names nothing: its chain keeps to the opening.
         conversationId: id ?? resolved.opening,
         response: answered,

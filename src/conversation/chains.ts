@@ -9,6 +9,7 @@ import type { ResponseRecord } from '../domain/response-record.js';
 import { EngramError } from '../errors.js';
 import type { Control } from '../control/control.js';
 import type { ChainSupport, JsonObject } from '../protocols/types.js';
+import type { Visibility } from '../domain/types.js';
 
 /** A response a later request may continue. */
 export interface ChainLink {
@@ -37,12 +38,17 @@ export interface ResolvedChain {
 /** Longest chain followed; far beyond any context window. */
 const MAX_LINKS = 100_000;
 
-/** The history a continuation of `previousId` stands on, or undefined when the id (or a link before it) is unknown. */
+/**
+ * The history a continuation of `previousId` stands on, or undefined when the id (or a
+ * link before it) is unknown to this `owner` (the request's end user and named project:
+ * another's chain is not found, `Control.getResponse`).
+ */
 export async function resolveChain(
   control: Control,
   agentId: string,
   previousId: string,
   cache: ChainCache | undefined,
+  owner: Visibility,
 ): Promise<ResolvedChain | undefined> {
   const latest = cache?.latest;
   if (latest?.id === previousId) {
@@ -53,7 +59,7 @@ export async function resolveChain(
   for (let id: string | null = previousId; id !== null; ) {
     if (seen.has(id) || records.length >= MAX_LINKS) return undefined;
     seen.add(id);
-    const record = await control.getResponse(agentId, id);
+    const record = await control.getResponse(agentId, id, owner);
     if (!record) return undefined;
     records.push(record);
     id = record.previousResponseId;
@@ -73,25 +79,28 @@ export async function expandRequest(
   body: JsonObject,
   agentId: string,
   cache: ChainCache | undefined,
+  owner: Visibility,
 ): Promise<{ body: JsonObject; chain?: ResolvedChain & { previousId: string } }> {
   const previousId = support.previousId(body);
   if (!previousId) return { body };
-  const found = await resolveChain(control, agentId, previousId, cache);
+  const found = await resolveChain(control, agentId, previousId, cache, owner);
   if (!found) {
     throw new EngramError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, { param: 'previous_response_id' });
   }
   return { body: support.expand(body, found.history), chain: { ...found, previousId } };
 }
 
-/** Everything before and in `record`'s own input: what the model was given. */
-export async function recordContext(control: Control, record: ResponseRecord): Promise<unknown[] | undefined> {
+/** Everything before and in `owner`'s `record` own input: what the model was given. */
+export async function recordContext(control: Control, record: ResponseRecord, owner: Visibility): Promise<unknown[] | undefined> {
   if (record.previousResponseId === null) return record.input;
-  const chain = await resolveChain(control, record.agentId, record.previousResponseId, undefined);
+  const chain = await resolveChain(control, record.agentId, record.previousResponseId, undefined, owner);
   return chain && [...chain.history, ...record.input];
 }
 
 export interface NewLink {
   agentId: string;
+  /** Whose record it is: the end user and project the request named (`Control.putResponse`). */
+  owner: Visibility;
   conversationId: string;
   /** The response as answered. */
   response: { id: string; body: Record<string, unknown>; output: unknown[] };
@@ -125,15 +134,18 @@ export async function storeResponse(control: Control, link: NewLink): Promise<vo
   const history = link.chain?.history ?? [];
   const previousId = link.chain?.previousId ?? null;
   const linked = link.chain?.stored === true;
-  await control.putResponse({
-    id: link.response.id,
-    agentId: link.agentId,
-    conversationId: link.conversationId,
-    previousResponseId: linked ? previousId : null,
-    input: linked ? link.input : [...history, ...link.input],
-    output: link.response.output,
-    // An upstream that was sent the expanded history answers as if nothing was chained.
-    body: { ...link.response.body, previous_response_id: previousId },
-    createdAt: link.now,
-  });
+  await control.putResponse(
+    {
+      id: link.response.id,
+      agentId: link.agentId,
+      conversationId: link.conversationId,
+      previousResponseId: linked ? previousId : null,
+      input: linked ? link.input : [...history, ...link.input],
+      output: link.response.output,
+      // An upstream that was sent the expanded history answers as if nothing was chained.
+      body: { ...link.response.body, previous_response_id: previousId },
+      createdAt: link.now,
+    },
+    link.owner,
+  );
 }

@@ -69,6 +69,8 @@ export interface Resolved {
   chain?: ResolvedChain & { previousId: string };
   /** What the conversation may see and where what it teaches goes: its scope and user (`scope.ts`). */
   visible: Visibility;
+  /** The end user and project the request names in its headers: whose Responses records it continues and keeps. */
+  owner: Visibility;
   /** A client's own bookkeeping request (`chore.ts`): no memory goes in or comes out. */
   chore: boolean;
 }

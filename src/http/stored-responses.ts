@@ -1,7 +1,8 @@
 /**
  * Reading back the responses Engram recorded (Responses API): `GET /v1/responses/{id}`,
- * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`, per agent: another
- * agent's ids are not found. Served from Engram's records whatever the upstream keeps.
+ * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items`, per agent and per
+ * owner (the end user and project the request names, `x-engram-user` and `x-engram-scope`):
+ * another agent's or another owner's ids are not found, the same 404 as an unknown id. Served from Engram's records whatever the upstream keeps.
  * Registered in the proxy's token scope, whose hook has checked the token (`agentTokenOf`).
  */
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import { isObject } from '../protocols/shared.js';
 import { responses } from '../protocols/responses/adapter.js';
 import type { JsonObject } from '../protocols/types.js';
 import { agentTokenOf } from './before-body.js';
+import { headerVisibility } from '../conversation/scope.js';
 
 interface Params {
   org: string;
@@ -61,23 +63,24 @@ export function storedResponseRoutes(app: FastifyInstance, deps: Deps, prefix: s
 
   app.get<{ Params: Params }>(path, { config }, async (request) => {
     const { agent } = agentTokenOf(request);
-    const record = await control.getResponse(agent.id, request.params.id);
+    const record = await control.getResponse(agent.id, request.params.id, headerVisibility(request.headers));
     if (!record) throw notFound(request.params.id);
     return record.body;
   });
 
   app.delete<{ Params: Params }>(path, { config }, async (request) => {
     const { agent } = agentTokenOf(request);
-    if (!(await control.responses.delete(agent.id, request.params.id))) throw notFound(request.params.id);
+    if (!(await control.deleteResponse(agent.id, request.params.id, headerVisibility(request.headers)))) throw notFound(request.params.id);
     return { id: request.params.id, object: 'response', deleted: true };
   });
 
   app.get<{ Params: Params; Querystring: ListQuery }>(`${path}/input_items`, { config }, async (request) => {
     const { agent } = agentTokenOf(request);
     const options = listOptions(request.query);
-    const record = await control.getResponse(agent.id, request.params.id);
+    const owner = headerVisibility(request.headers);
+    const record = await control.getResponse(agent.id, request.params.id, owner);
     if (!record) throw notFound(request.params.id);
-    const context = await recordContext(control, record);
+    const context = await recordContext(control, record, owner);
     if (!context) throw new EngramError('not_found', `A response earlier in the chain of '${record.id}' was deleted.`);
     let items = context.map((item, index) => listedItem(item, record.id, index));
     if (options.order === 'desc') items = items.reverse();

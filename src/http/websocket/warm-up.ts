@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { expandRequest, type ChainCache } from '../../conversation/chains.js';
-import { conversationName } from '../../conversation/identity.js';
+import { conversationName, openingOf, partitionedConversationId } from '../../conversation/identity.js';
+import { headerVisibility } from '../../conversation/scope.js';
 import { idDigest } from '../../domain/conversation-id.js';
 import type { Deps } from '../../deps.js';
 import { responses } from '../../protocols/responses/adapter.js';
@@ -26,15 +27,17 @@ export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string
   const { agent } = await authenticateAgent(deps.control, request.headers, request.orgId, request.agentId);
   const body = request.body;
   responses.validate(body);
-  const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache);
+  const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache, headerVisibility(request.headers));
   const previousId = chain?.previousId;
   const id = `resp_${randomBytes(24).toString('hex')}`;
   // Nothing answered names the conversation yet: the warm-up's own response does, for the
   // turns that chain from it without a session signal (with one, they are found by their answers).
   const name = conversationName(responses, expanded, request.headers, chain?.conversationId);
+  const owner = headerVisibility(request.headers);
+  const opening = openingOf(name, (named) => partitionedConversationId(named, owner));
   request.cache.latest = {
     id,
-    conversationId: 'id' in name ? name.id : `${name.opening}:${idDigest(id)}`,
+    conversationId: 'id' in name ? opening : `${opening}:${idDigest(id)}`,
     context: responses.messages(expanded),
     output: [],
     stored: false,

@@ -94,7 +94,7 @@ sqlite('secrets are never written in clear: upstream key and token absent from t
       output: [],
       body: {},
       createdAt: 1,
-    });
+    }, {});
 
     // Everything the process wrote, WAL included, before and after a checkpoint.
     const bytes = (): string =>
@@ -301,12 +301,12 @@ control('responses are sealed, bound to their agent and id', () =>
       body: { id: 'resp_1' },
       createdAt: 5,
     };
-    await c.putResponse(record);
-    assert.equal(await c.getResponse('agt_a', 'resp_1'), record);
+    await c.putResponse(record, {});
+    assert.equal(await c.getResponse('agt_a', 'resp_1', {}), record);
     assert.not.ok((await c.responses.get('agt_a', 'resp_1'))?.sealed.includes('launch code'));
-    await c.putResponse({ ...record, id: 'resp_2' });
+    await c.putResponse({ ...record, id: 'resp_2' }, {});
     db.prepare("UPDATE responses SET sealed = (SELECT sealed FROM responses WHERE id = 'resp_1') WHERE id = 'resp_2'").run();
-    await rejects(() => c.getResponse('agt_a', 'resp_2'), /Cannot decrypt/);
+    await rejects(() => c.getResponse('agt_a', 'resp_2', {}), /Cannot decrypt/);
   }));
 
 control('deleting an agent or an org reaches its tokens, conversations, responses and index', () =>
@@ -320,7 +320,7 @@ control('deleting an agent or an org reaches its tokens, conversations, response
       await c.createToken(a, hashToken(`egm_${a.id}`), 'egm_', 't');
       await c.conversations.put(baseState(a.id, 'c1'), undefined);
       await c.conversations.markSession(a.id, 'd', 1);
-      await c.putResponse({ id: 'r', agentId: a.id, conversationId: 'c1', previousResponseId: null, input: [], output: [], body: {}, createdAt: 1 });
+      await c.putResponse({ id: 'r', agentId: a.id, conversationId: 'c1', previousResponseId: null, input: [], output: [], body: {}, createdAt: 1 }, {});
       await c.indexes.put(a.id, 'index');
     }
     assert.is(await c.deleteAgent(other.id, agent.id), false, 'wrong org');
@@ -328,13 +328,13 @@ control('deleting an agent or an org reaches its tokens, conversations, response
     assert.is(await c.directory.findToken(hashToken(`egm_${agent.id}`)), undefined);
     assert.is(await c.conversations.get(agent.id, 'c1'), undefined);
     assert.is(await c.conversations.hasSession(agent.id, 'd'), false);
-    assert.is(await c.getResponse(agent.id, 'r'), undefined);
+    assert.is(await c.getResponse(agent.id, 'r', {}), undefined);
     assert.is(await c.indexes.get(agent.id), undefined);
     assert.ok(await c.conversations.get(keep.id, 'c1'), 'others untouched');
 
     assert.equal(await c.deleteOrg(acme.id), [keep.id]);
     assert.is(await c.indexes.get(keep.id), undefined);
-    assert.is(await c.getResponse(keep.id, 'r'), undefined);
+    assert.is(await c.getResponse(keep.id, 'r', {}), undefined);
     assert.is(await c.deleteOrg(acme.id), undefined);
     assert.is(await c.indexes.get(elsewhere.id), 'index', 'another org untouched');
   }));
