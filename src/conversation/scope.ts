@@ -6,7 +6,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import { MAX_SCOPE_LENGTH, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName } from '../domain/scope.js';
+import { MAX_SCOPE_LENGTH, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
+import { isObject } from '../protocols/shared.js';
+import type { JsonObject } from '../protocols/types.js';
 import type { Visibility } from '../domain/types.js';
 
 export const SCOPE_HEADER = 'x-engram-scope';
@@ -36,26 +38,35 @@ export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
 }
 
 /**
- * What the request's texts state of where the client runs (`domain/scope.ts`), read in
- * the request's own order (system prompt and first messages come first, where the clients
- * put it) up to the first text naming a working directory or a repository root; the tool
- * list is skipped, since tool descriptions talk about working directories too. Codex's
- * turn metadata (`client_metadata`, or its header, given as `roots`), which lists its git
- * roots, is read first.
+ * What the request states of where the client runs (`domain/scope.ts`). The client's own
+ * fields are read first: the system prompt (`system`, `instructions`, messages of role
+ * `system` or `developer`, where Claude Code's environment and Copilot's header text are)
+ * and Codex's `<environment_context>` message, with Codex's turn metadata (`client_metadata`,
+ * or its header, given as `roots`). When they name a working directory or a repository
+ * root, no user or tool text is read: a pasted "Working directory: …" never moves a turn
+ * to another project. Otherwise (a client that states its place only in text), the texts
+ * are read in the request's own order up to the first naming one; the tool list is skipped,
+ * since tool descriptions talk about working directories too.
  */
 export function stateScope(body: unknown, roots: readonly string[] = []): string | undefined {
   const place = emptyPlace();
   place.roots.push(...roots);
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    const metadata = (body as { client_metadata?: unknown }).client_metadata;
-    if (metadata !== null && typeof metadata === 'object') place.roots.push(...codexWorkspaces((metadata as Record<string, unknown>)[CODEX_TURN_METADATA]));
+  if (isObject(body)) {
+    const metadata = body.client_metadata;
+    if (isObject(metadata)) place.roots.push(...codexWorkspaces(metadata[CODEX_TURN_METADATA]));
+    // The first of them to name a place names it; later ones add only Claude Code's project keys.
+    for (const text of clientTexts(body)) {
+      if (!namesPlace(place)) placeFromText(text, place);
+      else place.projectKeys.push(...placeFromText(text, emptyPlace()).projectKeys);
+    }
+    if (namesPlace(place)) return placeScope(place);
   }
   const stack: unknown[] = [body];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
       placeFromText(value, place);
-      if (place.directory !== undefined || place.root !== undefined) break;
+      if (namesPlace(place)) break;
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
     } else if (value !== null && typeof value === 'object') {
@@ -64,6 +75,38 @@ export function stateScope(body: unknown, roots: readonly string[] = []): string
     }
   }
   return placeScope(place);
+}
+
+function namesPlace(place: StatedPlace): boolean {
+  return place.directory !== undefined || place.root !== undefined;
+}
+
+/** Roles whose messages the client writes itself, never the user or a tool. */
+const CLIENT_ROLES = new Set(['system', 'developer']);
+
+/** How Codex opens the message it writes about where it runs. */
+const CODEX_ENVIRONMENT = '<environment_context>';
+
+/**
+ * The texts of a request the client writes itself, system prompt first (`system` of
+ * Messages, `instructions` of Responses), then its system and developer messages, then
+ * Codex's environment message, each in the request's order.
+ */
+function* clientTexts(body: JsonObject): Generator<string> {
+  yield* texts(body.system);
+  yield* texts(body.instructions);
+  const items = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
+  for (const item of items) if (isObject(item) && CLIENT_ROLES.has(item.role as string)) yield* texts(item.content);
+  for (const item of items) {
+    if (!isObject(item) || item.role !== 'user') continue;
+    for (const text of texts(item.content)) if (text.trimStart().startsWith(CODEX_ENVIRONMENT)) yield text;
+  }
+}
+
+/** A content's texts: a string, or the `text` of each of its parts. */
+function* texts(content: unknown): Generator<string> {
+  if (typeof content === 'string') yield content;
+  else if (Array.isArray(content)) for (const part of content) if (isObject(part) && typeof part.text === 'string') yield part.text;
 }
 
 /** Where Codex puts its turn metadata, as a header and as a key of the body's `client_metadata`. */
