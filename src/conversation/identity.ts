@@ -49,7 +49,8 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 /** `chained`: the conversation of the response this request continues, if any. */
 export function conversationName(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): ConversationName {
   const explicit = header(headers, 'x-engram-conversation');
-  if (explicit) return { id: `x:${explicit.length <= 128 ? explicit : digest(explicit)}`, chained: false };
+  // Only its digest is kept and logged: a client may use a secret as its id.
+  if (explicit) return { id: `x:${digest(explicit)}`, chained: false };
   const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
   if (chained && !session) return { id: chained, chained: true };
   const seed = digest(adapter.conversationSeed(body));

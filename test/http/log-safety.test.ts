@@ -8,7 +8,9 @@ import { loadConfig } from '../../src/config.js';
 import { start } from '../../src/main.js';
 import { REDACTED, safeErrorSerializer, safeText, safeUrl } from '../../src/http/log-safety.js';
 import { EngramError } from '../../src/errors.js';
-import { ADMIN_TOKEN } from '../support/engram.js';
+import OpenAI from 'openai';
+import { ADMIN_TOKEN, eventually, startEngram } from '../support/engram.js';
+import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 const TOKEN = 'egm_Q2hhbmdlVGhpc1Rva2VuQmVmb3JlVXNpbmdJdEluUHJvZA';
 
@@ -85,6 +87,41 @@ test('a running Engram logs requests with credentials in their URLs replaced', a
     for (const secret of [ADMIN_TOKEN, openAiKey, TOKEN, ADMIN_TOKEN.slice(10), TOKEN.slice(4)]) assert.not.ok(log.includes(secret), secret);
   } finally {
     await running.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an x-engram-conversation value is kept and logged only as its digest: a client may use a secret as its id', async () => {
+  const upstream = await startScriptedUpstream();
+  const lines: string[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-conversation-header-'));
+  const engram = await startEngram({}, dir, { log: lines });
+  const value = 'correct horse battery staple 4411';
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    const client = new OpenAI({ baseURL: `${agent.baseUrl}/v1`, apiKey: agent.token, maxRetries: 0, defaultHeaders: { 'x-engram-conversation': value } });
+    for (const text of ['Hello there.', 'And again.']) {
+      upstream.enqueue({ type: 'text', text: 'Hi.' });
+      await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: text }] });
+    }
+    const logged = await eventually(async () => {
+      const listed = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/requests`);
+      return listed.json.data.length === 2 ? listed.json.data : undefined;
+    }, 5000, 'two request log entries');
+    const ids = logged.map((entry: any) => entry.conversation_id);
+    assert.is(ids[0], ids[1], 'both turns are one conversation');
+    assert.match(ids[0], /^x:[A-Za-z0-9_-]{32}$/);
+    await engram.close();
+    const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    const stored = files.map((entry) => fs.readFileSync(path.join(entry.parentPath, entry.name)).toString('latin1')).join('');
+    for (const [where, text] of [['the data directory', stored], ['the log', lines.join('')], ['the request log', JSON.stringify(logged)]]) {
+      assert.not.ok(text.includes(value), `${where} holds the header's value`);
+      assert.not.ok(text.includes('battery staple'), `${where} holds part of it`);
+    }
+    assert.ok(lines.length > 0, 'lines were logged');
+  } finally {
+    await engram.close().catch(() => undefined);
+    await upstream.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

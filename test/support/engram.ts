@@ -34,13 +34,15 @@ export interface TestEngram {
 
 let counter = 0;
 
-export async function startEngram(overrides: Overrides = {}, dataDir?: string, options: { now?: () => number } = {}): Promise<TestEngram> {
+/** `log`: where the lines Engram logs (at info) go, for a test that reads them; none are written without it. */
+export async function startEngram(overrides: Overrides = {}, dataDir?: string, options: { now?: () => number; log?: string[] } = {}): Promise<TestEngram> {
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'engram-test-'));
   const config = loadConfig(
     { port: '0', host: '127.0.0.1', 'data-dir': dir, 'admin-token': ADMIN_TOKEN, 'settle-ms': '50', 'log-level': 'warn', ...overrides },
     {},
   );
-  const running = await start(config, { logger: false, now: options.now });
+  const log = options.log;
+  const running = await start(config, { logger: log ? { level: 'info', stream: { write: (line) => void log.push(line) } } : false, now: options.now });
   const api: TestEngram['api'] = async (method, pathname, body, token = ADMIN_TOKEN) => {
     const response = await fetch(running.url + pathname, {
       method,
