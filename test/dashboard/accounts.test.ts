@@ -124,6 +124,7 @@ test('pages carry security headers and are never cached', async ({ engram }) => 
   const page = await new WebSession(engram.url).get('/login');
   assert.match(page.headers.get('content-security-policy')!, "default-src 'self'");
   assert.match(page.headers.get('content-security-policy')!, "frame-ancestors 'none'");
+  assert.match(page.headers.get('content-security-policy')!, "form-action 'self';", 'forms post to Engram and nowhere else');
   assert.is(page.headers.get('x-content-type-options'), 'nosniff');
   assert.is(page.headers.get('cache-control'), 'no-store');
   assert.is(page.headers.get('referrer-policy'), 'no-referrer');

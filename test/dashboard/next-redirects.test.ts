@@ -146,9 +146,8 @@ browser('a link to the log-in page with a tab in `next` leaves the browser on En
     left.push(route.request().url());
     return route.abort();
   });
-  // The CSP's form-action (which lets the consent form send the browser to an MCP client's
-  // loopback or https callback) would stop a redirect to http://evil.example after the
-  // form; one to http://localhost:<port> it lets through, so that is the other host here.
+  // The CSP's form-action ('self': only the consent page adds its client's callback) would
+  // also stop a redirect off Engram after the form; `next` must not produce one at all.
   await page.goto(`${engram.url}/login?next=${encodeURIComponent('/\t/localhost:9/phish')}`);
   await page.getByLabel('Email').fill(EMAIL);
   await page.getByLabel('Password').fill(PASSWORD);

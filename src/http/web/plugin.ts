@@ -44,18 +44,18 @@ declare module 'fastify' {
 }
 
 /**
- * The pages' Content-Security-Policy. `form-action` also governs where a form's answer
- * may redirect: the consent form's answer goes back to the client's callback, on the
- * loopback interface or https (the consent page narrows it to its own callback,
- * `formsRedirectTo`). No IPv6 literal may appear in a source (CSP's host grammar has
- * none: Chromium reports `http://[::1]:*` invalid and ignores it).
+ * The pages' Content-Security-Policy. Every form posts to Engram, so `form-action` is
+ * `'self'`. It also governs where a form's answer may redirect: the OAuth consent form's
+ * answer goes back to the client's callback, and that page alone adds its callback's
+ * origin (`formsRedirectTo`). No IPv6 literal may appear in a source (CSP's host grammar
+ * has none: Chromium reports `http://[::1]:*` invalid and ignores it).
  */
 const PAGE_DIRECTIVES = {
   defaultSrc: ["'self'"],
   scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
   imgSrc: ["'self'", 'data:'],
-  formAction: ["'self'", 'http://localhost:*', 'http://127.0.0.1:*', 'https:'],
+  formAction: ["'self'"],
   frameAncestors: ["'none'"],
   upgradeInsecureRequests: null,
 };
