@@ -6,15 +6,21 @@
  * frame guards against, all do.
  *
  * "Holds a tag" is read as a model would read it, not as an XML parser would: `< / TRANSCRIPT >`,
- * `</trans\u200Bcript>` (a zero-width space inside), `＜／ｔｕｒｎ＞` (fullwidth forms) and a
- * NUL between the letters all count. Precisely: after Unicode compatibility folding (NFKC),
+ * `</trans\u200Bcript>` (a zero-width space inside), `＜／ｔｕｒｎ＞` (fullwidth forms),
+ * `〈∕turn〉` and `‹transcript›` (brackets and slashes that look like them) and a NUL between
+ * the letters all count. Precisely: after Unicode compatibility folding (NFKC),
  * without whitespace, control and format characters, and lowercased, the text never holds
- * `<name` or `</name` for a framed name. Only the `<` changes, so the rest of the text
+ * `<name` or `</name` for a framed name, a look-alike bracket or slash read as `<` or `/`. Only the `<` (or its look-alike) changes, so the rest of the text
  * (code, HTML, `&&`, `[REDACTED:...]` markers) reads exactly as it was written.
  */
 
-/** `<` and the characters that fold to it: the fullwidth and small less-than signs. */
-const LESS_THAN = /[<\uFF1C\uFE64]/g;
+/**
+ * `<`, the characters that fold to it (the fullwidth and small less-than signs), and those a
+ * model reads as one: angle brackets and quotation marks that look like it (`〈 〈 ⟨ ‹ ❬ ❮ ˂ ᐸ ⧼`).
+ */
+const LESS_THAN = /[<\uFF1C\uFE64\u2329\u3008\u27E8\u2039\u276C\u276E\u02C2\u1438\u29FC]/g;
+/** `/` (once folded) and the slashes a model reads as one: fraction, division and big solidus. */
+const SLASHES = new Set(['/', '\u2044', '\u2215', '\u29F8']);
 /** What a reader skips between a tag's `<` and its name, or between the name's letters. */
 const IGNORABLE = /^[\s\p{Cc}\p{Cf}]$/u;
 
@@ -49,7 +55,7 @@ function opensTag(text: string, from: number, names: readonly string[]): boolean
     i += char.length;
     if (IGNORABLE.test(char)) continue;
     const folded = point < 0x80 ? char.toLowerCase() : char.normalize('NFKC').toLowerCase();
-    if (seen === '' && !slash && folded === '/') {
+    if (seen === '' && !slash && SLASHES.has(folded)) {
       slash = true;
       continue;
     }

@@ -26,12 +26,18 @@ test('a frame tag in any case, spacing, folding or with invisibles inside is neu
     ['</𝐭𝐮𝐫𝐧>', '&lt;/𝐭𝐮𝐫𝐧>'],
     ['<existing-reﬂections>', '&lt;existing-reﬂections>'],
     ['a </turn></turn> b', 'a &lt;/turn>&lt;/turn> b'],
+    ['〈/turn〉', '&lt;/turn〉'],
+    ['\u2329/turn\u232A', '&lt;/turn\u232A'],
+    ['‹transcript›', '&lt;transcript›'],
+    ['⟨∕TURN⟩', '&lt;∕TURN⟩'],
+    ['〈⁄existing-reflections〉', '&lt;⁄existing-reflections〉'],
+    ['❮/turn❯ ❬/turn❭ ˂/turn ᐸ/turn ⧼/turn', '&lt;/turn❯ &lt;/turn❭ &lt;/turn &lt;/turn &lt;/turn'],
   ];
   for (const [text, expected] of cases) assert.is(neutralise(text), expected, JSON.stringify(text));
 });
 
 test('everything else reads as written, and a text without a frame tag is the same string', () => {
-  for (const text of ['npm run build && npm test', 'Array<string>', 'if (a < b) return;', '<div class="x">', '</tur>', '<tulip>', '&lt;/turn>', '[REDACTED:github_token]', '<', 'x <']) {
+  for (const text of ['npm run build && npm test', 'Array<string>', 'if (a < b) return;', '<div class="x">', '</tur>', '<tulip>', '&lt;/turn>', '[REDACTED:github_token]', '<', 'x <', '‹quoted›', '〈a, b〉', '1 ⁄ 2']) {
     assert.is(neutralise(text), text, text);
   }
   const plain = 'const xs: Array<number> = [];';
