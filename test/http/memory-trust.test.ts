@@ -8,15 +8,12 @@
  * the embedded SQLite stores and on two replicas sharing one nats-server, each request on
  * either replica.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { startScriptedUpstream, type ExtractedReflection, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
+import { onNatsReplicas, onSqlite } from '../support/engines.js';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 
 const test = suite<{ upstream: ScriptedUpstream }>('memory you can trust');
@@ -162,31 +159,11 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   await idle(a);
 }
 
-test('SQLite: the fact of its time, the replacement in place, a deletion honoured', async ({ upstream }) => {
-  const engram = await startEngram({ 'settle-ms': '50' });
-  try {
-    await story(upstream, engram, engram);
-  } finally {
-    await engram.close();
-  }
-});
+test('SQLite: the fact of its time, the replacement in place, a deletion honoured', ({ upstream }) =>
+  onSqlite((a, b) => story(upstream, a, b), { 'settle-ms': '50' }));
 
-test('two replicas on NATS: the same, each request on either replica', async ({ upstream }) => {
-  if (!natsServerBinary()) throw new Error('nats-server is not installed; .ci/run installs it (apt-get install nats-server)');
-  const nats = await startNatsServer();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-trust-'));
-  const settings = { 'nats-url': nats.url, 'nats-prefix': 'trust', 'settle-ms': '50', 'secret-key': 'cd'.repeat(32) };
-  const a = await startEngram(settings, dataDir);
-  const b = await startEngram(settings, dataDir);
-  try {
-    await story(upstream, a, b);
-  } finally {
-    await a.close();
-    await b.close();
-    await nats.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+test('two replicas on NATS: the same, each request on either replica', ({ upstream }) =>
+  onNatsReplicas('trust', (a, b) => story(upstream, a, b), { 'settle-ms': '50' }));
 
 test('the root memory index given on a first turn is rebuilt in place once a reflection it lists is deleted', async ({ upstream }) => {
   const engram = await startEngram({ 'settle-ms': '50' });

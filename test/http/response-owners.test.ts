@@ -7,15 +7,12 @@
  * id are two records. On the embedded SQLite stores and on two replicas sharing one
  * nats-server, each request on either replica.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
+import type { TestAgent, TestEngram } from '../support/engram.js';
+import { onNatsReplicas, onSqlite } from '../support/engines.js';
 
 const test = suite<{ upstream: ScriptedUpstream }>('stored responses belong to their owner');
 
@@ -92,30 +89,10 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   assert.equal(await inputs(u1, ann.id), ['My name is Ann.'], "the other user's record is untouched");
 }
 
-test('on SQLite: GET, DELETE, input_items and previous_response_id only for the same user and project', async ({ upstream }) => {
-  const engram = await startEngram();
-  try {
-    await story(upstream, engram, engram);
-  } finally {
-    await engram.close();
-  }
-});
+test('on SQLite: GET, DELETE, input_items and previous_response_id only for the same user and project', ({ upstream }) =>
+  onSqlite((a, b) => story(upstream, a, b)));
 
-test('on two replicas sharing one nats-server: the same, each request on either replica', async ({ upstream }) => {
-  if (!natsServerBinary()) throw new Error('nats-server is not installed; .ci/run installs it (apt-get install nats-server)');
-  const nats = await startNatsServer();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'engram-owners-'));
-  const settings = { 'nats-url': nats.url, 'nats-prefix': 'owners', 'secret-key': 'cd'.repeat(32) };
-  const a = await startEngram(settings, dataDir);
-  const b = await startEngram(settings, dataDir);
-  try {
-    await story(upstream, a, b);
-  } finally {
-    await a.close();
-    await b.close();
-    await nats.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+test('on two replicas sharing one nats-server: the same, each request on either replica', ({ upstream }) =>
+  onNatsReplicas('owners', (a, b) => story(upstream, a, b)));
 
 test.run();
