@@ -269,7 +269,7 @@ nats('request log: its bucket keeps messages the retention; a changed retention 
     assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(3 * DAY));
     const entry = (id: string, agentId: string, at: number) => ({
       id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [],
-      kept: [], rebuilt: null, reason: null, bar: null, nearMisses: [], scope: null, user: null,
+      kept: [], rebuilt: null, reason: null, bar: null, nearMisses: [], scope: null, user: null, answerLimit: null,
     });
     await r.stores.requests.append(entry('req_1', 'agt_a', 10));
     await r.stores.requests.append(entry('req_2', 'agt_a', 20));
