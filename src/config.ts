@@ -44,6 +44,17 @@ export interface Config {
   /** Largest upstream SSE event (or JSON answer) the extraction side holds, in bytes: a larger one is relayed, not learnt from. */
   sseMaxEventBytes: number;
   /**
+   * Most of one answer's text (content, tool calls, output items) the extraction side
+   * assembles, in bytes: past it the client still gets the whole stream, and the turn is
+   * learnt from its first this many bytes (the request log says `answer_max_bytes`).
+   */
+  answerMaxBytes: number;
+  /**
+   * Longest an upstream's answer may stream, from its headers to its end: past it the
+   * upstream is cut and the client gets the protocol's error event (`stream_time_limit`).
+   */
+  streamMaxMs: number;
+  /**
    * Time allowed for the upstream to send its response headers. A non-streamed answer's
    * headers come only once it is generated whole, so this is long.
    */
@@ -69,7 +80,11 @@ export interface Config {
     agentPerMinute: number;
     /** Requests a minute per access token. */
     tokenPerMinute: number;
-    /** Requests in flight and WebSockets open per agent. */
+    /**
+     * Requests in flight and WebSockets open per agent. On by default, at a sixteenth of
+     * `maxInFlight`, so one agent (any stranger's, with open sign-up) cannot hold every
+     * slot, nor every answer buffer, of the process.
+     */
     agentConcurrency: number;
     /** Requests in flight in this process, all agents together (always on). */
     maxInFlight: number;
@@ -225,6 +240,8 @@ const SETTINGS = [
   'transcript-max-bytes',
   'transcript-max-concurrent',
   'sse-max-event-bytes',
+  'answer-max-bytes',
+  'stream-max-ms',
   'log-level',
   'log-format',
   'metrics-require-admin',
@@ -375,6 +392,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   };
 
   const embeddingsUrl = url('embeddings-url');
+  const maxInFlight = int('max-in-flight', 1024, 1);
   const signup = bool('signup', true);
   const requestTimeoutMs = int('request-timeout-ms', 300_000);
   const headersTimeoutMs = int('headers-timeout-ms', Math.min(60_000, requestTimeoutMs || 60_000), 1);
@@ -397,6 +415,9 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     transcriptMaxBytes: int('transcript-max-bytes', 64 * 1024 * 1024, 1024),
     transcriptMaxConcurrent: int('transcript-max-concurrent', 2, 1),
     sseMaxEventBytes: int('sse-max-event-bytes', 8 * 1024 * 1024, 1024),
+    // At least 64 KiB: an answer's first 16,384 characters name its conversation (`answeredConversationId`), so they are always kept.
+    answerMaxBytes: int('answer-max-bytes', 4 * 1024 * 1024, 64 * 1024),
+    streamMaxMs: int('stream-max-ms', 30 * 60 * 1000, 1),
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
@@ -404,8 +425,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     limits: {
       agentPerMinute: int('rate-limit-agent', 0),
       tokenPerMinute: int('rate-limit-token', 0),
-      agentConcurrency: int('concurrency-per-agent', 0),
-      maxInFlight: int('max-in-flight', 1024, 1),
+      agentConcurrency: int('concurrency-per-agent', Math.max(1, Math.floor(maxInFlight / 16))),
+      maxInFlight,
       maxWebSockets: int('max-websockets', 1024, 1),
       maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
     },

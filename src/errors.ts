@@ -22,6 +22,7 @@ export const ERRORS = {
   upstream_unreachable: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream provider could not be reached' },
   upstream_stream_failed: { status: 502, type: 'server_error', anthropic: 'api_error', message: 'The upstream stream ended abnormally' },
   upstream_timeout: { status: 504, type: 'server_error', anthropic: 'timeout_error', message: 'The upstream provider did not answer in time' },
+  stream_time_limit: { status: 504, type: 'server_error', anthropic: 'timeout_error', message: 'The answer streamed for longer than Engram allows (ENGRAM_STREAM_MAX_MS)' },
   unavailable: { status: 503, type: 'server_error', anthropic: 'overloaded_error', message: 'Engram is shutting down' },
 } as const;
 

@@ -24,16 +24,21 @@ export function rssOf(pid: number): number {
 export interface EngramChild {
   url: string;
   pid: number;
+  /** Whether the process is still running. */
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
-/** `engram serve` on a random port with the admin token above; resolves once it listens. */
-export async function startEngram(): Promise<EngramChild> {
+/**
+ * `engram serve` on a random port with the admin token above; resolves once it listens.
+ * `flags`: more `serve` flags; `source`: another checkout of Engram to run (a before-and-after).
+ */
+export async function startEngram(options: { flags?: string[]; source?: string } = {}): Promise<EngramChild> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-abuse-'));
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN, '--log-level', 'error'],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--admin-token', ADMIN, '--log-level', 'error', ...(options.flags ?? [])],
+    { cwd: options.source ?? root, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -52,6 +57,7 @@ export async function startEngram(): Promise<EngramChild> {
   return {
     url,
     pid: child.pid!,
+    alive: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

@@ -29,6 +29,7 @@ export function storedEntry(entry: RequestEntry): RequestEntry {
     nearMisses: nearMissList(entry.nearMisses),
     scope: entry.scope,
     user: entry.user,
+    answerLimit: entry.answerLimit ?? null,
   };
 }
 

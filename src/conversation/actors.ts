@@ -243,6 +243,8 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         return fromUpstream(upstream.failure(error), { agentId: agent.id, url: agent.upstream.baseUrl });
       },
       maxEventBytes: config.sseMaxEventBytes,
+      maxAnswerBytes: config.answerMaxBytes,
+      maxStreamMs: config.streamMaxMs,
     });
     const final = outcome.outcome === 'completed' && outcome.answer.final && !outcome.answer.errored;
     return { ...outcome, final };

@@ -2,7 +2,8 @@ import { createActor, toPromise } from 'xstate';
 import type { ConversationOutput, TurnInput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
 import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
-import type { EngramTurn, ExchangeRequest, InjectedMemory } from './exchange.js';
+import type { AnswerLimit } from '../ports/index.js';
+import type { EngramTurn, ExchangeRequest, InjectedMemory, Relayed } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
 import { newRequestId } from '../domain/request-log.js';
 import { recordRequest } from './request-log.js';
@@ -28,10 +29,19 @@ export interface ExchangeInput extends Omit<TurnInput<EngramTurn>, 'request'> {
   request: Omit<ExchangeRequest, 'requestId'> & { requestId?: string };
 }
 
+/** Which of Engram's bounds on answers the turn met (`RequestEntry.answerLimit`). */
+function answerLimitOf(relayed: Relayed | undefined): AnswerLimit | null {
+  if (relayed?.outcome === 'failed') return relayed.error.code === 'stream_time_limit' ? 'stream_max_ms' : null;
+  if (relayed?.outcome !== 'completed') return null;
+  if (relayed.unassembled !== undefined) return 'sse_max_event_bytes';
+  return relayed.answer.truncated ? 'answer_max_bytes' : null;
+}
+
 /** What went wrong upstream, from the machine's final status and error. */
 function upstreamErrorOf(status: string, output: ConversationOutput<EngramTurn>, error: EngramError | undefined): UpstreamErrorKind | undefined {
   if (status === 'upstream_error') return (output.forwarded?.status ?? 500) >= 500 ? 'status_5xx' : 'status_4xx';
-  if (status === 'interrupted') return 'stream_broken';
+  // Cut by Engram's own time limit: the upstream did nothing wrong.
+  if (status === 'interrupted') return output.relayed?.outcome === 'failed' && output.relayed.error.code === 'stream_time_limit' ? undefined : 'stream_broken';
   if (error?.code === 'upstream_unreachable') return 'unreachable';
   if (error?.code === 'upstream_timeout') return 'timeout';
   if (error?.code === 'upstream_stream_failed') return 'stream_broken';
@@ -63,6 +73,8 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
   // A machine that throws outside its steps (a guard, an input) ends the turn as a failed step would.
   const output: ConversationOutput<EngramTurn> = await ended.catch((error: unknown) => ({ status: 'failed', error }));
   let sentStatus: number | undefined = output.forwarded?.status;
+  const relayed = output.relayed;
+  const answerLimit = answerLimitOf(relayed);
   const report = (error?: EngramError) => {
     const doneAt = performance.now();
     const addedMs = forwardAt === undefined ? undefined : forwardAt - startedAt + (doneAt - (upstreamDoneAt ?? doneAt));
@@ -96,6 +108,7 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
           user: output.resolved?.visible.user ?? null,
           // What else reached the model and why nothing was added; a turn that ended before memory was asked says so.
           ...(output.injected?.memory ?? NOT_REACHED),
+          answerLimit,
         },
         { log: hooks.log, failed: () => hooks.observer?.requestLogFailed?.() },
       );
@@ -110,6 +123,9 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
         outcome: output.status,
         ...(summary.upstreamError ? { upstreamError: summary.upstreamError } : {}),
         ...(error ? { error: error.code } : {}),
+        // A stream cut mid-way says why (`stream_time_limit`, `upstream_timeout`, …); the status was 200.
+        ...(!error && relayed?.outcome === 'failed' ? { error: relayed.error.code } : {}),
+        ...(answerLimit ? { answerLimit } : {}),
         addedMs: addedMs === undefined ? undefined : roundMs(addedMs),
         injected: summary.injected,
         // A kept block rewritten: this turn missed the provider's prompt cache from it on.
@@ -118,11 +134,29 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
       'proxied request finished',
     );
   };
-  const relayed = output.relayed;
   if (relayed?.outcome === 'completed' && relayed.unassembled !== undefined) {
     hooks.log.warn(
       { orgId: request.orgId, agentId: request.agentId, bytes: relayed.unassembled },
       'the upstream answer held an event over the size limit: relayed to the client whole, not learnt from',
+    );
+  }
+  if (relayed?.outcome === 'completed' && relayed.answer.truncated) {
+    const { keptBytes, bytes } = relayed.answer.truncated;
+    hooks.log.warn(
+      { orgId: request.orgId, agentId: request.agentId, bytes, keptBytes },
+      'the upstream answer was over ENGRAM_ANSWER_MAX_BYTES: relayed to the client whole; only its first keptBytes are kept for memory',
+    );
+  }
+  if (relayed?.outcome === 'completed' && relayed.assemblyError !== undefined) {
+    hooks.log.error(
+      { orgId: request.orgId, agentId: request.agentId, err: relayed.assemblyError },
+      'assembling the upstream answer failed: relayed to the client whole, not learnt from',
+    );
+  }
+  if (relayed?.outcome === 'failed' && relayed.error.code === 'stream_time_limit') {
+    hooks.log.warn(
+      { orgId: request.orgId, agentId: request.agentId, error: relayed.error.code },
+      'the upstream answer streamed past ENGRAM_STREAM_MAX_MS: cut, the client was sent the protocol\'s error event',
     );
   }
   if (output.status !== 'failed') {

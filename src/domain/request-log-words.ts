@@ -26,6 +26,21 @@ const REASONS = {
 /** Every reason the log names, in the order the port lists them. */
 export const NOTHING_ADDED_REASONS = Object.keys(REASONS) as Array<keyof typeof REASONS>;
 
+/** The bounds on answers an entry may name (the port's `AnswerLimit`), and what each means to the reader. */
+const ANSWER_LIMIT_SENTENCES = {
+  answer_max_bytes: 'the answer was over ENGRAM_ANSWER_MAX_BYTES: the client had all of it, memory learnt from its first part only',
+  stream_max_ms: 'the answer streamed past ENGRAM_STREAM_MAX_MS and was cut there; the client was told with an error event',
+  sse_max_event_bytes: 'an event of the answer was over ENGRAM_SSE_MAX_EVENT_BYTES: it was relayed, but not learnt from',
+} as const satisfies Record<string, string>;
+
+/** Every bound on answers the log names, in the order the port lists them. */
+export const ANSWER_LIMITS = Object.keys(ANSWER_LIMIT_SENTENCES) as Array<keyof typeof ANSWER_LIMIT_SENTENCES>;
+
+/** The sentence for a bound an answer met; a name this release does not know is shown as named. */
+export function answerLimitSentence(limit: string): string {
+  return Object.hasOwn(ANSWER_LIMIT_SENTENCES, limit) ? ANSWER_LIMIT_SENTENCES[limit as keyof typeof ANSWER_LIMIT_SENTENCES] : limit.replaceAll('_', ' ');
+}
+
 /** An entry without a reason that got nothing (logged before reasons were, issue 32) says only that. */
 const NO_REASON = { label: 'no reason recorded', sentence: 'no reason was recorded for it' };
 

@@ -21,6 +21,17 @@ export interface AssembledAnswer {
   errored: boolean;
   /** Protocols with stateful chains: the response to record, so later requests can continue it. */
   response?: AnsweredResponse;
+  /**
+   * The answer's text was over the assembler's budget (`ENGRAM_ANSWER_MAX_BYTES`): `turns`
+   * hold its first `keptBytes`. The client had all of it.
+   */
+  truncated?: AnswerTruncation;
+}
+
+/** How much of an answer's text was assembled, of how much the upstream sent (UTF-8 bytes). */
+export interface AnswerTruncation {
+  keptBytes: number;
+  bytes: number;
 }
 
 export interface AnsweredResponse {

@@ -81,6 +81,17 @@ export type NothingAdded =
   | 'over_budget'
   | 'not_reached';
 
+/**
+ * Which of Engram's bounds on an answer the request met (null: none):
+ * - `answer_max_bytes`: the answer's text was over `ENGRAM_ANSWER_MAX_BYTES`; the client had
+ *   all of it, the turn was learnt from its first that many bytes;
+ * - `stream_max_ms`: the answer streamed past `ENGRAM_STREAM_MAX_MS` and was cut there, the
+ *   client told with the protocol's error event (`stream_time_limit`);
+ * - `sse_max_event_bytes`: an event of the answer was over `ENGRAM_SSE_MAX_EVENT_BYTES`: the
+ *   client had it (over HTTP), the turn was not learnt from.
+ */
+export type AnswerLimit = 'answer_max_bytes' | 'stream_max_ms' | 'sse_max_event_bytes';
+
 /** A candidate under the bar: how close it came. */
 export interface NearMiss {
   reflectionId: string;
@@ -121,6 +132,8 @@ export interface RequestEntry {
   scope: string | null;
   /** The app's end user it came from (`x-engram-user`); null for the agent's own traffic. */
   user: string | null;
+  /** The bound on answers it met, if any; null on entries logged before these were. */
+  answerLimit: AnswerLimit | null;
 }
 
 /** Which entries a listing keeps (all of them when empty); a page holds `limit` entries that match. */

@@ -16,6 +16,12 @@ export interface SseEvent {
   id?: string;
 }
 
+/** What an assembler may hold. */
+export interface AssemblerOptions {
+  /** Most bytes of answer text kept (`ENGRAM_ANSWER_MAX_BYTES`); the rest is counted, not kept. Default: no limit. */
+  maxBytes?: number;
+}
+
 /** Folds a response (SSE events or one JSON body) into what extraction needs. */
 export interface AnswerAssembler {
   push(event: SseEvent): void;
@@ -170,7 +176,7 @@ export interface ProtocolAdapter {
   /** Present when the protocol chains responses by id. */
   readonly chain?: ChainSupport;
 
-  createAssembler(): AnswerAssembler;
+  createAssembler(options?: AssemblerOptions): AnswerAssembler;
   assembleJson(body: unknown): AssembledAnswer;
 
   /** Headers that authenticate Engram to the upstream with the agent's key. */

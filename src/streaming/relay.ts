@@ -10,6 +10,7 @@ import type { AssembledAnswer } from '../domain/transcript.js';
 import { EngramError } from '../errors.js';
 import { SseParser } from '../protocols/sse.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
+import { EventBoundary } from './event-boundary.js';
 import { fromReadable } from './from-readable.js';
 
 /** Where the client's bytes go (an HTTP response today, other transports later). */
@@ -34,6 +35,11 @@ export type RelayOutcome =
        * errored one and the turn is not learnt from.
        */
       unassembled?: number;
+      /**
+       * The assembler failed (a fault of Engram's own): the client had the whole answer, the
+       * turn is not learnt from. Never reported to the client, whose stream was whole.
+       */
+      assemblyError?: unknown;
     }
   | { outcome: 'failed'; error: EngramError }
   | { outcome: 'aborted' };
@@ -49,23 +55,48 @@ export interface RelayInput {
   failure: (error: unknown) => unknown;
   /** The most the extraction side holds of one SSE event, or of a JSON answer, in bytes. Default: no limit. */
   maxEventBytes?: number;
+  /** The most of the answer's text the assembler keeps, in bytes (`AnswerBudget`). Default: no limit. */
+  maxAnswerBytes?: number;
+  /**
+   * The longest the body may stream, in ms: past it the upstream is cut and the client
+   * gets the protocol's `stream_time_limit` error event. Default: no limit.
+   */
+  maxStreamMs?: number;
 }
+
+/**
+ * Past the time limit, how long the event under way may take to end before the stream is
+ * cut without the error event (which, mid-event, would be read as part of that event).
+ */
+const EVENT_END_GRACE_MS = 2_000;
 
 /** What the extraction side makes of an answer it could not read or hold. */
 const unusable = (): AssembledAnswer => ({ final: false, stopReason: null, errored: true, turns: [] });
 
-/** The extraction side: the answer assembled, or the size of what was too large to be. */
-type Assembly = { answer: AssembledAnswer; unassembled?: number };
+/** The extraction side: the answer assembled, or the size of what was too large to be, or why it failed. */
+type Assembly = { answer: AssembledAnswer; unassembled?: number; assemblyError?: unknown };
 
-function assembleSse(adapter: ProtocolAdapter, maxEventBytes: number): (source: Observable<Buffer>) => Observable<Assembly> {
+interface AssemblyLimits {
+  maxEventBytes: number;
+  maxAnswerBytes: number;
+}
+
+function assembleSse(adapter: ProtocolAdapter, { maxEventBytes, maxAnswerBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
     defer(() => {
-      const assembler = adapter.createAssembler();
+      const assembler = adapter.createAssembler({ maxBytes: maxAnswerBytes });
       let unassembled: number | undefined;
+      let failed: { error: unknown } | undefined;
       const parser = new SseParser(
         (event) => {
           // Past an event it could not hold, the assembler stops: the answer would be incomplete.
-          if (unassembled === undefined) assembler.push(event);
+          if (unassembled !== undefined || failed) return;
+          // A throwing assembler stops the extraction side only: the client's stream is not its to end.
+          try {
+            assembler.push(event);
+          } catch (error) {
+            failed = { error };
+          }
         },
         { maxEventBytes, onOversize: (bytes) => (unassembled ??= bytes) },
       );
@@ -73,13 +104,14 @@ function assembleSse(adapter: ProtocolAdapter, maxEventBytes: number): (source: 
         reduce((_, chunk) => parser.push(chunk), undefined as void),
         map((): Assembly => {
           parser.end();
+          if (failed) return { answer: unusable(), assemblyError: failed.error };
           return unassembled === undefined ? { answer: assembler.finish() } : { answer: unusable(), unassembled };
         }),
       );
     });
 }
 
-function assembleJson(adapter: ProtocolAdapter, maxEventBytes: number): (source: Observable<Buffer>) => Observable<Assembly> {
+function assembleJson(adapter: ProtocolAdapter, { maxEventBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
     defer(() => {
       let chunks: Buffer[] = [];
@@ -103,14 +135,29 @@ function assembleJson(adapter: ProtocolAdapter, maxEventBytes: number): (source:
     });
 }
 
-export async function relay({ body, sink, adapter, sse, signal, failure: classify, maxEventBytes = Infinity }: RelayInput): Promise<RelayOutcome> {
+export async function relay(input: RelayInput): Promise<RelayOutcome> {
+  const { body, sink, adapter, sse, signal, failure: classify } = input;
+  const limits: AssemblyLimits = { maxEventBytes: input.maxEventBytes ?? Infinity, maxAnswerBytes: input.maxAnswerBytes ?? Infinity };
   const chunks = connectable(fromReadable(body), { connector: () => new Subject<Buffer>(), resetOnDisconnect: false });
+  // Where the client's event stream stands, so a stream Engram ends is ended between events.
+  const boundary = sse ? new EventBoundary() : undefined;
+  /** Set once the time limit passed with an event under way: the end of that event is awaited. */
+  let ending: { boundary: EventBoundary; cut: () => void } | undefined;
 
   let stop: (reason: unknown) => void = () => undefined;
   const delivered = new Promise<void>((resolve, reject) => {
     stop = reject;
     chunks.subscribe({
       next(chunk) {
+        if (ending) {
+          // Time is up: the event under way is finished, then the stream ends.
+          const end = ending.boundary.eventEnd(chunk);
+          if (end !== -1) {
+            sink.write(chunk.subarray(0, end));
+            return ending.cut();
+          }
+        }
+        boundary?.see(chunk);
         if (!sink.write(chunk)) {
           body.pause();
           sink.onDrain(() => body.resume());
@@ -120,7 +167,7 @@ export async function relay({ body, sink, adapter, sse, signal, failure: classif
       complete: resolve,
     });
   });
-  const assembly = lastValueFrom(chunks.pipe(sse ? assembleSse(adapter, maxEventBytes) : assembleJson(adapter, maxEventBytes)));
+  const assembly = lastValueFrom(chunks.pipe(sse ? assembleSse(adapter, limits) : assembleJson(adapter, limits)));
   // `delivered` rejects on the same error as `assembly`; it is reported once, below.
   assembly.catch(() => undefined);
 
@@ -132,21 +179,53 @@ export async function relay({ body, sink, adapter, sse, signal, failure: classif
   };
   if (signal.aborted) onAbort();
   signal.addEventListener('abort', onAbort, { once: true });
+  // An answer without end is cut at the time limit as a departed client's is (the upstream
+  // body torn down), at the end of the event under way, and the client is told why in the
+  // protocol's own error event. An event that does not end soon is cut without one.
+  let overTime: EngramError | undefined;
+  let frameless = false;
+  let grace: NodeJS.Timeout | undefined;
+  const cut = () => {
+    clearTimeout(grace);
+    ending = undefined;
+    connection.unsubscribe();
+    stop(overTime);
+  };
+  const maxStreamMs = input.maxStreamMs ?? Infinity;
+  const timer = Number.isFinite(maxStreamMs)
+    ? setTimeout(() => {
+        overTime = new EngramError('stream_time_limit', `The answer streamed for longer than Engram allows (${maxStreamMs} ms, ENGRAM_STREAM_MAX_MS); it was cut here`);
+        if (!boundary || boundary.atEventEnd()) return cut();
+        ending = { boundary, cut };
+        grace = setTimeout(() => {
+          frameless = true;
+          cut();
+        }, EVENT_END_GRACE_MS);
+        grace.unref();
+      }, maxStreamMs)
+    : undefined;
+  timer?.unref();
   try {
     await delivered;
     // The sink stays open: the caller ends it once the exchange is recorded, so a client
-    // that has seen the whole answer knows it is safely queued for extraction.
-    return { outcome: 'completed', ...(await assembly) };
+    // that has seen the whole answer knows it is safely queued for extraction. The client
+    // had every byte, so nothing the extraction side met can fail the stream now.
+    const assembled = await assembly.catch((assemblyError: unknown): Assembly => ({ answer: unusable(), assemblyError }));
+    return { outcome: 'completed', ...assembled };
   } catch (error) {
     if (signal.aborted) return { outcome: 'aborted' };
-    const failure = classify(error);
-    const engramError = failure instanceof EngramError ? failure : new EngramError('upstream_stream_failed', undefined, { cause: error });
-    const wrapped = engramError.code === 'upstream_unreachable'
-      ? new EngramError('upstream_stream_failed', undefined, { cause: error })
-      : engramError;
-    sink.fail(sse ? adapter.streamErrorFrame(wrapped) : undefined);
+    const wrapped = overTime ?? streamFailure(classify(error), error);
+    sink.fail(sse && !frameless ? adapter.streamErrorFrame(wrapped) : undefined);
     return { outcome: 'failed', error: wrapped };
   } finally {
+    clearTimeout(timer);
+    clearTimeout(grace);
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** An upstream body's failure as the client hears it mid-stream: unreachable once it streamed is a broken stream. */
+function streamFailure(failure: unknown, error: unknown): EngramError {
+  const engramError = failure instanceof EngramError ? failure : new EngramError('upstream_stream_failed', undefined, { cause: error });
+  return engramError.code === 'upstream_unreachable' ? new EngramError('upstream_stream_failed', undefined, { cause: error }) : engramError;
 }

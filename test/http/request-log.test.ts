@@ -259,6 +259,7 @@ test('every field through the API: added with relevance and why, kept with their
     reason: null,
     bar: 0.2,
     near_misses: [],
+    answer_limit: null,
   });
   assert.equal([second.reason, second.bar, second.injected, second.kept, second.rebuilt], ['under_bar', 0.25, [], [], null]);
   assert.equal(second.near_misses, [

@@ -17,6 +17,7 @@ export function requestEntry(fields: Pick<RequestEntry, 'id' | 'agentId' | 'at'>
     nearMisses: [],
     scope: null,
     user: null,
+    answerLimit: null,
     ...fields,
   };
 }

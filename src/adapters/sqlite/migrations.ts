@@ -411,6 +411,12 @@ export const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE bus_messages ADD COLUMN last_error TEXT;
     ALTER TABLE bus_dead_letters ADD COLUMN last_error TEXT;
   `,
+  // 20: the request log says which bound on answers a request met (issue 31): an answer
+  // over ENGRAM_ANSWER_MAX_BYTES, cut at ENGRAM_STREAM_MAX_MS, or with an event too large
+  // to assemble. Entries logged before: null.
+  `
+    ALTER TABLE request_log ADD COLUMN answer_limit TEXT;
+  `,
 ];
 
 /** Migration 18: an injected list as written before (`{reflectionId, score, why}`), its number named `relevance`. */

@@ -1,5 +1,5 @@
 /**
- * The request log in the embedded SQLite file (migrations 14, 17, 18: `request_log`). The
+ * The request log in the embedded SQLite file (migrations 14, 17, 18, 20: `request_log`). The
  * row's `seq` (AUTOINCREMENT: never reused, even after deletes) is the append order, so the
  * cursor is the last `seq` a page showed and stays valid across pruning, whatever filter
  * the pages are read with. Appends are group-committed (`group-commit.ts`) with the other
@@ -7,7 +7,7 @@
  */
 import { cursorOf, pageStart } from '../../domain/request-log.js';
 import { EngramError } from '../../errors.js';
-import type { NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../ports/requests.js';
+import type { AnswerLimit, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../ports/requests.js';
 import { storedEntry } from '../request-entries.js';
 import type { SqliteDatabase } from './database.js';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
@@ -31,9 +31,10 @@ interface Row {
   near_misses: string;
   scope: string | null;
   user_id: string | null;
+  answer_limit: string | null;
 }
 
-const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id';
+const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id, answer_limit';
 
 /**
  * `RequestFilter` in SQL, as `matchesFilter` (`request-entries.ts`) states it: an empty
@@ -58,8 +59,8 @@ export class SqliteRequestLog implements RequestLog {
     this.#group = groupCommitOf(db);
     this.#sql = {
       append: db.prepare(
-        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id, answer_limit)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       get: db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM request_log WHERE id = ? AND agent_id = ?`),
       prune: db.prepare<[number]>('DELETE FROM request_log WHERE at < ?'),
@@ -89,6 +90,7 @@ export class SqliteRequestLog implements RequestLog {
         JSON.stringify(stored.nearMisses),
         stored.scope,
         stored.user,
+        stored.answerLimit,
       );
     });
   }
@@ -159,5 +161,6 @@ function entryOf(row: Row): RequestEntry {
     nearMisses: JSON.parse(row.near_misses) as RequestEntry['nearMisses'],
     scope: row.scope,
     user: row.user_id,
+    answerLimit: row.answer_limit as AnswerLimit | null,
   };
 }

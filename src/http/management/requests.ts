@@ -11,9 +11,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { ConversationStatus } from '../../../machines/conversation.machine.js';
 import type { Deps } from '../../deps.js';
-import { NOTHING_ADDED_REASONS } from '../../domain/request-log-words.js';
+import { ANSWER_LIMITS, NOTHING_ADDED_REASONS } from '../../domain/request-log-words.js';
 import { EngramError } from '../../errors.js';
-import type { NothingAdded, RequestEntry, RequestFilter } from '../../ports/index.js';
+import type { AnswerLimit, NothingAdded, RequestEntry, RequestFilter } from '../../ports/index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { invalid, queryInteger, queryString } from './validate.js';
 import { isoTime, Time } from './wire.js';
@@ -82,6 +82,14 @@ export const RequestJson = z
     near_misses: z
       .array(z.object({ reflection_id: z.string(), relevance: RelevanceJson }))
       .describe('When nothing reached the bar: the best three candidates under it, best first'),
+    answer_limit: z
+      .enum(ANSWER_LIMITS satisfies AnswerLimit[] as [AnswerLimit, ...AnswerLimit[]])
+      .nullable()
+      .describe(
+        'The bound on answers the request met: `answer_max_bytes` (the answer was over ENGRAM_ANSWER_MAX_BYTES: the client had all of it, the turn was learnt from its first that many bytes), ' +
+          '`stream_max_ms` (it streamed past ENGRAM_STREAM_MAX_MS and was cut, the client told with a `stream_time_limit` error event), ' +
+          '`sse_max_event_bytes` (an event was over ENGRAM_SSE_MAX_EVENT_BYTES: relayed, not learnt from). Null when none',
+      ),
   })
   .meta({ id: 'Request' });
 
@@ -165,5 +173,6 @@ export function requestWire(entry: RequestEntry): z.output<typeof RequestJson> {
     reason: entry.reason,
     bar: entry.bar,
     near_misses: entry.nearMisses.map(({ reflectionId, relevance }) => ({ reflection_id: reflectionId, relevance })),
+    answer_limit: entry.answerLimit,
   };
 }

@@ -1,6 +1,7 @@
 import type { AssembledAnswer, Turn } from '../../domain/transcript.js';
 import { isObject, parseJsonOr, renderToolCall } from '../shared.js';
-import type { AnswerAssembler, SseEvent } from '../types.js';
+import { AnswerBudget, isPartIndex } from '../answer-budget.js';
+import type { AnswerAssembler, AssemblerOptions, SseEvent } from '../types.js';
 
 interface PendingCall {
   name: string;
@@ -12,8 +13,13 @@ function answerTurns(text: string, calls: PendingCall[]): Turn[] {
   return parts.length > 0 ? [{ role: 'assistant', text: parts.join('\n') }] : [];
 }
 
-/** Folds `chat.completion.chunk` events (first choice) into the assistant's answer. */
-export function createChatAssembler(): AnswerAssembler {
+/**
+ * Folds `chat.completion.chunk` events (first choice) into the assistant's answer, keeping
+ * at most `maxBytes` of its text and tool calls (`AnswerBudget`); the stop reason is read to
+ * the end.
+ */
+export function createChatAssembler({ maxBytes }: AssemblerOptions = {}): AnswerAssembler {
+  const budget = new AnswerBudget(maxBytes);
   let text = '';
   const calls: PendingCall[] = [];
   let stopReason: string | null = null;
@@ -36,21 +42,29 @@ export function createChatAssembler(): AnswerAssembler {
       if (typeof choice.finish_reason === 'string') stopReason = choice.finish_reason;
       const delta = choice.delta;
       if (!isObject(delta)) return;
-      if (typeof delta.content === 'string') text += delta.content;
+      if (typeof delta.content === 'string') text += budget.take(delta.content);
       if (Array.isArray(delta.tool_calls)) {
         for (const call of delta.tool_calls) {
           if (!isObject(call)) continue;
           const index = typeof call.index === 'number' ? call.index : calls.length;
+          if (!isPartIndex(index)) continue;
           const slot = (calls[index] ??= { name: '', arguments: '' });
           const fn = isObject(call.function) ? call.function : {};
-          if (typeof fn.name === 'string') slot.name += fn.name;
-          if (typeof fn.arguments === 'string') slot.arguments += fn.arguments;
+          if (typeof fn.name === 'string') slot.name += budget.take(fn.name);
+          if (typeof fn.arguments === 'string') slot.arguments += budget.take(fn.arguments);
         }
       }
     },
     finish(): AssembledAnswer {
       const final = !errored && stopReason === 'stop' && calls.length === 0;
-      return { final: final && (done || stopReason !== null), stopReason, errored, turns: answerTurns(text, calls.filter(Boolean)) };
+      const truncated = budget.truncation();
+      return {
+        final: final && (done || stopReason !== null),
+        stopReason,
+        errored,
+        turns: answerTurns(text, calls.filter(Boolean)),
+        ...(truncated ? { truncated } : {}),
+      };
     },
   };
 }

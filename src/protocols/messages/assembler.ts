@@ -1,6 +1,7 @@
 import type { AssembledAnswer, Turn } from '../../domain/transcript.js';
 import { isObject, parseJsonOr, renderToolCall } from '../shared.js';
-import type { AnswerAssembler, JsonObject, SseEvent } from '../types.js';
+import { AnswerBudget, isPartIndex } from '../answer-budget.js';
+import type { AnswerAssembler, AssemblerOptions, JsonObject, SseEvent } from '../types.js';
 
 const FINAL_STOPS = new Set(['end_turn', 'stop_sequence']);
 
@@ -42,8 +43,12 @@ function blockOf(raw: unknown): Block {
   };
 }
 
-/** Folds Messages stream events into the assistant's answer. */
-export function createMessagesAssembler(): AnswerAssembler {
+/**
+ * Folds Messages stream events into the assistant's answer, keeping at most `maxBytes` of
+ * its blocks' text and tool inputs (`AnswerBudget`); the stop reason is read to the end.
+ */
+export function createMessagesAssembler({ maxBytes }: AssemblerOptions = {}): AnswerAssembler {
+  const budget = new AnswerBudget(maxBytes);
   const blocks: Block[] = [];
   let stopReason: string | null = null;
   let stopped = false;
@@ -57,14 +62,17 @@ export function createMessagesAssembler(): AnswerAssembler {
           errored = true;
           return;
         case 'content_block_start':
-          if (typeof data.index === 'number') blocks[data.index] = blockOf(data.content_block);
+          if (isPartIndex(data.index)) {
+            const block = blockOf(data.content_block);
+            blocks[data.index] = { ...block, text: budget.take(block.text), input: budget.take(block.input) };
+          }
           return;
         case 'content_block_delta': {
-          const block = typeof data.index === 'number' ? blocks[data.index] : undefined;
+          const block = isPartIndex(data.index) ? blocks[data.index] : undefined;
           const delta = data.delta as JsonObject | undefined;
           if (!block || !isObject(delta)) return;
-          if (delta.type === 'text_delta' && typeof delta.text === 'string') block.text += delta.text;
-          if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') block.input += delta.partial_json;
+          if (delta.type === 'text_delta' && typeof delta.text === 'string') block.text += budget.take(delta.text);
+          if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') block.input += budget.take(delta.partial_json);
           return;
         }
         case 'message_delta': {
@@ -78,7 +86,8 @@ export function createMessagesAssembler(): AnswerAssembler {
     },
     finish(): AssembledAnswer {
       const final = !errored && stopped && stopReason !== null && FINAL_STOPS.has(stopReason);
-      return { final, stopReason, errored, turns: answerTurns(blocks.filter(Boolean)) };
+      const truncated = budget.truncation();
+      return { final, stopReason, errored, turns: answerTurns(blocks.filter(Boolean)), ...(truncated ? { truncated } : {}) };
     },
   };
 }

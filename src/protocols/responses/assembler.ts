@@ -1,6 +1,7 @@
 import type { AssembledAnswer } from '../../domain/transcript.js';
 import { isObject, parseJsonOr } from '../shared.js';
-import type { AnswerAssembler, JsonObject, SseEvent } from '../types.js';
+import { AnswerBudget, isPartIndex } from '../answer-budget.js';
+import type { AnswerAssembler, AssemblerOptions, JsonObject, SseEvent } from '../types.js';
 import { itemTurns, waitsForClient } from './items.js';
 
 /**
@@ -27,9 +28,12 @@ function answerOf(response: JsonObject | undefined, fallbackOutput: unknown[], e
 
 /**
  * Folds Responses stream events into the answer. `response.completed` carries the whole
- * response; the items seen in `response.output_item.done` stand in when it is missing.
+ * response (one event, bounded by `ENGRAM_SSE_MAX_EVENT_BYTES`); the items seen in
+ * `response.output_item.done` stand in when it is missing, kept while their events fit
+ * `maxBytes` together (`AnswerBudget`). Deltas are not assembled: the items repeat them.
  */
-export function createResponsesAssembler(): AnswerAssembler {
+export function createResponsesAssembler({ maxBytes }: AssemblerOptions = {}): AnswerAssembler {
+  const budget = new AnswerBudget(maxBytes);
   const items: unknown[] = [];
   let response: JsonObject | undefined;
   let errored = false;
@@ -43,14 +47,19 @@ export function createResponsesAssembler(): AnswerAssembler {
           errored = true;
           return;
         case 'response.output_item.done':
-          if (typeof data.output_index === 'number') items[data.output_index] = data.item;
+          if (isPartIndex(data.output_index) && budget.fits(Buffer.byteLength(event.data, 'utf8'))) items[data.output_index] = data.item;
           return;
         case 'response.completed':
         case 'response.incomplete':
           if (isObject(data.response)) response = data.response;
       }
     },
-    finish: () => answerOf(response, items.filter(Boolean), errored),
+    finish() {
+      const answer = answerOf(response, items.filter(Boolean), errored);
+      // The whole response came at the end: the items left out are in it.
+      const truncated = response ? undefined : budget.truncation();
+      return truncated ? { ...answer, truncated } : answer;
+    },
   };
 }
 

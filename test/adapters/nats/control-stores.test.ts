@@ -269,7 +269,7 @@ nats('request log: its bucket keeps messages the retention; a changed retention 
     assert.is((await r.ctx.jsm.streams.info(stream)).config.max_age, nanos(3 * DAY));
     const entry = (id: string, agentId: string, at: number) => ({
       id, agentId, at, protocol: 'messages', conversationId: null, status: 200, outcome: 'settled', latencyMs: 1, upstreamMs: 1, injected: [],
-      kept: [], rebuilt: null, reason: null, bar: null, nearMisses: [], scope: null, user: null,
+      kept: [], rebuilt: null, reason: null, bar: null, nearMisses: [], scope: null, user: null, answerLimit: null,
     });
     await r.stores.requests.append(entry('req_1', 'agt_a', 10));
     await r.stores.requests.append(entry('req_2', 'agt_a', 20));
@@ -298,7 +298,7 @@ nats('request log: entries an older version wrote read with the fields they lack
     await kv.put(requestKeys.request('agt_a', 'req_1'), JSON.stringify({ ...base, id: 'req_1', at: 10, injected: [{ reflectionId: 'ref_a', score: 0.61, why: 'tags' }] }));
     await kv.put(requestKeys.request('agt_a', 'req_2'), JSON.stringify({ ...base, id: 'req_2', at: 20, injected: [], scope: 'shop', user: null, skipped: 'client_chore' }));
     await kv.put(requestKeys.request('agt_a', 'req_3'), JSON.stringify({ ...base, id: 'req_3', at: 30, injected: [], scope: null, user: null, skipped: null }));
-    const empty = { kept: [], rebuilt: null, bar: null, nearMisses: [] };
+    const empty = { kept: [], rebuilt: null, bar: null, nearMisses: [], answerLimit: null };
     assert.equal(await r.stores.requests.get('agt_a', 'req_1'), {
       ...base, id: 'req_1', at: 10, injected: [{ reflectionId: 'ref_a', relevance: 0.61, why: 'tags' }], ...empty, reason: null, scope: null, user: null,
     });

@@ -170,6 +170,7 @@ sqlite('migration 18: the request log keeps what older entries said (skipped bec
       ALTER TABLE request_log DROP COLUMN bar; ALTER TABLE request_log DROP COLUMN near_misses;
       ALTER TABLE request_log ADD COLUMN skipped TEXT;
       ALTER TABLE bus_messages DROP COLUMN last_error; ALTER TABLE bus_dead_letters DROP COLUMN last_error;
+      ALTER TABLE request_log DROP COLUMN answer_limit;
     `);
     temp.db.pragma('user_version = 17');
     const insert = temp.db.prepare(
@@ -181,7 +182,7 @@ sqlite('migration 18: the request log keeps what older entries said (skipped bec
     insert.run('req_3', 30, '[]', 'injection_off');
     insert.run('req_4', 40, '[]', null);
     const requests = sqliteControlStores(temp.reopen()).requests;
-    const base = { agentId: 'agt_a', protocol: 'messages', conversationId: 'cnv_1', status: 200, outcome: 'settled', latencyMs: 5.5, upstreamMs: 4.25, kept: [], rebuilt: null, bar: null, nearMisses: [], scope: null, user: null };
+    const base = { agentId: 'agt_a', protocol: 'messages', conversationId: 'cnv_1', status: 200, outcome: 'settled', latencyMs: 5.5, upstreamMs: 4.25, kept: [], rebuilt: null, bar: null, nearMisses: [], scope: null, user: null, answerLimit: null };
     assert.equal(await requests.get('agt_a', 'req_1'), {
       ...base,
       id: 'req_1',

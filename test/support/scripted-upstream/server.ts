@@ -4,7 +4,7 @@ import { chatCompletions, notFoundBody } from './chat-completions.js';
 import { messages } from './messages.js';
 import { responses } from './responses.js';
 import { CREATED, defaultExtraction, defaultTags, hashId, isReply, stringLength, taggingLines, tokensFor } from './shared.js';
-import { writeSse } from './sse-writer.js';
+import { encodeSseEvent, writeEndless, writeSse } from './sse-writer.js';
 import type {
   AnswerContext,
   Extractor,
@@ -28,6 +28,8 @@ const MODELS = ['gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4-6', 'claude-haiku-4-5'
 const EXTRACTION_TOOL = 'record_reflections';
 const TAGGING_TOOL = 'record_tags';
 const CUT_OFF_TEXT = 'This answer is cut off partway through, so the client never sees its end.';
+/** The word an endless answer's repeated delta is found by. */
+const ENDLESS_MARK = 'endlessly';
 
 interface Scripted {
   reply: Reply;
@@ -176,6 +178,22 @@ async function play(
         return;
       }
       return writeSse(res, headers, responder.events(answer, ctx, options), { chunkDelayMs: options.chunkDelayMs, stallAfter: reply.afterEvents });
+    }
+    case 'endless': {
+      const payload = 'x'.repeat(reply.deltaBytes ?? 60 * 1024);
+      if (!stream) {
+        return writeEndless(res, { 'content-type': 'application/json', ...headers }, '{"id":"endless","text":"', payload);
+      }
+      // A two-word answer has two text deltas; the first is repeated with the payload as its text.
+      const events = responder.events({ type: 'text', text: `${ENDLESS_MARK} ${ENDLESS_MARK}` }, ctx, options);
+      const first = events.findIndex((event) => event.data.includes(`${ENDLESS_MARK} `));
+      const delta = events[first];
+      return writeEndless(
+        res,
+        { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers },
+        events.slice(0, first).map(encodeSseEvent).join(''),
+        encodeSseEvent({ ...delta, data: delta.data.replace(`${ENDLESS_MARK} `, payload) }),
+      );
     }
     case 'error': {
       const message = `Scripted upstream error (status ${reply.status}).`;

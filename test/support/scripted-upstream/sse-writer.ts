@@ -31,6 +31,34 @@ function pause(res: ServerResponse, ms: number): Promise<void> {
 }
 
 /**
+ * Writes `opening`, then `repeated` over and over as fast as the client drains it, until
+ * the response closes (the client went away, the server is closing).
+ */
+export async function writeEndless(res: ServerResponse, headers: Record<string, string>, opening: string, repeated: string): Promise<void> {
+  res.writeHead(200, headers);
+  res.flushHeaders();
+  const chunk = Buffer.from(repeated);
+  let closed = false;
+  res.once('close', () => (closed = true));
+  if (opening !== '' && !res.write(opening)) await drained(res);
+  while (!closed && !res.destroyed) {
+    if (!res.write(chunk)) await drained(res);
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/**
  * Writes one event per chunk (so the client sees several reads), waiting for each
  * write to flush so a break really lands after exactly N events.
  */

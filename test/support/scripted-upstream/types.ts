@@ -62,7 +62,18 @@ export interface StallReply {
   text?: string;
 }
 
-export type Reply = TextReply | ToolCallReply | ErrorReply | HangReply | BreakReply | StallReply;
+/**
+ * Streaming only: the answer's opening events, then its first text delta again and again,
+ * each carrying `deltaBytes` of text (default 60 KB), as fast as the client reads, never
+ * ending (a provider gone wrong, or a stranger's server; issue 31). Stops when the client
+ * goes away. A non-streaming request gets the same as a JSON body that never ends.
+ */
+export interface EndlessReply {
+  type: 'endless';
+  deltaBytes?: number;
+}
+
+export type Reply = TextReply | ToolCallReply | ErrorReply | HangReply | BreakReply | StallReply | EndlessReply;
 
 /** The replies that carry model output and are rendered by a protocol responder. */
 export type Answer = TextReply | ToolCallReply;

@@ -18,7 +18,7 @@
 import type { KV } from '@nats-io/kv';
 import { cursorOf, pageStart } from '../../../domain/request-log.js';
 import { EngramError } from '../../../errors.js';
-import type { InjectedReflection, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../../ports/requests.js';
+import type { AnswerLimit, InjectedReflection, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../../ports/requests.js';
 import { keptList, matchesFilter, nearMissList, rebuiltOf, storedEntry } from '../../request-entries.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject, requestKeys } from './keys.js';
@@ -109,7 +109,7 @@ export class NatsRequestLog implements RequestLog {
  * left out was `skipped` (`client_chore`, `injection_off`), and nothing else of the kept
  * block, the bar or the near misses was written.
  */
-type StoredEntry = Omit<RequestEntry, 'injected' | 'kept' | 'rebuilt' | 'reason' | 'bar' | 'nearMisses' | 'scope' | 'user'> & {
+type StoredEntry = Omit<RequestEntry, 'injected' | 'kept' | 'rebuilt' | 'reason' | 'bar' | 'nearMisses' | 'scope' | 'user' | 'answerLimit'> & {
   injected: Array<Omit<InjectedReflection, 'relevance'> & { relevance?: number; score?: number }>;
   kept?: RequestEntry['kept'];
   rebuilt?: RequestEntry['rebuilt'];
@@ -119,6 +119,7 @@ type StoredEntry = Omit<RequestEntry, 'injected' | 'kept' | 'rebuilt' | 'reason'
   nearMisses?: RequestEntry['nearMisses'];
   scope?: string | null;
   user?: string | null;
+  answerLimit?: AnswerLimit | null;
 };
 
 /** A stored entry as the port gives it: what an older version did not write reads as nothing kept, no reason, no bar. */
@@ -141,5 +142,6 @@ function entryOf(stored: StoredEntry): RequestEntry {
     nearMisses: nearMissList(stored.nearMisses ?? []),
     scope: stored.scope ?? null,
     user: stored.user ?? null,
+    answerLimit: stored.answerLimit ?? null,
   };
 }
