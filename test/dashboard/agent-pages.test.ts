@@ -10,6 +10,7 @@ import { startEngram, type TestEngram } from '../support/engram.js';
 import { WebSession } from '../support/web-session.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { publishTaggingJob } from '../../src/memory/tagging-job.js';
+import { idDigest } from '../../src/domain/conversation-id.js';
 
 interface Context {
   engram: TestEngram;
@@ -183,7 +184,9 @@ test('the activity page lists the queued extraction job of a conversation', asyn
   await answered.text();
   const activity = await web.get(`${page}/activity`);
   assert.match(activity.text, /Queued \(1\)/);
-  assert.match(activity.text, 'conv-activity');
+  // The header's value is shown (and kept) only as its digest.
+  assert.match(activity.text, `x:${idDigest('conv-activity')}`);
+  assert.not.match(activity.text, 'conv-activity');
 
   // The agent's tagging job, waiting for its interval, is listed beside it as what it is.
   await publishTaggingJob(
