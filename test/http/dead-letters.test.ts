@@ -10,6 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli, cleanEnv } from '../support/cli.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestEngram } from '../support/engram.js';
+import { idDigest } from '../../src/domain/conversation-id.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { WebSession } from '../support/web-session.js';
 import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
@@ -143,7 +144,7 @@ test('every cause of a failed job is said in words: while it waits to be retried
       assert.equal([job.attempts, job.last_error], [1, CAUSES[cause].reason], cause);
       const shown = await cli(cause, 'jobs');
       assert.is(shown.code, 0, shown.stderr);
-      assert.match(shown.stdout, new RegExp(`failed\\s+${job.id}\\s+conversation\\s+\\S*conv-${cause}\\s.*attempt 2 .*; attempt 1 failed: ${escaped(CAUSES[cause].reason)}$`, 'm'), cause);
+      assert.match(shown.stdout, new RegExp(`failed\\s+${job.id}\\s+conversation\\s+\\S*${idDigest(`conv-${cause}`)}\\s.*attempt 2 .*; attempt 1 failed: ${escaped(CAUSES[cause].reason)}$`, 'm'), cause);
       const activity = await web.get(`${agents[cause].page}/activity`);
       assert.match(activity.text, new RegExp(`<section class="card" id="jobs-failed">[^]*<td data-label="Why the last attempt failed">${escaped(html(CAUSES[cause].reason))}</td>`), cause);
     }
@@ -160,7 +161,7 @@ test('every cause of a failed job is said in words: while it waits to be retried
       assert.equal([dead.reason, dead.last_error], [CAUSES[cause].dead, CAUSES[cause].reason], cause);
       assert.is(dead.attempts, cause === 'refused' ? 1 : 2, cause);
       const listed = await cli(cause, 'dead-letters', 'list');
-      assert.match(listed.stdout, new RegExp(`^${dead.id}\\s.*conv-${cause}\\s+${escaped(CAUSES[cause].dead)}$`, 'm'), cause);
+      assert.match(listed.stdout, new RegExp(`^${dead.id}\\s.*${idDigest(`conv-${cause}`)}\\s+${escaped(CAUSES[cause].dead)}$`, 'm'), cause);
       const jobs = await cli(cause, 'jobs');
       assert.match(jobs.stdout, new RegExp(`^dead\\s+${dead.id}\\s.*: ${escaped(CAUSES[cause].dead)}$`, 'm'), cause);
       const activity = await web.get(`${agents[cause].page}/activity`);
