@@ -12,13 +12,17 @@
  * for good. (Newer servers write tombstones; 2.9 is what the bus must run on.)
  *
  * The sweep deletes, per durable consumer, the stored messages of its filter at or below
- * its ack floor: every one of them is acked, so none is work. A message at a time
- * (`STREAM.MSG.DELETE`), never a purge: a purge also clears the consumer's pending acks,
- * which would strand the messages the scheduler holds nak'ed and the jobs being run.
+ * its ack floor: every one of them is acked, so none is work. Above the floor (a message
+ * nak'ed to wait keeps it down: a job deferred by the daily budget, for up to a day) it
+ * deletes the messages recorded as finished (`bus-settled.ts`), whatever holds the floor.
+ * A message at a time (`STREAM.MSG.DELETE`), never a purge: a purge also clears the
+ * consumer's pending acks, which would strand the messages the scheduler holds nak'ed and
+ * the jobs being run.
  */
 import type { ConsumerInfo, JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import type { NatsContext } from './connection.js';
 import { Pause, recover, type ConnectionGate } from './bus-loop.js';
+import type { SettledRecords } from './bus-settled.js';
 import { isNoMessage } from './bus-streams.js';
 
 /** What one pass over a stream did. */
@@ -28,41 +32,64 @@ export interface SweepPass {
    * Every consumer's ack floor has reached what it had delivered when the sweep began
    * (`targets`): nothing acked out of order can still wait above a floor to come back.
    */
-  settled: boolean;
+  floorsReached: boolean;
+}
+
+export interface SweepPassOptions {
+  /** Per consumer, its delivered sequence at the occasion's first pass (filled in by that pass). */
+  targets?: Map<string, number>;
+  /** Given: messages above the floors are read too, and those recorded as finished deleted. */
+  settled?: SettledRecords;
 }
 
 /**
  * Deletes the acked messages `stream` still holds. A message acked out of order (the
  * scheduler acks a due message while an earlier one waits, nak'ed) sits above its
- * consumer's ack floor, where no one can tell it from one still being worked on: it can
- * only be deleted once the floor has passed it. So each consumer's delivered sequence at
- * the first pass is kept in `targets`, and the pass is `settled` once every floor reached it.
+ * consumer's ack floor, where only its record tells it from one still being worked on:
+ * with `settled`, those recorded are deleted at once. One acked without a record (by an
+ * Engram from before records, or a record that failed) can only be deleted once the floor
+ * has passed it. So each consumer's delivered sequence at the first pass is kept in
+ * `targets`, and the pass has `floorsReached` once every floor reached it.
  */
-export async function deleteAckedMessages(jsm: JetStreamManager, stream: string, targets: Map<string, number> = new Map()): Promise<SweepPass> {
+export async function deleteAckedMessages(jsm: JetStreamManager, stream: string, options: SweepPassOptions = {}): Promise<SweepPass> {
+  const { targets = new Map<string, number>(), settled } = options;
   const consumers: ConsumerInfo[] = [];
   for await (const consumer of jsm.consumers.list(stream)) consumers.push(consumer);
   // Read after the consumers: the last sequence then includes everything they delivered.
   const { state } = await jsm.streams.info(stream);
   let deleted = 0;
-  let settled = true;
+  let floorsReached = true;
+  const remove = async (seq: number) => {
+    if (await jsm.streams.deleteMessage(stream, seq, false).catch(ignoreGone)) deleted++;
+  };
   for (const consumer of consumers) {
     const floor = consumer.ack_floor.stream_seq;
     const filter = consumer.config.filter_subject;
     const target = targets.get(consumer.name) ?? consumer.delivered.stream_seq;
     targets.set(consumer.name, target);
-    if (floor < target) settled = false;
-    if (!filter || floor < state.first_seq) continue;
+    if (floor < target) floorsReached = false;
+    if (!filter) continue;
     // A server that lost the stream's tail as well hands its sequences out again: a
-    // message at or below the floor may then be new. Leave such a stream alone.
-    if (state.last_seq < consumer.delivered.stream_seq) continue;
-    for (let seq = state.first_seq; seq <= floor; ) {
+    // message at or below the floor may then be new. Leave the floor's side alone then
+    // (a record names its message's id, so it cannot be mistaken so).
+    const byFloor = state.last_seq >= consumer.delivered.stream_seq;
+    for (let seq = state.first_seq; byFloor && seq <= floor; ) {
       const stored = await nextOnSubject(jsm, stream, filter, seq);
       if (!stored || stored.seq > floor) break;
-      if (await jsm.streams.deleteMessage(stream, stored.seq, false).catch(ignoreGone)) deleted++;
+      await remove(stored.seq);
+      seq = stored.seq + 1;
+    }
+    if (!settled) continue;
+    // Above the floor, up to what the stream held when the pass began: messages the
+    // consumer forgot it delivered (its state is written apart, and may be older) included.
+    for (let seq = byFloor ? Math.max(state.first_seq, floor + 1) : state.first_seq; seq <= state.last_seq; ) {
+      const stored = await nextOnSubject(jsm, stream, filter, seq);
+      if (!stored || stored.seq > state.last_seq) break;
+      if (await settled.has(stream, stored)) await remove(stored.seq);
       seq = stored.seq + 1;
     }
   }
-  return { deleted, settled };
+  return { deleted, floorsReached };
 }
 
 async function nextOnSubject(jsm: JetStreamManager, stream: string, filter: string, seq: number): Promise<StoredMsg | null> {
@@ -82,33 +109,37 @@ function ignoreGone(error: unknown): false {
 }
 
 /**
- * The first wait before sweeping again for messages acked above a floor, doubling to the
- * most. Kept short: a pass is a few requests, and a longer wait leaves done jobs counted as
- * waiting (in `/jobs`, in the queue gauge) that long after the floors passed them.
+ * The first wait before sweeping again for messages acked above a floor without a record,
+ * doubling to the most. Each pass is a few requests, repeated until the floors pass what
+ * they had delivered: for a day when a deferred job holds one.
  */
 const SETTLE_FIRST_MS = 250;
-const SETTLE_MAX_WAIT_MS = 4_000;
-/** How long after a reconnection the sweep keeps going round for them: longer than any job runs. */
-const SETTLE_WITHIN_MS = 30 * 60 * 1000;
+const SETTLE_MAX_WAIT_MS = 30_000;
 
 export interface SweepContext {
   nats: NatsContext;
   gate: ConnectionGate;
   /** The bus's work-queue streams. */
   streams: readonly string[];
+  settled: SettledRecords;
   onError: (error: unknown) => void;
 }
 
 /**
  * Runs the sweep over the bus's streams when the bus opens (a crash may have happened
- * while no Engram was connected) and after every reconnection, retrying with backoff
- * until it succeeds once for that occasion. Safe on every replica at once.
+ * while no Engram was connected) and after every reconnection. An occasion's first pass
+ * reads every stored message and deletes those recorded as finished: each record is
+ * written before its ack, so that one pass finds all a killed server brought back. Then
+ * it goes round, with backoff, until every ack floor has passed what its consumer had
+ * delivered, for what was acked without a record; it never gives up while one has not.
+ * A failed pass is retried with backoff. Safe on every replica at once.
  */
 export class AckedSweep {
   readonly #context: SweepContext;
   readonly #pause = new Pause();
   readonly #unsubscribe: () => void;
   #running: Promise<void> | undefined;
+  /** An occasion (the open, a reconnection) the running loop has not started over for. */
   #again = false;
   #closed = false;
 
@@ -117,17 +148,18 @@ export class AckedSweep {
     this.#unsubscribe = context.gate.onReconnect(() => this.run());
   }
 
-  /** Starts a sweep, or asks the running one to go round once more. */
+  /** Starts a sweep, or has the running one start over (another crash may lie behind this). */
   run(): void {
     if (this.#closed) return;
+    this.#again = true;
     if (this.#running) {
-      this.#again = true;
+      this.#pause.wake();
       return;
     }
     this.#running = this.#loop().finally(() => (this.#running = undefined));
   }
 
-  /** Resolves once the sweep running now, if any, has finished or given up. */
+  /** Resolves once the sweep running now, if any, has finished. */
   async idle(): Promise<void> {
     while (this.#running) await this.#running;
   }
@@ -140,26 +172,30 @@ export class AckedSweep {
   }
 
   async #loop(): Promise<void> {
-    const { nats, gate, streams, onError } = this.#context;
+    const { nats, gate, streams, settled, onError } = this.#context;
     let failures = 0;
     // Per stream, what its consumers had delivered when this occasion's sweep began.
-    let targets = new Map(streams.map((stream) => [stream, new Map<string, number>()]));
-    let began = Date.now();
+    let targets = new Map<string, Map<string, number>>();
+    let byRecord = true;
     let wait = SETTLE_FIRST_MS;
     while (!this.#closed) {
-      this.#again = false;
+      if (this.#again) {
+        this.#again = false;
+        targets = new Map(streams.map((stream) => [stream, new Map<string, number>()]));
+        byRecord = true;
+        wait = SETTLE_FIRST_MS;
+      }
       try {
-        let settled = true;
-        for (const stream of streams) settled = (await deleteAckedMessages(nats.jsm, stream, targets.get(stream))).settled && settled;
-        if (this.#again) {
-          // Another reconnection: another crash may lie behind it, sweep for what it brought back.
-          targets = new Map(streams.map((stream) => [stream, new Map<string, number>()]));
-          began = Date.now();
-          wait = SETTLE_FIRST_MS;
-          continue;
+        let floorsReached = true;
+        for (const stream of streams) {
+          const pass = await deleteAckedMessages(nats.jsm, stream, { targets: targets.get(stream), ...(byRecord ? { settled } : {}) });
+          floorsReached = pass.floorsReached && floorsReached;
         }
-        // Messages acked out of order lie above a floor still: again once the floors move on.
-        if (settled || Date.now() - began > SETTLE_WITHIN_MS) return;
+        failures = 0;
+        // Another reconnection meanwhile: another crash may lie behind it, start over.
+        if (this.#again) continue;
+        byRecord = false;
+        if (floorsReached) return;
         await this.#pause.sleep(wait);
         wait = Math.min(wait * 2, SETTLE_MAX_WAIT_MS);
       } catch (error) {

@@ -9,7 +9,8 @@
  * unlimited): a delivery past `maxDeliver` (a handler that never settled, a crashed
  * worker) is dead-lettered without reaching the handler, and a nak on the last allowed
  * delivery dead-letters at once, as the SQLite bus does. A failed delivery's reason is
- * recorded beside the message (`bus-failures.ts`) before the nak.
+ * recorded beside the message (`bus-failures.ts`) before the nak, and a finished one
+ * (acked, or dead-lettered) is recorded as such (`bus-settled.ts`) before its ack or term.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import { boundedReason, exhaustedReason, thrownReason, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
@@ -19,7 +20,8 @@ import type { FailureRecords } from './bus-failures.js';
 import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
 import { objectOf, type BusPayloads, type ReadPayload } from './bus-payloads.js';
 import { ensureDurableConsumer } from './bus-streams.js';
-import { BUS_HEADERS, decodeTime, type BusNames } from './bus-subjects.js';
+import type { SettledRecords } from './bus-settled.js';
+import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
 
 /** Deliveries unacked at once across all replicas; concurrency is bounded per consume() instead. */
 const MAX_ACK_PENDING = 10_000;
@@ -31,6 +33,7 @@ export interface ConsumerContext {
   payloads: BusPayloads;
   deadLetters: DeadLetters;
   failures: FailureRecords;
+  settled: SettledRecords;
   now: () => number;
   onError: (error: unknown) => void;
 }
@@ -173,6 +176,7 @@ export class NatsBusConsumer<T> {
       publishedAt,
       ack: () =>
         once(async () => {
+          await this.#settledRecord(delivery);
           await this.#connected();
           // Acknowledged by the server before the object goes: a failed ack leaves both.
           await delivery.ackAck();
@@ -243,10 +247,21 @@ export class NatsBusConsumer<T> {
       ...why,
       publishedAt,
     });
+    await this.#settledRecord(delivery);
     await this.#connected();
     delivery.term();
     await confirmSent(this.#context.nats);
     if (delivery.info.deliveryCount > 1) await this.#forget(delivery);
+  }
+
+  /**
+   * The message is finished (its handler acked, or its dead letter is stored): recorded
+   * so, a server killed after the settle cannot bring it back as work. A failed record
+   * costs only that; the settle goes ahead.
+   */
+  async #settledRecord(delivery: JsMsg): Promise<void> {
+    const { names, settled, onError } = this.#context;
+    await settled.record(names.stream, delivery.seq, delivery.headers?.get(MSG_ID_HEADER)).catch(onError);
   }
 
   /**

@@ -7,15 +7,17 @@
  * A message due later than `HOLD_MS` is nak'ed with a delay that brings it back a little
  * before it is due (the server keeps it; nothing is held in memory for minutes). One due
  * within `HOLD_MS` is held here on a timer and, at its due time, published to the work
- * queue under its msg id, then acked: a crash between the two republishes it under the
- * same id, which the work queue's dedup window discards. Its first real delivery is
- * attempt 1, because it is a new message in the work queue.
+ * queue under its msg id, recorded as finished (`bus-settled.ts`), then acked: a crash
+ * in between republishes it under the same id, which the work queue's dedup window
+ * discards. Its first real delivery is attempt 1, because it is a new message in the work
+ * queue.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { NatsContext } from './connection.js';
 import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
 import { ensureDurableConsumer, storeMessage } from './bus-streams.js';
+import type { SettledRecords } from './bus-settled.js';
 import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
 
 /**
@@ -34,6 +36,7 @@ export interface SchedulerContext {
   nats: NatsContext;
   gate: ConnectionGate;
   names: BusNames;
+  settled: SettledRecords;
   now: () => number;
   onError: (error: unknown) => void;
 }
@@ -156,7 +159,7 @@ export class DelayScheduler {
   }
 
   async #release(message: JsMsg): Promise<void> {
-    const { nats, gate, names, onError } = this.#context;
+    const { nats, gate, names, settled, onError } = this.#context;
     try {
       // Only the bus's own headers move: the stored ones include the publish's stream
       // expectation, which names the delay stream.
@@ -171,6 +174,9 @@ export class DelayScheduler {
         headers,
         msgId: message.headers?.get(MSG_ID_HEADER) || `delayed:${names.delayStream}:${message.seq}`,
       });
+      // The work queue has it: a killed server that brings it back here cannot make it
+      // wait again. Without the record it would only wait for the sweep's ack floor.
+      await settled.record(names.delayStream, message.seq, message.headers?.get(MSG_ID_HEADER)).catch(onError);
       await message.ackAck();
     } catch (error) {
       onError(new Error('NATS event bus: moving a due message to the work queue failed', { cause: error }));

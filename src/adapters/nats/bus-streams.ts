@@ -87,11 +87,26 @@ export async function ensureBusStreams(jsm: JetStreamManager, names: BusNames, d
       duplicate_window: nanos(Math.min(dedupWindowMs, FAILED_RECORD_MAX_AGE_MS)),
       allow_direct: true,
     }),
+    ensureStream(jsm, {
+      name: names.settledStream,
+      subjects: [names.settledAll],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      // One record per work-queue message (`bus-settled.ts`); read by direct get.
+      max_msgs_per_subject: 1,
+      // Needed only while a killed server can still bring its message back: a record
+      // outlives by far the seconds 2.9 takes to write a removal down.
+      max_age: nanos(SETTLED_RECORD_MAX_AGE_MS),
+      duplicate_window: nanos(Math.min(dedupWindowMs, SETTLED_RECORD_MAX_AGE_MS)),
+      allow_direct: true,
+    }),
   ]);
 }
 
 /** How long a failure record outlives the failure, at most (see `bus-failures.ts`). */
 const FAILED_RECORD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a record that a message is finished is kept (see `bus-settled.ts`). */
+const SETTLED_RECORD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   try {

@@ -1,5 +1,5 @@
 /**
- * How the NATS event bus names things on the server: its three streams, the NATS subject
+ * How the NATS event bus names things on the server: its streams, the NATS subject
  * of each port subject in each of them, the durable consumers, the payload bucket, and
  * the headers a stored message carries.
  *
@@ -64,12 +64,15 @@ export interface BusNames {
   readonly deadStream: string;
   /** Limits stream, one message per subject: why a work-queue message's last delivery failed. */
   readonly failedStream: string;
+  /** Limits stream, one message per subject: work-queue messages whose work is finished (`bus-settled.ts`). */
+  readonly settledStream: string;
   /** Object Store bucket for payloads bigger than one message. */
   readonly payloadBucket: string;
   readonly workAll: string;
   readonly delayAll: string;
   readonly deadAll: string;
   readonly failedAll: string;
+  readonly settledAll: string;
   /** Durable consumer of the delay stream, shared by every replica's scheduler. */
   readonly scheduler: string;
   work(subject: string): string;
@@ -77,6 +80,8 @@ export interface BusNames {
   dead(subject: string): string;
   /** The failure record of the work-queue message `seq` of a port subject; `seq` absent: all of the subject's. */
   failed(subject: string, seq?: number): string;
+  /** The record that message `seq` of the work-queue stream `stream` (the work or the delay stream) is finished. */
+  settled(stream: string, seq: number): string;
   /** The work subject a delayed message moves to when due. */
   workForDelayed(delayedSubject: string): string;
   /** Durable consumer of one port subject, shared by every replica. */
@@ -98,21 +103,29 @@ export function busNames(stream: string, subjectPrefix: string, payloadBucket?: 
   const delayed = `${subjectPrefix}.d`;
   const dead = `${subjectPrefix}.dead`;
   const failed = `${subjectPrefix}.failed`;
+  const settled = `${subjectPrefix}.settled`;
+  const delayStream = `${stream}_DELAY`;
   return {
     stream,
-    delayStream: `${stream}_DELAY`,
+    delayStream,
     deadStream: `${stream}_DEAD`,
     failedStream: `${stream}_FAILED`,
+    settledStream: `${stream}_SETTLED`,
     payloadBucket: payloadBucket ?? `${stream.toLowerCase()}_payloads`,
     workAll: `${work}.>`,
     delayAll: `${delayed}.>`,
     deadAll: `${dead}.>`,
     failedAll: `${failed}.>`,
+    settledAll: `${settled}.>`,
     scheduler: 'scheduler',
     work: (subject) => `${work}.${subjectToken(subject)}`,
     delayed: (subject) => `${delayed}.${subjectToken(subject)}`,
     dead: (subject) => `${dead}.${subjectToken(subject)}`,
     failed: (subject, seq) => `${failed}.${subjectToken(subject)}.${seq === undefined ? '>' : seq}`,
+    settled: (of, seq) => {
+      if (of !== stream && of !== delayStream) throw new Error(`not a work-queue stream of the bus: ${of}`);
+      return `${settled}.${of === stream ? 'q' : 'd'}.${seq}`;
+    },
     workForDelayed: (delayedSubject) => {
       if (!delayedSubject.startsWith(`${delayed}.`)) throw new Error(`not a delayed subject: ${delayedSubject}`);
       return `${work}.${delayedSubject.slice(delayed.length + 1)}`;

@@ -9,6 +9,9 @@
  * - `<stream>_DEAD` (limits, `<prefix>.dead.<subject>`): dead letters (`bus-dead-letters.ts`).
  * - `<stream>_FAILED` (limits, one per subject, `<prefix>.failed.<subject>.<seq>`): why a
  *   waiting message's last delivery failed (`bus-failures.ts`).
+ * - `<stream>_SETTLED` (limits, one per subject, `<prefix>.settled.<q|d>.<seq>`): the
+ *   messages of the two work queues whose work is finished (`bus-settled.ts`), so the
+ *   sweep can remove what a killed server brings back (`bus-acked-sweep.ts`).
  * - Object Store bucket: payloads bigger than one message (`bus-payloads.ts`).
  *
  * Port subjects are encoded into one NATS token each (`bus-subjects.ts`).
@@ -36,6 +39,7 @@ import { DeadLetters } from './bus-dead-letters.js';
 import { FailureRecords } from './bus-failures.js';
 import { ConnectionGate } from './bus-loop.js';
 import { BusPayloads } from './bus-payloads.js';
+import { SettledRecords } from './bus-settled.js';
 import { listQueued } from './bus-queued.js';
 import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
@@ -63,6 +67,7 @@ export class NatsEventBus implements EventBus {
   readonly #payloads: BusPayloads;
   readonly #deadLetters: DeadLetters;
   readonly #failures: FailureRecords;
+  readonly #settled: SettledRecords;
   readonly #scheduler: DelayScheduler;
   readonly #gate: ConnectionGate;
   readonly #sweep: AckedSweep;
@@ -91,10 +96,11 @@ export class NatsEventBus implements EventBus {
     const context = { nats, gate: this.#gate, names, now: this.#now, onError: this.#onError };
     this.#deadLetters = new DeadLetters({ ...context, payloads: this.#payloads });
     this.#failures = new FailureRecords(context);
-    this.#scheduler = new DelayScheduler(context);
+    this.#settled = new SettledRecords(context);
+    this.#scheduler = new DelayScheduler({ ...context, settled: this.#settled });
     // What the streams hold is what `pending` and `queued` report: acked messages a killed
     // server brought back are removed at start and after every reconnection.
-    this.#sweep = new AckedSweep({ ...context, streams: [names.stream, names.delayStream] });
+    this.#sweep = new AckedSweep({ ...context, settled: this.#settled, streams: [names.stream, names.delayStream] });
     this.#sweep.run();
   }
 
@@ -145,6 +151,7 @@ export class NatsEventBus implements EventBus {
         payloads: this.#payloads,
         deadLetters: this.#deadLetters,
         failures: this.#failures,
+        settled: this.#settled,
         now: this.#now,
         onError: this.#onError,
       },

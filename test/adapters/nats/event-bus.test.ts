@@ -28,7 +28,7 @@ function namespace(label: string): Required<Pick<NatsEventBusOptions, 'stream' |
 
 /** Keeps the shared server small: a test's streams (and payload bucket) go with it. */
 async function dropStreams(stream: string): Promise<void> {
-  for (const name of [stream, `${stream}_DELAY`, `${stream}_DEAD`, `${stream}_FAILED`, `OBJ_${stream.toLowerCase()}_payloads`]) {
+  for (const name of [stream, `${stream}_DELAY`, `${stream}_DEAD`, `${stream}_FAILED`, `${stream}_SETTLED`, `OBJ_${stream.toLowerCase()}_payloads`]) {
     await admin.jsm.streams.delete(name).catch(() => false);
   }
 }
@@ -446,6 +446,46 @@ nats('after a kill -9, messages acked while an earlier one still waited are remo
     assert.equal(await bus.queued('jobs'), []);
     assert.is(new Set(seen.map((x) => x.message.payload)).size, 7);
     await sub.stop();
+  } finally {
+    await group.cleanup();
+  }
+});
+
+nats('after a kill -9, messages acked while one waits for a day are removed at once, not a day later', async () => {
+  const names = namespace('killed-day');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const { seen } = collect<string>(bus, 'jobs');
+    // Deferred to tomorrow (a spent daily budget): the scheduler's ack floor stays below
+    // it for a day, and every message acked after it is acked above the floor.
+    await bus.publish('jobs', 'tomorrow', { notBefore: Date.now() + 24 * 60 * 60 * 1000 });
+    for (let i = 0; i < 6; i++) await bus.publish('jobs', `now-${i}`, { notBefore: Date.now() + 50 });
+    await waitFor(() => seen.length === 6, 5_000, 'the due ones delivered');
+    const scheduler = () => admin.jsm.consumers.info(`${names.stream}_DELAY`, 'scheduler');
+    await waitFor(async () => (await scheduler()).num_ack_pending === 1, 5_000, 'the due ones acked, the deferred one pending');
+    // Engram goes first, so nothing sweeps before the server's state is looked at.
+    await group.crash(bus);
+    // 2.9 writes a consumer's acks within a second, the removals from the middle of the
+    // stream's block some seconds after it was last used: killed in between.
+    await sleep(1_500);
+    const adminBack = (async () => {
+      for await (const status of admin.nc.status()) if (status.type === 'reconnect') return;
+    })();
+    await server.restart({ kill: true, downMs: 300 });
+    await adminBack;
+    const brought = await admin.jsm.streams.info(`${names.stream}_DELAY`);
+    const consumer = await scheduler();
+    assert.equal(
+      [brought.state.messages, consumer.num_ack_pending, consumer.delivered.stream_seq, consumer.ack_floor.stream_seq],
+      [7, 1, 7, 0],
+      'the killed server brought the acked messages back, with their acks kept and the floor below them',
+    );
+    const reopened = await group.open();
+    // Idle: the bus holds the deferred message alone, as before the kill.
+    await waitFor(async () => (await reopened.pending('jobs')) === 1, 10_000, 'the done ones removed while the deferred one waits');
+    const queued = await reopened.queued('jobs');
+    assert.equal(queued.map((message) => [message.payload, message.state]), [['tomorrow', 'waiting']]);
   } finally {
     await group.cleanup();
   }
