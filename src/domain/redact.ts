@@ -14,6 +14,9 @@
  *   format (OpenAI's `T3BlbkFJ`, Anthropic's 108 characters, GitHub's 36) and misses older,
  *   shorter or test keys that are still secrets, or has no rule (bearer headers, JWTs, PEM
  *   blocks cut short, passwords in URLs with the host kept, Engram's own tokens);
+ * - `redact-webhooks.ts`: incoming-webhook URLs (Discord, Mattermost, Zapier, Teams, Google
+ *   Chat, IFTTT, Slack), whose path is the credential; they run first, so a URL is taken
+ *   whole before a rule for a part of it (Google's `key=`) or gitleaks' Teams rule sees it;
  * - `redact-providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
  *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
  * - `redact-context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
@@ -34,6 +37,7 @@ import { gitleaksFinder, gitleaksGenericFinder } from './redact-gitleaks.js';
 import { PROVIDER_RULES } from './redact-providers.js';
 import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './redact-rule.js';
 import { rulesetFinder } from './redact-ruleset.js';
+import { WEBHOOK_RULES } from './redact-webhooks.js';
 
 export type { SecretKind } from './redact-rule.js';
 
@@ -104,11 +108,6 @@ const SPECIFIC_RULES: readonly Rule[] = [
     starts: (t, a) => a.of('A').filter((i) => /[KSBC]/.test(t.charAt(i + 1))),
   },
   { kind: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, starts: (_, a) => a.of('xox') },
-  {
-    kind: 'slack_webhook',
-    pattern: /\bhttps:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]+/g,
-    starts: (t, a) => before(t, a.of(':').filter((i) => t.startsWith('//hooks.slack.com/', i + 1)), 'https'),
-  },
   { kind: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}/g, starts: (t, a) => a.of('A').filter((i) => t.startsWith('Iza', i + 1)) },
   {
     kind: 'stripe_key',
@@ -232,6 +231,7 @@ function standsAlone(m: Match): boolean {
 
 /** The order the steps run in (see this file's comment): specific before generic. */
 const STEPS: readonly Step[] = [
+  ...WEBHOOK_RULES,
   ...SPECIFIC_RULES,
   DSN_RULE,
   ...PROVIDER_RULES,
