@@ -45,6 +45,7 @@ export type SecretKind =
   | 'doppler_token'
   | 'heroku_api_key'
   | 'hex_key'
+  | 'vendor_token'
   | 'password'
   | 'secret';
 

@@ -21,7 +21,8 @@
  *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
  * - `redact-context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
  *   `mysql -p`, passwords told in prose, the entropy check beside credential words);
- * - `redact-bare.ts`: bare 256-bit hex keys and bare AWS-like secrets.
+ * - `redact-bare.ts`: bare 256-bit hex keys, bare AWS-like secrets, a PEM body's lines
+ *   pasted without its BEGIN and END, and tokens of the common `vendor_<random>` shape.
  *
  * It runs on every final answer (up to 48 KB of transcript), so a rule whose pattern the
  * regex engine cannot skip through quickly names the places where a match can start
@@ -31,7 +32,7 @@
  */
 
 import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './redact-anchors.js';
-import { bareBase64Finder, bareHexFinder } from './redact-bare.js';
+import { bareBase64Finder, bareHexFinder, pemLineFinder, vendorTokenFinder } from './redact-bare.js';
 import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './redact-context.js';
 import { gitleaksFinder, gitleaksGenericFinder } from './redact-gitleaks.js';
 import { PROVIDER_RULES } from './redact-providers.js';
@@ -245,6 +246,8 @@ const STEPS: readonly Step[] = [
   gitleaksGenericFinder,
   bareHexFinder,
   bareBase64Finder,
+  pemLineFinder,
+  vendorTokenFinder,
 ];
 
 /**

@@ -162,6 +162,14 @@ test('1 MB adversarial lines stay fast', () => {
     'database URLs': fill('mongodb://a:b@'),
     'command lines': fill('mysql -p'),
     flags: fill('--password '),
+    // The webhook, PEM-line and vendor-token shapes: many starts, long runs, every line a candidate.
+    'webhook URLs without a credential': fill('https://chat.example.com/a/b/c/hooks/'),
+    'escaped URL schemes': fill('http:\\/\\/'),
+    'Teams paths': fill('https://x.webhook.office.com/webhookb2/'),
+    'base64 lines': fill('MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\n'),
+    'vendor prefixes': fill('acme_live_'),
+    'alphanumeric run after a prefix': `acme_${fill('aB3')}`,
+    'prose passwords with many words': fill('the password of the job that runs at night is '),
   };
   for (const [name, input] of Object.entries(inputs)) {
     const started = performance.now();
