@@ -13,18 +13,18 @@
  *   4.8), not mostly words, and not the base64 of printable text. Exactly 40: base64 blobs
  *   and paths run longer or break at `.` and `-`.
  * - A line of a PEM body pasted without its BEGIN and END lines: 60 to 76 base64
- *   characters (64 in PEM, 76 in MIME) alone on their line, generated-looking as above with
- *   4.5 bits a character (random lines of 64 average 5.2 and a PKCS#8 key's first line,
- *   `MIIEvQIBADANBgkqhkiG9w0BAQEF…`, has 4.7); the short last line of the body after one
- *   goes with it. Alone, because the same run inside a line is a public key or a signature
+ *   characters (64 in PEM, 76 in MIME) alone on their line, both cases and a digit, 4.5
+ *   bits a character (random lines of 64 average 5.2, and a PKCS#8 key's first line,
+ *   `MIIEvQIBADANBgkqhkiG9w0BAQEF…`, has 4.7), not reading as words (`readsAsWords`), not
+ *   the base64 of text; the short last line of the body after one goes with it. Alone, because the same run inside a line is a public key or a signature
  *   in a JSON value (`"publicKey": "MFkw…"`) as often as not.
  * - A token of the shape most vendors use and no rule names: a lower-case prefix (one or
  *   two parts of 2 to 8 letters and digits, each ended by `_` or `-`: `acme_live_`, `xyz-`)
  *   then 30 or more letters and digits that look generated (a letter and a digit, entropy
- *   of 3.7 bits a character, not hex, not mostly words). Identifiers, UUIDs, hashes,
+ *   of 3.7 bits a character, not hex, not reading as words). Identifiers, UUIDs, hashes,
  *   package names and paths fail one of those, or start after a `/`, `.` or `@`.
  */
-import { entropy, wordShare } from './redact-entropy.js';
+import { entropy, readsAsWords, wordShare } from './redact-entropy.js';
 import type { Finder, Finding } from './redact-rule.js';
 
 /** Character classes as tables: these loops look at most characters of every text. */
@@ -136,10 +136,10 @@ export const bareBase64Finder: Finder = {
   },
 };
 
-/** Upper case, lower case and a digit, entropy of `bits` a character, not words, not the base64 of text. */
+/** Upper case, lower case and a digit, entropy of `bits` a character, not words (`readsAsWords`), not the base64 of text. */
 function generatedBase64(run: string, bits: number): boolean {
   if (!/[a-z]/.test(run) || !/[A-Z]/.test(run) || !/[0-9]/.test(run)) return false;
-  return entropy(run) >= bits && wordShare(run) < 0.5 && !encodesText(run);
+  return entropy(run) >= bits && !readsAsWords(run) && !encodesText(run);
 }
 
 const isLineBreak = (c: number) => c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
@@ -249,7 +249,7 @@ export const vendorTokenFinder: Finder = {
       if (HASH_PREFIX.test(text.slice(from, start))) continue;
       const run = text.slice(start, end);
       if (!/[0-9]/.test(run) || !/[A-Za-z]/.test(run) || /^[0-9a-f]+$|^[0-9A-F]+$/.test(run)) continue;
-      if (entropy(run) < VENDOR_BITS || wordShare(run) >= 0.5) continue;
+      if (entropy(run) < VENDOR_BITS || readsAsWords(run)) continue;
       found.push({ start: from, end: to, kind: 'vendor_token' });
     }
     return found;

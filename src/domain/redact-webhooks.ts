@@ -8,14 +8,17 @@
  * The URL up to the credential stays (scheme, host, the fixed path): it says which service
  * a configuration talks to, which is worth remembering; the part after it goes. Slashes may
  * be JSON-escaped (`https:\/\/discord.com\/api\/webhooks\/…`), as PHP's `json_encode` and
- * some tools print them. Every rule starts at an `http` that a `://` follows, found with
+ * some tools print them, even twice over. Every rule starts at an `http` that a `://` follows, found with
  * `indexOf` and shared between the rules.
  */
-import { shared, type Anchors } from './redact-anchors.js';
+import { BACKSLASH, shared, type Anchors } from './redact-anchors.js';
 import { marker, type Match, type Rule, type SecretKind } from './redact-rule.js';
 
-/** A slash, JSON-escaped or not. */
-const S = String.raw`\\?\/`;
+/**
+ * A slash, JSON-escaped or not: `\/` in JSON, `\\/` once that JSON is a string in a tool
+ * call's arguments, `\\\/` where both escaped the slash.
+ */
+const S = String.raw`\\{0,3}\/`;
 /** `https://` or `http://`, the slashes perhaps escaped. */
 const SCHEME = String.raw`\bhttps?:${S}${S}`;
 
@@ -28,13 +31,17 @@ const keepPrefix =
   (m: Match): string =>
     `${m.groups[0] ?? ''}${marker(kind)}`;
 
-/** Where an `http` followed by `://` (or `:\/\/`, or `s` and either) starts, not inside a word. */
+/** Where an `http` or `https` followed by `:/` (the slash perhaps escaped, see `S`) starts, not inside a word. */
 export function httpStarts(text: string, anchors: Anchors): number[] {
   return anchors.of('http').filter((i) => {
     const previous = text.charCodeAt(i - 1);
     if (i > 0 && ((previous | 0x20) >= 0x61 && (previous | 0x20) <= 0x7a)) return false;
     const colon = text.charCodeAt(i + 4) === 0x73 ? i + 5 : i + 4;
-    return text.startsWith('://', colon) || text.startsWith(':\\/\\/', colon);
+    if (text.charCodeAt(colon) !== 0x3a) return false;
+    // A slash after at most three backslashes (see `S`).
+    let slash = colon + 1;
+    while (slash - colon <= 3 && text.charCodeAt(slash) === BACKSLASH) slash++;
+    return text.charCodeAt(slash) === 0x2f;
   });
 }
 const starts = shared(httpStarts);
@@ -70,17 +77,18 @@ export const WEBHOOK_RULES: readonly Rule[] = [
     // up to its last letter or digit (a sentence's full stop stays).
     kind: 'microsoft_teams_webhook',
     pattern: pattern(
-      String.raw`(${SCHEME}(?:[A-Za-z0-9-]{1,63}\.webhook\.office\.com${S}webhookb2|outlook\.office(?:365)?\.com${S}webhook(?:b2)?)${S})(?:[A-Za-z0-9@._~%-]|\\?\/){19,2000}[A-Za-z0-9]`,
+      String.raw`(${SCHEME}(?:[A-Za-z0-9-]{1,63}\.webhook\.office\.com${S}webhookb2|outlook\.office(?:365)?\.com${S}webhook(?:b2)?)${S})(?:[A-Za-z0-9@._~%-]|${S}){19,2000}[A-Za-z0-9]`,
     ),
     replace: keepPrefix('microsoft_teams_webhook'),
     starts,
   },
   {
     // Google Chat: `https://chat.googleapis.com/v1/spaces/<space>/messages?key=…&token=…`;
-    // the query holds both halves of the credential and goes whole (`&` may be `\u0026`).
+    // the query holds both halves of the credential and goes whole (`&` may be `\u0026`, its
+    // backslash escaped again in a tool call's arguments).
     kind: 'google_chat_webhook',
     pattern: pattern(
-      String.raw`(${SCHEME}chat\.googleapis\.com${S}v1${S}spaces${S}[A-Za-z0-9_-]{1,64}${S}messages\?)(?!\[REDACTED)(?:[^\s"'<>\\()[\]{}\x60]|\\u0026){8,2000}`,
+      String.raw`(${SCHEME}chat\.googleapis\.com${S}v1${S}spaces${S}[A-Za-z0-9_-]{1,64}${S}messages\?)(?!\[REDACTED)(?:[^\s"'<>\\()[\]{}\x60]|\\{1,3}u0026){8,2000}`,
     ),
     replace: keepPrefix('google_chat_webhook'),
     starts,
@@ -98,7 +106,7 @@ export const WEBHOOK_RULES: readonly Rule[] = [
   {
     // Slack's incoming webhooks and workflow triggers, taken whole (as before this file).
     kind: 'slack_webhook',
-    pattern: pattern(String.raw`${SCHEME}hooks\.slack\.com${S}(?:services|workflows|triggers)${S}(?:[A-Za-z0-9_-]|\\?\/)+`),
+    pattern: pattern(String.raw`${SCHEME}hooks\.slack\.com${S}(?:services|workflows|triggers)${S}(?:[A-Za-z0-9_-]|${S})+`),
     starts,
   },
 ];

@@ -150,12 +150,13 @@ const GENERIC_RULES: readonly Rule[] = [
     starts: awsSecretStarts,
   },
   {
-    // `key = value`, `key: value`, `"key": "value"`, the same JSON-escaped inside JSON,
-    // `key := value`. Only the value is replaced.
+    // `key = value`, `key: value`, `"key": "value"`, the same JSON-escaped inside JSON (once,
+    // or twice: `\\\"password\\\": \\\"…\\\"`, JSON in a JSON string in a tool call's
+    // arguments), `key := value`. Only the value is replaced.
     kind: 'secret',
     pattern: new RegExp(
-      `(${SECRET_KEY_WORD}(?![A-Za-z0-9_])\\\\?["'\`]?[ \\t]*(:=|=(?![=>])|:(?![:/]))[ \\t]*)` +
-        `(?:"([^"\\n]{3,300})"|'([^'\\n]{3,300})'|\\\\"((?:[^"\\\\\\n]|\\\\[^"\\n]){3,300})\\\\"|([^\\s"'\`,;&<>()[\\]{}\\\\]{3,}))`,
+      `(${SECRET_KEY_WORD}(?![A-Za-z0-9_])\\\\{0,3}["'\`]?[ \\t]*(:=|=(?![=>])|:(?![:/]))[ \\t]*)` +
+        `(?:"([^"\\n]{3,300})"|'([^'\\n]{3,300})'|(\\\\{1,3})"((?:[^"\\\\\\n]|\\\\[^"\\n]){3,300})\\5"|([^\\s"'\`,;&<>()[\\]{}\\\\]{3,}))`,
       'gi',
     ),
     replace: redactAssignment,
@@ -182,7 +183,7 @@ const GENERIC_RULES: readonly Rule[] = [
 ];
 
 function redactAssignment(m: Match): string {
-  const [head = '', separator = '', dq, sq, escaped, bare] = m.groups;
+  const [head = '', separator = '', dq, sq, escape, escaped, bare] = m.groups;
   const kind: SecretKind = /pass|pwd/i.test(head) ? 'password' : 'secret';
   if (bare !== undefined) {
     // Unquoted values are where code and prose live: `password: string`, `token = getToken()`,
@@ -193,7 +194,7 @@ function redactAssignment(m: Match): string {
   }
   const value = (dq ?? sq ?? escaped ?? '').trim();
   if (value === '' || PLACEHOLDER.test(value) || CODE_WORDS.has(value.toLowerCase())) return m.text;
-  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : '\\"';
+  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : `${escape}"`;
   return `${head}${quote}${marker(kind)}${quote}`;
 }
 
