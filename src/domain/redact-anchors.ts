@@ -137,7 +137,7 @@ export function awsSecretStarts(text: string, anchors: Anchors): number[] {
  * Where a header or an assignment can start, found from each `:` and `=` in one pass (a
  * key holds neither, so it starts after the previous one):
  *   - `authorization`, then a quote and whitespace, ends before the separator;
- *   - a key word (`SECRET_KEY_WORD`), then a backslash, a quote and blanks, ends before it,
+ *   - a key word (`SECRET_KEY_WORD`), then up to three backslashes, a quote and blanks, ends before it,
  *     and starts at most 13 characters earlier (`refresh_token`).
  */
 export function separatorStarts(text: string, anchors: Anchors): { authorization: number[]; assignment: number[] } {
@@ -157,7 +157,7 @@ export function separatorStarts(text: string, anchors: Anchors): { authorization
     if (header > floor && (text.charCodeAt(header - 1) === 0x22 || text.charCodeAt(header - 1) === 0x27)) header--;
     if (endsWithFolded(text, header, 'authorization')) authorization.push(header - 13);
     if (end > floor && isQuote(text.charCodeAt(end - 1))) end--;
-    if (end > floor && text.charCodeAt(end - 1) === BACKSLASH) end--;
+    for (let n = 0; n < 3 && end > floor && text.charCodeAt(end - 1) === BACKSLASH; n++) end--;
     if (!endsWithKeyWord(text, end)) continue;
     for (let i = Math.max(floor, end - 13); i <= end - 3; i++) {
       if (isKeyWordInitial(text.charCodeAt(i))) assignment.push(i);

@@ -1,8 +1,8 @@
 /**
- * The two secret shapes redacted with no name, prefix or command beside them, because
- * agents paste them bare ("use wJalrX…", a key alone on a line) and nothing else would
- * catch them. Both are found by probing: a run of N characters covers two consecutive
- * multiples of N/2, so only those indexes are looked at before a run is measured.
+ * The secret shapes redacted with no name, prefix or command beside them, because agents
+ * paste them bare ("use wJalrX…", a key alone on a line) and nothing else would catch them.
+ * All are found by probing: a run of N characters covers two consecutive multiples of N/2,
+ * so only those indexes are looked at before a run is measured.
  *
  * - A 64-digit hex run (a 256-bit key: Flask/Django secrets, HMAC keys, an Ethereum private
  *   key after `0x`), unless the line says it is a hash (`sha256`, `digest`, `commit`,
@@ -12,8 +12,19 @@
  *   upper and lower case, a digit, entropy of 4 bits a character (a random one averages
  *   4.8), not mostly words, and not the base64 of printable text. Exactly 40: base64 blobs
  *   and paths run longer or break at `.` and `-`.
+ * - A line of a PEM body pasted without its BEGIN and END lines: 60 to 76 base64
+ *   characters (64 in PEM, 76 in MIME) alone on their line, both cases and a digit, 4.5
+ *   bits a character (random lines of 64 average 5.2, and a PKCS#8 key's first line,
+ *   `MIIEvQIBADANBgkqhkiG9w0BAQEF…`, has 4.7), not reading as words (`readsAsWords`), not
+ *   the base64 of text; the short last line of the body after one goes with it. Alone, because the same run inside a line is a public key or a signature
+ *   in a JSON value (`"publicKey": "MFkw…"`) as often as not.
+ * - A token of the shape most vendors use and no rule names: a lower-case prefix (one or
+ *   two parts of 2 to 8 letters and digits, each ended by `_` or `-`: `acme_live_`, `xyz-`)
+ *   then 30 or more letters and digits that look generated (a letter and a digit, entropy
+ *   of 3.7 bits a character, not hex, not reading as words). Identifiers, UUIDs, hashes,
+ *   package names and paths fail one of those, or start after a `/`, `.` or `@`.
  */
-import { entropy, wordShare } from './redact-entropy.js';
+import { entropy, readsAsWords, wordShare } from './redact-entropy.js';
 import type { Finder, Finding } from './redact-rule.js';
 
 /** Character classes as tables: these loops look at most characters of every text. */
@@ -24,6 +35,7 @@ const classTable = (chars: string): Uint8Array => {
 };
 const HEX_CHARS = classTable('0123456789abcdefABCDEF');
 const BASE64_CHARS = classTable('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const ALNUM_CHARS = classTable('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789');
 
 /** Words shortly before a hex run that make it a hash. */
 const HASH_CONTEXT =
@@ -119,6 +131,126 @@ export const bareBase64Finder: Finder = {
       if (!/[a-z]/.test(run) || !/[A-Z]/.test(run) || !/[0-9]/.test(run)) continue;
       if (entropy(run) < 4 || wordShare(run) >= 0.5 || encodesText(run)) continue;
       found.push({ start, end, kind: 'aws_secret_key' });
+    }
+    return found;
+  },
+};
+
+/** Upper case, lower case and a digit, entropy of `bits` a character, not words (`readsAsWords`), not the base64 of text. */
+function generatedBase64(run: string, bits: number): boolean {
+  if (!/[a-z]/.test(run) || !/[A-Z]/.test(run) || !/[0-9]/.test(run)) return false;
+  return entropy(run) >= bits && !readsAsWords(run) && !encodesText(run);
+}
+
+const isLineBreak = (c: number) => c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
+/** What may stand beside a body line on its line: indentation, quotes, a JSON escape's backslash, a comma, diff and quote marks. */
+const LINE_BEFORE = /^[\s"'`>|\\-]*$/;
+const LINE_AFTER = /^={0,2}[\s"'`,\\]*$/;
+/** Farther than this from a line break, a run is not alone on its line. */
+const LINE_SLACK = 16;
+
+/** `[start, end)` is alone on its line: only `LINE_BEFORE` before it and `LINE_AFTER` after it (its `=` padding included). */
+function aloneOnLine(text: string, start: number, end: number): { end: number } | undefined {
+  let from = start;
+  while (from > 0 && start - from <= LINE_SLACK && !isLineBreak(text.charCodeAt(from - 1))) from--;
+  if (from > 0 && !isLineBreak(text.charCodeAt(from - 1))) return undefined;
+  let to = end;
+  while (to < text.length && to - end <= LINE_SLACK && !isLineBreak(text.charCodeAt(to))) to++;
+  if (to < text.length && !isLineBreak(text.charCodeAt(to))) return undefined;
+  if (!LINE_BEFORE.test(text.slice(from, start)) || !LINE_AFTER.test(text.slice(end, to))) return undefined;
+  let padded = end;
+  while (padded < end + 2 && text.charCodeAt(padded) === 0x3d) padded++;
+  return { end: padded };
+}
+
+/** The shortest last line of a body worth taking with the line before it. */
+const TAIL_MIN = 4;
+
+/** The base64 run alone on the line after `end`'s, shorter than a full line: a body's last line. */
+function tailLine(text: string, end: number): Finding | undefined {
+  let i = end;
+  while (i < text.length && i - end <= LINE_SLACK && !isLineBreak(text.charCodeAt(i))) i++;
+  // One line break (CRLF counts as one), then the next line's leading marks.
+  if (text.charCodeAt(i) === 0x0d && text.charCodeAt(i + 1) === 0x0a) i++;
+  if (!isLineBreak(text.charCodeAt(i))) return undefined;
+  i++;
+  const lineStart = i;
+  while (i < text.length && i - lineStart <= LINE_SLACK && !BASE64_CHARS[text.charCodeAt(i)] && !isLineBreak(text.charCodeAt(i))) i++;
+  const start = i;
+  while (i < text.length && text.charCodeAt(i) < 128 && BASE64_CHARS[text.charCodeAt(i)]) i++;
+  if (i - start < TAIL_MIN || i - start >= 60) return undefined;
+  const alone = aloneOnLine(text, start, i);
+  return alone ? { start, end: alone.end, kind: 'private_key' } : undefined;
+}
+
+export const pemLineFinder: Finder = {
+  name: 'pem_line',
+  find(text) {
+    const found: Finding[] = [];
+    for (const [start, end] of runs(text, 60, BASE64_CHARS)) {
+      if (end - start > 76) continue;
+      const alone = aloneOnLine(text, start, end);
+      if (!alone || !generatedBase64(text.slice(start, end), 4.5)) continue;
+      found.push({ start, end: alone.end, kind: 'private_key' });
+      const tail = tailLine(text, alone.end);
+      if (tail) found.push(tail);
+    }
+    return found;
+  },
+};
+
+const isPrefixChar = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a);
+const isSeparator = (c: number) => c === 0x5f || c === 0x2d;
+/** Before a token's prefix: a path, a host, a file name's part or a package's scope, not a token. */
+const NOT_BEFORE = new Set(['/', '.', '@', '\\', '#', '~', '$', '%']);
+/** A hash's name before its digest (`sha384-` in a script's integrity attribute, `md5-`). */
+const HASH_PREFIX = /^(?:sha\d*|md5|blake\d*[bs]?|xxh\d*|crc\d*|murmur\d*|hmac)[_-]/;
+/** The shortest random part: 30 (`xyz-4kR9vT2pL8mQ3nW7bJ6hF1cD5sG0aZ`); ids run shorter (`chatcmpl-` 29, `msg_` 24). */
+const VENDOR_MIN = 30;
+/** The least entropy of the random part (random letters and digits of 30 average 4.5; hex tops out at 4). */
+const VENDOR_BITS = 3.7;
+
+/** Where the prefix of the token whose random part starts at `start` starts, or -1: one or two parts, then `_` or `-`. */
+function vendorPrefix(text: string, start: number): number {
+  let at = start;
+  for (let part = 0; part < 2; part++) {
+    if (!isSeparator(text.charCodeAt(at - 1))) return part === 0 ? -1 : at;
+    let from = at - 1;
+    while (from > 0 && at - 1 - from < 9 && isPrefixChar(text.charCodeAt(from - 1))) from--;
+    const length = at - 1 - from;
+    if (length < 2 || length > 8 || isPrefixChar(text.charCodeAt(from - 1))) return part === 0 ? -1 : at;
+    // The token's first part starts with a letter (`acme_`, `sk2_`), not a number (`2024-`).
+    if (!(text.charCodeAt(from) >= 0x61 && text.charCodeAt(from) <= 0x7a)) return part === 0 ? -1 : at;
+    at = from;
+  }
+  return at;
+}
+
+export const vendorTokenFinder: Finder = {
+  name: 'vendor_token',
+  find(text) {
+    const found: Finding[] = [];
+    for (const [start, end] of runs(text, VENDOR_MIN, ALNUM_CHARS)) {
+      const from = vendorPrefix(text, start);
+      if (from === -1) continue;
+      // A longer name (`my_long_service_<…>`), a path, a host, a scope, an escape before it.
+      const before = text.charAt(from - 1);
+      if (isSeparator(text.charCodeAt(from - 1)) || NOT_BEFORE.has(before)) continue;
+      // More parts after it are the token's (`…_<checksum>`); a file name or a host is not a token.
+      let to = end;
+      while (isSeparator(text.charCodeAt(to)) && to + 1 < text.length && ALNUM_CHARS[text.charCodeAt(to + 1)]) {
+        to++;
+        while (to < text.length && text.charCodeAt(to) < 128 && ALNUM_CHARS[text.charCodeAt(to)]) to++;
+      }
+      // Base64 goes on (`sha512-…+…==`, an integrity hash); a path, an address, a file name or a host ends it.
+      const after = text.charCodeAt(to);
+      if (after === 0x2b || after === 0x2f || after === 0x3d || after === 0x40) continue;
+      if (after === 0x2e && ALNUM_CHARS[text.charCodeAt(to + 1)] === 1) continue;
+      if (HASH_PREFIX.test(text.slice(from, start))) continue;
+      const run = text.slice(start, end);
+      if (!/[0-9]/.test(run) || !/[A-Za-z]/.test(run) || /^[0-9a-f]+$|^[0-9A-F]+$/.test(run)) continue;
+      if (entropy(run) < VENDOR_BITS || readsAsWords(run)) continue;
+      found.push({ start: from, end: to, kind: 'vendor_token' });
     }
     return found;
   },

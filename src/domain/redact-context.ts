@@ -158,11 +158,23 @@ const PROSE_VERB = /^(?:is|was|are|:|=|is:)$/i;
 const PASSWORD_SIGNS = /[0-9!@#$%^&*+=~?<>|\\/]/;
 
 /**
+ * How many words the phrase may hold before its verb: "the password used by the nightly
+ * export job is X" has six between the word and "is". Further away, "is" belongs to another
+ * clause as often as not.
+ */
+const PROSE_WORDS = 8;
+/** A date, a time or a version after the verb is what the sentence is about ("… rotation is 2024-12-01"). */
+const NOT_A_PASSWORD = /^(?:\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?|v?\d+(?:\.\d+)+)$/;
+
+/**
  * A password told in prose: "the admin password is Tr0ub4dor&3", "password for root was
- * `hunter2`", "the password for root: X". After the word, up to four more words, then "is",
- * "was", ":" or "=" (or a word ending in ":"), then the value, which must hold a digit or a
- * symbol, or be quoted, so "the password is stored in the vault" stays. secretlint and
- * gitleaks scan files, where passwords are assigned, not told.
+ * `hunter2`", "the password for root: X", "the password used by the nightly export job is
+ * X". After the word, up to `PROSE_WORDS` more words, then "is", "was", ":" or "=" (or a
+ * word ending in ":"), then the value, which must hold a digit or a symbol, or be quoted,
+ * so "the password is stored in the vault" and "the password is required" stay. A closing
+ * `!` is kept in the value ("hunter2Xy!"): a password ends with one more often than a
+ * sentence about one does. secretlint and gitleaks scan files, where passwords are
+ * assigned, not told.
  */
 export const prosePasswordFinder: Finder = {
   name: 'prose_password',
@@ -174,10 +186,10 @@ export const prosePasswordFinder: Finder = {
       // A line break ends the phrase, a JSON-escaped one (masked as U+2028, see redact.ts) too.
       const rest = text.slice(i, i + 120).split(/[\n\r\u2028\u2029]/, 1)[0];
       const words = rest.split(/(\s+)/);
-      // words alternates text and blanks; find the verb among the first five words.
+      // words alternates text and blanks; find the verb among the first words.
       let offset = i;
       let seen = 0;
-      for (let w = 0; w < words.length && seen <= 5; w++) {
+      for (let w = 0; w < words.length && seen <= PROSE_WORDS; w++) {
         const word = words[w];
         if (w % 2 === 1 || word === '') {
           offset += word.length;
@@ -190,7 +202,7 @@ export const prosePasswordFinder: Finder = {
         const verb = labelled || (PROSE_VERB.test(word) && (seen > 1 || /^(?:is|was|are)/i.test(word)));
         if (verb && w + 2 < words.length) {
           const valueOffset = offset + word.length + words[w + 1].length;
-          const value = passwordValue(words[w + 2], valueOffset);
+          const value = passwordValue(text, words[w + 2], valueOffset);
           if (value) found.push(value);
           break;
         }
@@ -203,14 +215,20 @@ export const prosePasswordFinder: Finder = {
   },
 };
 
-function passwordValue(word: string, offset: number): Finding | undefined {
+/** How long a quoted value told in prose may be, its blanks included ("blue Cactus 41"). */
+const QUOTED_MAX = 100;
+
+/** The value that starts `word` at `offset` of `text`: a quoted one runs to its closing quote on the line. */
+function passwordValue(text: string, word: string, offset: number): Finding | undefined {
   let start = 0;
   let end = word.length;
   const quoted = start < end && isQuote(word.charCodeAt(0));
   if (quoted) start++;
-  while (end > start && /[.,;:!?)"'`]/.test(word.charAt(end - 1))) end--;
-  const value = word.slice(start, end);
-  if (value.length < 4 || PLACEHOLDER.test(value) || value.startsWith('[REDACTED')) return undefined;
+  const close = quoted ? text.indexOf(word.charAt(0), offset + 1) : -1;
+  if (close !== -1 && close - offset <= QUOTED_MAX && !/[\n\r\u2028\u2029]/.test(text.slice(offset, close))) end = close - offset;
+  else while (end > start && /[.,;:?)"'`]/.test(word.charAt(end - 1))) end--;
+  const value = text.slice(offset + start, offset + end);
+  if (value.length < 4 || PLACEHOLDER.test(value) || value.startsWith('[REDACTED') || NOT_A_PASSWORD.test(value)) return undefined;
   if (!quoted && !PASSWORD_SIGNS.test(value)) return undefined;
   return { start: offset + start, end: offset + end, kind: 'password' };
 }

@@ -65,14 +65,31 @@ function looksLikePath(token: string): boolean {
  * humps; a part is word-like when it reads as one (`Button`, `http`, `JSON`) and, if
  * longer than three letters, has a vowel in every five letters.
  */
+const PARTS = /[^A-Za-z0-9]+|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
+
 export function wordShare(token: string): number {
   let alnum = 0;
   let wordy = 0;
-  for (const part of token.split(/[^A-Za-z0-9]+|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/)) {
+  for (const part of token.split(PARTS)) {
     alnum += part.length;
     if (isWordLike(part)) wordy += part.length;
   }
   return alnum === 0 ? 0 : wordy / alnum;
+}
+
+/**
+ * `token` reads as words: half its letters in word-like parts (`wordShare`) and, as well,
+ * a word of four letters or more for every ten characters. Random letters and digits make
+ * short word-like parts often enough (`Tdxve`, `Ghz`) that half of a random 30-character
+ * token is in them one time in seven; four-letter words that dense they make about one time
+ * in a hundred (64 base64 characters: one in ten thousand), while an identifier
+ * (`shouldReturn404WhenUserIsMissing`) has one every six or seven characters.
+ */
+export function readsAsWords(token: string): boolean {
+  if (wordShare(token) < 0.5) return false;
+  let words = 0;
+  for (const part of token.split(PARTS)) if (part.length >= 4 && /^[A-Z]?[a-z]+$/.test(part) && isWordLike(part)) words++;
+  return words * 10 >= token.length;
 }
 
 function isWordLike(part: string): boolean {

@@ -61,6 +61,10 @@ export const PROVIDER_RULES: readonly Rule[] = [
     pattern: /\bdp\.(?:st|sa|ct|pt|scim|audit)\.(?:[A-Za-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,64}\b/g,
     starts: at('dp.'),
   },
+  // Heroku's API keys since 2024: `HRKU-` and 60 base64url characters (gitleaks'
+  // `heroku-api-key-v2` wants `HRKU-AA`, exactly 58 more, entropy above 4 and a blank or a
+  // quote after, so one followed by a comma or cut short passes it). The prefix is enough.
+  { kind: 'heroku_api_key', pattern: /\bHRKU-[A-Za-z0-9_-]{20,}/g, starts: at('HRKU-') },
   // Azure storage and Service Bus connection strings. Neither ruleset has one.
   {
     kind: 'azure_storage_key',

@@ -23,6 +23,12 @@ export type SecretKind =
   | 'aws_secret_key'
   | 'slack_token'
   | 'slack_webhook'
+  | 'discord_webhook'
+  | 'mattermost_webhook'
+  | 'zapier_webhook'
+  | 'microsoft_teams_webhook'
+  | 'google_chat_webhook'
+  | 'ifttt_webhook'
   | 'google_api_key'
   | 'google_oauth_token'
   | 'stripe_key'
@@ -37,7 +43,9 @@ export type SecretKind =
   | 'new_relic_user_api_key'
   | 'telegram_bot_api_token'
   | 'doppler_token'
+  | 'heroku_api_key'
   | 'hex_key'
+  | 'vendor_token'
   | 'password'
   | 'secret';
 

@@ -14,11 +14,15 @@
  *   format (OpenAI's `T3BlbkFJ`, Anthropic's 108 characters, GitHub's 36) and misses older,
  *   shorter or test keys that are still secrets, or has no rule (bearer headers, JWTs, PEM
  *   blocks cut short, passwords in URLs with the host kept, Engram's own tokens);
+ * - `redact-webhooks.ts`: incoming-webhook URLs (Discord, Mattermost, Zapier, Teams, Google
+ *   Chat, IFTTT, Slack), whose path is the credential; they run first, so a URL is taken
+ *   whole before a rule for a part of it (Google's `key=`) or gitleaks' Teams rule sees it;
  * - `redact-providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
  *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
  * - `redact-context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
  *   `mysql -p`, passwords told in prose, the entropy check beside credential words);
- * - `redact-bare.ts`: bare 256-bit hex keys and bare AWS-like secrets.
+ * - `redact-bare.ts`: bare 256-bit hex keys, bare AWS-like secrets, a PEM body's lines
+ *   pasted without its BEGIN and END, and tokens of the common `vendor_<random>` shape.
  *
  * It runs on every final answer (up to 48 KB of transcript), so a rule whose pattern the
  * regex engine cannot skip through quickly names the places where a match can start
@@ -28,12 +32,13 @@
  */
 
 import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './redact-anchors.js';
-import { bareBase64Finder, bareHexFinder } from './redact-bare.js';
+import { bareBase64Finder, bareHexFinder, pemLineFinder, vendorTokenFinder } from './redact-bare.js';
 import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './redact-context.js';
 import { gitleaksFinder, gitleaksGenericFinder } from './redact-gitleaks.js';
 import { PROVIDER_RULES } from './redact-providers.js';
 import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './redact-rule.js';
 import { rulesetFinder } from './redact-ruleset.js';
+import { WEBHOOK_RULES } from './redact-webhooks.js';
 
 export type { SecretKind } from './redact-rule.js';
 
@@ -104,11 +109,6 @@ const SPECIFIC_RULES: readonly Rule[] = [
     starts: (t, a) => a.of('A').filter((i) => /[KSBC]/.test(t.charAt(i + 1))),
   },
   { kind: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, starts: (_, a) => a.of('xox') },
-  {
-    kind: 'slack_webhook',
-    pattern: /\bhttps:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]+/g,
-    starts: (t, a) => before(t, a.of(':').filter((i) => t.startsWith('//hooks.slack.com/', i + 1)), 'https'),
-  },
   { kind: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}/g, starts: (t, a) => a.of('A').filter((i) => t.startsWith('Iza', i + 1)) },
   {
     kind: 'stripe_key',
@@ -150,12 +150,13 @@ const GENERIC_RULES: readonly Rule[] = [
     starts: awsSecretStarts,
   },
   {
-    // `key = value`, `key: value`, `"key": "value"`, the same JSON-escaped inside JSON,
-    // `key := value`. Only the value is replaced.
+    // `key = value`, `key: value`, `"key": "value"`, the same JSON-escaped inside JSON (once,
+    // or twice: `\\\"password\\\": \\\"…\\\"`, JSON in a JSON string in a tool call's
+    // arguments), `key := value`. Only the value is replaced.
     kind: 'secret',
     pattern: new RegExp(
-      `(${SECRET_KEY_WORD}(?![A-Za-z0-9_])\\\\?["'\`]?[ \\t]*(:=|=(?![=>])|:(?![:/]))[ \\t]*)` +
-        `(?:"([^"\\n]{3,300})"|'([^'\\n]{3,300})'|\\\\"((?:[^"\\\\\\n]|\\\\[^"\\n]){3,300})\\\\"|([^\\s"'\`,;&<>()[\\]{}\\\\]{3,}))`,
+      `(${SECRET_KEY_WORD}(?![A-Za-z0-9_])\\\\{0,3}["'\`]?[ \\t]*(:=|=(?![=>])|:(?![:/]))[ \\t]*)` +
+        `(?:"([^"\\n]{3,300})"|'([^'\\n]{3,300})'|(\\\\{1,3})"((?:[^"\\\\\\n]|\\\\[^"\\n]){3,300})\\5"|([^\\s"'\`,;&<>()[\\]{}\\\\]{3,}))`,
       'gi',
     ),
     replace: redactAssignment,
@@ -182,7 +183,7 @@ const GENERIC_RULES: readonly Rule[] = [
 ];
 
 function redactAssignment(m: Match): string {
-  const [head = '', separator = '', dq, sq, escaped, bare] = m.groups;
+  const [head = '', separator = '', dq, sq, escape, escaped, bare] = m.groups;
   const kind: SecretKind = /pass|pwd/i.test(head) ? 'password' : 'secret';
   if (bare !== undefined) {
     // Unquoted values are where code and prose live: `password: string`, `token = getToken()`,
@@ -193,7 +194,7 @@ function redactAssignment(m: Match): string {
   }
   const value = (dq ?? sq ?? escaped ?? '').trim();
   if (value === '' || PLACEHOLDER.test(value) || CODE_WORDS.has(value.toLowerCase())) return m.text;
-  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : '\\"';
+  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : `${escape}"`;
   return `${head}${quote}${marker(kind)}${quote}`;
 }
 
@@ -232,6 +233,7 @@ function standsAlone(m: Match): boolean {
 
 /** The order the steps run in (see this file's comment): specific before generic. */
 const STEPS: readonly Step[] = [
+  ...WEBHOOK_RULES,
   ...SPECIFIC_RULES,
   DSN_RULE,
   ...PROVIDER_RULES,
@@ -245,6 +247,8 @@ const STEPS: readonly Step[] = [
   gitleaksGenericFinder,
   bareHexFinder,
   bareBase64Finder,
+  pemLineFinder,
+  vendorTokenFinder,
 ];
 
 /**

@@ -95,11 +95,28 @@ test('passwords told in prose go; prose about passwords stays', () => {
   assert.is(redactSecrets('the admin password is Tr0ub4dor&3, keep it safe'), 'the admin password is [REDACTED:password], keep it safe');
   assert.is(redactSecrets('the password for root was `hunter`'), 'the password for root was `[REDACTED:password]`');
   assert.is(redactSecrets('The password for root: S3cret!pw, then sudo'), 'The password for root: [REDACTED:password], then sudo');
+  // Words between the password and its verb; a closing `!` belongs to the value.
+  assert.is(
+    redactSecrets('the password used by the nightly export job is Horse7…!battery, it expires Friday'),
+    'the password used by the nightly export job is [REDACTED:password], it expires Friday',
+  );
+  assert.is(redactSecrets('password for the staging db is: hunter2Xy!'), 'password for the staging db is: [REDACTED:password]');
+  assert.is(redactSecrets('the passphrase of the backup signing key was "blue Cactus 41"'), 'the passphrase of the backup signing key was "[REDACTED:password]"');
+  assert.is(redactSecrets('pwd for the ci user on the build box = Zr8#kq2w'), 'pwd for the ci user on the build box = [REDACTED:password]');
   for (const prose of [
     'If the password is wrong three times the account is locked.',
     'The password is stored in the vault and rotated monthly.',
+    'the password is stored in Vault',
+    'the password is required',
     'password is case-sensitive',
     'const password = req.body.password;',
+    'the password used by the nightly export job is rotated every 90 days',
+    'The password rotation for all 200 service accounts is 2024-12-01.',
+    'The minimum password length for admin users in v2 is 12 characters.',
+    'If the password you typed in step 3 is wrong, reset it.',
+    'the password hashing library we pinned in package.json is v4.1.2',
+    // Nine words between the word and the verb: too far to be one phrase.
+    'the password that the team in Berlin set up for the old wiki last year is Wiki2019!',
   ]) {
     assert.is(redactSecrets(prose), prose);
   }
@@ -145,6 +162,14 @@ test('1 MB adversarial lines stay fast', () => {
     'database URLs': fill('mongodb://a:b@'),
     'command lines': fill('mysql -p'),
     flags: fill('--password '),
+    // The webhook, PEM-line and vendor-token shapes: many starts, long runs, every line a candidate.
+    'webhook URLs without a credential': fill('https://chat.example.com/a/b/c/hooks/'),
+    'escaped URL schemes': fill('http:\\/\\/'),
+    'Teams paths': fill('https://x.webhook.office.com/webhookb2/'),
+    'base64 lines': fill('MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\n'),
+    'vendor prefixes': fill('acme_live_'),
+    'alphanumeric run after a prefix': `acme_${fill('aB3')}`,
+    'prose passwords with many words': fill('the password of the job that runs at night is '),
   };
   for (const [name, input] of Object.entries(inputs)) {
     const started = performance.now();
