@@ -14,6 +14,7 @@ import { eventually, startEngram, type TestAgent, type TestEngram } from '../sup
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { startNatsServer } from '../support/nats-server.js';
 import { sleep } from '../contracts/helpers.js';
+import { idDigest } from '../../src/domain/conversation-id.js';
 
 const agentPath = (agent: TestAgent) => `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
 
@@ -83,7 +84,7 @@ test('after a kill -9 of nats-server, /jobs shows no finished job as queued whil
     const extraction = (list: Job[]) => list.filter((job) => job.kind === 'extraction');
     assert.equal([extraction(finished.queued), extraction(finished.running), extraction(finished.failed)], [[], [], []], 'no finished job listed');
     const waiting = await jobs(engram, spent);
-    assert.equal(extraction(waiting.queued).map((job) => [job.conversation_id?.endsWith('conv-b'), isMidnight(job)]), [[true, true]], 'the deferred job still queued for 00:00 UTC');
+    assert.equal(extraction(waiting.queued).map((job) => [job.conversation_id?.endsWith(`x:${idDigest('conv-b')}`), isMidnight(job)]), [[true, true]], 'the deferred job still queued for 00:00 UTC');
     assert.equal(extraction(waiting.running), []);
     assert.is(upstream.extractionRequests().length, 1 + facts.length, 'the deferred job not run');
   } finally {
