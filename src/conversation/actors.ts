@@ -97,7 +97,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const asked = requestVisibility(request.headers, body, given);
+    const asked = requestVisibility(request.headers, body, given, body === clientBody ? request.rawBody : undefined);
     // One user's conversation is never another's, nor that of a project the request names another's, even where the openings are the same.
     const partition = (id: string) => partitionedConversationId(id, { user: asked.user, scope: given.scope });
     const name = conversationName(adapter, body, request.headers, chain?.conversationId);

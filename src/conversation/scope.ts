@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import { MAX_SCOPE_LENGTH, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
+import { MAX_SCOPE_LENGTH, PLACE_MARKERS, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
 import { isObject } from '../protocols/shared.js';
 import type { JsonObject } from '../protocols/types.js';
 import type { Visibility } from '../domain/types.js';
@@ -25,9 +25,16 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
   return text;
 }
 
-/** The request's scope and user: headers first (`given`, when already read), then the client's stated working directory. */
-export function requestVisibility(headers: IncomingHttpHeaders, body: unknown, given = headerVisibility(headers)): Visibility {
-  return given.scope !== undefined ? given : withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
+/**
+ * The request's scope and user: headers first (`given`, when already read), then the client's
+ * stated working directory. `raw`: the bytes `body` was parsed from, when it was (a chain
+ * expanded from records was not), read first for a marker of a place.
+ */
+export function requestVisibility(headers: IncomingHttpHeaders, body: unknown, given = headerVisibility(headers), raw?: Buffer): Visibility {
+  if (given.scope !== undefined) return given;
+  // A body whose bytes hold no marker of a place states none: its strings are not walked.
+  if (raw !== undefined && !PLACE_MARKERS.some((marker) => raw.includes(marker))) return given;
+  return withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
 }
 
 /** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */

@@ -49,6 +49,12 @@ export function emptyPlace(): StatedPlace {
   return { roots: [], projectKeys: [] };
 }
 
+/**
+ * What a text holds when it may state where the client runs: one of these, exactly (no
+ * character of them is ever escaped in JSON but `<` of `<cwd>`, hence `cwd` alone).
+ */
+export const PLACE_MARKERS = ['orking directory', 'cwd', 'repository root', 'projects'] as const;
+
 /** True when `text` may state where the client runs: the test the walks over a request do before `placeFromText`. */
 export function statesPlace(text: string): boolean {
   return text.includes('orking directory') || text.includes('<cwd>') || text.includes('repository root') || text.includes('projects');

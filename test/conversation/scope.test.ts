@@ -64,6 +64,21 @@ test('a client that states its place only in text keeps the first text naming on
   assert.is(stateScope({ model: 'm', input: 'Working directory: /srv/omega\nHello' }), 'omega');
 });
 
+test('the raw bytes are read first: a body with no marker of a place is not walked, and one with a marker, escaped or not, scopes as before', () => {
+  const raw = (body: unknown) => Buffer.from(JSON.stringify(body));
+  for (const path of ['claude-code/turn-1.json', 'codex/http-2-question.json', 'copilot-cli/turn-1.json']) {
+    const body = fixture(path);
+    assert.equal(requestVisibility({}, body, undefined, raw(body)), requestVisibility({}, body), path);
+  }
+  const plain = { model: 'm', messages: [{ role: 'user', content: 'How do I deploy?' }] };
+  assert.equal(requestVisibility({ 'x-engram-user': 'ann' }, plain, undefined, raw(plain)), { user: 'ann' });
+  // An encoder that escapes `<` and `>` (Go's) still leaves the marker readable.
+  const codex = { model: 'm', input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context><cwd>/srv/kappa</cwd></environment_context>' }] }] };
+  const escaped = Buffer.from(JSON.stringify(codex).replace(/</g, '\\u003c').replace(/>/g, '\\u003e'));
+  assert.ok(escaped.includes('\\u003ccwd\\u003e'));
+  assert.equal(requestVisibility({}, JSON.parse(escaped.toString()), undefined, escaped), { scope: 'kappa' });
+});
+
 test('the repository root wins over the working directory when the client names it', () => {
   const copilot = '* Current working directory: /home/alice/src/alpha-shop/web/src\n* Git repository root: /home/alice/src/alpha-shop\n';
   assert.is(scopeFromText(copilot), 'alpha-shop');
