@@ -183,7 +183,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
   });
   const spendTokens = new Counter({
     name: 'engram_extraction_tokens_total',
-    help: "Tokens Engram's own calls to agents' upstreams used, as the answers report them, by agent, kind (input, output) and job (extraction, tagging)",
+    help: "Tokens Engram's own calls to agents' upstreams used, as the answers report them, by agent, kind (input, output, and cached_input: the part of input read from the provider's prompt cache) and job (extraction, tagging)",
     labelNames: ['agent', 'kind', 'job'] as const,
     registers,
   });
@@ -271,6 +271,8 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
       // Zero increments still create the series, so an agent's spend reads 0 rather than absent.
       spendTokens.inc({ agent, job, kind: 'input' }, usage?.inputTokens ?? 0);
       spendTokens.inc({ agent, job, kind: 'output' }, usage?.outputTokens ?? 0);
+      // Counted apart: of the input, what the provider read from its prompt cache.
+      spendTokens.inc({ agent, job, kind: 'cached_input' }, usage?.cachedInputTokens ?? 0);
     },
     taggingCall: (outcome: TaggingCallOutcome) => taggingCalls.inc({ outcome }),
     reflectionsTagged: (count) => tagged.inc(count),

@@ -212,8 +212,11 @@ export interface ProtocolAdapter {
 
 /** Tokens one upstream call used, as its answer's `usage` reports them. */
 export interface TokenUsage {
+  /** Every input token, those the provider read from its prompt cache included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache (billed at a fraction). */
+  cachedInputTokens: number;
 }
 
 /** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */

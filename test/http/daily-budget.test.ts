@@ -9,6 +9,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { idDigest } from '../../src/domain/conversation-id.js';
@@ -204,6 +205,33 @@ test('the budget is set, lifted and refused like the other memory settings', asy
   const lifted = await engram.api('PATCH', agentPath(agent), { memory: { daily_token_budget: null } });
   assert.is(lifted.status, 200);
   assert.is(lifted.json.memory.daily_token_budget, null, 'null lifts it');
+});
+
+test("Anthropic's prompt cache: the fixed part of every extraction call is marked for it, and the cached tokens are counted apart", async (context) => {
+  const { engram, upstream } = context;
+  const agent = await engram.createAgent(upstream.url);
+  const anthropic = new Anthropic({ baseURL: agent.baseUrl, apiKey: agent.token, maxRetries: 0 });
+  const before = upstream.extractionRequests().length;
+  for (const [i, fact] of ['The billing queue is drained by worker-7.', 'Invoices are rendered by the pdf-svc service.'].entries()) {
+    upstream.enqueue({ type: 'text', text: 'Noted.' });
+    await anthropic.messages.create(
+      { model: 'claude-test', max_tokens: 256, messages: [{ role: 'user', content: `REMEMBER: ${fact}` }] },
+      { headers: { 'x-engram-conversation': `cache-${i}` } },
+    );
+    await engram.waitForReflections(agent, i + 1);
+  }
+  const [first, second] = upstream.extractionRequests().slice(before);
+  for (const call of [first, second]) {
+    assert.is(call.protocol, 'messages');
+    assert.equal(call.json.system.at(-1).cache_control, { type: 'ephemeral' }, 'the system prompt ends the cached prefix');
+  }
+  assert.is(JSON.stringify([second.json.tools, second.json.system]), JSON.stringify([first.json.tools, first.json.system]), 'the prefix is byte for byte the same');
+  const prefix = tokensFor(stringLength([first.json.tools, first.json.system]));
+  const total = (call: typeof first) => tokensFor(stringLength([call.json.system, call.json.messages, call.json.tools]));
+  const labels = { agent: agent.agentId, job: 'extraction' };
+  const cached = await eventually(async () => (await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'cached_input' })) || undefined, 5000, 'cached tokens in /metrics');
+  assert.is(cached, prefix, 'the second call read the prefix from the cache; the first wrote it');
+  assert.is(await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'input' }), total(first) + total(second), 'input counts every input token, cached or not');
 });
 
 test.run();

@@ -35,13 +35,13 @@ test('chat completions: system and user messages, one function tool, tool_choice
   });
 });
 
-test('messages: system prompt, a user message, one tool with its input_schema, tool_choice of type tool', () => {
+test('messages: system prompt (marked for the prompt cache), a user message, one tool with its input_schema, tool_choice of type tool', () => {
   const request = PROTOCOLS.messages.toolRequest('claude-haiku-4-5', 'You tag memories.', 'lines', TOOL);
   assert.equal(request, {
     model: 'claude-haiku-4-5',
     max_tokens: 4096,
     stream: false,
-    system: 'You tag memories.',
+    system: [{ type: 'text', text: 'You tag memories.', cache_control: { type: 'ephemeral' } }],
     messages: [{ role: 'user', content: 'lines' }],
     tools: [{ name: 'record_tags', description: 'Record the tags of each reflection.', input_schema: TOOL.schema }],
     tool_choice: { type: 'tool', name: 'record_tags' },
@@ -130,6 +130,31 @@ const ANSWERS = {
     usage: { input_tokens: 291, output_tokens: 23, total_tokens: 314 },
   },
 } as const;
+
+test('usage: every input token, cached or not, and the cached part apart, under each protocol\'s names', () => {
+  assert.equal(PROTOCOLS['chat-completions'].usage(ANSWERS['chat-completions']), { inputTokens: 120, outputTokens: 30, cachedInputTokens: 0 });
+  assert.equal(PROTOCOLS.messages.usage(ANSWERS.messages), { inputTokens: 472, outputTokens: 66, cachedInputTokens: 0 });
+  assert.equal(PROTOCOLS.responses.usage(ANSWERS.responses), { inputTokens: 291, outputTokens: 23, cachedInputTokens: 0 });
+  // OpenAI counts cached tokens inside the prompt's; Anthropic beside its input_tokens.
+  assert.equal(
+    PROTOCOLS['chat-completions'].usage({ usage: { prompt_tokens: 2006, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 1920 } } }),
+    { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920 },
+  );
+  assert.equal(
+    PROTOCOLS.responses.usage({ usage: { input_tokens: 2006, output_tokens: 300, input_tokens_details: { cached_tokens: 1920 } } }),
+    { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920 },
+  );
+  assert.equal(
+    PROTOCOLS.messages.usage({ usage: { input_tokens: 86, cache_read_input_tokens: 1920, cache_creation_input_tokens: 0, output_tokens: 300 } }),
+    { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920 },
+  );
+  assert.equal(
+    PROTOCOLS.messages.usage({ usage: { input_tokens: 86, cache_creation_input_tokens: 1920, output_tokens: 300 } }),
+    { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 0 },
+    'written to the cache: input, not read from it',
+  );
+  assert.is(PROTOCOLS.messages.usage({ content: [] }), undefined, 'no usage reported');
+});
 
 test('toolArguments reads the named call back, parsed, in each protocol', () => {
   for (const [id, answer] of Object.entries(ANSWERS)) {

@@ -186,7 +186,7 @@ export const chatCompletions: ProtocolAdapter = {
       tool_choice: { type: 'function', function: { name: RECORD_REFLECTIONS_TOOL } },
     };
   },
-  usage: (body) => tokenUsage(body, 'prompt_tokens', 'completion_tokens'),
+  usage: (body) => tokenUsage(body, { input: 'prompt_tokens', output: 'completion_tokens', cached: ['prompt_tokens_details', 'cached_tokens'] }),
   extractionResult(body): ProposedReflection[] {
     const message = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0].message : undefined;
     const calls = isObject(message) && Array.isArray(message.tool_calls) ? message.tool_calls : [];

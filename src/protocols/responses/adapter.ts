@@ -183,7 +183,7 @@ export const responses: ProtocolAdapter = {
       tool_choice: { type: 'function', name: RECORD_REFLECTIONS_TOOL },
     };
   },
-  usage: (body) => tokenUsage(body, 'input_tokens', 'output_tokens'),
+  usage: (body) => tokenUsage(body, { input: 'input_tokens', output: 'output_tokens', cached: ['input_tokens_details', 'cached_tokens'] }),
   extractionResult(body): ProposedReflection[] {
     const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
     for (const item of output) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { anthropicErrorType, contentText, fragments, hashId, outputTokens, textDeltas } from './shared.js';
+import { anthropicErrorType, contentText, fragments, hashId, outputTokens, stringLength, textDeltas, tokensFor } from './shared.js';
 import type { Answer, AnswerContext, ProtocolResponder, ReplyOptions, SseEvent } from './types.js';
 
 type Block =
@@ -36,12 +36,13 @@ function stopReason(answer: Answer): 'end_turn' | 'tool_use' {
   return answer.type === 'tool_call' ? 'tool_use' : 'end_turn';
 }
 
-function usage(input: number, output: number) {
+function usage(input: number, output: number, ctx?: AnswerContext) {
+  const written = ctx?.cacheWriteTokens ?? 0;
   return {
     input_tokens: input,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: ctx?.cacheReadTokens ?? 0,
+    cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
     output_tokens: output,
     service_tier: 'standard',
   };
@@ -56,7 +57,7 @@ function message(answer: Answer, ctx: AnswerContext, content: Block[], done: boo
     content,
     stop_reason: done ? stopReason(answer) : null,
     stop_sequence: null,
-    usage: usage(ctx.inputTokens, done ? outputTokens(answer, thinkingOf(answer)) : 1),
+    usage: usage(ctx.inputTokens, done ? outputTokens(answer, thinkingOf(answer)) : 1, ctx),
   };
 }
 
@@ -142,3 +143,22 @@ export const messages: ProtocolResponder = {
   streamError: (status, message) => ({ event: 'error', data: JSON.stringify(errorEnvelope(status, message)) }),
   headers: (requestId) => ({ 'request-id': requestId }),
 };
+
+/**
+ * Anthropic's prompt cache, as the API reports it: the prefix a `cache_control` block of
+ * `system` ends (the tools, then `system` up to that block) is written to the cache the
+ * first time and read from it after (`seen` holds the prefixes written). Its tokens are
+ * then counted apart from `input_tokens`.
+ */
+export function promptCache(body: any, seen: Set<string>): { read: number; written: number; tokens: number } {
+  const system: unknown[] = Array.isArray(body?.system) ? body.system : [];
+  let end = system.length - 1;
+  while (end >= 0 && (system[end] as any)?.cache_control === undefined) end--;
+  if (end < 0) return { read: 0, written: 0, tokens: 0 };
+  const prefix = [body.tools ?? null, system.slice(0, end + 1)];
+  const tokens = tokensFor(stringLength(prefix));
+  const key = JSON.stringify([body.model, prefix]);
+  if (seen.has(key)) return { read: tokens, written: 0, tokens };
+  seen.add(key);
+  return { read: 0, written: tokens, tokens };
+}

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatCompletions, notFoundBody } from './chat-completions.js';
-import { messages } from './messages.js';
+import { messages, promptCache } from './messages.js';
 import { responses } from './responses.js';
 import { CREATED, defaultExtraction, defaultTags, hashId, isReply, stringLength, taggingLines, tokensFor } from './shared.js';
 import { encodeSseEvent, writeEndless, writeSse } from './sse-writer.js';
@@ -146,11 +146,15 @@ async function play(
   req: IncomingMessage,
   res: ServerResponse,
   stored: Set<string> | null,
+  cached: Set<string>,
 ): Promise<void> {
   const stream = body.stream === true;
+  const cache = responder.protocol === 'messages' ? promptCache(body, cached) : { read: 0, written: 0, tokens: 0 };
   const ctx: AnswerContext = {
     model: typeof body.model === 'string' ? body.model : 'unknown',
-    inputTokens: tokensFor(stringLength([body.system, body.messages, body.instructions, body.input, body.tools])),
+    inputTokens: tokensFor(stringLength([body.system, body.messages, body.instructions, body.input, body.tools])) - cache.tokens,
+    cacheReadTokens: cache.read,
+    cacheWriteTokens: cache.written,
     includeUsage: body.stream_options?.include_usage === true,
     request: body,
   };
@@ -233,6 +237,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   const script = createScript();
   // Ids of the Responses answers given, in stateful mode; nothing else is kept.
   const stored = options.statefulResponses === true ? new Set<string>() : null;
+  /** The prompt prefixes Anthropic's cache holds (`promptCache`). */
+  const promptCached = new Set<string>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
@@ -273,7 +279,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     } else if (responder) {
       const previous = unknownPrevious(responder, json, stored);
       if (previous === undefined) {
-        await play(responder, nextReply(script, responder, recorded), json, req, res, stored);
+        await play(responder, nextReply(script, responder, recorded), json, req, res, stored, promptCached);
       } else {
         // Rejected before any generation: the reply queue stays as it is.
         const requestId = `req_${hashId('previous', previous)}`;

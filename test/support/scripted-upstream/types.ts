@@ -177,7 +177,11 @@ export interface ScriptedUpstreamOptions {
 /** Facts about the request that shape the rendered answer. */
 export interface AnswerContext {
   model: string;
+  /** Input tokens not read from or written to the prompt cache. */
   inputTokens: number;
+  /** Messages: the tokens of the prefix a `cache_control` block ends, read from the cache (seen before) or written to it. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   /** Chat completions: `stream_options.include_usage`. */
   includeUsage: boolean;
   /** The parsed request body: a Responses answer echoes the request's parameters. */
