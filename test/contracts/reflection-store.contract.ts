@@ -78,6 +78,17 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     assert.is(byId.get('m1')?.supersededBy, 'm2');
     assert.equal(byId.get('m2'), await s.get(A, 'm2'), 'the same record get gives');
     assert.equal(await s.getMany(A, []), []);
+
+    // After a search (an engine may keep what it searched in memory) and writes since: still the stored records.
+    await s.nearest(A, { vector: axis(0), limit: 5 });
+    const current = await s.getMany(A, ['m3', 'm2']);
+    assert.equal(new Map(current.map((r) => [r.id, r])), new Map([['m2', await s.get(A, 'm2')], ['m3', await s.get(A, 'm3')]]), 'as get gives them');
+    await s.update(A, 'm3', { content: 'Lunch is at noon in the atrium' });
+    assert.is((await s.getMany(A, ['m3']))[0]?.content, 'Lunch is at noon in the atrium', 'an edit since the search');
+    await s.update(A, 'm2', { supersededBy: 'm3', supersededAt: 6_000 });
+    assert.is((await s.getMany(A, ['m2', 'm3'])).find((r) => r.id === 'm2')?.supersededBy, 'm3', 'superseded since the search: still found, as superseded');
+    await s.delete(A, 'm3');
+    assert.equal((await s.getMany(A, ['m2', 'm3'])).map((r) => r.id), ['m2'], 'deleted since the search: left out');
   });
 
   test('origin: kept, read back by get, list and search, replaced or cleared by an upsert', async (context) => {

@@ -76,6 +76,12 @@ export class AgentSnapshot {
     return this.#rows.get(seq)?.id;
   }
 
+  /** A copy of the current reflection `id`, safe to hand out; undefined when it is not held (unknown, or superseded). */
+  byId(id: string): Reflection | undefined {
+    const seq = this.#seqOfId.get(id);
+    return seq === undefined ? undefined : this.reflection(seq);
+  }
+
   /** A copy of the stored reflection, safe to hand out. */
   reflection(seq: number): Reflection | undefined {
     const stored = this.#rows.get(seq);

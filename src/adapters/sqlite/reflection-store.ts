@@ -199,8 +199,19 @@ export class SqliteReflectionStore implements ReflectionStore {
     return row && this.#withPendingUse(toReflection(row));
   }
 
+  /**
+   * From the agent's snapshot when this process holds it at the current version and it
+   * holds every id (the usual case: a conversation's kept blocks re-read each turn, none
+   * changed): one version lookup, no rows read. Else (one is superseded, deleted, or the
+   * snapshot is stale or absent) from the table.
+   */
   async getMany(agentId: string, ids: readonly string[]): Promise<Reflection[]> {
     if (ids.length === 0) return [];
+    const snapshot = this.#snapshots.get(agentId);
+    if (snapshot && snapshot.version === this.#versions.version(agentId)) {
+      const held = [...new Set(ids)].map((id) => snapshot.byId(id));
+      if (held.every((reflection) => reflection !== undefined)) return held as Reflection[];
+    }
     return this.#sql.getMany.all(agentId, JSON.stringify(ids)).map((row) => this.#withPendingUse(toReflection(row)));
   }
 
