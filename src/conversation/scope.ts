@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import { MAX_SCOPE_LENGTH, PLACE_MARKERS, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
+import { MAX_SCOPE_LENGTH, PLACE_NEEDLES, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
 import { isObject } from '../protocols/shared.js';
 import type { JsonObject } from '../protocols/types.js';
 import type { Visibility } from '../domain/types.js';
@@ -33,7 +33,7 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
 export function requestVisibility(headers: IncomingHttpHeaders, body: unknown, given = headerVisibility(headers), raw?: Buffer): Visibility {
   if (given.scope !== undefined) return given;
   // A body whose bytes hold no marker of a place states none: its strings are not walked.
-  if (raw !== undefined && !PLACE_MARKERS.some((marker) => raw.includes(marker))) return given;
+  if (raw !== undefined && !PLACE_NEEDLES.some((marker) => raw.includes(marker))) return given;
   return withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
 }
 

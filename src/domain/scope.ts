@@ -50,10 +50,11 @@ export function emptyPlace(): StatedPlace {
 }
 
 /**
- * What a text holds when it may state where the client runs: one of these, exactly (no
- * character of them is ever escaped in JSON but `<` of `<cwd>`, hence `cwd` alone).
+ * What a text holds when it may state where the client runs (`statesPlace`): a part of
+ * each of its markers that JSON never escapes (`<` of `<cwd>` may be), each starting with
+ * a letter rare in code and prose, so that scanning a body's bytes for them is fast.
  */
-export const PLACE_MARKERS = ['orking directory', 'cwd', 'repository root', 'projects'] as const;
+export const PLACE_NEEDLES = ['king directory', 'wd', 'y root', 'jects'] as const;
 
 /** True when `text` may state where the client runs: the test the walks over a request do before `placeFromText`. */
 export function statesPlace(text: string): boolean {

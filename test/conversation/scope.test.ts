@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestVisibility, stateScope } from '../../src/conversation/scope.js';
-import { repositoryName, scopeFromText } from '../../src/domain/scope.js';
+import { PLACE_NEEDLES, repositoryName, scopeFromText, statesPlace } from '../../src/domain/scope.js';
 import { sessionVisibility } from '../../src/http/hooks/session-start.js';
 import { EngramError } from '../../src/errors.js';
 
@@ -69,6 +69,10 @@ test('the raw bytes are read first: a body with no marker of a place is not walk
   for (const path of ['claude-code/turn-1.json', 'codex/http-2-question.json', 'copilot-cli/turn-1.json']) {
     const body = fixture(path);
     assert.equal(requestVisibility({}, body, undefined, raw(body)), requestVisibility({}, body), path);
+  }
+  // Each needle is part of a marker `statesPlace` tests for: a text stating a place always holds one.
+  for (const text of ['Working directory: /a/b', '<cwd>/a/b</cwd>', 'Git repository root: /a/b', '.claude/projects/-a-b/']) {
+    assert.ok(statesPlace(text) && PLACE_NEEDLES.some((needle) => text.includes(needle)), text);
   }
   const plain = { model: 'm', messages: [{ role: 'user', content: 'How do I deploy?' }] };
   assert.equal(requestVisibility({ 'x-engram-user': 'ann' }, plain, undefined, raw(plain)), { user: 'ann' });
