@@ -233,7 +233,7 @@ export const RECORD_REFLECTIONS_SCHEMA = {
           topic: { type: 'string' },
           tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
           // Required but nullable: strict tool schemas (Responses) need every property listed.
-          turn: { type: ['integer', 'null'], description: 'The [number] of the transcript turn this is learnt from, or null.' },
+          turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
           // Required for the same reason; an empty list when it replaces nothing.
           supersedes: {
             type: 'array',
