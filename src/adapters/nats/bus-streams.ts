@@ -74,32 +74,14 @@ export async function ensureBusStreams(jsm: JetStreamManager, names: BusNames, d
       // Listing reads with direct get, which skips the API layer and needs this flag.
       allow_direct: true,
     }),
-    ensureStream(jsm, {
-      name: names.failedStream,
-      subjects: [names.failedAll],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      // One record per work-queue message, its last failure: a newer one replaces it.
-      max_msgs_per_subject: 1,
-      // A record whose message is gone (its ack came, the record's removal did not) is
-      // never read again; it goes after a week rather than stay forever.
-      max_age: nanos(FAILED_RECORD_MAX_AGE_MS),
-      duplicate_window: nanos(Math.min(dedupWindowMs, FAILED_RECORD_MAX_AGE_MS)),
-      allow_direct: true,
-    }),
-    ensureStream(jsm, {
-      name: names.settledStream,
-      subjects: [names.settledAll],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      // One record per work-queue message (`bus-settled.ts`); read by direct get.
-      max_msgs_per_subject: 1,
-      // Needed only while a killed server can still bring its message back: a record
-      // outlives by far the seconds 2.9 takes to write a removal down.
-      max_age: nanos(SETTLED_RECORD_MAX_AGE_MS),
-      duplicate_window: nanos(Math.min(dedupWindowMs, SETTLED_RECORD_MAX_AGE_MS)),
-      allow_direct: true,
-    }),
+    // One record per work-queue message, its last failure: a newer one replaces it. A
+    // record whose message is gone (its ack came, the record's removal did not) is never
+    // read again; it goes after a week rather than stay forever.
+    ensureStream(jsm, recordStream(names.failedStream, names.failedAll, FAILED_RECORD_MAX_AGE_MS, dedupWindowMs)),
+    // One record per finished work-queue message (`bus-settled.ts`), needed only while a
+    // killed server can still bring its message back: it outlives by far the seconds 2.9
+    // takes to write a removal down.
+    ensureStream(jsm, recordStream(names.settledStream, names.settledAll, SETTLED_RECORD_MAX_AGE_MS, dedupWindowMs)),
   ]);
 }
 
@@ -225,4 +207,18 @@ export async function countOnSubject(jsm: JetStreamManager, stream: string, subj
 /** True for the API errors that mean "no message with that sequence". */
 export function isNoMessage(error: unknown): boolean {
   return error instanceof JetStreamApiError && (error.code === NO_MESSAGE_FOUND || error.code === STREAM_STORE_EOF);
+}
+
+/** A stream of records about work-queue messages: one per message subject, read by direct get, kept `maxAgeMs`. */
+function recordStream(name: string, subjects: string, maxAgeMs: number, dedupWindowMs: number): Partial<StreamConfig> & { name: string } {
+  return {
+    name,
+    subjects: [subjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_msgs_per_subject: 1,
+    max_age: nanos(maxAgeMs),
+    duplicate_window: nanos(Math.min(dedupWindowMs, maxAgeMs)),
+    allow_direct: true,
+  };
 }
