@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { redactSecrets } from '../../src/domain/redact.js';
+import { leavesAlone, redactsTo } from '../support/redaction-cases.js';
 
 // Fake credentials with the real shapes. None of them is live.
 const OPENAI = 'sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz_12345-67890abcdEFGHijklMNOPqrst';
@@ -82,11 +83,7 @@ const cases: [string, string, string][] = [
   ['weak password that names itself', 'password=Password123', 'password=[REDACTED:password]'],
 ];
 
-for (const [name, input, expected] of cases) {
-  test(`redacts: ${name}`, () => {
-    assert.is(redactSecrets(input), expected);
-  });
-}
+redactsTo(cases);
 
 const untouched: [string, string][] = [
   ['prose about secrets', 'Never commit the API key; store the password in the vault and rotate the token monthly.'],
@@ -112,11 +109,7 @@ const untouched: [string, string][] = [
   ['types and indexing', 'open(nonce: Uint8Array, secretKey: Uint8Array): Uint8Array;\nconst token = match[1];\nexport type SetToken = Char | Set;'],
 ];
 
-for (const [name, input] of untouched) {
-  test(`leaves alone: ${name}`, () => {
-    assert.is(redactSecrets(input), input);
-  });
-}
+leavesAlone(untouched);
 
 test('is idempotent', () => {
   const once = redactSecrets(cases.map(([, input]) => input).join('\n'));
