@@ -181,22 +181,24 @@ export class Control {
 
   /**
    * Keeps a Responses record for its `owner`: the end user and the project the request
-   * named (`x-engram-user`, `x-engram-scope`). Only a request of the same owner finds it
-   * again; two owners' records with one upstream id are two records.
+   * named (`x-engram-user`, `x-engram-scope`). It is kept under its id behind the owner, as
+   * a conversation's id is (`partitionedConversationId`; the agent's own traffic keeps the
+   * id as it is, so records kept before owners were are still found by it). Only a request
+   * of the same owner finds it again; two owners' records with one upstream id are two records.
    */
   putResponse(record: ResponseRecord, owner: Visibility): Promise<void> {
-    return this.responses.put(this.#vault.sealResponse({ ...record, id: ownedResponseKey(record.id, owner) }));
+    return this.responses.put(this.#vault.sealResponse({ ...record, id: partitionedConversationId(record.id, owner) }));
   }
 
   /** The owner's record of response `id`; another owner's, like an unknown id, is not found. */
   async getResponse(agentId: string, id: string, owner: Visibility): Promise<ResponseRecord | undefined> {
-    const stored = await this.responses.get(agentId, ownedResponseKey(id, owner));
+    const stored = await this.responses.get(agentId, partitionedConversationId(id, owner));
     return stored && { ...this.#vault.openResponse(stored), id };
   }
 
   /** Forgets the owner's record of response `id`; false when the owner has none. */
   deleteResponse(agentId: string, id: string, owner: Visibility): Promise<boolean> {
-    return this.responses.delete(agentId, ownedResponseKey(id, owner));
+    return this.responses.delete(agentId, partitionedConversationId(id, owner));
   }
 
   async close(): Promise<void> {
@@ -212,11 +214,3 @@ export class Control {
   }
 }
 
-/**
- * Where a response record of `owner` is kept: its id behind the owner's end user and
- * project, as a conversation's id is (`partitionedConversationId`); unchanged for the
- * agent's own traffic, so records kept before owners were are still found by it.
- */
-function ownedResponseKey(id: string, owner: Visibility): string {
-  return partitionedConversationId(id, owner);
-}

@@ -27,13 +27,14 @@ export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string
   const { agent } = await authenticateAgent(deps.control, request.headers, request.orgId, request.agentId);
   const body = request.body;
   responses.validate(body);
-  const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache, headerVisibility(request.headers));
+  // The end user and project the connection names: whose chains it continues, and its conversation's partition.
+  const owner = headerVisibility(request.headers);
+  const { body: expanded, chain } = await expandRequest(deps.control, responses.chain!, body, agent.id, request.cache, owner);
   const previousId = chain?.previousId;
   const id = `resp_${randomBytes(24).toString('hex')}`;
   // Nothing answered names the conversation yet: the warm-up's own response does, for the
   // turns that chain from it without a session signal (with one, they are found by their answers).
   const name = conversationName(responses, expanded, request.headers, chain?.conversationId);
-  const owner = headerVisibility(request.headers);
   const opening = openingOf(name, (named) => partitionedConversationId(named, owner));
   request.cache.latest = {
     id,
