@@ -213,4 +213,3 @@ export class Control {
     await this.requests.deleteAgent(agentId);
   }
 }
-
