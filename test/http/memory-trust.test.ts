@@ -137,7 +137,8 @@ async function story(upstream: ScriptedUpstream, a: TestEngram, b: TestEngram): 
   const kept = await logged(a, created, again.requestId);
   assert.equal([kept.kept, kept.rebuilt], [[{ reflection_id: replacement.id, turn: 1 }], null], 'kept, from the turn that added the block');
 
-  // Deleted: never sent again.
+  // Deleted: never sent again. Once idle: a conversation's job still waiting would learn it again from the turns that stated it.
+  await idle(a);
   assert.is((await b.api('DELETE', `${base}/reflections/${replacement.id}`)).status, 200);
   chat.push({ role: 'assistant', content: again.reply.content }, { role: 'user', content: 'Thanks. Anything else to know?' });
   const afterDelete = await turn(upstream, on(a), chat, 'No.');
