@@ -18,10 +18,9 @@ import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
-import { buildExtractionJob, type ExtractionJob } from '../memory/extraction.js';
+import { selectNewTurns, type UnredactedJob } from '../memory/extraction.js';
 import { markQueued, pendingTurns, publishJob } from '../memory/watermark.js';
 import type { Retrieval } from '../memory/retrieval.js';
-import type { CleanedTurns } from '../memory/cleaned-turns.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
 import { renderReflectionsBlock } from '../memory/retrieval.js';
@@ -62,8 +61,6 @@ const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
-  /** Turns already cleaned for extraction: the history re-sent each turn is redacted once. */
-  cleanedTurns: CleanedTurns;
   /** Where a turn's writes go: now, and again later for those the store refused (`RecordingRetry`). */
   recordings: { begin(turn: TurnOf): TurnRecorder };
 }
@@ -285,14 +282,14 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     }
     const turn = injected.state;
     let compacted = false;
-    let job: ExtractionJob | undefined;
+    let job: UnredactedJob | undefined;
     if (id !== undefined && relayed.outcome === 'completed' && relayed.final && agent.memory.extract && !resolved.chore) {
       const turns = [...adapter.transcript(body), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).
       const pending = pendingTurns(turn, turns.length);
       compacted = pending.restarted;
-      job = buildExtractionJob({
+      job = selectNewTurns({
         agentId: agent.id,
         orgId: agent.orgId,
         conversationId: id,
@@ -302,7 +299,6 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         watermark: pending.from,
         maxBytes: config.extraction.maxBytes,
         settledAt,
-        cleaned: deps.cleanedTurns,
         instructions: adapter.instructions(body),
         ...resolved.visible,
       });

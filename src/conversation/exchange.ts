@@ -7,7 +7,7 @@ import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
 import type { ChainCache, NewLink, ResolvedChain } from './chains.js';
-import type { ExtractionJob } from '../memory/extraction.js';
+import type { UnredactedJob } from '../memory/extraction.js';
 import type { TurnRecorder } from './recording-retry.js';
 
 /** A client connection that can still receive a status line and headers. */
@@ -115,8 +115,8 @@ export interface Settlement {
   conversationId: string | undefined;
   /** The Responses record to store (a response the client asked to keep). */
   response?: NewLink;
-  /** The new turns for extraction (a final answer, on an agent that learns). */
-  job?: ExtractionJob;
+  /** The new turns for extraction (a final answer, on an agent that learns), redacted by the worker. */
+  job?: UnredactedJob;
   /** The history was shorter than the watermark: learnt afresh from its start. */
   compacted: boolean;
   /** The turn's writes, in the retry queue's order. */

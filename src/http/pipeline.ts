@@ -6,6 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { consumeExtractionJobs, createExtractionHandler } from '../memory/extraction.js';
+import { createCleanedTurns } from '../memory/cleaned-turns.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
 import { consumeTaggingJobs, createTaggingHandler, type TaggingSchedule } from '../memory/tagging.js';
@@ -27,6 +28,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps; meter?: SpendMeter
     protocols: PROTOCOLS,
     now: deps.now,
     maxBytes: deps.config.extraction.maxBytes,
+    cleaned: createCleanedTurns(),
     heartbeatMs,
     log: app.log,
     observer: app.metrics,

@@ -1,7 +1,9 @@
 /**
  * What travels on the extraction subject: the new turns of one settled conversation,
- * already cleaned (Engram's blocks stripped, secrets redacted) and bounded in size, so
- * the bus never stores a secret or an unbounded transcript.
+ * bounded in size. A turn publishes them as sent (`UnredactedJob`, sealed on the bus);
+ * the worker cleans them (Engram's blocks stripped, secrets redacted) into the
+ * `ExtractionJob` it sends for extraction. An uploaded transcript's job is cleaned before
+ * it is queued.
  */
 import type { Turn } from '../domain/transcript.js';
 import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
@@ -136,6 +138,49 @@ export function unreadOutput(chars: number): string {
   return `[tool output of ${chars} characters, not read]`;
 }
 
+/** What a job is about, whether its turns are redacted yet or not: what the bus's listings and the watermark read. */
+export type JobHeader = Omit<ExtractionJob, 'turns' | 'instructions'>;
+
+/**
+ * What a settled turn publishes (DESIGN section 2): the conversation's new turns as the
+ * client sent them, only stripped of Engram's blocks and cut to what cleaning reads, and
+ * the instruction texts likewise. Never redacted: it exists only sealed on the bus
+ * (`sealedBus`), and the consumer makes the `ExtractionJob` of it (`redactJob`) before
+ * anything is sent or stored. So the client's answer ends once the turn is durable, and
+ * redaction and the job's bounds are paid by the worker, for jobs that still run.
+ */
+export interface UnredactedJob extends JobHeader {
+  unredacted: true;
+  /** `firstTurn` .. `turnCount - 1`: at least every turn the job keeps once redacted and bounded. */
+  turns: UnredactedTurn[];
+  /** The instruction texts (`ProtocolAdapter.instructions`), their first `INSTRUCTION_READ` shares only. */
+  instructions?: string[];
+  /** The bounds it was selected for: the job is made by them whatever the worker's settings. */
+  maxBytes: number;
+  maxChunks?: number;
+}
+
+/** A turn of an `UnredactedJob`. */
+export interface UnredactedTurn {
+  role: Turn['role'];
+  /** Its text without Engram's blocks; cut (`cut`): only the two ends cleaning reads. */
+  text: string;
+  /** A text longer than cleaning reads: its length, and where its head ends in `text`. */
+  cut?: { chars: number; head: number };
+  /** A tool output past the job's read limit (`TOOL_READ_LIMIT`): its length; `text` is empty. */
+  unread?: number;
+}
+
+/** What waits on the extraction subject: a turn's unredacted job, or a job made already (an uploaded transcript's, a deferred one). */
+export type QueuedExtractionJob = ExtractionJob | UnredactedJob;
+
+export function isUnredacted(job: QueuedExtractionJob): job is UnredactedJob {
+  return (job as Partial<UnredactedJob>).unredacted === true;
+}
+
+/** Instruction text an unredacted job carries, in multiples of what the job keeps of it: short sentences and repeats are dropped. */
+const INSTRUCTION_READ = 2;
+
 /**
  * The job for the turns after `watermark`, or `undefined` when none of them has any text.
  * Each turn is stripped of Engram's blocks and redacted. A tool result is then trimmed
@@ -149,58 +194,61 @@ export function unreadOutput(chars: number): string {
  * Work is bounded by that budget, not by the conversation: turns are taken newest first,
  * an older turn is cleaned only if it may still fit, by its length before redaction, and
  * no more than `TOOL_READ_LIMIT` budgets of tool output are read.
+ *
+ * Two steps, which may run in two processes: `selectNewTurns` (the proxy, as the turn
+ * settles: no redaction) and `redactJob` (the extraction worker).
  */
 export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJob | undefined {
+  const selected = selectNewTurns(input);
+  return selected && redactJob(selected, input.cleaned);
+}
+
+/**
+ * The first step of `buildExtractionJob`, cheap enough for the request path: the turns
+ * after the watermark that may still fit once redacted, newest first, each cut to what
+ * cleaning reads of it. Which may fit is told by a turn's least size once cleaned (its
+ * length before redaction, halved, `REDACTION_MARGIN`): the same rule `redactJob` applies
+ * before it cleans a turn, so it keeps every turn `redactJob` would. `undefined`: nothing
+ * new has any text.
+ */
+export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | undefined {
   const offset = input.offset ?? 0;
   const budget = input.maxBytes * (input.maxChunks ?? 1);
   const start = Math.max(0, input.watermark - offset);
   if (start >= input.turns.length) return undefined;
-  const kept: Turn[] = [];
-  /** The stripped text of each kept tool result, newest first like `kept`, to find repeats. */
-  const sources: Array<string | undefined> = [];
-  let total = 0;
+  const kept: UnredactedTurn[] = [];
+  let least = 0;
   let readLeft = budget * TOOL_READ_LIMIT;
   let firstTurn = input.turns.length;
-  const keep = (role: Turn['role'], text: string, size: number, source?: string) => {
-    kept.push({ role, text });
-    sources.push(source);
-    total += size;
-  };
+  let text = false;
   for (let i = input.turns.length - 1; i >= start; i--) {
     const turn = input.turns[i];
     const tool = turn.role === 'tool';
-    const cap = turnCap(turn, input.maxBytes);
+    const cap = turnCap(turn.role, input.maxBytes);
     const window = tool ? cap * TOOL_WINDOW : cap * 4;
     const reads = tool ? Math.min(turn.text.length, window + 2 * SECRET_MARGIN) : 0;
     if (tool && kept.length > 0 && reads > readLeft) {
-      // Its length only: an unread output is not even scanned.
-      const text = turn.text.length === 0 ? '' : unreadOutput(turn.text.length);
-      if (total + text.length + TURN_OVERHEAD > budget) break;
-      keep('tool', text, text.length + TURN_OVERHEAD);
+      const size = unreadSize(turn.text.length);
+      if (least + size > budget) break;
+      kept.push({ role: 'tool', text: '', unread: turn.text.length });
+      least += size;
       firstTurn = i;
       continue;
     }
     readLeft -= reads;
     const stripped = stripEngramBlocks(turn.text);
-    // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
-    const least = Math.min(stripped.length, tool ? TOOL_LEAST : cap) / REDACTION_MARGIN + TURN_OVERHEAD;
-    if (kept.length > 0 && total + least > budget) break;
-    const shape = { cap, window, tool };
-    const { text, bytes } = input.cleaned
-      ? input.cleaned.get(stripped, `${cap}/${window}/${tool ? 't' : ''}`, () => cleanTurnText(stripped, shape))
-      : cleanTurnText(stripped, shape);
-    const size = bytes + TURN_OVERHEAD;
-    if (total + size > budget && kept.length > 0) break;
-    keep(turn.role, text, size, tool ? stripped : undefined);
+    const size = leastSize(stripped.length, cap, tool);
+    if (kept.length > 0 && least + size > budget) break;
+    kept.push({ role: turn.role, ...cutForCleaning(stripped, window) });
+    text ||= /\S/.test(stripped);
+    least += size;
     firstTurn = i;
   }
+  if (!text) return undefined;
   kept.reverse();
-  markRepeats(kept, sources.reverse());
-  if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
-  const instructions = input.instructions
-    ? instructionUnits(input.instructions, Math.floor(input.maxBytes * INSTRUCTIONS_SHARE), input.cleaned)
-    : [];
+  const instructions = input.instructions && instructionTexts(input.instructions, Math.floor(input.maxBytes * INSTRUCTIONS_SHARE) * INSTRUCTION_READ);
   return {
+    unredacted: true,
     agentId: input.agentId,
     orgId: input.orgId,
     conversationId: input.conversationId,
@@ -210,11 +258,109 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
     turns: kept,
     turnCount: offset + input.turns.length,
     settledAt: input.settledAt,
+    maxBytes: input.maxBytes,
+    ...(input.maxChunks === undefined ? {} : { maxChunks: input.maxChunks }),
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
-    ...(instructions.length > 0 ? { instructions } : {}),
+    ...(instructions && instructions.length > 0 ? { instructions } : {}),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...(input.user === undefined ? {} : { user: input.user }),
   };
+}
+
+/**
+ * The second step of `buildExtractionJob`: `job`'s turns redacted, trimmed and bounded,
+ * newest first while they fit `maxBytes * maxChunks`; its instructions split into
+ * sentences, redacted. `undefined`: no turn kept has any text.
+ */
+export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): ExtractionJob | undefined {
+  const budget = job.maxBytes * (job.maxChunks ?? 1);
+  const kept: Turn[] = [];
+  /** The stripped text of each kept tool result, newest first like `kept`, to find repeats. */
+  const sources: Array<string | undefined> = [];
+  let total = 0;
+  let firstTurn = job.turns.length;
+  const keep = (role: Turn['role'], text: string, size: number, source?: string) => {
+    kept.push({ role, text });
+    sources.push(source);
+    total += size;
+  };
+  for (let i = job.turns.length - 1; i >= 0; i--) {
+    const turn = job.turns[i];
+    const tool = turn.role === 'tool';
+    if (turn.unread !== undefined) {
+      // Its length only: an unread output is not even scanned.
+      const text = turn.unread === 0 ? '' : unreadOutput(turn.unread);
+      if (total + text.length + TURN_OVERHEAD > budget) break;
+      keep('tool', text, text.length + TURN_OVERHEAD);
+      firstTurn = i;
+      continue;
+    }
+    const cap = turnCap(turn.role, job.maxBytes);
+    const window = tool ? cap * TOOL_WINDOW : cap * 4;
+    if (kept.length > 0 && total + leastSize(turn.cut?.chars ?? turn.text.length, cap, tool) > budget) break;
+    const shape = `${cap}/${window}/${tool ? 't' : ''}${turn.cut ? `/${turn.cut.chars}/${turn.cut.head}` : ''}`;
+    const { text, bytes } = cleaned
+      ? cleaned.get(turn.text, shape, () => cleanTurnText(turn, { cap, window, tool }))
+      : cleanTurnText(turn, { cap, window, tool });
+    const size = bytes + TURN_OVERHEAD;
+    if (total + size > budget && kept.length > 0) break;
+    // A cut output is told from another by its two ends and its length.
+    keep(turn.role, text, size, tool ? (turn.cut ? `${turn.cut.chars}:${turn.text}` : turn.text) : undefined);
+    firstTurn = i;
+  }
+  kept.reverse();
+  markRepeats(kept, sources.reverse());
+  if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
+  const instructions = job.instructions ? instructionUnits(job.instructions, Math.floor(job.maxBytes * INSTRUCTIONS_SHARE), cleaned) : [];
+  return {
+    agentId: job.agentId,
+    orgId: job.orgId,
+    conversationId: job.conversationId,
+    protocol: job.protocol,
+    model: job.model,
+    firstTurn: job.firstTurn + firstTurn,
+    turns: kept,
+    turnCount: job.turnCount,
+    settledAt: job.settledAt,
+    ...(job.source ? { source: job.source } : {}),
+    ...(instructions.length > 0 ? { instructions } : {}),
+    ...(job.deferred ? { deferred: job.deferred } : {}),
+    ...(job.scope === undefined ? {} : { scope: job.scope }),
+    ...(job.user === undefined ? {} : { user: job.user }),
+  };
+}
+
+/** The least a turn of `chars` characters (stripped) takes once cleaned, as `REDACTION_MARGIN` and `TOOL_LEAST` assume. */
+function leastSize(chars: number, cap: number, tool: boolean): number {
+  // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
+  return Math.min(chars, tool ? TOOL_LEAST : cap) / REDACTION_MARGIN + TURN_OVERHEAD;
+}
+
+/** What an unread output of `chars` characters takes in the request. */
+function unreadSize(chars: number): number {
+  return (chars === 0 ? 0 : unreadOutput(chars).length) + TURN_OVERHEAD;
+}
+
+/**
+ * The texts, most specific first, up to `maxChars` in all: the last one taken is cut
+ * after its last line or sentence within the limit.
+ */
+function instructionTexts(texts: readonly string[], maxChars: number): string[] {
+  const out: string[] = [];
+  let left = maxChars;
+  for (const text of texts) {
+    if (left <= 0) break;
+    if (text.length <= left) {
+      out.push(text);
+      left -= text.length;
+      continue;
+    }
+    // After its last whole sentence or line, so no half sentence is taken for one.
+    const cut = Math.max(text.lastIndexOf('\n', left), text.lastIndexOf('. ', left - 2) + 1);
+    out.push(text.slice(0, cut > 0 ? cut : left));
+    break;
+  }
+  return out;
 }
 
 /**
@@ -255,19 +401,19 @@ export function chunkEnds(turns: readonly Turn[], maxBytes: number): number[] {
 }
 
 /** A turn's share of `maxBytes`, in UTF-8 bytes. */
-function turnCap(turn: Turn, maxBytes: number): number {
-  return Math.max(256, Math.floor(maxBytes / (turn.role === 'tool' ? 12 : 4)));
+function turnCap(role: Turn['role'], maxBytes: number): number {
+  return Math.max(256, Math.floor(maxBytes / (role === 'tool' ? 12 : 4)));
 }
 
 /**
- * `text` (already stripped of Engram's blocks) redacted, trimmed when it is a tool result,
- * and cut to `cap` bytes; and its size as the request carries it: escaped, framed turns are
- * longer than their text (`framedTurnBytes`), and the job's budget is the request's.
+ * A turn's text (already stripped of Engram's blocks) redacted, trimmed when it is a tool
+ * result, and cut to `cap` bytes; and its size as the request carries it: escaped, framed
+ * turns are longer than their text (`framedTurnBytes`), and the job's budget is the request's.
  */
-function cleanTurnText(text: string, { cap, window, tool }: { cap: number; window: number; tool: boolean }): CleanedText {
+function cleanTurnText(turn: UnredactedTurn, { cap, window, tool }: { cap: number; window: number; tool: boolean }): CleanedText {
   // Trimming comes after redaction: a secret spanning lines (a PEM key) is whole when
   // redacted, whatever lines trimming then keeps.
-  let out = redactedEnds(text, window);
+  let out = redactedEnds(turn, window);
   if (tool) out = trimToolOutput(out);
   out = truncateMiddle(out, cap);
   const bytes = Buffer.byteLength(out, 'utf8');
@@ -285,20 +431,32 @@ function cleanTurnText(text: string, { cap, window, tool }: { cap: number; windo
 const SECRET_MARGIN = 4096;
 
 /**
- * `text` redacted; when longer than `window`, only its two ends, with a marker for the
- * middle. Redaction scans all it is given, so a huge text is not given whole. Each end is
- * redacted with `SECRET_MARGIN` more text beyond the cut, which is then dropped: a secret
- * that the cut crosses is redacted whole there, never left half visible at the edge
- * (trimming may keep the lines next to the cut).
+ * What cleaning reads of `text`: all of it, or when longer than `window`, its two ends,
+ * each with `SECRET_MARGIN` more text beyond the cut (see `redactedEnds`).
  */
-function redactedEnds(text: string, window: number): string {
-  if (text.length <= window + 2 * SECRET_MARGIN) return redactSecrets(text);
+function cutForCleaning(text: string, window: number): Pick<UnredactedTurn, 'text' | 'cut'> {
+  if (text.length <= window + 2 * SECRET_MARGIN) return { text };
   const half = Math.floor(window / 2);
-  const head = redactSecrets(text.slice(0, offPair(text, half + SECRET_MARGIN)));
-  const tail = redactSecrets(text.slice(offPair(text, text.length - half - SECRET_MARGIN)));
+  const head = text.slice(0, offPair(text, half + SECRET_MARGIN));
+  const tail = text.slice(offPair(text, text.length - half - SECRET_MARGIN));
+  return { text: head + tail, cut: { chars: text.length, head: head.length } };
+}
+
+/**
+ * The turn's text redacted; when it was cut (`cutForCleaning`), only its two ends, with a
+ * marker for the middle. Redaction scans all it is given, so a huge text is not given
+ * whole. Each end is redacted with `SECRET_MARGIN` more text beyond the cut, which is then
+ * dropped: a secret that the cut crosses is redacted whole there, never left half visible
+ * at the edge (trimming may keep the lines next to the cut).
+ */
+function redactedEnds({ text, cut }: UnredactedTurn, window: number): string {
+  if (!cut) return redactSecrets(text);
+  const half = Math.floor(window / 2);
+  const head = redactSecrets(text.slice(0, cut.head));
+  const tail = redactSecrets(text.slice(cut.head));
   // Dropping the margin's length from the redacted end keeps what redaction made of the
-  // first `half` characters of `text`, however much it grew or shrank them; a secret cut at
-  // the slice's end (at most SECRET_MARGIN long) starts after them. The same for the tail.
+  // first `half` characters of the text, however much it grew or shrank them; a secret cut
+  // at the slice's end (at most SECRET_MARGIN long) starts after them. The same for the tail.
   let headEnd = offPair(head, Math.max(0, head.length - SECRET_MARGIN));
   let tailStart = offPair(tail, Math.min(tail.length, SECRET_MARGIN));
   // Cut at a line break when one is near, so no half line reaches trimming, which works by lines.
@@ -306,7 +464,7 @@ function redactedEnds(text: string, window: number): string {
   if (newline >= 0 && headEnd - newline <= LINE_SLACK) headEnd = newline;
   const next = tail.indexOf('\n', tailStart);
   if (next >= 0 && next - tailStart <= LINE_SLACK) tailStart = next + 1;
-  return `${head.slice(0, headEnd)}\n${omittedMiddle(text.length - 2 * half)}\n${tail.slice(tailStart)}`;
+  return `${head.slice(0, headEnd)}\n${omittedMiddle(cut.chars - 2 * half)}\n${tail.slice(tailStart)}`;
 }
 
 /** How far `redactedEnds` moves a cut to reach a line break. */

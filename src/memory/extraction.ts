@@ -15,7 +15,8 @@ import type { MemorySearchDeps } from './memory-search.js';
 import { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 import { relatedReflections } from './existing-reflections.js';
 import { extractionInput, hasText } from './extraction-frame.js';
-import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, jobVisibility, type ExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, isUnredacted, jobVisibility, redactJob, type JobHeader, type QueuedExtractionJob, type UnredactedJob } from './extraction-job.js';
+import type { CleanedTurns } from './cleaned-turns.js';
 import { withHeartbeat } from './heartbeat.js';
 import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.js';
 import { instructionIndex, withoutRestatements } from './restatement.js';
@@ -31,9 +32,12 @@ export {
   EXTRACTION_SUBJECT,
   buildExtractionJob,
   chunkEnds,
+  selectNewTurns,
   extractionConsumerOptions,
   type BuildExtractionJobInput,
   type ExtractionJob,
+  type QueuedExtractionJob,
+  type UnredactedJob,
 } from './extraction-job.js';
 
 /** Why a proposal of the extraction model was not stored. */
@@ -78,6 +82,8 @@ export interface ExtractionDeps {
   budget?: { meter: SpendMeter; bus: EventBus };
   /** Text of one extraction call (`Config.extraction.maxBytes`); a longer job is extracted in chunks. */
   maxBytes?: number;
+  /** Turns redacted already: a conversation's jobs share their history, redacted once. */
+  cleaned?: CleanedTurns;
   /**
    * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
    * here instead of running on while the bus redelivers the message to another worker.
@@ -108,20 +114,20 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * or skipped as already extracted, queues the agent's tagging job when reflections wait
  * for tags (not when extraction is off).
  */
-export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<ExtractionJob>) => Promise<void> {
+export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
   return withHeartbeat(settlingFailures('extraction', extractOne(deps, deps.log ?? SILENT), deps.observer), deps.heartbeatMs);
 }
 
-function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<ExtractionJob>) => Promise<void> {
+function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
   return async (message) => {
-    const job = message.payload;
-    if (!isJob(job)) throw new JobFailure('malformed_job', 'malformed extraction job', { permanent: true });
-    const fields = { agentId: job.agentId, conversationId: job.conversationId, attempt: message.attempt };
-    const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
-    const state = await deps.control.getConversation(job.agentId, job.conversationId);
-    const pending = jobTurns(state, job);
+    const queued = message.payload;
+    if (!isJob(queued)) throw new JobFailure('malformed_job', 'malformed extraction job', { permanent: true });
+    const fields = { agentId: queued.agentId, conversationId: queued.conversationId, attempt: message.attempt };
+    const agent = await deps.control.directory.getAgent(queued.orgId, queued.agentId);
+    const state = await deps.control.getConversation(queued.agentId, queued.conversationId);
+    const pending = jobTurns(state, queued);
     const skip =
-      !agent || agent.id !== job.agentId
+      !agent || agent.id !== queued.agentId
         ? 'agent deleted'
         : 'skip' in pending
           ? pending.skip
@@ -130,22 +136,25 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
             : undefined;
     if (skip || !agent || 'skip' in pending) {
       log.info({ ...fields, reason: skip }, 'extraction skipped');
-      if (skip === 'already extracted' && agent?.memory.extract) await queueTagging(deps, log, job);
+      if (skip === 'already extracted' && agent?.memory.extract) await queueTagging(deps, log, queued);
       await message.ack();
       return;
     }
 
-    const { from } = pending;
-    // A turn that stated no project (Claude Code's title request opens its session) is the
-    // project's all the same once a later turn of the conversation named it.
-    const visible = jobVisibility({ scope: job.scope ?? state?.scope, user: job.user });
-    const turns = job.turns.slice(from - job.firstTurn);
-    if (!hasText(turns)) {
-      await markExtracted(deps.control, job, job.turnCount, deps.now());
-      await queueTagging(deps, log, job);
+    // A turn's job is redacted and bounded here, only once it is sure to run (DESIGN section 2).
+    const job = isUnredacted(queued) ? redactJob(queued, deps.cleaned) : queued;
+    // Redaction may have left the oldest turns out (they no longer fit once cleaned).
+    const from = job ? Math.max(pending.from, job.firstTurn) : queued.turnCount;
+    const turns = job ? job.turns.slice(from - job.firstTurn) : [];
+    if (!job || !hasText(turns)) {
+      await markExtracted(deps.control, queued, queued.turnCount, deps.now());
+      await queueTagging(deps, log, queued);
       await message.ack();
       return;
     }
+    // A turn that stated no project (Claude Code's title request opens its session) is the
+    // project's all the same once a later turn of the conversation named it.
+    const visible = jobVisibility({ scope: job.scope ?? state?.scope, user: job.user });
     const upstream = await jobUpstream(deps, agent, job);
     if ('skip' in upstream) {
       log.info({ ...fields, reason: upstream.skip }, 'extraction skipped');
@@ -242,7 +251,7 @@ function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMess
  * Queues the agent's tagging job if reflections wait for tags. A failure is logged, not
  * thrown: the extraction is done, and the agent's next one queues the job again.
  */
-async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: ExtractionJob): Promise<void> {
+async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: JobHeader): Promise<void> {
   if (!deps.tagging) return;
   try {
     await requestTagging(deps.tagging, { agentId: job.agentId, orgId: job.orgId, protocol: job.protocol, model: job.model });
@@ -254,14 +263,14 @@ async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: Extra
 /** Subscribes `handler` to the extraction subject with the configured delivery limits. */
 export function consumeExtractionJobs(
   bus: EventBus,
-  handler: (message: BusMessage<ExtractionJob>) => Promise<void>,
+  handler: (message: BusMessage<QueuedExtractionJob>) => Promise<void>,
   config: { ackWaitMs: number; maxDeliver: number; concurrency: number },
 ): Subscription {
-  return bus.consume<ExtractionJob>(EXTRACTION_SUBJECT, handler, extractionConsumerOptions(config));
+  return bus.consume<QueuedExtractionJob>(EXTRACTION_SUBJECT, handler, extractionConsumerOptions(config));
 }
 
-function isJob(value: unknown): value is ExtractionJob {
-  const job = value as Partial<ExtractionJob> | null;
+function isJob(value: unknown): value is QueuedExtractionJob {
+  const job = value as Partial<UnredactedJob> | null;
   return (
     typeof job === 'object' &&
     job !== null &&
@@ -274,6 +283,8 @@ function isJob(value: unknown): value is ExtractionJob {
     Number.isInteger(job.turnCount) &&
     typeof job.settledAt === 'number' &&
     Array.isArray(job.turns) &&
+    job.turns.every((turn) => typeof turn?.role === 'string' && typeof turn.text === 'string') &&
+    (job.unredacted === undefined || (job.unredacted === true && Number.isInteger(job.maxBytes) && job.maxBytes! > 0)) &&
     (job.instructions === undefined || (Array.isArray(job.instructions) && job.instructions.every((line) => typeof line === 'string')))
   );
 }

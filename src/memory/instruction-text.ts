@@ -3,8 +3,8 @@
  * its system prompt, system and developer entries and the instruction files the client
  * puts in context (`ProtocolAdapter.instructions`), so extraction neither asks for nor
  * stores what they already say (`restatement.ts`). Cleaned like the turns (Engram's blocks
- * stripped, secrets redacted), deduplicated, and bounded: the bus never carries a secret
- * or a whole 40 KB system prompt.
+ * stripped, secrets redacted), deduplicated, and bounded: extraction is never sent a
+ * secret or a whole 40 KB system prompt.
  */
 import { redactSecrets } from '../domain/redact.js';
 import type { CleanedTurns } from './cleaned-turns.js';

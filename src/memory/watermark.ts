@@ -23,7 +23,7 @@
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import type { EventBus, PublishOptions } from '../ports/index.js';
 import type { Control } from '../control/control.js';
-import { EXTRACTION_SUBJECT, type ExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, type ExtractionJob, type JobHeader, type QueuedExtractionJob } from './extraction-job.js';
 
 /** Where a new job of the conversation starts. */
 export interface PendingTurns {
@@ -77,7 +77,7 @@ export function markAllExtracted(state: ConversationState, turnCount: number): C
  * `supersede: false` for a job published again later (a retried recording): a newer job
  * of the conversation may wait by then, and it must not be the one replaced.
  */
-export async function publishJob(bus: EventBus, job: ExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
+export async function publishJob(bus: EventBus, job: QueuedExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
   const options: PublishOptions = {
     notBefore: job.settledAt + settleMs,
     msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
@@ -109,7 +109,7 @@ export type JobTurns =
   | { from: number };
 
 /** The part of `job` still to extract, as the conversation's latest state says. */
-export function jobTurns(state: ConversationState | undefined, job: ExtractionJob): JobTurns {
+export function jobTurns(state: ConversationState | undefined, job: JobHeader): JobTurns {
   if ((state?.lastFinalAt ?? 0) > job.settledAt) return { skip: 'superseded by a newer job' };
   const watermark = state?.extractedTurns ?? 0;
   if (watermark >= job.turnCount) return { skip: 'already extracted' };
@@ -121,7 +121,7 @@ export function jobTurns(state: ConversationState | undefined, job: ExtractionJo
  * revision-checked update: fields another request changes meanwhile (insertions,
  * activity) are kept, and the watermark never moves back.
  */
-export async function markExtracted(control: Control, job: ExtractionJob, upTo: number, now: number): Promise<void> {
+export async function markExtracted(control: Control, job: JobHeader, upTo: number, now: number): Promise<void> {
   await control.updateConversation(job.agentId, job.conversationId, (current) => {
     const state = current ?? newConversationState(job.agentId, job.conversationId, job.protocol, now);
     return state.extractedTurns >= upTo ? undefined : { ...state, extractedTurns: upTo };

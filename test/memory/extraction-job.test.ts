@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildExtractionJob, chunkEnds, extractionConsumerOptions, renderTranscript, type BuildExtractionJobInput, type ExtractionJob } from '../../src/memory/extraction.js';
-import { REPEATED_OUTPUT } from '../../src/memory/extraction-job.js';
+import { REPEATED_OUTPUT, redactJob, selectNewTurns } from '../../src/memory/extraction-job.js';
 import type { Turn } from '../../src/domain/transcript.js';
 
 const base = (turns: Turn[], overrides: Partial<BuildExtractionJobInput> = {}): BuildExtractionJobInput => ({
@@ -225,6 +225,41 @@ test('the budget is what the request carries: text full of frame tags, escaped, 
     assert.ok(Buffer.byteLength(chunk) <= 4_096, `chunk ${start}..${end}: ${Buffer.byteLength(chunk)} bytes`);
     start = end;
   }
+});
+
+test('a turn publishes its new turns unredacted, cut to what cleaning reads: bounded however much the history holds', () => {
+  const key = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+  const turns: Turn[] = [];
+  for (let i = 0; i < 300; i++) {
+    turns.push({ role: 'user', text: `Step ${i}: run it with ${key}.` }, { role: 'tool', text: `out ${i}\n${'y'.repeat(200_000)}\nexit 0` });
+  }
+  turns.push({ role: 'assistant', text: 'Done.\n\n<engram-reflections>\n- [factual] (r1) old\n</engram-reflections>' });
+  const input = base(turns, { instructions: ['Always run the tests. '.repeat(20_000)] });
+  const selected = selectNewTurns(input);
+  assert.ok(selected);
+  assert.is(selected.unredacted, true);
+  // 60 MB of history; what waits on the bus (sealed) is a few hundred KB.
+  const bytes = Buffer.byteLength(JSON.stringify(selected));
+  assert.ok(bytes < 512 * 1024, `${bytes} bytes`);
+  assert.ok(selected.turns.some((turn) => turn.text.includes(key)), 'not redacted yet: the worker redacts');
+  assert.not.ok(selected.turns.some((turn) => turn.text.includes('<engram-')), "Engram's blocks are stripped at once");
+  assert.ok(selected.turns.some((turn) => turn.cut !== undefined), 'a long output: its two ends only');
+  assert.ok(selected.turns.some((turn) => turn.unread !== undefined && turn.text === ''), 'an output past the read limit: its length only');
+  assert.ok(selected.instructions!.join('').length <= 48 * 1024, 'instruction texts bounded');
+  // The worker's half makes the job a single process would.
+  const job = redactJob(selected);
+  assert.equal(job, buildExtractionJob(input));
+  assert.ok(job);
+  assert.not.ok(JSON.stringify(job).includes(key));
+  assert.is(job.turnCount, 601);
+  assert.ok(job.firstTurn >= selected.firstTurn);
+  assert.ok(sentBytes(job) <= 48 * 1024);
+});
+
+test('a turn with nothing new to learn publishes nothing', () => {
+  assert.is(selectNewTurns(base(conversation, { watermark: 4 })), undefined);
+  assert.is(selectNewTurns(base([...conversation, { role: 'user', text: '<engram-reminder>check memory</engram-reminder>' }], { watermark: 4 })), undefined);
+  assert.is(selectNewTurns(base([...conversation, { role: 'assistant', text: '  \n ' }], { watermark: 4 })), undefined);
 });
 
 test('consumer options: configured limits, exponential backoff from 5 s capped at 5 min', () => {

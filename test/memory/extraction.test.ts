@@ -15,6 +15,7 @@ import type { MemorySettings } from '../../src/domain/types.js';
 import type { QueuedMessage } from '../../src/ports/index.js';
 import {
   buildExtractionJob,
+  selectNewTurns,
   consumeExtractionJobs,
   createExtractionHandler,
   EXTRACTION_INSTRUCTIONS,
@@ -529,6 +530,32 @@ test('a proposal that says too little is dropped, counted, and named in the job\
     assert.equal(dropped, ['no_content 2']);
     const done = logs.find((line) => line.message === 'extraction done');
     assert.equal([done?.fields.proposed, done?.fields.noContent, done?.fields.stored, done?.fields.rejected], [3, 2, 1, 0]);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a turn's job, published unredacted, is redacted by the worker before the call, from the watermark on", async () => {
+  const h = await harness();
+  try {
+    const state = await h.world.control.getConversation(h.world.agent.id, 'cnv_1');
+    assert.ok(state);
+    const selected = selectNewTurns({ ...h.job(), turns: TURNS, watermark: 0, maxBytes: 48 * 1024 });
+    assert.ok(selected);
+    assert.match(JSON.stringify(selected), SECRET, 'as the client sent it');
+    // The watermark moved since the turn published it: the worker reads it again.
+    await h.world.control.updateConversation(h.world.agent.id, 'cnv_1', () => ({ ...state, extractedTurns: 3 }));
+    await h.run([selected]);
+    const transcript: string = h.upstream.extractionRequests()[0].json.messages[1].content;
+    assert.ok(transcript.startsWith('<transcript>\n<turn n="3" role="user">\nAVOID:'), transcript);
+    assert.not.match(transcript, /ghp_|engram-reflections/);
+    assert.is((await h.world.control.getConversation(h.world.agent.id, 'cnv_1'))?.extractedTurns, 5);
+    assert.equal(await h.world.bus.deadLetters(), []);
+
+    const malformed = { ...selected, settledAt: SETTLED_AT + 1, turns: [{ role: 'user', text: 7 }] };
+    await h.run([malformed as never]);
+    const [dead] = await h.world.bus.deadLetters(EXTRACTION_SUBJECT);
+    assert.is(dead?.reason, 'malformed extraction job');
   } finally {
     await h.close();
   }
