@@ -8,7 +8,8 @@
  * The counts kept per agent and day, in the order they are stored: proxied requests,
  * reflections injected, extraction jobs done, and what Engram's own calls to the agent's
  * upstream spent (calls answered, input and output tokens as the answers report them),
- * for extraction and for tagging.
+ * for extraction and for tagging, and of the input, what the provider read from its
+ * prompt cache (billed at a fraction of the price; counted in the input too).
  */
 export const ACTIVITY_COUNTS = [
   'requests',
@@ -20,6 +21,8 @@ export const ACTIVITY_COUNTS = [
   'taggingCalls',
   'taggingInputTokens',
   'taggingOutputTokens',
+  'extractionCachedInputTokens',
+  'taggingCachedInputTokens',
 ] as const;
 
 export type ActivityCountName = (typeof ACTIVITY_COUNTS)[number];
@@ -77,7 +80,7 @@ export function emptyCounts(): ActivityIncrement {
   return Object.fromEntries(ACTIVITY_COUNTS.map((name) => [name, 0])) as ActivityIncrement;
 }
 
-/** The input and output tokens of extraction and tagging together: what a daily budget caps. */
+/** The input and output tokens of extraction and tagging together (cached input included: it is input): what a daily budget caps. */
 export function tokensSpent(counts: Partial<ActivityIncrement>): number {
   return (counts.extractionInputTokens ?? 0) + (counts.extractionOutputTokens ?? 0) + (counts.taggingInputTokens ?? 0) + (counts.taggingOutputTokens ?? 0);
 }

@@ -105,14 +105,11 @@ export interface BuildExtractionJobInput {
 /** A turn's frame in the request (`extraction-frame.ts`), counted against `maxBytes`. */
 const TURN_OVERHEAD = TURN_FRAME_BYTES;
 /**
- * How much redaction is assumed to shrink a turn at most, when deciding, before redacting
- * it, that an older turn cannot fit. Only a turn that is mostly secrets (a dumped private
- * key) shrinks more; it is then left out although it would have fit.
- */
-const REDACTION_MARGIN = 2;
-/**
- * What a tool output is assumed to keep at least once trimmed, for the same decision: a
- * long output can shrink to a line or two and a marker (`trimToolOutput`).
+ * What a tool output is assumed to keep at least once trimmed, when deciding, before
+ * cleaning it, that an older turn cannot fit: a long output can shrink to a line or two
+ * and a marker (`trimToolOutput`). A user or assistant turn is assumed to keep its length
+ * (up to its cap): only one that is mostly secrets shrinks much once redacted, and then
+ * an older turn is left out although it would have fit.
  */
 const TOOL_LEAST = 64;
 /**
@@ -206,10 +203,10 @@ export function buildExtractionJob(input: BuildExtractionJobInput): ExtractionJo
 /**
  * The first step of `buildExtractionJob`, cheap enough for the request path: the turns
  * after the watermark that may still fit once redacted, newest first, each cut to what
- * cleaning reads of it. Which may fit is told by a turn's least size once cleaned (its
- * length before redaction, halved, `REDACTION_MARGIN`): the same rule `redactJob` applies
- * before it cleans a turn, so it keeps every turn `redactJob` would. `undefined`: nothing
- * new has any text.
+ * cleaning reads of it. Which may fit is told by a turn's size once cleaned as its length
+ * says (`expectedSize`): the rule `redactJob` applies before it cleans a turn. The job
+ * waiting on the bus is then a few times the size of the job it becomes at most (tool
+ * outputs are read whole and trimmed by the worker). `undefined`: nothing new has any text.
  */
 export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | undefined {
   const offset = input.offset ?? 0;
@@ -225,7 +222,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     const turn = input.turns[i];
     const tool = turn.role === 'tool';
     const cap = turnCap(turn.role, input.maxBytes);
-    const window = tool ? cap * TOOL_WINDOW : cap * 4;
+    const window = tool ? cap * TOOL_WINDOW : cap;
     const reads = tool ? Math.min(turn.text.length, window + 2 * SECRET_MARGIN) : 0;
     if (tool && kept.length > 0 && reads > readLeft) {
       const size = unreadSize(turn.text.length);
@@ -237,7 +234,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     }
     readLeft -= reads;
     const stripped = stripEngramBlocks(turn.text);
-    const size = leastSize(stripped.length, cap, tool);
+    const size = expectedSize(stripped.length, cap, tool);
     if (kept.length > 0 && least + size > budget) break;
     kept.push({ role: turn.role, ...cutForCleaning(stripped, window) });
     text ||= /\S/.test(stripped);
@@ -296,8 +293,8 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
       continue;
     }
     const cap = turnCap(turn.role, job.maxBytes);
-    const window = tool ? cap * TOOL_WINDOW : cap * 4;
-    if (kept.length > 0 && total + leastSize(turn.cut?.chars ?? turn.text.length, cap, tool) > budget) break;
+    const window = tool ? cap * TOOL_WINDOW : cap;
+    if (kept.length > 0 && total + expectedSize(turn.cut?.chars ?? turn.text.length, cap, tool) > budget) break;
     const shape = `${cap}/${window}/${tool ? 't' : ''}${turn.cut ? `/${turn.cut.chars}/${turn.cut.head}` : ''}`;
     const { text, bytes } = cleaned
       ? cleaned.get(turn.text, shape, () => cleanTurnText(turn, { cap, window, tool }))
@@ -330,10 +327,10 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
   };
 }
 
-/** The least a turn of `chars` characters (stripped) takes once cleaned, as `REDACTION_MARGIN` and `TOOL_LEAST` assume. */
-function leastSize(chars: number, cap: number, tool: boolean): number {
+/** What a turn of `chars` characters (stripped) is expected to take once cleaned, as `TOOL_LEAST` says. */
+function expectedSize(chars: number, cap: number, tool: boolean): number {
   // UTF-8 takes at least a byte per UTF-16 unit, and a long turn is cut to about `cap`.
-  return Math.min(chars, tool ? TOOL_LEAST : cap) / REDACTION_MARGIN + TURN_OVERHEAD;
+  return Math.min(chars, tool ? TOOL_LEAST : cap) + TURN_OVERHEAD;
 }
 
 /** What an unread output of `chars` characters takes in the request. */

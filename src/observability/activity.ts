@@ -136,11 +136,12 @@ export function spendMeter(metrics: Metrics, activity: ActivityRecorder): SpendM
       metrics.upstreamSpend(agentId, job, usage);
       const input = usage?.inputTokens ?? 0;
       const output = usage?.outputTokens ?? 0;
+      const cached = usage?.cachedInputTokens ?? 0;
       activity.record(
         agentId,
         job === 'extraction'
-          ? { extractionCalls: 1, extractionInputTokens: input, extractionOutputTokens: output }
-          : { taggingCalls: 1, taggingInputTokens: input, taggingOutputTokens: output },
+          ? { extractionCalls: 1, extractionInputTokens: input, extractionOutputTokens: output, extractionCachedInputTokens: cached }
+          : { taggingCalls: 1, taggingInputTokens: input, taggingOutputTokens: output, taggingCachedInputTokens: cached },
       );
     },
     tokensToday: (agentId) => activity.tokensToday(agentId),

@@ -209,7 +209,12 @@ test('the budget is set, lifted and refused like the other memory settings', asy
 
 test("Anthropic's prompt cache: the fixed part of every extraction call is marked for it, and the cached tokens are counted apart", async (context) => {
   const { engram, upstream } = context;
-  const agent = await engram.createAgent(upstream.url);
+  // Watched on the dashboard by the person whose org holds the agent.
+  const web = new WebSession(engram.url);
+  assert.is((await web.signIn('cache@example.com', 'a long enough passphrase')).status, 303);
+  await web.get('/orgs/new');
+  assert.is((await web.post('/orgs/new', { name: 'cache-org' })).status, 303);
+  const agent = await engram.createAgent(upstream.url, { org: 'cache-org' });
   const anthropic = new Anthropic({ baseURL: agent.baseUrl, apiKey: agent.token, maxRetries: 0 });
   const before = upstream.extractionRequests().length;
   for (const [i, fact] of ['The billing queue is drained by worker-7.', 'Invoices are rendered by the pdf-svc service.'].entries()) {
@@ -232,6 +237,15 @@ test("Anthropic's prompt cache: the fixed part of every extraction call is marke
   const cached = await eventually(async () => (await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'cached_input' })) || undefined, 5000, 'cached tokens in /metrics');
   assert.is(cached, prefix, 'the second call read the prefix from the cache; the first wrote it');
   assert.is(await metric(engram, 'engram_extraction_tokens_total', { ...labels, kind: 'input' }), total(first) + total(second), 'input counts every input token, cached or not');
+
+  // The agent's day keeps them, and its overview says how much of the input the cache served.
+  const [day] = await eventually(async () => {
+    const days = await engram.running.deps.control.activity.read(agent.agentId, '2000-01-01');
+    return days[0]?.extractionCalls === 2 ? days : undefined;
+  }, 10_000, 'the day\'s spend to be written');
+  assert.equal([day.extractionInputTokens, day.extractionCachedInputTokens], [total(first) + total(second), prefix]);
+  const page = (await web.get(`/orgs/${agent.orgId}/agents/${agent.agentId}`)).text;
+  assert.match(page, `(${total(first) + total(second)} input, ${prefix} of it read from the provider's prompt cache,`);
 });
 
 test.run();

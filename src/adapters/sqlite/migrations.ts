@@ -417,6 +417,12 @@ export const MIGRATIONS: readonly Migration[] = [
   `
     ALTER TABLE request_log ADD COLUMN answer_limit TEXT;
   `,
+  // 21: of the input tokens Engram's own calls spent, those the provider read from its
+  // prompt cache (issue 33). Days counted before: 0.
+  `
+    ALTER TABLE agent_activity ADD COLUMN extraction_cached_input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agent_activity ADD COLUMN tagging_cached_input_tokens INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Migration 18: an injected list as written before (`{reflectionId, score, why}`), its number named `relevance`. */

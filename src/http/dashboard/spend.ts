@@ -13,7 +13,8 @@ import { dayOf } from '../../observability/activity.js';
 
 export interface SpendToday {
   calls: { extraction: number; tagging: number };
-  tokens: { input: number; output: number; total: number };
+  /** `cached`: of `input`, what the provider read from its prompt cache. */
+  tokens: { input: number; output: number; total: number; cached: number };
   /** The agent's daily token budget; null: unlimited. */
   budget: number | null;
   /** The budget is spent: jobs wait for the next 00:00 UTC. */
@@ -31,6 +32,7 @@ export function spendToday(agent: Agent, activity: readonly DailyActivity[], job
   const today = activity.find((row) => row.day === dayOf(now));
   const input = (today?.extractionInputTokens ?? 0) + (today?.taggingInputTokens ?? 0);
   const output = (today?.extractionOutputTokens ?? 0) + (today?.taggingOutputTokens ?? 0);
+  const cached = (today?.extractionCachedInputTokens ?? 0) + (today?.taggingCachedInputTokens ?? 0);
   const budget = dailyBudget(agent);
   const deferred = jobs.queued.some((job) => ((job.payload as Partial<ExtractionJob> | null)?.deferred?.until ?? 0) > now);
   const reached = budget !== null && (tokensSpent(today ?? {}) >= budget || deferred);
@@ -39,7 +41,7 @@ export function spendToday(agent: Agent, activity: readonly DailyActivity[], job
   );
   return {
     calls: { extraction: today?.extractionCalls ?? 0, tagging: today?.taggingCalls ?? 0 },
-    tokens: { input, output, total: input + output },
+    tokens: { input, output, total: input + output, cached },
     budget,
     reached,
     waiting: reached ? conversations.size : 0,
