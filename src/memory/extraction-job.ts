@@ -148,7 +148,7 @@ export type JobHeader = Omit<ExtractionJob, 'turns' | 'instructions'>;
  */
 export interface UnredactedJob extends JobHeader {
   unredacted: true;
-  /** `firstTurn` .. `turnCount - 1`: at least every turn the job keeps once redacted and bounded. */
+  /** `firstTurn` .. `turnCount - 1`: the turns that may fit once redacted (`redactJob` keeps the newest that do). */
   turns: UnredactedTurn[];
   /** The instruction texts (`ProtocolAdapter.instructions`), their first `INSTRUCTION_READ` shares only. */
   instructions?: string[];
@@ -214,7 +214,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
   const start = Math.max(0, input.watermark - offset);
   if (start >= input.turns.length) return undefined;
   const kept: UnredactedTurn[] = [];
-  let least = 0;
+  let expected = 0;
   let readLeft = budget * TOOL_READ_LIMIT;
   let firstTurn = input.turns.length;
   let text = false;
@@ -226,19 +226,19 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     const reads = tool ? Math.min(turn.text.length, window + 2 * SECRET_MARGIN) : 0;
     if (tool && kept.length > 0 && reads > readLeft) {
       const size = unreadSize(turn.text.length);
-      if (least + size > budget) break;
+      if (expected + size > budget) break;
       kept.push({ role: 'tool', text: '', unread: turn.text.length });
-      least += size;
+      expected += size;
       firstTurn = i;
       continue;
     }
     readLeft -= reads;
     const stripped = stripEngramBlocks(turn.text);
     const size = expectedSize(stripped.length, cap, tool);
-    if (kept.length > 0 && least + size > budget) break;
+    if (kept.length > 0 && expected + size > budget) break;
     kept.push({ role: turn.role, ...cutForCleaning(stripped, window) });
     text ||= /\S/.test(stripped);
-    least += size;
+    expected += size;
     firstTurn = i;
   }
   if (!text) return undefined;
