@@ -171,6 +171,7 @@ sqlite('migration 18: the request log keeps what older entries said (skipped bec
       ALTER TABLE request_log ADD COLUMN skipped TEXT;
       ALTER TABLE bus_messages DROP COLUMN last_error; ALTER TABLE bus_dead_letters DROP COLUMN last_error;
       ALTER TABLE request_log DROP COLUMN answer_limit;
+      ALTER TABLE agent_activity DROP COLUMN extraction_cached_input_tokens; ALTER TABLE agent_activity DROP COLUMN tagging_cached_input_tokens;
     `);
     temp.db.pragma('user_version = 17');
     const insert = temp.db.prepare(
