@@ -37,6 +37,8 @@ const NAMED_CANDIDATES = 24;
 const NAMED_MIN_STRENGTH = 0.5;
 /** Reflections whose terms are kept between requests. */
 const TERMS_HELD = 20_000;
+/** Searches whose candidates are kept for the same query asked again at the same store version. */
+const SEARCHES_HELD = 2_000;
 /**
  * Share of the named bonus a name earns alone, with no other word of the request in the
  * reflection (its content, topic or tags): "Summarise Kafka's The Metamorphosis" names
@@ -174,6 +176,36 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
   };
 
   /**
+   * The candidates of a search: those a search of the same query (text, keywords, probes,
+   * limits, visibility) found at the store's current version, when one did, else found now.
+   * A store without versions, or a search the embedder failed (keywords only), is never
+   * reused. The candidates are the same either way: only the store's writes change them.
+   */
+  const reused = new Map<string, ScoredReflection[]>();
+  const candidatesOf = async (agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> => {
+    const version = await deps.reflections.version?.(agentId);
+    const key = version === undefined ? undefined : searchKey(agentId, version, query);
+    const held = key === undefined ? undefined : reused.get(key);
+    if (key !== undefined && held) {
+      // Moved to the newest end of the map's order.
+      reused.delete(key);
+      reused.set(key, held);
+      return held;
+    }
+    let degraded = false;
+    const onDegraded = (error: unknown) => {
+      degraded = true;
+      deps.onDegraded?.(error);
+    };
+    const found = await searchMemory({ ...deps, onDegraded }, agentId, query);
+    if (key !== undefined && !degraded) {
+      if (reused.size >= SEARCHES_HELD) reused.delete(reused.keys().next().value!);
+      reused.set(key, found);
+    }
+    return found;
+  };
+
+  /**
    * Every candidate for `query` but those in `exclude`, judged, best first; and whether an
    * excluded one (held by the conversation already) would have been relevant. `undefined`:
    * nothing to search for.
@@ -185,7 +217,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     if (topK <= 0 || tokenBudget <= 0) return { judged: [], heldRelevant: () => false };
     const named = namedQuery(asking.text);
     const probes = probeTerms(named, likeness);
-    const results = await searchMemory(deps, agent.id, {
+    const results = await candidatesOf(agent.id, {
       ...asking,
       limit: injectionSearchLimit(topK) + exclude.size,
       visible,
@@ -343,6 +375,13 @@ export function injectionQuery(message: string): Omit<MemoryQuery, 'limit'> | un
   // A query that fits whole is all `tail`: its opening words still come first (a turn's query opens with what the user asked).
   const keywords = new Set([...terms(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
   return { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
+}
+
+/** Everything a search's candidates depend on besides the embedder (one per process). */
+function searchKey(agentId: string, version: number, query: MemoryQuery): string {
+  const visible = query.visible === undefined ? '*' : JSON.stringify([query.visible.scope ?? null, query.visible.user ?? null]);
+  const also = query.also ? `${query.also.limit}\u0001${query.also.keywords}` : '';
+  return [agentId, version, visible, query.limit, query.kind ?? '', query.alpha, query.rerank ?? '', also, query.keywords, query.text].join('\u0000');
 }
 
 /** Candidates fetched for `topK` injected reflections: room for the relevance rule to drop some. */

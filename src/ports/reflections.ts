@@ -140,6 +140,13 @@ export interface ReflectionStore {
    * may lose about the last second of uses.
    */
   markUsed(agentId: string, ids: string[], at: number): Promise<void>;
+  /**
+   * A number that changes with every write to the agent's reflections (an upsert, an
+   * update, a delete; not a use), whichever process sharing the store made it: a search
+   * repeated at the same version finds what it found before (retrieval reuses it). Absent
+   * on an engine that cannot tell: every search runs.
+   */
+  version?(agentId: string): Promise<number>;
   close(): Promise<void>;
 }
 

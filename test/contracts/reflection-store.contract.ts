@@ -440,6 +440,33 @@ export function reflectionStoreContract(name: string, open: () => Promise<Reflec
     ]);
   });
 
+  test('version, where the engine keeps one: moves with every write to the agent, never with a read or a use, nor with another agent\'s write', async (context) => {
+    const s = store(context);
+    // An optional member (Weaviate has no such counter): retrieval then reuses no search.
+    if (!s.version) return;
+    const version = s.version.bind(s);
+    const seen = [await version(A)];
+    const moved = async (what: string) => {
+      const now = await version(A);
+      assert.ok(!seen.includes(now), `${what} moves the version (${seen.join(', ')} then ${now})`);
+      seen.push(now);
+    };
+    await s.upsert([reflection(A, 'r1', 'one', 0), reflection(A, 'r2', 'two', 1)]);
+    await moved('an upsert');
+    await s.update(A, 'r1', { content: 'one, changed' });
+    await moved('an update');
+    await s.get(A, 'r1');
+    await s.list(A);
+    await s.nearest(A, { vector: axis(0), limit: 2 });
+    await s.markUsed(A, ['r1'], 5_000);
+    await s.upsert([reflection(B, 'b1', 'other agent', 2)]);
+    assert.is(await version(A), seen.at(-1), 'reads, a use, and another agent\'s write leave it');
+    assert.ok(await s.delete(A, 'r2'));
+    await moved('a delete');
+    await s.deleteAgent(A);
+    await moved('deleting the agent');
+  });
+
   test('deleteAgent removes every reflection of the agent and only those', async (context) => {
     const s = store(context);
     await s.upsert([reflection(A, 'a1', 'alpha', 0), reflection(A, 'a2', 'alpha two', 1)]);

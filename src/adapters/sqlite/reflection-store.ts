@@ -334,6 +334,11 @@ export class SqliteReflectionStore implements ReflectionStore {
    * once the agent's snapshot is rebuilt. A crash loses at most the last `usageFlushMs`
    * of uses: counters that rank reflections, not data.
    */
+  /** `reflection_tenants.version`: bumped inside every writing transaction, by any connection. */
+  async version(agentId: string): Promise<number> {
+    return this.#versions.version(agentId);
+  }
+
   async markUsed(agentId: string, ids: string[], at: number): Promise<void> {
     if (ids.length === 0) return;
     const distinct = new Set(ids);
