@@ -37,8 +37,10 @@ const NAMED_CANDIDATES = 24;
 const NAMED_MIN_STRENGTH = 0.5;
 /** Reflections whose terms are kept between requests. */
 const TERMS_HELD = 20_000;
-/** Searches whose candidates are kept for the same query asked again at the same store version. */
-const SEARCHES_HELD = 2_000;
+/** Searches whose candidates are kept per agent, for the same query asked again at the store's current version. */
+const SEARCHES_PER_AGENT = 64;
+/** Agents whose searches are kept. */
+const AGENTS_HELD = 1_000;
 /**
  * Share of the named bonus a name earns alone, with no other word of the request in the
  * reflection (its content, topic or tags): "Summarise Kafka's The Metamorphosis" names
@@ -181,28 +183,33 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
    * A store without versions, or a search the embedder failed (keywords only), is never
    * reused. The candidates are the same either way: only the store's writes change them.
    */
-  const reused = new Map<string, ScoredReflection[]>();
+  const reused = new Map<string, { version: number; searches: Map<string, ScoredReflection[]> }>();
   const candidatesOf = async (agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> => {
     const version = await deps.reflections.version?.(agentId);
-    const key = version === undefined ? undefined : searchKey(agentId, version, query);
-    const held = key === undefined ? undefined : reused.get(key);
-    if (key !== undefined && held) {
-      // Moved to the newest end of the map's order.
-      reused.delete(key);
-      reused.set(key, held);
-      return held;
+    if (version === undefined) return searchMemory(deps, agentId, query);
+    let held = reused.get(agentId);
+    // Only the current version's searches are kept: an older one's would hold on to reflections the store no longer has.
+    if (held?.version !== version) {
+      held = { version, searches: new Map() };
+      reused.delete(agentId);
+      reused.set(agentId, held);
+      if (reused.size > AGENTS_HELD) reused.delete(reused.keys().next().value!);
     }
+    const key = searchKey(query);
+    const found = held.searches.get(key);
+    if (found) return found;
     let degraded = false;
     const onDegraded = (error: unknown) => {
       degraded = true;
       deps.onDegraded?.(error);
     };
-    const found = await searchMemory({ ...deps, onDegraded }, agentId, query);
-    if (key !== undefined && !degraded) {
-      if (reused.size >= SEARCHES_HELD) reused.delete(reused.keys().next().value!);
-      reused.set(key, found);
+    const searched = await searchMemory({ ...deps, onDegraded }, agentId, query);
+    // Not when a newer version replaced the agent's searches meanwhile.
+    if (!degraded && reused.get(agentId) === held) {
+      if (held.searches.size >= SEARCHES_PER_AGENT) held.searches.delete(held.searches.keys().next().value!);
+      held.searches.set(key, searched);
     }
-    return found;
+    return searched;
   };
 
   /**
@@ -377,11 +384,11 @@ export function injectionQuery(message: string): Omit<MemoryQuery, 'limit'> | un
   return { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
 }
 
-/** Everything a search's candidates depend on besides the embedder (one per process). */
-function searchKey(agentId: string, version: number, query: MemoryQuery): string {
+/** Everything a search's candidates depend on besides the agent, the store's version and the embedder (one per process). */
+function searchKey(query: MemoryQuery): string {
   const visible = query.visible === undefined ? '*' : JSON.stringify([query.visible.scope ?? null, query.visible.user ?? null]);
   const also = query.also ? `${query.also.limit}\u0001${query.also.keywords}` : '';
-  return [agentId, version, visible, query.limit, query.kind ?? '', query.alpha, query.rerank ?? '', also, query.keywords, query.text].join('\u0000');
+  return [visible, query.limit, query.kind ?? '', query.alpha, query.rerank ?? '', also, query.keywords, query.text].join('\u0000');
 }
 
 /** Candidates fetched for `topK` injected reflections: room for the relevance rule to drop some. */
