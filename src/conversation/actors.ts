@@ -6,6 +6,7 @@
 import { fromPromise } from 'xstate';
 import {
   conversationMachine,
+  type ConversationOutput,
   type Forwarding,
   type Injecting,
   type Publishing,
@@ -18,7 +19,8 @@ import { sessionDigestOf } from '../domain/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
-import { selectNewTurns, type UnredactedJob } from '../memory/extraction.js';
+import { redactJob, selectNewTurns, type UnredactedJob } from '../memory/extraction.js';
+import type { CleanedTurns } from '../memory/cleaned-turns.js';
 import { markQueued, pendingTurns, publishJob } from '../memory/watermark.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
@@ -61,6 +63,11 @@ const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 export interface ConversationActorDeps extends Deps {
   retrieval: Retrieval;
+  /**
+   * Turns this process cleaned for extraction, by digest: cleaned after each answer, so a
+   * conversation's next job carries its re-sent history cleaned (`selectNewTurns`).
+   */
+  cleanedTurns: CleanedTurns;
   /** Where a turn's writes go: now, and again later for those the store refused (`RecordingRetry`). */
   recordings: { begin(turn: TurnOf): TurnRecorder };
 }
@@ -299,6 +306,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         watermark: pending.from,
         maxBytes: config.extraction.maxBytes,
         settledAt,
+        cleaned: deps.cleanedTurns,
         instructions: adapter.instructions(body),
         ...resolved.visible,
       });
@@ -366,6 +374,22 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     /** Where `runExchange` records each turn once it ended (DESIGN section 12). */
     requestLog: control.requests,
     now,
+    /**
+     * Once the client has its whole answer: the turns the turn published unredacted are
+     * cleaned in the background, so the conversation's next job carries them cleaned (the
+     * worker would clean them anyway; this spares re-sealing them raw every turn).
+     */
+    afterAnswer(output: ConversationOutput<EngramTurn>): void {
+      const job = output.published?.settlement.job;
+      if (!job) return;
+      setImmediate(() => {
+        try {
+          redactJob(job, deps.cleanedTurns);
+        } catch {
+          // The worker cleans the job itself.
+        }
+      });
+    },
   };
 }
 

@@ -162,6 +162,7 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
   if (output.status !== 'failed') {
     request.sink.end();
     report();
+    flow.afterAnswer(output);
     return;
   }
 

@@ -20,6 +20,7 @@ import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
 import { newRequestId } from '../domain/request-log.js';
 import { createRetrieval } from '../memory/retrieval.js';
+import { createCleanedTurns } from '../memory/cleaned-turns.js';
 import { memorySearchDeps } from './memory-search-deps.js';
 import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
@@ -60,7 +61,7 @@ export interface ProxyOptions {
 
 export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits, recordings }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const flow = provideConversationMachine({ ...deps, retrieval, recordings });
+  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns: createCleanedTurns(), recordings });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });

@@ -14,8 +14,10 @@ export interface CleanedText {
 }
 
 export interface CleanedTurns {
-  /** What `clean` makes of `text` under `shape` (the cut and window it was cleaned for). */
-  get(text: string, shape: string, clean: () => CleanedText): CleanedText;
+  /** What `clean` makes of the text of digest `digest` (`textDigest`) under `shape` (the cut and window it was cleaned for). */
+  get(digest: string, shape: string, clean: () => CleanedText): CleanedText;
+  /** What the text was made under `shape` when it was cleaned already; undefined otherwise. */
+  peek(digest: string, shape: string): CleanedText | undefined;
   /** Entries held, and the characters they count for (their texts and `ENTRY_OVERHEAD` each). */
   readonly size: { entries: number; chars: number };
 }
@@ -31,8 +33,8 @@ export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
   const entries = new Map<string, CleanedText>();
   let chars = 0;
   return {
-    get(text, shape, clean) {
-      const key = `${shape}:${hash('sha256', text, 'base64url')}`;
+    get(digest, shape, clean) {
+      const key = `${shape}:${digest}`;
       const known = entries.get(key);
       if (known) {
         // Moved to the newest end of the map's order.
@@ -52,8 +54,16 @@ export function createCleanedTurns(maxChars = 8 * 1024 * 1024): CleanedTurns {
       }
       return cleaned;
     },
+    peek(digest, shape) {
+      return entries.get(`${shape}:${digest}`);
+    },
     get size() {
       return { entries: entries.size, chars };
     },
   };
+}
+
+/** The digest a text is remembered by: the text itself is never kept. */
+export function textDigest(text: string): string {
+  return hash('sha256', text, 'base64url');
 }

@@ -10,7 +10,7 @@ import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.j
 import { redactSecrets } from '../domain/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
-import type { CleanedText, CleanedTurns } from './cleaned-turns.js';
+import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { INSTRUCTIONS_SHARE, instructionUnits } from './instruction-text.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
@@ -160,10 +160,17 @@ export interface UnredactedJob extends JobHeader {
 /** A turn of an `UnredactedJob`. */
 export interface UnredactedTurn {
   role: Turn['role'];
-  /** Its text without Engram's blocks; cut (`cut`): only the two ends cleaning reads. */
+  /**
+   * Its text without Engram's blocks; cut (`cut`): only the two ends cleaning reads. Or,
+   * when this process cleaned the same text before (`cleaned`), the cleaned text itself.
+   */
   text: string;
+  /** `textDigest` of its whole text without Engram's blocks: what its cleaning is remembered by, and repeats are told by. */
+  digest?: string;
   /** A text longer than cleaning reads: its length, and where its head ends in `text`. */
   cut?: { chars: number; head: number };
+  /** `text` is cleaned already: its size in the request (`CleanedText.bytes`). */
+  cleaned?: number;
   /** A tool output past the job's read limit (`TOOL_READ_LIMIT`): its length; `text` is empty. */
   unread?: number;
 }
@@ -234,9 +241,12 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     }
     readLeft -= reads;
     const stripped = stripEngramBlocks(turn.text);
-    const size = expectedSize(stripped.length, cap, tool);
+    const digest = textDigest(stripped);
+    // Cleaned already (an earlier turn of the conversation): carried cleaned, at its real size.
+    const known = input.cleaned?.peek(digest, cleaningShape(cap, window, tool));
+    const size = known ? known.bytes + TURN_OVERHEAD : expectedSize(stripped.length, cap, tool);
     if (kept.length > 0 && expected + size > budget) break;
-    kept.push({ role: turn.role, ...cutForCleaning(stripped, window) });
+    kept.push(known ? { role: turn.role, text: known.text, digest, cleaned: known.bytes } : { role: turn.role, digest, ...cutForCleaning(stripped, window) });
     text ||= /\S/.test(stripped);
     expected += size;
     firstTurn = i;
@@ -272,7 +282,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
 export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): ExtractionJob | undefined {
   const budget = job.maxBytes * (job.maxChunks ?? 1);
   const kept: Turn[] = [];
-  /** The stripped text of each kept tool result, newest first like `kept`, to find repeats. */
+  /** The digest of each kept tool result's text, newest first like `kept`, to find repeats. */
   const sources: Array<string | undefined> = [];
   let total = 0;
   let firstTurn = job.turns.length;
@@ -294,15 +304,14 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
     }
     const cap = turnCap(turn.role, job.maxBytes);
     const window = tool ? cap * TOOL_WINDOW : cap;
-    if (kept.length > 0 && total + expectedSize(turn.cut?.chars ?? turn.text.length, cap, tool) > budget) break;
-    const shape = `${cap}/${window}/${tool ? 't' : ''}${turn.cut ? `/${turn.cut.chars}/${turn.cut.head}` : ''}`;
-    const { text, bytes } = cleaned
-      ? cleaned.get(turn.text, shape, () => cleanTurnText(turn, { cap, window, tool }))
-      : cleanTurnText(turn, { cap, window, tool });
+    const least = turn.cleaned === undefined ? expectedSize(turn.cut?.chars ?? turn.text.length, cap, tool) : turn.cleaned + TURN_OVERHEAD;
+    if (kept.length > 0 && total + least > budget) break;
+    const digest = turn.digest ?? textDigest(turn.text);
+    const clean = (): CleanedText => (turn.cleaned === undefined ? cleanTurnText(turn, { cap, window, tool }) : { text: turn.text, bytes: turn.cleaned });
+    const { text, bytes } = cleaned ? cleaned.get(digest, cleaningShape(cap, window, tool), clean) : clean();
     const size = bytes + TURN_OVERHEAD;
     if (total + size > budget && kept.length > 0) break;
-    // A cut output is told from another by its two ends and its length.
-    keep(turn.role, text, size, tool ? (turn.cut ? `${turn.cut.chars}:${turn.text}` : turn.text) : undefined);
+    keep(turn.role, text, size, tool && /\S/.test(text) ? digest : undefined);
     firstTurn = i;
   }
   kept.reverse();
@@ -325,6 +334,11 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
     ...(job.scope === undefined ? {} : { scope: job.scope }),
     ...(job.user === undefined ? {} : { user: job.user }),
   };
+}
+
+/** What a turn's cleaning is remembered under, beside its text's digest: its cap, its window, whether it is a tool output. */
+function cleaningShape(cap: number, window: number, tool: boolean): string {
+  return `${cap}/${window}/${tool ? 't' : ''}`;
 }
 
 /** What a turn of `chars` characters (stripped) is expected to take once cleaned, as `TOOL_LEAST` says. */
@@ -363,15 +377,15 @@ function instructionTexts(texts: readonly string[], maxChars: number): string[] 
 /**
  * Replaces each tool result that repeats an earlier one of the job exactly (a file read
  * again before an edit, a command re-run with the same output) by `REPEATED_OUTPUT`: the
- * extraction model reads the earlier one. Compared before cleaning, so outputs that only
- * trimmed alike are not taken for repeats. The budget was counted with the repeats whole;
+ * extraction model reads the earlier one. Compared before cleaning (by the digests of
+ * their whole texts), so outputs that only trimmed alike are not taken for repeats. The budget was counted with the repeats whole;
  * a job only ends up smaller than it could be.
  */
 function markRepeats(turns: Turn[], sources: ReadonlyArray<string | undefined>): void {
   const seen = new Set<string>();
   for (let i = 0; i < turns.length; i++) {
     const source = sources[i];
-    if (source === undefined || source.trim() === '') continue;
+    if (source === undefined) continue;
     if (seen.has(source) && turns[i].text.length > REPEATED_OUTPUT.length) turns[i] = { role: 'tool', text: REPEATED_OUTPUT };
     seen.add(source);
   }

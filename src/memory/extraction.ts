@@ -32,6 +32,7 @@ export {
   EXTRACTION_SUBJECT,
   buildExtractionJob,
   chunkEnds,
+  redactJob,
   selectNewTurns,
   extractionConsumerOptions,
   type BuildExtractionJobInput,

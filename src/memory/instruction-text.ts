@@ -7,7 +7,7 @@
  * secret or a whole 40 KB system prompt.
  */
 import { redactSecrets } from '../domain/redact.js';
-import type { CleanedTurns } from './cleaned-turns.js';
+import { textDigest, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { wordBag } from './restatement.js';
 
@@ -32,7 +32,7 @@ const MIN_UNIT_WORDS = 2;
  */
 export function instructionUnits(texts: readonly string[], maxBytes: number, cleaned?: CleanedTurns): string[] {
   if (!cleaned) return splitUnits(texts, maxBytes);
-  const joined = cleaned.get(texts.join(TEXT_SEPARATOR), `instruction-units/${maxBytes}`, () => {
+  const joined = cleaned.get(textDigest(texts.join(TEXT_SEPARATOR)), `instruction-units/${maxBytes}`, () => {
     const text = splitUnits(texts, maxBytes).join('\n');
     return { text, bytes: text.length };
   }).text;

@@ -33,7 +33,7 @@ test('the history a client re-sends is cleaned once: a later turn finds the earl
   const held = cleaned.size.entries;
   assert.is(held, 3, 'one entry per turn long enough to be worth it');
   let calls = 0;
-  const spy = { ...cleaned, get: (text: string, shape: string, clean: () => { text: string; bytes: number }) => cleaned.get(text, shape, () => (calls++, clean())) };
+  const spy = { ...cleaned, get: (digest: string, shape: string, clean: () => { text: string; bytes: number }) => cleaned.get(digest, shape, () => (calls++, clean())) };
   job(history, spy);
   assert.is(calls, 1, 'only the new turn is cleaned');
 });

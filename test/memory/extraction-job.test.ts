@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildExtractionJob, chunkEnds, extractionConsumerOptions, renderTranscript, type BuildExtractionJobInput, type ExtractionJob } from '../../src/memory/extraction.js';
 import { REPEATED_OUTPUT, redactJob, selectNewTurns } from '../../src/memory/extraction-job.js';
+import { createCleanedTurns } from '../../src/memory/cleaned-turns.js';
 import type { Turn } from '../../src/domain/transcript.js';
 
 const base = (turns: Turn[], overrides: Partial<BuildExtractionJobInput> = {}): BuildExtractionJobInput => ({
@@ -254,6 +255,29 @@ test('a turn publishes its new turns unredacted, cut to what cleaning reads: bou
   assert.is(job.turnCount, 601);
   assert.ok(job.firstTurn >= selected.firstTurn);
   assert.ok(sentBytes(job) <= 48 * 1024);
+});
+
+test('a history cleaned after the last answer is carried cleaned: the same job, a smaller payload, no secret in what is carried cleaned', () => {
+  const key = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
+  const turns: Turn[] = [];
+  for (let i = 0; i < 12; i++) {
+    turns.push({ role: 'user', text: `Step ${i}: deploy with ${key}.` }, { role: 'tool', text: `${buildLog(400, i * 400)}\nerror: step ${i} failed` });
+  }
+  const cleaned = createCleanedTurns();
+  // The answer to the first ten turns: its job cleaned in the background, as the proxy does after each answer.
+  const earlier = selectNewTurns(base(turns.slice(0, 20), { cleaned }));
+  assert.ok(earlier);
+  redactJob(earlier, cleaned);
+  const input = base(turns, { cleaned });
+  const next = selectNewTurns(input);
+  assert.ok(next);
+  const carried = next.turns.filter((turn) => turn.cleaned !== undefined);
+  assert.ok(carried.length >= 10, `${carried.length} turns carried cleaned`);
+  assert.not.ok(carried.some((turn) => turn.text.includes(key)), 'what is carried cleaned is redacted');
+  assert.ok(next.turns.slice(-4).every((turn) => turn.cleaned === undefined), 'the new turns as sent');
+  const raw = selectNewTurns(base(turns));
+  assert.ok(JSON.stringify(next).length < JSON.stringify(raw).length / 2, `${JSON.stringify(next).length} against ${JSON.stringify(raw).length}`);
+  assert.equal(redactJob(next), buildExtractionJob(base(turns)), 'the job is the one made from the text as sent');
 });
 
 test('a turn with nothing new to learn publishes nothing', () => {
