@@ -18,6 +18,7 @@ import { globalMcpRoutes } from './mcp/global-mount.js';
 import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
+import { createCleanedTurns } from './memory/cleaned-turns.js';
 import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 import { decorateStopping } from './http/drain.js';
@@ -105,12 +106,14 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     return reply.code(404).send(openAiErrorBody(new EngramError('not_found', message)));
   });
   const role = options.role ?? 'all';
+  // Turns cleaned for extraction, shared by the proxy (after each answer) and the worker: each is redacted once.
+  const cleanedTurns = createCleanedTurns();
   if (role !== 'worker') {
     // One count for the proxy and MCP endpoints: a client address has that many bodies in flight in all.
     const bodyReads = createBodyReads(bodiesPerAddress);
     // One count of what each tenant has in flight, across every agent-scoped surface.
     const limits = createRequestLimits(deps.config.limits, deps.now);
-    await app.register(proxyRoutes, { deps, bodyReads, limits, recordings });
+    await app.register(proxyRoutes, { deps, bodyReads, limits, recordings, cleanedTurns });
     await app.register(managementRoutes, { deps });
     await app.register(mcpRoutes, { deps, version: ENGRAM_VERSION, bodyReads, limits });
     await app.register(hookRoutes, { deps, limits });
@@ -121,7 +124,7 @@ export async function buildApp(given: Deps, options: BuildOptions = {}): Promise
     await app.register(globalMcpRoutes, { deps, version: ENGRAM_VERSION, server: oauth, bodyReads, limits });
   }
   if (role !== 'api') {
-    await app.register(pipelinePlugin, { deps, meter: spendMeter(metrics, activity) });
+    await app.register(pipelinePlugin, { deps, meter: spendMeter(metrics, activity), cleanedTurns });
     await app.register(maintenancePlugin, { deps });
   }
   return app;

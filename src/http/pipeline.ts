@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.js';
 import { consumeExtractionJobs, createExtractionHandler } from '../memory/extraction.js';
-import { createCleanedTurns } from '../memory/cleaned-turns.js';
+import type { CleanedTurns } from '../memory/cleaned-turns.js';
 import { createReflectionWriter } from '../memory/reflection-writer.js';
 import { reembedStale } from '../memory/reembed.js';
 import { consumeTaggingJobs, createTaggingHandler, type TaggingSchedule } from '../memory/tagging.js';
@@ -14,8 +14,12 @@ import { PROTOCOLS } from '../protocols/index.js';
 import { memorySearchDeps } from './memory-search-deps.js';
 import type { SpendMeter } from '../memory/budget.js';
 
-/** `meter`: where extraction and tagging calls count their spend, and the agents' daily budgets are read from. */
-export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps; meter?: SpendMeter }> = async (app, { deps, meter }) => {
+/**
+ * `meter`: where extraction and tagging calls count their spend, and the agents' daily
+ * budgets are read from. `cleanedTurns`: the turns the proxy cleaned after its answers
+ * (shared): a job's turns are redacted once in the process.
+ */
+export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps; meter?: SpendMeter; cleanedTurns: CleanedTurns }> = async (app, { deps, meter, cleanedTurns }) => {
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   // A third of the ack wait: a crashed worker's job is redelivered soon, a slow upstream's is not.
   const heartbeatMs = Math.max(250, Math.floor(deps.config.extraction.ackWaitMs / 3));
@@ -28,7 +32,7 @@ export const pipelinePlugin: FastifyPluginAsync<{ deps: Deps; meter?: SpendMeter
     protocols: PROTOCOLS,
     now: deps.now,
     maxBytes: deps.config.extraction.maxBytes,
-    cleaned: createCleanedTurns(),
+    cleaned: cleanedTurns,
     heartbeatMs,
     log: app.log,
     observer: app.metrics,

@@ -20,7 +20,6 @@ import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
 import { newRequestId } from '../domain/request-log.js';
 import { createRetrieval } from '../memory/retrieval.js';
-import { createCleanedTurns } from '../memory/cleaned-turns.js';
 import { memorySearchDeps } from './memory-search-deps.js';
 import { chatCompletions } from '../protocols/chat-completions/adapter.js';
 import { messages } from '../protocols/messages/adapter.js';
@@ -57,11 +56,13 @@ export interface ProxyOptions {
   limits: RequestLimits;
   /** The app's retry queue of answered turns the store refused. */
   recordings: ConversationActorDeps['recordings'];
+  /** The app's turns cleaned for extraction (shared with the worker). */
+  cleanedTurns: ConversationActorDeps['cleanedTurns'];
 }
 
-export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits, recordings }) => {
+export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: FastifyInstance, { deps, bodyReads, limits, recordings, cleanedTurns }) => {
   const retrieval = createRetrieval(memorySearchDeps(deps, app.log));
-  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns: createCleanedTurns(), recordings });
+  const flow = provideConversationMachine({ ...deps, retrieval, cleanedTurns, recordings });
 
   // Responses' WebSocket mode shares the path of the POST (responses-socket.ts).
   await app.register(websocket, { options: { maxPayload: deps.config.websocket.maxFrameBytes } });
