@@ -12,7 +12,7 @@ import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
 import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
-import { INSTRUCTIONS_SHARE, instructionUnits } from './instruction-text.js';
+import { INSTRUCTIONS_SHARE, instructionUnits, knownInstructionUnits } from './instruction-text.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
 import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
@@ -152,6 +152,8 @@ export interface UnredactedJob extends JobHeader {
   turns: UnredactedTurn[];
   /** The instruction texts (`ProtocolAdapter.instructions`), their first `INSTRUCTION_READ` shares only. */
   instructions?: string[];
+  /** Or, when this process split the same texts before, their units (`instructionUnits`), redacted. */
+  instructionUnits?: string[];
   /** The bounds it was selected for: the job is made by them whatever the worker's settings. */
   maxBytes: number;
   maxChunks?: number;
@@ -253,7 +255,9 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
   }
   if (!text) return undefined;
   kept.reverse();
-  const instructions = input.instructions && instructionTexts(input.instructions, Math.floor(input.maxBytes * INSTRUCTIONS_SHARE) * INSTRUCTION_READ);
+  const share = Math.floor(input.maxBytes * INSTRUCTIONS_SHARE);
+  const instructions = input.instructions && instructionTexts(input.instructions, share * INSTRUCTION_READ);
+  const units = instructions && input.cleaned && knownInstructionUnits(instructions, share, input.cleaned);
   return {
     unredacted: true,
     agentId: input.agentId,
@@ -268,7 +272,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     maxBytes: input.maxBytes,
     ...(input.maxChunks === undefined ? {} : { maxChunks: input.maxChunks }),
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
-    ...(instructions && instructions.length > 0 ? { instructions } : {}),
+    ...(units ? { instructionUnits: units } : instructions && instructions.length > 0 ? { instructions } : {}),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...(input.user === undefined ? {} : { user: input.user }),
   };
@@ -317,7 +321,7 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
   kept.reverse();
   markRepeats(kept, sources.reverse());
   if (!kept.some((turn) => /\S/.test(turn.text))) return undefined;
-  const instructions = job.instructions ? instructionUnits(job.instructions, Math.floor(job.maxBytes * INSTRUCTIONS_SHARE), cleaned) : [];
+  const instructions = job.instructionUnits ?? (job.instructions ? instructionUnits(job.instructions, Math.floor(job.maxBytes * INSTRUCTIONS_SHARE), cleaned) : []);
   return {
     agentId: job.agentId,
     orgId: job.orgId,

@@ -286,6 +286,6 @@ function isJob(value: unknown): value is QueuedExtractionJob {
     Array.isArray(job.turns) &&
     job.turns.every((turn) => typeof turn?.role === 'string' && typeof turn.text === 'string') &&
     (job.unredacted === undefined || (job.unredacted === true && Number.isInteger(job.maxBytes) && job.maxBytes! > 0)) &&
-    (job.instructions === undefined || (Array.isArray(job.instructions) && job.instructions.every((line) => typeof line === 'string')))
+    [job.instructions, job.instructionUnits].every((lines) => lines === undefined || (Array.isArray(lines) && lines.every((line) => typeof line === 'string')))
   );
 }

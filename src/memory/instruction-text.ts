@@ -32,11 +32,22 @@ const MIN_UNIT_WORDS = 2;
  */
 export function instructionUnits(texts: readonly string[], maxBytes: number, cleaned?: CleanedTurns): string[] {
   if (!cleaned) return splitUnits(texts, maxBytes);
-  const joined = cleaned.get(textDigest(texts.join(TEXT_SEPARATOR)), `instruction-units/${maxBytes}`, () => {
-    const text = splitUnits(texts, maxBytes).join('\n');
-    return { text, bytes: text.length };
-  }).text;
-  // Each unit is one line (`sentences`), so the lines are the units.
+  return asUnits(
+    cleaned.get(textDigest(texts.join(TEXT_SEPARATOR)), `instruction-units/${maxBytes}`, () => {
+      const text = splitUnits(texts, maxBytes).join('\n');
+      return { text, bytes: text.length };
+    }).text,
+  );
+}
+
+/** What `instructionUnits` gives for `texts` when `cleaned` remembers it; undefined otherwise (nothing is split). */
+export function knownInstructionUnits(texts: readonly string[], maxBytes: number, cleaned: CleanedTurns): string[] | undefined {
+  const known = cleaned.peek(textDigest(texts.join(TEXT_SEPARATOR)), `instruction-units/${maxBytes}`);
+  return known && asUnits(known.text);
+}
+
+/** Each unit is one line (`sentences`), so the lines of a remembered list are its units. */
+function asUnits(joined: string): string[] {
   return joined === '' ? [] : joined.split('\n');
 }
 

@@ -265,19 +265,22 @@ test('a history cleaned after the last answer is carried cleaned: the same job, 
   }
   const cleaned = createCleanedTurns();
   // The answer to the first ten turns: its job cleaned in the background, as the proxy does after each answer.
-  const earlier = selectNewTurns(base(turns.slice(0, 20), { cleaned }));
+  const instructions = ['Always run the linter before you commit. Never deploy on Fridays. '.repeat(40)];
+  const earlier = selectNewTurns(base(turns.slice(0, 20), { cleaned, instructions }));
   assert.ok(earlier);
+  assert.ok(earlier.instructions && !earlier.instructionUnits, 'the instructions as sent, the first time');
   redactJob(earlier, cleaned);
-  const input = base(turns, { cleaned });
+  const input = base(turns, { cleaned, instructions });
   const next = selectNewTurns(input);
   assert.ok(next);
   const carried = next.turns.filter((turn) => turn.cleaned !== undefined);
   assert.ok(carried.length >= 10, `${carried.length} turns carried cleaned`);
   assert.not.ok(carried.some((turn) => turn.text.includes(key)), 'what is carried cleaned is redacted');
   assert.ok(next.turns.slice(-4).every((turn) => turn.cleaned === undefined), 'the new turns as sent');
-  const raw = selectNewTurns(base(turns));
+  assert.ok(next.instructionUnits && !next.instructions, 'then their sentences, split already');
+  const raw = selectNewTurns(base(turns, { instructions }));
   assert.ok(JSON.stringify(next).length < JSON.stringify(raw).length / 2, `${JSON.stringify(next).length} against ${JSON.stringify(raw).length}`);
-  assert.equal(redactJob(next), buildExtractionJob(base(turns)), 'the job is the one made from the text as sent');
+  assert.equal(redactJob(next), buildExtractionJob(base(turns, { instructions })), 'the job is the one made from the text as sent');
 });
 
 test('a turn with nothing new to learn publishes nothing', () => {
