@@ -66,14 +66,18 @@ async function metric(engram: TestEngram, name: string, labels: Record<string, s
 
 const contents = async (engram: TestEngram, agent: TestAgent) => (await engram.reflections(agent)).map((r: { content: string }) => r.content).sort();
 
+/** A person who watches the agent on the dashboard, signed in with an org of their own; the agent itself is made through the API in that org. */
+async function watchedAgent(context: Context, email: string, org: string): Promise<{ web: WebSession; agent: TestAgent }> {
+  const web = new WebSession(context.engram.url);
+  assert.is((await web.signIn(email, 'a long enough passphrase')).status, 303);
+  await web.get('/orgs/new');
+  assert.is((await web.post('/orgs/new', { name: org })).status, 303);
+  return { web, agent: await context.engram.createAgent(context.upstream.url, { org }) };
+}
+
 test('past its daily budget an agent\'s conversations wait for 00:00 UTC, are not dropped, and are learnt from the next day', async (context) => {
   const { engram, upstream } = context;
-  // A person who watches the agent on the dashboard; the agent itself is made through the API in their org.
-  const web = new WebSession(engram.url);
-  assert.is((await web.signIn('budget@example.com', 'a long enough passphrase')).status, 303);
-  await web.get('/orgs/new');
-  assert.is((await web.post('/orgs/new', { name: 'budget-org' })).status, 303);
-  const agent = await engram.createAgent(upstream.url, { org: 'budget-org' });
+  const { web, agent } = await watchedAgent(context, 'budget@example.com', 'budget-org');
   const overview = `/orgs/${agent.orgId}/agents/${agent.agentId}`;
   assert.is((await engram.api('GET', agentPath(agent))).json.memory.daily_token_budget, null, 'no budget unless set');
 
@@ -209,12 +213,7 @@ test('the budget is set, lifted and refused like the other memory settings', asy
 
 test("Anthropic's prompt cache: the fixed part of every extraction call is marked for it, and the cached tokens are counted apart", async (context) => {
   const { engram, upstream } = context;
-  // Watched on the dashboard by the person whose org holds the agent.
-  const web = new WebSession(engram.url);
-  assert.is((await web.signIn('cache@example.com', 'a long enough passphrase')).status, 303);
-  await web.get('/orgs/new');
-  assert.is((await web.post('/orgs/new', { name: 'cache-org' })).status, 303);
-  const agent = await engram.createAgent(upstream.url, { org: 'cache-org' });
+  const { web, agent } = await watchedAgent(context, 'cache@example.com', 'cache-org');
   const anthropic = new Anthropic({ baseURL: agent.baseUrl, apiKey: agent.token, maxRetries: 0 });
   const before = upstream.extractionRequests().length;
   for (const [i, fact] of ['The billing queue is drained by worker-7.', 'Invoices are rendered by the pdf-svc service.'].entries()) {
