@@ -5,6 +5,7 @@ import type { CapacityResult, CapacityVsGateway, LatencyResult, RetrievalResult,
 import type { ExtractionCostResult } from './extraction-cost.js';
 import type { McpRecallResult } from './mcp-recall.js';
 import type { RedactionBenchResult } from './redaction.js';
+import type { ActorCostResult } from './actor-cost.js';
 import type { ProfileSummary } from './profile.js';
 import type { ResponsesResults } from './responses.js';
 import type { TranscriptBenchResult } from './transcripts.js';
@@ -36,6 +37,7 @@ export interface Results {
   extractionCost?: ExtractionCostResult;
   /** `redactSecrets` on 48 KB of agent text, in process, now and at the revision before the ruleset. */
   redaction?: RedactionBenchResult;
+  actor?: ActorCostResult;
   /** The same 4 KB and capacity phases with the bus and control stores on NATS. */
   nats?: { server: string; latency4k: LatencyResult; capacity: CapacityResult };
   /** Conversations growing turn by turn, 1 and 50 virtual users, and a 400 KB one continued (issue 12). */
@@ -150,6 +152,7 @@ export function rows(r: Results): Row[] {
     ...(r.extractionCost ? extractionCostRows(r.extractionCost) : []),
     ...(r.nats ? natsRows(r.nats, a, c) : []),
     ...(r.redaction ? redactionRows(r.redaction) : []),
+    ...(r.actor ? [actorRow(r.actor)] : []),
     ...(r.multiTurn ? multiTurnRows(r.multiTurn) : []),
     ...(r.bareVerdicts ? bareVerdictRows(r.bareVerdicts) : []),
     ...(r.gatewayTargets ?? []).map((t): Row => [`issue 22: ${t.measure}`, '-', '-', t.figure, t.target, t.result]),
@@ -211,6 +214,12 @@ function redactionRows(x: RedactionBenchResult): Row[] {
       : []),
     [`redactSecrets, ${kb}, p95`, '-', ms(x.current.p95), `slowest 1 MB adversarial line ${ms(x.adversarialMaxMs)}`, 'p95 <= 5 ms, 1 MB <= 3 s', verdict(x.current.p95 <= 5 && x.adversarialMaxMs <= 3000)],
   ];
+}
+
+/** XState is the runtime of every turn: what its actor costs alone, beside the same steps with none. */
+function actorRow(x: ActorCostResult): Row {
+  const us = (n: number) => `${round(n, 1)} µs`;
+  return [`conversation actor, CPU per turn (n=${x.turns}, ${x.invokedSteps} steps resolving at once)`, '-', us(x.actorCpuUs), `the same steps awaited, no runtime: ${us(x.plainCpuUs)}`, 'reported', '-'];
 }
 
 /** NATS mode beside the embedded rows above: what the bus and control stores on NATS add. */

@@ -7,7 +7,8 @@
  * then `recall` over Engram's MCP server with 10,000 reflections (bench/mcp-recall.ts),
  * then what learning (extraction and tagging) sends upstream over an agent-like session
  * (bench/extraction-cost.ts),
- * then what secret redaction costs on 48 KB of agent text (bench/redaction.ts).
+ * then what secret redaction costs on 48 KB of agent text (bench/redaction.ts),
+ * then what the conversation actor itself costs a turn (bench/actor-cost.ts).
  *
  * Beside "direct" runs a bare Node proxy (bench/bare-proxy-process.ts, its own child): the
  * single-turn HTTP phases and the multi-turn agent workload (bench/multi-turn.ts) measure it
@@ -42,6 +43,7 @@ import { mcpRecall } from './mcp-recall.js';
 import { transcriptUploads } from './transcripts.js';
 import { extractionCost } from './extraction-cost.js';
 import { redactionBench } from './redaction.js';
+import { actorCost } from './actor-cost.js';
 import { agentShape, multiTurn, virtualUsers } from './multi-turn.js';
 import { bareVerdicts } from './versus-bare.js';
 import { gatewayTargets } from './versus-gateway.js';
@@ -202,6 +204,8 @@ async function main(): Promise<void> {
     const nats = await natsMode(upstream, bare, children);
     log('redaction: redactSecrets on 48 KB of agent text, in this process, now and before the ruleset (bench/redaction.ts)');
     const redaction = await redactionBench({ iterations: scale(500) });
+    log('the conversation actor: the real machine with steps that resolve at once, in this process (bench/actor-cost.ts)');
+    const actor = await actorCost({ turns: scale(20_000) });
 
     const results: Results = {
       startedAt,
@@ -221,6 +225,7 @@ async function main(): Promise<void> {
       extractionCost: cost,
       ...(nats ? { nats } : {}),
       redaction,
+      actor,
       multiTurn: turns,
       durationSeconds: Math.round((performance.now() - started) / 1000),
     };
