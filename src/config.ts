@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { isPersonalInstall } from './domain/address-class.js';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
 import { adminTokenWeakness } from './domain/token-strength.js';
 import { MAX_REFLECTIONS_PER_AGENT } from './domain/limits.js';
@@ -70,8 +71,10 @@ export interface Config {
    * Whether upstreams that dashboard users set (`UpstreamSettings.setBy`) may be at
    * loopback and private addresses too (only when `upstreamAllowPrivate` also allows
    * them). By default they may when sign-up is off (the dashboard's users are the ones
-   * the operator invited) and may not when anyone can sign up: the operator's own
-   * network is not a stranger's to reach through Engram.
+   * the operator invited), or on a personal install (`isPersonalInstall`: Engram listens
+   * on loopback only, behind no proxy, so whoever signs up is on this machine already),
+   * and may not when anyone can sign up from elsewhere: the operator's own network is not
+   * a stranger's to reach through Engram.
    */
   dashboardUpstreamAllowPrivate: boolean;
   /** What one tenant may ask of this process (src/http/request-limits.ts); 0 turns a per-tenant limit off. */
@@ -399,9 +402,12 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError(`ENGRAM_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed ENGRAM_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   }
+  const host = get('host') ?? '127.0.0.1';
+  const trust = trustProxy(get('trust-proxy'), source('trust-proxy'));
+  const publicAddress = publicUrl(url('public-url'));
   return {
     port: int('port', 8420),
-    host: get('host') ?? '127.0.0.1',
+    host,
     dataDir: path.resolve(get('data-dir') ?? defaultDataDir(env)),
     adminToken: adminToken(get('admin-token')),
     settleMs: int('settle-ms', 30_000),
@@ -421,7 +427,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
-    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup),
+    // Open sign-up lets strangers in, unless only this machine can reach the dashboard.
+    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup || isPersonalInstall({ host, trustProxy: trust, publicUrl: publicAddress })),
     limits: {
       agentPerMinute: int('rate-limit-agent', 0),
       tokenPerMinute: int('rate-limit-token', 0),
@@ -431,7 +438,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
       maxReflections: int('max-reflections', MAX_REFLECTIONS_PER_AGENT, 1),
     },
     http: { requestTimeoutMs, headersTimeoutMs, bodiesPerAddress: int('bodies-per-address', 16, 1), lingerMs: int('linger-ms', 30_000) },
-    trustProxy: trustProxy(get('trust-proxy'), source('trust-proxy')),
+    trustProxy: trust,
     secretKey: get('secret-key'),
     embeddings: embeddingsUrl
       ? { url: embeddingsUrl, model: get('embeddings-model') ?? 'text-embedding-3-small', apiKey: get('embeddings-key') }
@@ -447,7 +454,7 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     logLevel: get('log-level') ?? 'info',
     logFormat: logFormat(get('log-format')),
     metricsRequireAdmin: bool('metrics-require-admin', false),
-    publicUrl: publicUrl(url('public-url')),
+    publicUrl: publicAddress,
     signup,
     oauthMaxClients: int('oauth-max-clients', 10_000, 1),
     configFile: file?.path,

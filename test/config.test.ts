@@ -55,11 +55,19 @@ test('transcript uploads: 64 MiB and 8 extraction calls by default, both settabl
   }
 });
 
-test('dashboard upstreams at private addresses: off while anyone can sign up, on when sign-up is closed, settable either way', () => {
-  assert.is(loadConfig({}, {}).dashboardUpstreamAllowPrivate, false, 'sign-up is open by default');
-  assert.is(loadConfig({}, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, true, 'invited users only');
-  assert.is(loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }).dashboardUpstreamAllowPrivate, true);
-  assert.is(loadConfig({ 'dashboard-upstream-allow-private': 'false' }, { ENGRAM_SIGNUP: 'false' }).dashboardUpstreamAllowPrivate, false);
+test('dashboard upstreams at private addresses: on for a personal install or closed sign-up, off while anyone elsewhere can sign up, settable either way', () => {
+  const allowed = (settings: Record<string, string>) => loadConfig({}, settings).dashboardUpstreamAllowPrivate;
+  assert.is(allowed({}), true, 'the defaults are a personal install: on loopback only, no proxy in front, sign-up open');
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.is(allowed({ ENGRAM_HOST: host }), true, host);
+  for (const host of ['0.0.0.0', '::', '10.1.2.3', '192.168.1.9', 'engram.example.com']) {
+    assert.is(allowed({ ENGRAM_HOST: host }), false, `${host}: reachable from elsewhere, and anyone there may sign up`);
+  }
+  assert.is(allowed({ ENGRAM_TRUST_PROXY: 'loopback' }), false, 'a reverse proxy in front brings in other machines');
+  assert.is(allowed({ ENGRAM_PUBLIC_URL: 'https://engram.example.com' }), false, 'a public address of its own');
+  assert.is(allowed({ ENGRAM_PUBLIC_URL: 'http://localhost:8420' }), true, 'a public URL on this machine is still personal');
+  assert.is(allowed({ ENGRAM_HOST: '0.0.0.0', ENGRAM_SIGNUP: 'false' }), true, 'invited users only');
+  assert.is(allowed({ ENGRAM_HOST: '0.0.0.0', ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }), true);
+  assert.is(loadConfig({ 'dashboard-upstream-allow-private': 'false' }, {}).dashboardUpstreamAllowPrivate, false, 'the setting wins over a personal install');
   assert.throws(() => loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'maybe' }), (error: unknown) => error instanceof ConfigError);
 });
 

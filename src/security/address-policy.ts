@@ -12,16 +12,20 @@
  * (`upstreamPolicies`): with sign-up open anyone may be such a user, and the operator's
  * loopback and private networks are not theirs to reach, probe or read.
  */
-import { BlockList, isIP } from 'node:net';
+import { classifyAddress, isLocalhostName, type AddressClass } from '../domain/address-class.js';
 import type { UpstreamOwner } from '../domain/types.js';
-
-export type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'public';
 
 export interface AddressPolicy {
   /** Loopback and private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). */
   allowPrivate: boolean;
   /** The setting a refusal of a loopback or private address names; `ENGRAM_UPSTREAM_ALLOW_PRIVATE` when absent. */
   setting?: string;
+  /**
+   * The one who set the URL is a dashboard user, not the operator: a refusal of a
+   * loopback or private address says what they can do (a public address, or ask the
+   * operator), not only which setting is off.
+   */
+  setByUser?: boolean;
   /**
    * A refusal of a name does not say which address it resolved to: the person who set
    * the URL is not the operator, and what the operator's DNS answers for an internal name
@@ -45,76 +49,16 @@ export function upstreamPolicies(settings: { upstreamAllowPrivate: boolean; dash
     user: {
       allowPrivate: upstreamAllowPrivate && dashboardUpstreamAllowPrivate,
       setting: upstreamAllowPrivate ? DASHBOARD_SETTING : OPERATOR_SETTING,
+      setByUser: true,
       discreet: true,
     },
   };
 }
 
-function blockList(ranges: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']>, addresses: ReadonlyArray<[string, 'ipv4' | 'ipv6']> = []): BlockList {
-  const list = new BlockList();
-  for (const [network, prefix, family] of ranges) list.addSubnet(network, prefix, family);
-  for (const [address, family] of addresses) list.addAddress(address, family);
-  return list;
-}
-
-/** Instance metadata endpoints: AWS (IPv4, IPv6, ECS), GCP, Azure, Alibaba, Oracle, OpenStack. */
-const METADATA = blockList([], [
-  ['169.254.169.254', 'ipv4'],
-  ['169.254.170.2', 'ipv4'],
-  ['169.254.169.123', 'ipv4'],
-  ['100.100.100.200', 'ipv4'],
-  ['168.63.129.16', 'ipv4'],
-  ['192.0.0.192', 'ipv4'],
-  ['fd00:ec2::254', 'ipv6'],
-  ['fd00:ec2::23', 'ipv6'],
-]);
-
-const CLASSES: ReadonlyArray<[Exclude<AddressClass, 'metadata' | 'public'>, BlockList]> = [
-  ['unspecified', blockList([['0.0.0.0', 8, 'ipv4']], [['::', 'ipv6']])],
-  ['loopback', blockList([['127.0.0.0', 8, 'ipv4']], [['::1', 'ipv6']])],
-  ['link-local', blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
-  [
-    'private',
-    blockList([
-      ['10.0.0.0', 8, 'ipv4'],
-      ['172.16.0.0', 12, 'ipv4'],
-      ['192.168.0.0', 16, 'ipv4'],
-      ['100.64.0.0', 10, 'ipv4'],
-      ['fc00::', 7, 'ipv6'],
-    ]),
-  ],
-  ['multicast', blockList([['224.0.0.0', 4, 'ipv4'], ['240.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
-];
-
 /** Host names that only ever mean a metadata service. */
 const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
 
-/** An IPv4 address inside IPv6 (`::ffff:169.254.169.254`, `::ffff:a9fe:a9fe`) as its IPv4 form. */
-function unmapped(address: string): string {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:0*:)*:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:0*:)*:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const high = parseInt(hex[1], 16);
-    const low = parseInt(hex[2], 16);
-    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-  }
-  return address;
-}
-
-/** The class of an IP address (v4 or v6); `undefined` when `address` is not one. */
-export function classifyAddress(address: string): AddressClass | undefined {
-  const plain = unmapped(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
-  const family = isIP(plain);
-  if (family === 0) return undefined;
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (METADATA.check(plain, type)) return 'metadata';
-  for (const [name, list] of CLASSES) if (list.check(plain, type)) return name;
-  return 'public';
-}
-
-/** What an address of `kind` is, when the policy refuses it: `a loopback address and … is off`. */
+/** What an address of `kind` is, when the policy refuses it: `a loopback address and … is off`, or for a dashboard user what to do instead. */
 function refusedAs(kind: AddressClass | undefined, policy: AddressPolicy): string | undefined {
   switch (kind) {
     case undefined:
@@ -122,7 +66,11 @@ function refusedAs(kind: AddressClass | undefined, policy: AddressPolicy): strin
       return undefined;
     case 'loopback':
     case 'private':
-      return policy.allowPrivate ? undefined : `a ${kind} address and ${policy.setting ?? OPERATOR_SETTING} is off`;
+      if (policy.allowPrivate) return undefined;
+      return policy.setByUser
+        ? `a ${kind} address, and this Engram does not let the agents of people who sign up reach its own machine or network. ` +
+            `Use the public address of the model server, or ask whoever runs Engram to allow local models (${policy.setting ?? OPERATOR_SETTING}=true)`
+        : `a ${kind} address and ${policy.setting ?? OPERATOR_SETTING} is off`;
     case 'metadata':
       return 'a cloud metadata address';
     default:
@@ -144,7 +92,7 @@ export function refusal(address: string, policy: AddressPolicy): string | undefi
 export function hostRefusal(url: URL, policy: AddressPolicy): string | undefined {
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   if (METADATA_NAMES.has(host)) return `${host} is a cloud metadata service`;
-  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost'))) return `${host} is ${refusedAs('loopback', policy)}`;
+  if (!policy.allowPrivate && isLocalhostName(host)) return `${host} is ${refusedAs('loopback', policy)}`;
   return refusal(host, policy);
 }
 

@@ -1,7 +1,7 @@
 /**
  * Dashboard users and the operator's network, on a real Engram over HTTP, through the
- * forms: with sign-up open a user can neither save nor test an upstream at a loopback,
- * private or link-local address; the operator's own agents still reach loopback; when the
+ * forms: with sign-up open on a listener others can reach, a user can neither save nor
+ * test an upstream at a loopback, private or link-local address, and is told what to do; the operator's own agents still reach loopback; when the
  * operator allows it, the connection test says the status and a short reason and never
  * the upstream's text; and a user's agent saved while allowed is refused on every request
  * once the operator turns it off, until the operator re-points it with the admin token.
@@ -68,16 +68,19 @@ async function newUser(engram: TestEngram, email: string): Promise<{ web: WebSes
 
 const agentFields = (baseUrl: string, intent: 'create' | 'check') => ({ intent, name: 'mine', base_url: baseUrl, api_key: 'sk-x-1234567890', headers: '' });
 
-test('sign-up open: a dashboard user cannot save or test an upstream at loopback, private or link-local addresses', async (context) => {
-  const engram = await startEngram();
+/** Listening on every address, not only this machine's: with sign-up open, anyone who reaches it may sign up. */
+const EXPOSED = { host: '0.0.0.0' };
+
+test('sign-up open on an exposed listener: a dashboard user cannot save or test an upstream at loopback, private or link-local addresses', async (context) => {
+  const engram = await startEngram(EXPOSED);
   context.engrams.push(engram);
   const { web, orgId, newAgent } = await newUser(engram, 'mallory@example.com');
   const port = new URL(context.internalUrl).port;
   const refused: Array<[string, RegExp]> = [
-    [context.internalUrl, /127\.0\.0\.1 is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/],
-    [`http://localhost:${port}`, /localhost is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/],
-    [`http://[::1]:${port}`, /::1 is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/],
-    ['http://10.1.2.3:8080', /10\.1\.2\.3 is a private address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/],
+    [context.internalUrl, /127\.0\.0\.1 is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/],
+    [`http://localhost:${port}`, /localhost is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/],
+    [`http://[::1]:${port}`, /::1 is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/],
+    ['http://10.1.2.3:8080', /10\.1\.2\.3 is a private address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/],
     ['http://192.168.1.20', /192\.168\.1\.20 is a private address/],
     ['http://169.254.10.1', /169\.254\.10\.1 is a link-local address/],
   ];
@@ -100,7 +103,7 @@ test('sign-up open: a dashboard user cannot save or test an upstream at loopback
   assert.is(context.internalHits, 0, 'nothing reached the internal service');
 });
 
-test("sign-up open: the operator's own agent at loopback still works", async ({ engrams, upstream }) => {
+test("sign-up open on an exposed listener: the operator's own agent at loopback still works", async ({ engrams, upstream }) => {
   const engram = engrams[0]!;
   const agent = await engram.createAgent(upstream.url);
   assert.is((await engram.running.deps.control.directory.getAgent(agent.orgId, agent.agentId))?.upstream.setBy, 'operator');
@@ -159,15 +162,15 @@ test("a user's agent saved while allowed is refused on every request once the op
   const allowed = await ask(allowing);
   assert.is(allowed.status, 200, await allowed.clone().text());
 
-  // The same data, the operator's default for open sign-up: the user's agent may no longer reach loopback.
+  // The same data, the default for open sign-up on an exposed listener: the user's agent may no longer reach loopback.
   await allowing.close();
   context.engrams.splice(1, 1);
-  const strict = await startEngram({}, context.dataDir);
+  const strict = await startEngram(EXPOSED, context.dataDir);
   context.engrams.push(strict);
   const before = context.upstream.conversationRequests().length;
   const refused = await ask(strict);
   assert.is(refused.status, 502, await refused.clone().text());
-  assert.match(await refused.text(), /127\.0\.0\.1 is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+  assert.match(await refused.text(), /127\.0\.0\.1 is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/);
   assert.is(context.upstream.conversationRequests().length, before, 'nothing was relayed');
 
   // The operator re-points it with the admin token: the URL is now the operator's, and reached.

@@ -3,7 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as dns from 'node:dns';
 import * as net from 'node:net';
-import { classifyAddress, guardedLookup, hostRefusal, isAddressRefusal, refusal, upstreamPolicies } from '../../src/security/address-policy.js';
+import { classifyAddress } from '../../src/domain/address-class.js';
+import { guardedLookup, hostRefusal, isAddressRefusal, refusal, upstreamPolicies } from '../../src/security/address-policy.js';
 
 const OPEN = { allowPrivate: true };
 const CLOSED = { allowPrivate: false };
@@ -98,17 +99,17 @@ test('connecting: the resolved address is checked, not the name (a name pointing
   }
 });
 
-test("a dashboard user's policy: private only when both settings allow it, the refusal names the setting to change", () => {
+test("a dashboard user's policy: private only when both settings allow it, the refusal says what to do and names the setting to change", () => {
   const both = upstreamPolicies({ upstreamAllowPrivate: true, dashboardUpstreamAllowPrivate: true });
   assert.is(hostRefusal(new URL('http://127.0.0.1:11434'), both.user), undefined);
   const signupOpen = upstreamPolicies({ upstreamAllowPrivate: true, dashboardUpstreamAllowPrivate: false });
   assert.is(hostRefusal(new URL('http://127.0.0.1:11434'), signupOpen.operator), undefined, "the operator's own agents are untouched");
   for (const url of ['http://127.0.0.1:11434', 'http://localhost:8080', 'http://10.1.2.3', 'http://192.168.0.9', 'http://[::1]:80']) {
-    assert.match(hostRefusal(new URL(url), signupOpen.user) ?? '', /is a (loopback|private) address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/, url);
+    assert.match(hostRefusal(new URL(url), signupOpen.user) ?? '', /is a (loopback|private) address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/, url);
   }
   assert.match(hostRefusal(new URL('http://169.254.10.1'), both.user) ?? '', /link-local/, 'link-local whatever the settings say');
   const operatorClosed = upstreamPolicies({ upstreamAllowPrivate: false, dashboardUpstreamAllowPrivate: true });
-  assert.match(hostRefusal(new URL('http://10.0.0.1'), operatorClosed.user) ?? '', /ENGRAM_UPSTREAM_ALLOW_PRIVATE is off/, 'the operator setting is the one to change');
+  assert.match(hostRefusal(new URL('http://10.0.0.1'), operatorClosed.user) ?? '', /\(ENGRAM_UPSTREAM_ALLOW_PRIVATE=true\)/, 'the operator setting is the one to change');
 });
 
 test("a user's name that resolves somewhere refused is refused without saying the address it resolved to", async () => {
@@ -117,7 +118,7 @@ test("a user's name that resolves somewhere refused is refused without saying th
   const { user } = upstreamPolicies({ upstreamAllowPrivate: true, dashboardUpstreamAllowPrivate: false });
   const error = await new Promise<Error | null>((done) => guardedLookup(resolve as never, user)('intranet.example', { all: true }, (e) => done(e)));
   assert.ok(isAddressRefusal(error));
-  assert.match(error?.message ?? '', /intranet\.example is refused: it resolves to a private address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+  assert.match(error?.message ?? '', /intranet\.example is refused: it resolves to a private address, and this Engram does not let the agents of people who sign up reach its own machine or network/);
   assert.not.match(error?.message ?? '', '10.20.30.40');
   assert.ok(isAddressRefusal(new Error('wrapped', { cause: error })), 'found through a cause');
   assert.not.ok(isAddressRefusal(new Error('connect ECONNREFUSED')));

@@ -94,7 +94,7 @@ export function upstreamBaseUrl(raw: string, param: string): string {
  */
 export function refuseForbiddenUpstream(baseUrl: string, policy: AddressPolicy): void {
   const why = hostRefusal(new URL(baseUrl), policy);
-  if (why) throw invalid('upstream.base_url', `\`upstream.base_url\` is refused: ${why}`);
+  if (why) throw invalid('upstream.base_url', `The upstream base URL is refused: ${why}`);
 }
 
 function headerMap(value: unknown, param: string): Record<string, string> {

@@ -84,7 +84,7 @@ test("a dashboard user's upstream: a name resolving to loopback is refused at co
     const client = new UndiciUpstream({
       timeoutMs: 5_000,
       addressPolicy: { allowPrivate: true },
-      userAddressPolicy: { allowPrivate: false, setting: 'ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE', discreet: true },
+      userAddressPolicy: { allowPrivate: false, setting: 'ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE', setByUser: true, discreet: true },
       resolve,
     });
     try {
@@ -93,10 +93,10 @@ test("a dashboard user's upstream: a name resolving to loopback is refused at co
       const send = (setBy: 'operator' | 'user') => client.send({ url, method: 'GET', headers: {}, setBy });
       const refused = await send('user').then(() => undefined, (error: EngramError) => error);
       assert.is(refused?.code, 'upstream_unreachable');
-      assert.match(refused?.message ?? '', /loopback\.test is refused: it resolves to a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+      assert.match(refused?.message ?? '', /loopback\.test is refused: it resolves to a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network\. Use the public address of the model server, or ask whoever runs Engram to allow local models \(ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE=true\)/);
       assert.not.match(refused?.message ?? '', '127.0.0.1', 'the address it resolved to is not told');
       const byAddress = await client.send({ url: `http://127.0.0.1:${port}/`, method: 'GET', headers: {}, setBy: 'user' }).then(() => undefined, (error: EngramError) => error);
-      assert.match(byAddress?.message ?? '', /127\.0\.0\.1 is a loopback address and ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE is off/);
+      assert.match(byAddress?.message ?? '', /127\.0\.0\.1 is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network/);
       assert.is(hits(), 1, "only the operator's request reached the server");
       const again = await send('operator');
       for await (const _chunk of again.body);
