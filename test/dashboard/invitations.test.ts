@@ -259,6 +259,38 @@ test('engram org member add, list and remove, end to end', async ({ engram }) =>
   assert.match(missing.stderr, 'not a member');
 });
 
+test('engram agent create --owner: a person who signed up sees the agent on the dashboard, a new email gets an invitation, a bad one creates no agent', async ({ engram }) => {
+  const remote = ['--url', engram.url, '--admin-token', ADMIN_TOKEN];
+  const create = (name: string, owner: string, ...more: string[]) =>
+    runCli(['agent', 'create', '--org', 'owned-org', '--name', name, '--upstream', 'https://api.openai.com', '--no-check', '--upstream-key', 'sk-owned', '--owner', owner, ...more, ...remote]);
+
+  const web = new WebSession(engram.url);
+  assert.is((await web.signIn('owner@example.com', PASSWORD)).status, 303, 'signed up first, with no organisation');
+  const made = await create('laptop', 'owner@example.com');
+  assert.is(made.code, 0, made.stderr);
+  assert.match(made.stdout, 'Created agent "laptop" in organisation "owned-org"');
+  assert.match(made.stdout, 'Added owner@example.com');
+  const home = await web.get('/');
+  assert.is(home.status, 200);
+  assert.match(home.text, 'owned-org');
+  assert.match(home.text, 'laptop', 'the agent is on their dashboard, with no member command');
+
+  const invited = await create('desktop', 'newcomer@example.com', '--json');
+  assert.is(invited.code, 0, invited.stderr);
+  const json = JSON.parse(invited.stdout);
+  assert.is(json.owner.email, 'newcomer@example.com');
+  assert.is(json.owner.invited, true);
+  const { sent } = await accept(engram, json.owner.invite_url);
+  assert.is(sent.status, 303, 'the invitation link works');
+
+  const org = await engram.api('GET', '/v0/orgs/owned-org');
+  const before = (await engram.api('GET', `/v0/orgs/${org.json.id}/agents`)).json.data.length;
+  const bad = await create('phone', 'not an email');
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, 'valid email');
+  assert.is((await engram.api('GET', `/v0/orgs/${org.json.id}/agents`)).json.data.length, before, 'no agent was created');
+});
+
 test.run();
 
 const closed = suite('invitations with sign-up closed');

@@ -18,6 +18,7 @@ import { CliError, UsageError } from '../errors.js';
 import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
 import { printJson, printTable, shortTime } from '../output.js';
 import { serverUrlOf, shortBaseUrl } from '../../domain/base-urls.js';
+import { addMember, sayAdded } from './members.js';
 
 export interface AgentJson {
   id: string;
@@ -162,10 +163,12 @@ function printConnection(io: Io, agent: AgentJson, orgName: string): void {
 export const agentCommands: Command[] = [
   {
     path: ['agent', 'create'],
-    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--daily-token-budget N|none] [--no-check] [--json]`,
-    summary: 'Create an agent (and its organisation when none has that name) once its upstream answers (--no-check: without asking); prints its token once',
+    synopsis: `--org NAME_OR_ID --name NAME --upstream URL [${UPSTREAM_KEY_SYNOPSIS}] [--header 'K: V']... [--responses-state service|upstream] [--no-inject] [--no-extract] [--top-k N] [--token-budget N] [--min-score S] [--extraction-model M] [--daily-token-budget N|none] [--owner EMAIL] [--no-check] [--json]`,
+    summary:
+      'Create an agent (and its organisation when none has that name) once its upstream answers (--no-check: without asking); prints its token once. ' +
+      '--owner: the person with that email gets the organisation on the dashboard (invited when they have no account yet)',
     remote: true,
-    options: { org: { type: 'string' }, name: { type: 'string' }, 'no-check': { type: 'boolean' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
+    options: { org: { type: 'string' }, name: { type: 'string' }, owner: { type: 'string' }, 'no-check': { type: 'boolean' }, ...SETTINGS_OPTIONS, ...JSON_OPTION },
     async run(context) {
       const orgRef = requireOption(context, 'org');
       const name = requireOption(context, 'name');
@@ -180,6 +183,9 @@ export const agentCommands: Command[] = [
       const org =
         (await api.find<{ id: string; name: string }>(`/v0/orgs/${seg(orgRef)}`)) ??
         (await api.post<{ id: string; name: string }>('/v0/orgs', { name: orgRef }));
+      // Before the agent: a mistyped email stops here, with nothing created but the organisation asked for.
+      const ownerEmail = stringOption(context, 'owner');
+      const owner = ownerEmail === undefined ? undefined : await addMember(context, org.id, ownerEmail);
       const agent = await api.post<AgentJson>(`/v0/orgs/${seg(org.id)}/agents`, body);
       if (flag(context, 'json')) {
         printJson(context.io, {
@@ -189,9 +195,14 @@ export const agentCommands: Command[] = [
           base_url: agent.base_url,
           mcp_url: agent.mcp_url,
           short_base_url: shortBaseUrl(serverUrlOf(agent.base_url)),
+          ...(owner ? { owner } : {}),
         });
       } else {
         printConnection(context.io, agent, org.name);
+        if (owner) {
+          context.io.out('');
+          sayAdded(context.io, owner, org.name);
+        }
       }
     },
   },

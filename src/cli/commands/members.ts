@@ -3,10 +3,10 @@
  * of an invite-only Engram lets people in, and gives an org made with the CLI (which has
  * no members) to its users.
  */
-import { flag, JSON_OPTION, positional, seg, type Command } from '../command.js';
+import { flag, JSON_OPTION, positional, seg, type Command, type CommandContext, type Io } from '../command.js';
 import { printJson, printTable, shortTime } from '../output.js';
 
-interface AddedJson {
+export interface AddedJson {
   user_id: string;
   email: string;
   org_id: string;
@@ -24,6 +24,22 @@ interface MemberJson {
 
 const membersPath = (org: string) => `/v0/orgs/${seg(org)}/members`;
 
+/** Gives `email`'s user the organisation (idempotent), or invites an email without an account. */
+export async function addMember(context: CommandContext, org: string, email: string): Promise<AddedJson> {
+  return context.api().post<AddedJson>(membersPath(org), { email });
+}
+
+/** What `addMember` did, in words: added, or the invitation link (shown once). */
+export function sayAdded(io: Io, added: AddedJson, orgName: string): void {
+  if (!added.invited) {
+    io.out(`Added ${added.email} (user ${added.user_id}) to organisation "${orgName}"; they see it when they log in.`);
+    return;
+  }
+  io.out(`Invited ${added.email} (user ${added.user_id}) to organisation "${orgName}". Send them this link to choose a password:`);
+  io.out(`  ${added.invite_url}`);
+  io.out(`It is shown only now and expires in 7 days (${shortTime(added.expires_at)} UTC); running this again makes a new one.`);
+}
+
 export const memberCommands: Command[] = [
   {
     path: ['org', 'member', 'add'],
@@ -35,14 +51,9 @@ export const memberCommands: Command[] = [
     async run(context) {
       const org = positional(context, 0, 'ORG');
       const email = positional(context, 1, 'EMAIL');
-      const added = await context.api().post<AddedJson>(membersPath(org), { email });
+      const added = await addMember(context, org, email);
       if (flag(context, 'json')) printJson(context.io, added);
-      else if (!added.invited) context.io.out(`Added ${added.email} (user ${added.user_id}) to organisation "${org}"; they see it when they log in.`);
-      else {
-        context.io.out(`Invited ${added.email} (user ${added.user_id}) to organisation "${org}". Send them this link to choose a password:`);
-        context.io.out(`  ${added.invite_url}`);
-        context.io.out(`It is shown only now and expires in 7 days (${shortTime(added.expires_at)} UTC); running this again makes a new one.`);
-      }
+      else sayAdded(context.io, added, org);
     },
   },
   {
