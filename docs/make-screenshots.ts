@@ -1,5 +1,5 @@
 /**
- * `npm run screenshots`: the dashboard's main pages, as the README shows them, taken in
+ * `npm run screenshots`: the dashboard's main pages, as docs/dashboard.md shows them, taken in
  * Debian's Chromium at a laptop's width (1280 px) and a phone's (390 px) from a fresh
  * Engram with the scripted upstream of the tests: two reflections are learnt for real
  * from conversations, and a few long ones (as a real agent's grow) are added through the

@@ -68,7 +68,7 @@ test('a backup taken while the server writes restores into a fresh data dir that
     assert.is(readFileSync(keyFile, 'utf8'), readFileSync(path.join(dataDir, 'secret-key'), 'utf8'));
     assert.match(backup.stdout, `Restore into an empty data dir DIR, with no server on it: cp ${target} DIR/engram.db && install -m 600 ${keyFile} DIR/secret-key`);
 
-    // Restore as the README says: the file as engram.db, the key as secret-key.
+    // Restore as docs/operations.md says: the file as engram.db, the key as secret-key.
     const fresh = path.join(dir, 'restored');
     mkdirSync(fresh, { mode: 0o700 });
     copyFileSync(target, path.join(fresh, 'engram.db'));

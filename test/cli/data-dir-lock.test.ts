@@ -29,7 +29,7 @@ test('a second server on the same data dir is refused, naming the dir and the pi
     assert.match(lines[0], `is using the data dir ${dataDir}:`);
     assert.not.match(second.stderr, '    at ');
 
-    // `engram export` reads the stores beside a running server, as the README promises.
+    // `engram export` reads the stores beside a running server, as docs/operations.md promises.
     const exported = await runCli(['export', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN]);
     assert.is(exported.code, 0, exported.stderr);
 

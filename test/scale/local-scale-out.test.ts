@@ -1,5 +1,5 @@
 /**
- * The README's scale-out without Docker, run as written: a plain `nats-server -js`, two
+ * The scale-out without Docker of docs/scale-out.md, run as written: a plain `nats-server -js`, two
  * `engram serve` processes on it sharing one data dir (under an isolated HOME), the agent
  * made with the CLI through the first, a conversation through the first with the real
  * openai SDK, and the reflection read with the CLI through the second, found again by the
@@ -63,13 +63,13 @@ test('nats-server -js and two engram serve: taught through one, the reflection r
   const logs: string[] = [];
   const upstream = await startScriptedUpstream();
   try {
-    // README: `nats-server -js -sd ~/engram-nats` (here on a free port instead of 4222).
+    // docs/scale-out.md: `nats-server -js -sd /tmp/engram-nats` (here on a free port instead of 4222).
     const natsPort = await freePort();
     const nats = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(natsPort), '-sd', path.join(home, 'nats')]);
     children.push(nats);
     await waitFor(nats, /Server is ready/, 'nats-server');
 
-    // README: `ENGRAM_NATS_URL=nats://127.0.0.1:4222 npx engram serve --port 8420` and `--port 8421`.
+    // docs/scale-out.md: `ENGRAM_NATS_URL=nats://127.0.0.1:4222`, then `npx engram serve --port 8420` and `--port 8421`.
     const env = cleanEnv({ HOME: home, ENGRAM_NATS_URL: `nats://127.0.0.1:${natsPort}`, ENGRAM_SETTLE_MS: '200' });
     const serve = async (): Promise<string> => {
       const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--log-level', 'warn'], { env });

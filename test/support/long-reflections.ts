@@ -1,6 +1,6 @@
 /**
  * Reflections as extraction writes them: whole sentences with paths, commands and long
- * words. The layout test and the README's screenshots use them.
+ * words. The layout test and the screenshots of docs/dashboard.md use them.
  */
 export const LONG_REFLECTIONS = [
   {
