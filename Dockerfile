@@ -1,5 +1,5 @@
 # Engram's image: the sources run through tsx (a runtime dependency), as `npm start` does.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 
 WORKDIR /app
 # better-sqlite3 builds from source when no prebuilt binary fits.

@@ -164,7 +164,10 @@ test('nats.conf is valid for a real nats-server, with JetStream and client auth'
 
 test('the image installs from the lock file and runs the engram command', () => {
   const dockerfile = read('Dockerfile');
-  assert.match(dockerfile, /^FROM node:20/m);
+  // The Node line CI tests (.ci/run's NODE_LTS), so the image runs what was tested.
+  const tested = /^NODE_LTS=(\d+)\./m.exec(read('.ci/run'))?.[1];
+  assert.ok(tested, '.ci/run names the Node it tests');
+  assert.match(dockerfile, new RegExp(`^FROM node:${tested}-`, 'm'));
   assert.match(dockerfile, /npm ci --omit=dev/);
   for (const dir of ['bin', 'src', 'machines']) assert.match(dockerfile, new RegExp(`^COPY ${dir} `, 'm'), `copies ${dir}`);
   assert.match(dockerfile, /CMD \["node", "bin\/engram.js", "serve"\]/);
