@@ -77,6 +77,13 @@ export interface Config {
    * a stranger's to reach through Engram.
    */
   dashboardUpstreamAllowPrivate: boolean;
+  /**
+   * `dashboardUpstreamAllowPrivate` holds only because this is a personal install (not
+   * set, sign-up open): a dashboard request that did not come from this machine's own
+   * browser (through a proxy or tunnel, or naming another host) is held to the strict
+   * policy all the same (src/http/dashboard/this-machine.ts).
+   */
+  dashboardUpstreamPrivateFromThisMachineOnly: boolean;
   /** What one tenant may ask of this process (src/http/request-limits.ts); 0 turns a per-tenant limit off. */
   limits: {
     /** Requests a minute per agent (proxy, MCP, hooks, WebSocket frames). */
@@ -405,6 +412,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
   const host = get('host') ?? '127.0.0.1';
   const trust = trustProxy(get('trust-proxy'), source('trust-proxy'));
   const publicAddress = publicUrl(url('public-url'));
+  // Open sign-up lets strangers in, unless only this machine can reach the dashboard.
+  const personal = signup && get('dashboard-upstream-allow-private') === undefined && isPersonalInstall({ host, trustProxy: trust, publicUrl: publicAddress });
   return {
     port: int('port', 8420),
     host,
@@ -427,8 +436,8 @@ function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: Confi
     upstreamTimeoutMs: int('upstream-timeout-ms', 600_000, 1),
     upstreamIdleTimeoutMs: int('upstream-idle-timeout-ms', 60_000, 1),
     upstreamAllowPrivate: bool('upstream-allow-private', true),
-    // Open sign-up lets strangers in, unless only this machine can reach the dashboard.
-    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup || isPersonalInstall({ host, trustProxy: trust, publicUrl: publicAddress })),
+    dashboardUpstreamAllowPrivate: bool('dashboard-upstream-allow-private', !signup || personal),
+    dashboardUpstreamPrivateFromThisMachineOnly: personal,
     limits: {
       agentPerMinute: int('rate-limit-agent', 0),
       tokenPerMinute: int('rate-limit-token', 0),

@@ -69,6 +69,11 @@ test('dashboard upstreams at private addresses: on for a personal install or clo
   assert.is(allowed({ ENGRAM_HOST: '0.0.0.0', ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }), true);
   assert.is(loadConfig({ 'dashboard-upstream-allow-private': 'false' }, {}).dashboardUpstreamAllowPrivate, false, 'the setting wins over a personal install');
   assert.throws(() => loadConfig({}, { ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'maybe' }), (error: unknown) => error instanceof ConfigError);
+  const thisMachineOnly = (settings: Record<string, string>) => loadConfig({}, settings).dashboardUpstreamPrivateFromThisMachineOnly;
+  assert.is(thisMachineOnly({}), true, "a personal install's allowance holds for requests from this machine only");
+  assert.is(thisMachineOnly({ ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE: 'true' }), false, 'set by the operator: for every request');
+  assert.is(thisMachineOnly({ ENGRAM_SIGNUP: 'false' }), false, 'invited users: for every request');
+  assert.is(thisMachineOnly({ ENGRAM_HOST: '0.0.0.0' }), false, 'not a personal install');
 });
 
 test('trust-proxy: off by default; addresses and ranges; hops, "true" and nonsense refused', () => {

@@ -4,8 +4,11 @@
  * default, a person signs up, creates an agent whose upstream is a model server on this
  * machine (the scripted upstream on 127.0.0.1), tests the connection, uses the token and
  * sees the request on the activity page. On an Engram that listens on every address with
- * sign-up open, the same upstream is refused, and the form says what to do instead.
+ * sign-up open, the same upstream is refused, and the form says what to do instead; so it
+ * is on the personal install for a request that came through a tunnel or under another
+ * host name.
  */
+import http from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
@@ -13,6 +16,7 @@ import type { Page } from 'playwright-core';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
 import { startEngram, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { WebSession } from '../support/web-session.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -33,6 +37,23 @@ test.after(async ({ engrams, upstream, browser }) => {
   for (const engram of engrams ?? []) await engram.close();
   await upstream?.close();
 });
+
+/** `web.post` with another Host header, through node:http (fetch does not let a caller set Host). */
+function postWithHost(web: WebSession, path: string, fields: Record<string, string>, host: string): Promise<{ status: number; text: string }> {
+  const url = new URL(web.baseUrl);
+  const body = new URLSearchParams({ _csrf: web.csrf, ...fields }).toString();
+  const cookie = [...web.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  return new Promise((resolve, reject) => {
+    const sent = http.request(
+      { host: url.hostname, port: url.port, path, method: 'POST', headers: { host, cookie, 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      },
+    );
+    sent.on('error', reject).end(body);
+  });
+}
 
 /** Where a browser on this machine reaches `engram`: a listener on every address is reached on loopback. */
 const reach = (engram: TestEngram) => engram.url.replace('//0.0.0.0:', '//127.0.0.1:');
@@ -103,6 +124,40 @@ test('Engram on every address, sign-up open: the same upstream is refused with w
   } finally {
     await page.close();
   }
+});
+
+test('personal install reached through a tunnel or under another host name: a loopback upstream is refused, in the test and on saving', async ({ upstream, engrams }) => {
+  const engram = engrams[0]!;
+  const web = new WebSession(engram.url);
+  assert.is((await web.signIn('tunnel@example.com', 'a long enough passphrase')).status, 303);
+  await web.get('/orgs/new');
+  const newAgent = (await web.post('/orgs/new', { name: 'tunnelled' })).location!;
+  const orgId = newAgent.split('/')[2]!;
+  const fields = (intent: string) => ({ intent, name: 'local', base_url: upstream.url, api_key: 'sk-x-1234567890', headers: '' });
+  const elsewhere: Array<Record<string, string>> = [
+    { 'x-forwarded-for': '203.0.113.9' }, // ngrok, cloudflared, a reverse proxy
+    { forwarded: 'for=203.0.113.9;proto=https' },
+    { 'cf-connecting-ip': '203.0.113.9' },
+  ];
+  for (const headers of elsewhere) {
+    const why = JSON.stringify(headers);
+    await web.get(newAgent);
+    const saved = await web.post(newAgent, fields('create'), headers);
+    assert.is(saved.status, 400, why);
+    assert.match(saved.text, /The upstream base URL is refused: 127\.0\.0\.1 is a loopback address, and this Engram does not let the agents of people who sign up reach its own machine or network/, why);
+    await web.get(newAgent);
+    const tested = await web.post(`/orgs/${orgId}/agents/check`, fields('check'), { ...headers, 'hx-request': 'true' });
+    assert.match(tested.text, /127\.0\.0\.1 is a loopback address/, why);
+  }
+  // A tunnel that keeps its public host name, or a DNS-rebinding page under its own name (fetch cannot set Host).
+  await web.get(newAgent);
+  const renamed = await postWithHost(web, newAgent, fields('create'), 'engram-abc123.tunnel.example');
+  assert.is(renamed.status, 400);
+  assert.match(renamed.text, /The upstream base URL is refused: 127\.0\.0\.1 is a loopback address/);
+  assert.equal(await engram.running.deps.control.directory.listAgents(orgId), [], 'no agent was saved');
+  // The same person on this machine's own browser: allowed.
+  await web.get(newAgent);
+  assert.is((await web.post(newAgent, fields('create'))).status, 303, 'saved from this machine');
 });
 
 test.run();

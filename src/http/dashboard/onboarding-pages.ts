@@ -4,7 +4,7 @@
  * org ID, agent ID, the token (shown this once) and the tool's configuration, rendered by
  * the code `engram connect` prints with (`connect/render.ts`), not a copy of it.
  */
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
@@ -13,11 +13,12 @@ import { renderText } from '../../connect/render.js';
 import { sdkBaseUrl } from '../../connect/clients/sdk-env.js';
 import { issueToken } from '../management/issue-token.js';
 import { createAgentFromBody } from '../management/create-agent.js';
+import { refuseForbiddenUpstream, upstreamBaseUrl } from '../management/agent-input.js';
 import { requireSignedIn } from '../web/session.js';
-import { upstreamPolicies } from '../../security/address-policy.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstreamBody, type ConnectionCheck } from '../upstream-check.js';
 import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
+import { dashboardPolicies } from './this-machine.js';
 
 /**
  * Engram's one address for every agent, the token saying which: what the last page shows
@@ -36,8 +37,9 @@ const HOME = locations({ home: '~' });
 export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control } = deps;
   // Whoever signed in is a dashboard user, not the operator: their upstreams live under
-  // the users' address policy (`ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE`), checked here and on every connection.
-  const policies = upstreamPolicies(deps.config);
+  // the users' address policy (`ENGRAM_DASHBOARD_UPSTREAM_ALLOW_PRIVATE`), checked here and on every connection;
+  // on a personal install, a request from elsewhere (a tunnel) is held to the strict one.
+  const policiesFor = dashboardPolicies(deps.config);
   app.addHook('preHandler', requireSignedIn);
 
   app.get('/', async (request, reply) => {
@@ -74,10 +76,14 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
   // The upstream as saving the agent would take it (`checkUpstreamBody`: the same parser);
   // the upstream client refuses the same addresses (`'user'`), by the URL and by where its
   // name resolves.
-  const check = async (form: AgentForm): Promise<ConnectionCheck> => {
+  const check = async (request: FastifyRequest, form: AgentForm): Promise<ConnectionCheck> => {
     try {
       if (!text(form.base_url)) return { ok: false, summary: 'Give the base URL first.' };
-      return await checkUpstreamBody(deps.upstream, agentBody(form).upstream, 'user');
+      const body = agentBody(form);
+      // The upstream client holds the process's policy; a stricter one for this request is checked on the URL first.
+      const held = policiesFor(request);
+      if (held.stricter) refuseForbiddenUpstream(upstreamBaseUrl(text(form.base_url), 'upstream.base_url'), held.policies.user);
+      return await checkUpstreamBody(deps.upstream, body.upstream, 'user');
     } catch (error) {
       // The form's own mistakes (the agent body's parser): Engram's messages about what was typed.
       if (error instanceof EngramError && error.status < 500) return { ok: false, summary: error.message.replaceAll('`', '"') };
@@ -88,17 +94,17 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
   // htmx: the result alone, swapped in under the button.
   app.post<{ Params: OrgParams; Body: AgentForm }>('/orgs/:org/agents/check', { preValidation: app.csrfProtection }, async (request, reply) => {
     await ownOrg(deps, request);
-    return reply.view('connection-check.eta', { check: await check(request.body ?? {}) });
+    return reply.view('connection-check.eta', { check: await check(request, request.body ?? {}) });
   });
 
   app.post<{ Params: OrgParams; Body: AgentForm & { intent?: string } }>('/orgs/:org/agents/new', { preValidation: app.csrfProtection }, async (request, reply) => {
     const { org } = await ownOrg(deps, request);
     const form = request.body ?? {};
     // Without JavaScript the "Test connection" button submits the whole form.
-    if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(form) });
+    if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(request, form) });
     let agent;
     try {
-      ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), setBy: 'user', policies }));
+      ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), setBy: 'user', policies: policiesFor(request).policies }));
     } catch (error) {
       if (error instanceof EngramError && error.status < 500) return agentForm(reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
       throw error;
