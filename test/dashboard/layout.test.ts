@@ -1,8 +1,10 @@
 /**
  * Every dashboard page in Chromium at a laptop's width (1280x800) and a phone's (390x844),
- * with long reflections (created through the management API, as a real agent's grow):
- * nothing is wider than the viewport, no code block scrolls sideways, and no word in a
- * table or on a button is broken inside (`test/support/layout.ts`).
+ * with long reflections (created through the management API, as a real agent's grow), an
+ * agent on an upstream whose host name has hyphens, hyphenated projects and requests in
+ * the log: nothing is wider than the viewport, no word in a table or on a button is
+ * broken inside, a host name, path, id or timestamp breaks only after "/" or ".", and a
+ * code block scrolls rather than break a URL (`test/support/layout.ts`).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +15,11 @@ import { VIEWPORTS, layoutProblems } from '../support/layout.js';
 import { signUpWithAgent } from '../support/dashboard.js';
 import { LONG_REFLECTIONS } from '../support/long-reflections.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { requestEntry } from '../support/request-entry.js';
+import type { RequestEntry } from '../../src/ports/index.js';
+
+/** An upstream as companies name their hosts: hyphens on both sides of the dots. */
+const HYPHENATED_UPSTREAM = 'https://acme-build-cache-eu.db-stage-9.internal:8443/openai-proxy';
 
 interface Context {
   engram: TestEngram;
@@ -21,6 +28,8 @@ interface Context {
   /** `/orgs/<org>/agents/<agent>` */
   agentPath: string;
   reflectionId: string;
+  /** The agent on `HYPHENATED_UPSTREAM`. */
+  hyphenatedPath: string;
 }
 
 const test = suite<Context>('dashboard layout at 1280 and 390 px');
@@ -39,10 +48,42 @@ test.before(async (context) => {
     agent: 'release-engineering-assistant',
   });
   context.agentPath = agentPath;
+  const ids: string[] = [];
   for (const reflection of LONG_REFLECTIONS) {
     const created = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, reflection);
     assert.is(created.status, 201, JSON.stringify(created.json));
-    context.reflectionId = created.json.id;
+    ids.push(created.json.id);
+  }
+  const cache = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, {
+    kind: 'factual',
+    topic: 'build-cache',
+    scope: 'acme-platform-release-tooling',
+    tags: ['build-cache', 'db-stage-9'],
+    content: `The build cache of the release pipeline is ${HYPHENATED_UPSTREAM}/v2/artifacts, behind db-stage-9.internal; its chat-completions proxy answers 2026-11-29T01:24:16.949Z-stamped logs.`,
+  });
+  assert.is(cache.status, 201, JSON.stringify(cache.json));
+  ids.push(cache.json.id);
+  context.reflectionId = cache.json.id;
+
+  // A second agent of the organisation, on an upstream with hyphens in its host name (the operator's API creates it: it is never called).
+  const hyphenated = await engram.api('POST', `/v0/orgs/${orgId}/agents`, {
+    name: 'acme-build-cache-eu',
+    type: 'api_provider',
+    upstream: { base_url: HYPHENATED_UPSTREAM, api_key: 'sk-upstream-secret-key-0000000000000000' },
+  });
+  assert.is(hyphenated.status, 201, JSON.stringify(hyphenated.json));
+  context.hyphenatedPath = `/orgs/${orgId}/agents/${hyphenated.json.id}`;
+
+  // Requests in the log, as the inject step writes them: reflections injected, kept and missed, in a hyphenated project.
+  const at = Date.now();
+  const entry = (n: number, fields: Partial<RequestEntry>) =>
+    requestEntry({ id: `req_layout${String(n).padStart(16, '0')}`, agentId, at: at - n * 61_000, protocol: 'chat-completions', conversationId: 's:YWNtZS1idWlsZC1jYWNoZS1ldQ:ZGItc3RhZ2UtOS5pbnRlcm5hbA', scope: 'acme-platform-release-tooling', user: 'release-bot@acme-build-cache-eu.example.com', ...fields });
+  for (const logged of [
+    entry(1, { injected: ids.slice(0, 3).map((reflectionId, index) => ({ reflectionId, relevance: 0.61 - index / 10, why: 'named term "db-stage-9.internal"' })), bar: 0.2 }),
+    entry(2, { kept: [{ reflectionId: ids[4]!, turn: 2 }], reason: 'already_held', bar: 0.2 }),
+    entry(3, { reason: 'under_bar', bar: 0.25, nearMisses: [{ reflectionId: ids[4]!, relevance: 0.2411 }] }),
+  ]) {
+    await engram.running.deps.control.requests.append(logged);
   }
 });
 
@@ -53,10 +94,11 @@ test.after(async ({ engram, upstream, browser }) => {
 });
 
 /** Each page, reached as a person reaches it; the token-and-configuration page is a form's answer. */
-async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context, check: (name: string) => Promise<void>): Promise<void> {
+async function visitAll(page: Page, { engram, agentPath, reflectionId, hyphenatedPath }: Context, check: (name: string) => Promise<void>): Promise<void> {
   const pages: [string, string][] = [
     ['agents', '/'],
     ['overview', agentPath],
+    ['overview of the agent on a hyphenated host', hyphenatedPath],
     ['reflections', `${agentPath}/reflections`],
     ['reflection search as a project and end user see it', `${agentPath}/reflections?q=release&scope=acme-platform-release-tooling&user=alice@example.com`],
     ['one reflection', `${agentPath}/reflections/${reflectionId}`],
@@ -80,7 +122,7 @@ async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context
 }
 
 for (const viewport of VIEWPORTS) {
-  test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside`, async (context) => {
+  test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside, no value at a hyphen, no URL in a code block`, async (context) => {
     let browserContext: BrowserContext | undefined;
     try {
       browserContext = await context.browser.browser.newContext({ viewport, storageState: await context.browser.context.storageState() });
