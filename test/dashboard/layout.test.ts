@@ -138,6 +138,23 @@ for (const viewport of VIEWPORTS) {
   });
 }
 
+test('the activity page gives each injected reflection a readable width: on a phone upright (390 px) and turned (844 px), and on a laptop', async ({ engram, browser, agentPath }) => {
+  for (const width of [390, 844, 1280]) {
+    const context = await browser.browser.newContext({ viewport: { width, height: 844 }, storageState: await browser.context.storageState() });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${engram.url}${agentPath}/activity`);
+      const items = page.locator('#requests .injected-list li');
+      assert.ok((await items.count()) >= 3, 'the seeded requests name reflections');
+      const widths = await items.evaluateAll((lis) => lis.map((li) => Math.round(li.getBoundingClientRect().width)));
+      // 18rem: some 35 characters a line, the least a sentence reads well in.
+      assert.ok(widths.every((one) => one >= 288), `at ${width} px the reflections are ${widths.join(', ')} px wide`);
+    } finally {
+      await context.close();
+    }
+  }
+});
+
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
   try {

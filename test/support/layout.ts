@@ -1,6 +1,7 @@
 /**
  * What "the layout holds" means for the dashboard, checked in the page itself:
- * - nothing is wider than the viewport, and no table runs past its card;
+ * - nothing is wider than the viewport, no table runs past its card, and nothing runs out
+ *   of its table cell;
  * - no word in a table cell or a button is broken inside ("fa/ct/u/al"): a word is a run
  *   of letters and digits, and a line may break at a space, a slash or a hyphen there;
  * - a value (a host name, a path, an id, a timestamp: a run without spaces that holds a
@@ -24,6 +25,10 @@ export async function layoutProblems(page: Page): Promise<string[]> {
       const inner = box.getBoundingClientRect().right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
       const right = table.getBoundingClientRect().right;
       if (right > inner + 1) problems.push(`<table id="${table.id}"> runs ${Math.round(right - inner)} px past its <${box.tagName.toLowerCase()}>`);
+    }
+    // A cell of a fixed-layout table does not grow: what does not fit runs over the next column.
+    for (const cell of document.querySelectorAll('td')) {
+      if (cell.scrollWidth > cell.clientWidth + 1) problems.push(`a <td data-label="${cell.dataset.label ?? ''}"> holds ${cell.scrollWidth} px in ${cell.clientWidth} px: it runs over its neighbour`);
     }
 
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

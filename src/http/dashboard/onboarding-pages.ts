@@ -14,6 +14,7 @@ import { sdkBaseUrl } from '../../connect/clients/sdk-env.js';
 import { issueToken } from '../management/issue-token.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { requireSignedIn } from '../web/session.js';
+import { softBreaks } from '../web/soft-breaks.js';
 import { upstreamPolicies } from '../../security/address-policy.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstreamBody, type ConnectionCheck } from '../upstream-check.js';
@@ -88,7 +89,7 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
   // htmx: the result alone, swapped in under the button.
   app.post<{ Params: OrgParams; Body: AgentForm }>('/orgs/:org/agents/check', { preValidation: app.csrfProtection }, async (request, reply) => {
     await ownOrg(deps, request);
-    return reply.view('connection-check.eta', { check: await check(request.body ?? {}) });
+    return reply.view('connection-check.eta', { check: await check(request.body ?? {}), softBreaks });
   });
 
   app.post<{ Params: OrgParams; Body: AgentForm & { intent?: string } }>('/orgs/:org/agents/new', { preValidation: app.csrfProtection }, async (request, reply) => {

@@ -20,7 +20,8 @@ import { Eta } from 'eta';
 import type { Deps } from '../../deps.js';
 import { toEngramError } from '../../errors.js';
 import { SESSION_COOKIE, secureCookies } from './session.js';
-import { softBreaks } from './soft-breaks.js';
+import { softBreaks, valueHtml } from './soft-breaks.js';
+import { timeHtml } from './time-html.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -119,7 +120,10 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     const request = this.request;
     const csrf = this.generateCsrf();
     this.code(status);
-    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup, softBreaks });
+    const now = deps.now();
+    // Helpers every view may use: prose with paths (`softBreaks`), one value shown whole (`value`), a moment (`when`).
+    const when = (at: number) => timeHtml(at, now);
+    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup, softBreaks, value: valueHtml, when });
   });
 
   app.decorateReply('formsRedirectTo', function (this: FastifyReply, uri: string) {

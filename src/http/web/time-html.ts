@@ -1,0 +1,12 @@
+/**
+ * A moment on a dashboard page: `<time>` with the machine-readable instant, the words a
+ * person says ("3 minutes ago", "12 Nov") and the full time on hover (`title`). The words
+ * are written when the page is, from Engram's clock (`deps.now`, so tests can hold it).
+ */
+import { fullTime, relativeTime } from '../../domain/relative-time.js';
+import { escapeHtml } from './soft-breaks.js';
+
+export function timeHtml(at: number, now: number): string {
+  const iso = new Date(at).toISOString();
+  return `<time datetime="${iso}" title="${escapeHtml(fullTime(at))}">${escapeHtml(relativeTime(at, now))}</time>`;
+}
