@@ -20,6 +20,7 @@ import type { RequestEntry } from '../../src/ports/index.js';
 
 /** An upstream as companies name their hosts: hyphens on both sides of the dots. */
 const HYPHENATED_UPSTREAM = 'https://acme-build-cache-eu.db-stage-9.internal:8443/openai-proxy';
+const LONG_AGO = Date.UTC(2024, 10, 12, 9, 5, 7, 949);
 
 interface Context {
   engram: TestEngram;
@@ -77,12 +78,15 @@ test.before(async (context) => {
   // Requests in the log, as the inject step writes them: reflections injected, kept and missed, in a hyphenated project.
   const at = Date.now();
   const entry = (n: number, fields: Partial<RequestEntry>) =>
-    requestEntry({ id: `req_layout${String(n).padStart(16, '0')}`, agentId, at: at - n * 61_000, protocol: 'chat-completions', conversationId: 's:YWNtZS1idWlsZC1jYWNoZS1ldQ:ZGItc3RhZ2UtOS5pbnRlcm5hbA', scope: 'acme-platform-release-tooling', user: 'release-bot@acme-build-cache-eu.example.com', ...fields });
+    requestEntry({ id: `req_layout${String(n).padStart(16, '0')}`, agentId, at: at - n * 2 * 3_600_000, protocol: 'chat-completions', conversationId: 's:YWNtZS1idWlsZC1jYWNoZS1ldQ:ZGItc3RhZ2UtOS5pbnRlcm5hbA', scope: 'acme-platform-release-tooling', user: 'release-bot@acme-build-cache-eu.example.com', ...fields });
   for (const logged of [
     entry(1, { injected: ids.slice(0, 3).map((reflectionId, index) => ({ reflectionId, relevance: 0.61 - index / 10, why: 'named term "db-stage-9.internal"' })), bar: 0.2 }),
     entry(2, { kept: [{ reflectionId: ids[4]!, turn: 2 }], reason: 'already_held', bar: 0.2 }),
     entry(3, { reason: 'under_bar', bar: 0.25, nearMisses: [{ reflectionId: ids[4]!, relevance: 0.2411 }] }),
-  ]) {
+    // Long ago, at a moment the tests below read back.
+    entry(4, { at: LONG_AGO, reason: 'no_candidates' }),
+  ].reverse()) {
+    // The log lists entries in the order they were appended, the latest first: the oldest goes in first.
     await engram.running.deps.control.requests.append(logged);
   }
 });
@@ -152,6 +156,28 @@ test('the activity page gives each injected reflection a readable width: on a ph
     } finally {
       await context.close();
     }
+  }
+});
+
+test('moments are said in words, with the whole moment on hover', async ({ engram, browser, agentPath }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/activity`);
+    const when = page.locator('#requests td[data-label="When"] time');
+    assert.equal(await when.allInnerTexts(), ['2 hours ago', '4 hours ago', '6 hours ago', '12 Nov 2024']);
+    const old = when.nth(3);
+    assert.is(await old.getAttribute('datetime'), '2024-11-12T09:05:07.949Z');
+    assert.is(await old.getAttribute('title'), 'Tue 12 Nov 2024, 09:05:07 UTC');
+    assert.not.match(await page.locator('#requests').innerText(), /\d{4}-\d\d-\d\d/, 'no raw ISO date is left');
+
+    const made = await engram.api('POST', `/v0${agentPath}/tokens`, { name: 'moments' });
+    assert.is(made.status, 201, JSON.stringify(made.json));
+    await page.goto(`${engram.url}${agentPath}/tokens`);
+    const created = page.locator('tbody tr', { hasText: 'moments' }).locator('td[data-label="Created"] time');
+    assert.match(await created.innerText(), /^(just now|\d+ minutes? ago)$/);
+    assert.match((await created.getAttribute('title'))!, /^\w{3} \d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d UTC$/);
+  } finally {
+    await page.close();
   }
 });
 
