@@ -181,6 +181,30 @@ test('moments are said in words, with the whole moment on hover', async ({ engra
   }
 });
 
+test('every filter of the reflection search has a label of its own, shown and read out, and filters by it', async ({ engram, browser, agentPath, reflectionId }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/reflections`);
+    const search = page.getByRole('search');
+    const unlabelled = await search.locator('input:not([type=hidden]), select').evaluateAll((fields) =>
+      fields.filter((field) => ![...((field as HTMLInputElement).labels ?? [])].some((label) => label.offsetWidth > 0)).map((field) => (field as HTMLInputElement).name),
+    );
+    assert.equal(unlabelled, [], 'each field has a visible <label>');
+    await search.getByLabel('Kind').selectOption('factual');
+    await search.getByLabel('Source').selectOption('mcp');
+    await search.getByLabel('Project').fill('acme-platform-release-tooling');
+    await search.getByLabel('End user').fill('');
+    await search.getByLabel('Status').selectOption('current');
+    await search.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/scope=acme-platform-release-tooling/);
+    const listed = await page.locator('#reflections tbody tr a[href*="/reflections/"]').evaluateAll((links) => links.map((link) => link.getAttribute('href')!.split('/').at(-1)));
+    assert.equal(listed, [reflectionId], "the project's one factual reflection");
+    assert.is(await search.getByLabel('Project').inputValue(), 'acme-platform-release-tooling', 'the filter keeps its value');
+  } finally {
+    await page.close();
+  }
+});
+
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
   try {
