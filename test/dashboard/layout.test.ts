@@ -205,6 +205,21 @@ test('every filter of the reflection search has a label of its own, shown and re
   }
 });
 
+test("the overview's addresses give Engram's one base URL first, then the agent's own", async ({ engram, browser, agentPath }) => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(engram.url + agentPath);
+    const addresses = page.locator('section', { has: page.getByRole('heading', { name: 'Addresses' }) });
+    const fields = await addresses.locator('dt').allInnerTexts();
+    assert.equal(fields.slice(0, 2).map((field) => field.toLowerCase()), ['base url', "this agent's base url"]);
+    const values = await addresses.locator('dd code').allInnerTexts();
+    assert.equal(values.slice(0, 2), [`${engram.url}/v1`, `${engram.url}/v0${agentPath}`]);
+    await addresses.getByRole('button', { name: 'Copy the base URL', exact: true }).waitFor();
+  } finally {
+    await page.close();
+  }
+});
+
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
   try {
@@ -254,6 +269,9 @@ test("the token page shows Engram's one address first, with the SDKs' variables,
     assert.ok(shortFirst, 'the short address comes before the agent\'s own');
     const configuration = await page.locator('#configuration').innerText();
     assert.match(configuration, `export ANTHROPIC_BASE_URL="${engram.url}"\n  export ANTHROPIC_API_KEY="$ENGRAM_TOKEN"`);
+    // The address the text opens with is the one the export names: no /v1, which the SDK adds itself.
+    assert.match(configuration, `\n  base URL   ${engram.url}   (any agent: the token says which; the client adds /v1)\n`);
+    assert.not.match(configuration, `${engram.url}/v1`);
     assert.match(configuration, `The agent's own address works too: ANTHROPIC_BASE_URL=${agentUrl}`);
     // Sentences, not a filled-in template.
     assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and configuration');

@@ -10,6 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { REFLECTION_KINDS, type Agent, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
+import { shortBaseUrl } from '../../domain/base-urls.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
@@ -110,6 +111,8 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       org,
       agent,
       info: agentInfo(agent, deps.publicUrl()),
+      // Engram's one base URL, for every agent and protocol (the token says which agent): shown first.
+      shortUrl: shortBaseUrl(deps.publicUrl()),
       index,
       counts: {
         factual: current.filter((r) => r.kind === 'factual').length,
