@@ -220,6 +220,47 @@ test("the overview's addresses give Engram's one base URL first, then the agent'
   }
 });
 
+test('a second visit to Connect for a tool makes no second token: it names the one that exists, and makes a new one beside it only when asked', async ({ engram, browser, agentPath }) => {
+  const agentId = agentPath.split('/').at(-1)!;
+  const liveCodex = async () =>
+    (await engram.running.deps.control.directory.listTokens(agentId)).filter((token) => token.name === 'codex' && token.revokedAt === null).map((token) => token.prefix);
+  const page = await browser.context.newPage();
+  const choose = async () => {
+    await page.goto(`${engram.url}${agentPath}/connect`);
+    await page.locator('input[name="tool"][value="codex"]').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('#configuration').waitFor();
+  };
+  try {
+    assert.equal(await liveCodex(), [], 'no codex token yet');
+    await choose();
+    const first = (await page.locator('#token').innerText()).trim();
+    assert.equal(await liveCodex(), [first.slice(0, 10)]);
+
+    await choose();
+    // The page is rendered once the form is answered: by then the token would be minted.
+    assert.is(await page.locator('#token').count(), 0, 'no token is shown again');
+    const existing = await page.locator('#existing-token').innerText();
+    assert.match(existing, 'You already have a token for this tool: codex');
+    assert.match(existing, `${first.slice(0, 10)}…`);
+    assert.match(existing, /made (just now|\d+ minutes? ago)/);
+    assert.match(await page.locator('#configuration').innerText(), "export ENGRAM_TOKEN='<the agent token>'");
+    assert.equal(await liveCodex(), [first.slice(0, 10)], 'a second visit made no second token');
+    await page.goto(`${engram.url}${agentPath}/connect`);
+    assert.is(await page.locator('.tools label', { hasText: 'Codex' }).locator('.badge', { hasText: 'has a token' }).count(), 1);
+
+    await choose();
+    await page.getByRole('button', { name: 'Make a new token' }).click();
+    await page.locator('#token').waitFor();
+    const second = (await page.locator('#token').innerText()).trim();
+    assert.is.not(second, first);
+    assert.match(await page.locator('#old-token').innerText(), `${first.slice(0, 10)}…) still works`);
+    assert.equal((await liveCodex()).sort(), [first.slice(0, 10), second.slice(0, 10)].sort(), 'the new token sits beside the old one');
+  } finally {
+    await page.close();
+  }
+});
+
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
   try {
