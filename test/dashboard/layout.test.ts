@@ -261,6 +261,32 @@ test('a second visit to Connect for a tool makes no second token: it names the o
   }
 });
 
+test("Engram's by-hand markers are never shown among a reflection's tags, but as a note; saving the form keeps them", async ({ engram, browser, agentPath, reflectionId }) => {
+  const agentId = agentPath.split('/').at(-1)!;
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`${engram.url}${agentPath}/reflections/${reflectionId}`);
+    assert.is(await page.getByLabel('Tags').inputValue(), 'build-cache, db-stage-9');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(/saved=1$/);
+    const stored = await engram.running.deps.reflections.get(agentId, reflectionId);
+    assert.equal([...stored!.tags].sort(), ['added-by-hand', 'build-cache', 'db-stage-9', 'edited-by-hand'], 'the markers are kept for extraction');
+
+    assert.is(await page.getByLabel('Tags').inputValue(), 'build-cache, db-stage-9', 'no marker in the form');
+    assert.is(await page.locator('#by-hand').innerText(), 'Added and edited by hand.');
+    await page.goto(`${engram.url}${agentPath}/reflections`);
+    const tags = await page.locator('#reflections td.tags').allInnerTexts();
+    assert.ok(tags.length >= 5);
+    assert.not.ok(tags.some((cell) => /by-hand/.test(cell)), tags.join(' | '));
+    const row = page.locator('#reflections tbody tr', { has: page.locator(`a[href$="/reflections/${reflectionId}"]`) });
+    assert.is(await row.locator('td.tags').innerText(), 'build-cache, db-stage-9 (by a person)');
+    assert.is(await row.locator('.by-hand').innerText(), 'added and edited by hand');
+    assert.not.match(await page.locator('main').innerText(), /(added|edited)-by-hand/);
+  } finally {
+    await page.close();
+  }
+});
+
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
   try {
