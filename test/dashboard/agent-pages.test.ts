@@ -216,9 +216,11 @@ test('the reflection pages show the tags and who wrote them, or that no one has 
 
   const list = await web.get(`${page}/reflections`);
   const row = (id: string) => list.text.split('<tr>').find((cells) => cells.includes(`/reflections/${id}"`)) ?? '';
-  assert.match(row(byHand), /nightly job, added-by-hand <span class="hint">\(by a person\)<\/span>/);
-  assert.match(row(untagged), /added-by-hand <span class="hint">\(not tagged yet\)<\/span>/);
-  assert.match(row(tagged), /added-by-hand, money back <span class="hint">\(by the tagging job\)<\/span>/);
+  // Engram's marker is a note beside the source, never a tag.
+  assert.match(row(byHand), /<td class="tags" data-label="Tags">nightly job <span class="hint">\(by a person\)<\/span>/);
+  assert.match(row(untagged), /<td class="tags" data-label="Tags"> <span class="hint">\(not tagged yet\)<\/span>/);
+  assert.match(row(tagged), /<td class="tags" data-label="Tags">money back <span class="hint">\(by the tagging job\)<\/span>/);
+  for (const id of [byHand, untagged, tagged]) assert.match(row(id), '<span class="hint by-hand">added by hand</span>');
 
   assert.match((await web.get(`${page}/reflections/${byHand}`)).text, 'Tags written by a person; tags you save here become yours.');
   assert.match((await web.get(`${page}/reflections/${tagged}`)).text, 'Tags written by the tagging job;');
