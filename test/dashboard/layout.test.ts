@@ -341,7 +341,7 @@ test("the token page shows Engram's one address first, with the SDKs' variables,
     assert.not.match(configuration, `${engram.url}/v1`);
     assert.match(configuration, `The agent's own address works too: ANTHROPIC_BASE_URL=${agentUrl}`);
     // Sentences, not a filled-in template.
-    assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and configuration');
+    assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and setup');
     assert.match(configuration, 'Environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then start the tool from a new shell:');
     assert.not.match(configuration, 'start Anthropic SDK from');
   } finally {
