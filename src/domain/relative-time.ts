@@ -49,3 +49,24 @@ export function fullTime(at: number): string {
   const clock = `${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())}`;
   return `${WEEKDAYS[date.getUTCDay()]} ${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}, ${clock} UTC`;
 }
+
+/** A UTC day (`2026-11-29`, as the activity counts name it) as a person says it: "today", "yesterday", "27 Nov". */
+export function dayWords(day: string, now: number): string {
+  const at = Date.parse(`${day}T00:00:00Z`);
+  const days = Math.floor(now / DAY) - Math.floor(at / DAY);
+  if (days === 0) return 'today';
+  if (days === 1) return 'yesterday';
+  return calendarDay(new Date(at), new Date(now));
+}
+
+/** "29 Nov": a UTC day, short, for a chart's axis. */
+export function shortDay(day: string): string {
+  const at = new Date(`${day}T00:00:00Z`);
+  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]}`;
+}
+
+/** "Sun 29 Nov 2026": a UTC day in full, for a title. */
+export function fullDay(day: string): string {
+  const at = new Date(`${day}T00:00:00Z`);
+  return `${WEEKDAYS[at.getUTCDay()]} ${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()}`;
+}

@@ -121,9 +121,11 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   await eventually(async () => {
     await page.reload();
     // The per-day numbers sit under the chart, in a closed <details>.
-    const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allTextContents();
-    return cells.join(' ') === `${today} 2 1 2 1` ? true : undefined;
+    // The day in words ("today"), the date on hover.
+    const cells = await page.locator('#activity tbody tr', { has: page.locator(`time[datetime="${today}"]`) }).locator('td').allTextContents();
+    return cells.join(' ') === 'today 2 1 2 1' ? true : undefined;
   }, 15_000, "today's activity on the overview");
+  assert.match((await page.locator(`#activity time[datetime="${today}"]`).getAttribute('title'))!, /^\w{3} \d{1,2} \w{3} \d{4}$/);
   // With traffic, the 14 days are a chart with its text alternative, and the first-request hint is gone.
   assert.is(await page.locator('.chart svg[role="img"]').count(), 1);
   assert.match(await page.locator('#chart-summary').innerText(), 'In the last 14 days: 2 requests, 1 reflection injected, 1 reflection learnt');

@@ -1,7 +1,7 @@
 /** A moment in a person's words, and in full for the hover (`domain/relative-time.ts`). */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fullTime, relativeTime } from '../../src/domain/relative-time.js';
+import { dayWords, fullDay, fullTime, relativeTime, shortDay } from '../../src/domain/relative-time.js';
 
 const NOW = Date.UTC(2026, 10, 29, 14, 30, 0);
 const MINUTE = 60_000;
@@ -32,6 +32,12 @@ test('the future (a job that is due), the same way', () => {
 
 test('the full time names the day, the date, the time to the second and the zone', () => {
   assert.is(fullTime(Date.UTC(2026, 10, 12, 9, 5, 7, 949)), 'Thu 12 Nov 2026, 09:05:07 UTC');
+});
+
+test("a UTC day: today, yesterday, then the date; short for a chart's axis; in full for a title", () => {
+  assert.equal(['2026-11-29', '2026-11-28', '2026-11-20', '2025-12-31'].map((day) => dayWords(day, NOW)), ['today', 'yesterday', '20 Nov', '31 Dec 2025']);
+  assert.is(shortDay('2026-11-09'), '9 Nov');
+  assert.is(fullDay('2026-11-29'), 'Sun 29 Nov 2026');
 });
 
 test.run();
