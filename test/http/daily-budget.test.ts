@@ -133,7 +133,7 @@ test('past its daily budget an agent\'s conversations wait for 00:00 UTC, are no
     return text.includes('<dd>2 extraction, 0 tagging</dd>') ? text : undefined;
   }, 10_000, 'the overview to show the day\'s two calls');
   assert.match(spend, `${spentInput + spentOutput + 1} tokens, reached`);
-  assert.match(spend, /data-label="Day">2030-01-01<\/td><td data-label="Requests">3<\/td><td data-label="Reflections injected">\d+<\/td><td data-label="Conversations learnt from">2<\/td>/, 'the deferral is no conversation learnt from');
+  assert.match(spend, /data-label="Day"><time datetime="2030-01-01" title="Tue 1 Jan 2030">today<\/time><\/td><td data-label="Requests">3<\/td><td data-label="Reflections injected">\d+<\/td><td data-label="Conversations learnt from">2<\/td>/, 'the deferral is no conversation learnt from');
   const activity = (await web.get(`${overview}/activity`)).text;
   assert.match(
     activity,
