@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fragment, plannedMode, type FileOutcome } from './apply.js';
 import type { Change } from './json-file.js';
 import { shortBaseUrl, shortMcpUrl } from '../domain/base-urls.js';
+import { sdkBaseUrl } from './clients/sdk-env.js';
 import type { AgentInfo, ClientKind, Locations, PlannedFile, Setup } from './types.js';
 
 export interface Report {
@@ -78,8 +79,10 @@ export function renderText(report: Report): string[] {
   // Label and value: a kind's title ("Any other tool") does not read well inside a sentence.
   out.push(`Engram agent "${agent.name}" (${agent.id}, organisation ${agent.orgId})`);
   out.push(`  tool       ${kind.title}`);
-  // The one base URL first: the token says which agent. The agent's own URLs serve the same, and the hooks.
-  out.push(`  base URL   ${shortBaseUrl(agent.serverUrl)}   (any agent: the token says which)`);
+  // The one base URL first, in the form this tool takes (the one its exports and files name):
+  // the token says which agent. The agent's own URLs serve the same, and the hooks.
+  const form = kind.baseUrlForm ?? 'openai';
+  out.push(`  base URL   ${sdkBaseUrl(form, agent.serverUrl)}   (any agent: the token says which${form === 'anthropic' ? '; the client adds /v1' : ''})`);
   out.push(`  MCP URL    ${shortMcpUrl(agent.serverUrl)}`);
   out.push(`  agent URL  ${agent.baseUrl}   (this agent's own base URL, and its hooks)`);
   if (report.minted) out.push('', 'Minted a new token for this client. It is shown only now: keep it (the ENGRAM_TOKEN line below).');

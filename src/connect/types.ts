@@ -112,5 +112,11 @@ export interface ClientKind {
   needsToken?: boolean;
   /** Its configuration names a model, which must be one the agent's upstream serves. */
   model?: ModelChoice;
+  /**
+   * The form of Engram's one base URL its configuration names, printed first so the two
+   * agree: `openai`, `<server>/v1` (the default), or `anthropic`, `<server>` (the client
+   * adds `/v1/messages` itself).
+   */
+  baseUrlForm?: 'openai' | 'anthropic';
   plan(input: ConnectInput): Setup;
 }

@@ -23,6 +23,17 @@ export function isByHand(reflection: Pick<Reflection, 'tags'>): boolean {
   return reflection.tags.some(isMarkerTag);
 }
 
+/**
+ * What the markers say, in words a person reads beside a reflection ("edited by hand"),
+ * where the markers themselves are never shown among its tags; undefined for one no
+ * person wrote or changed.
+ */
+export function byHandNote(tags: readonly string[]): string | undefined {
+  const added = tags.includes(ADDED_BY_HAND_TAG);
+  const edited = tags.includes(EDITED_BY_HAND_TAG);
+  return added && edited ? 'added and edited by hand' : added ? 'added by hand' : edited ? 'edited by hand' : undefined;
+}
+
 /** The tags that say what a reflection is about (not Engram's markers). */
 export function subjectTags(tags: readonly string[]): string[] {
   return tags.filter((tag) => !isMarkerTag(tag));

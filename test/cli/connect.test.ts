@@ -74,7 +74,9 @@ test('every client kind prints a configuration whose files parse, naming the one
     assert.is(text.code, 0, text.stderr);
     const lines = text.stdout.split('\n');
     assert.match(lines[1]!, `tool       ${CLIENT_KINDS.find((candidate) => candidate.name === kind)!.title}`, `${kind}: the tool is named`);
-    assert.match(lines[2]!, `base URL   ${context.engram.url}/v1 `, `${kind}: the one base URL is printed first`);
+    // In the form the tool's own lines name: Anthropic-style clients add /v1 themselves.
+    const form = CLIENT_KINDS.find((candidate) => candidate.name === kind)!.baseUrlForm ?? 'openai';
+    assert.match(lines[2]!, `base URL   ${context.engram.url}${form === 'openai' ? '/v1' : ''} `, `${kind}: the one base URL is printed first`);
     assert.match(lines[3]!, `MCP URL    ${context.engram.url}/v0/mcp`);
     assert.ok(text.stdout.includes(agent.baseUrl), `${kind}: the agent's own URL is printed too`);
   }

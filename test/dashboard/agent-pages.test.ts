@@ -7,10 +7,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEngram, type TestEngram } from '../support/engram.js';
-import { WebSession } from '../support/web-session.js';
+import { WebSession, shownText } from '../support/web-session.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { publishTaggingJob } from '../../src/memory/tagging-job.js';
 import { idDigest } from '../../src/domain/conversation-id.js';
+import { softBreaks } from '../../src/http/web/soft-breaks.js';
 
 interface Context {
   engram: TestEngram;
@@ -127,9 +128,11 @@ test('history: superseded reflections behind a filter, each with what replaced i
   assert.match(history.text, '<option value="superseded" selected>');
   const row = history.text.split('<tr').find((part) => part.includes('ship-legacy'));
   assert.ok(row, history.text);
-  assert.match(row, `Replaced by <a href="${page}/reflections/${newId}">Deploy to staging with ./deploy/run.sh --env staging.</a> on 2026-02-03T04:05:00.000Z`);
+  // When, in words, with the whole moment on hover.
+  const replacedBy = `Replaced by <a href="${page}/reflections/${newId}">${softBreaks('Deploy to staging with ./deploy/run.sh --env staging.')}</a>`;
+  assert.match(row, `${replacedBy}, <time datetime="2026-02-03T04:05:00.000Z" title="Tue 3 Feb 2026, 04:05:00 UTC">3 Feb`);
   assert.match(row, `action="${page}/reflections/${oldId}/restore"`);
-  assert.not.match(history.text, `href="${page}/reflections/${newId}">Deploy to staging with ./deploy/run.sh --env staging.</a><`, 'the current one is not listed as history');
+  assert.not.match(history.text, `href="${page}/reflections/${newId}">${softBreaks('Deploy to staging with ./deploy/run.sh --env staging.')}</a><`, 'the current one is not listed as history');
 
   const overview = await web.get(page);
   assert.match(overview.text, /reflections\?status=superseded">1 superseded<\/a>/);
@@ -137,8 +140,11 @@ test('history: superseded reflections behind a filter, each with what replaced i
   assert.match(oldPage.text, `Replaced by <a href="${page}/reflections/${newId}">`);
   const newPage = await web.get(`${page}/reflections/${newId}`);
   assert.match(newPage.text, 'It replaced:');
-  // A long path gets line-break opportunities after its slashes and dots (`<wbr>`, left out when copied).
-  assert.match(newPage.text, `<a href="${page}/reflections/${oldId}">Deploy to staging with ./<wbr>ops/<wbr>ship-legacy.<wbr>sh.</a>`);
+  // A path gets line-break opportunities after its slashes and dots (`<wbr>`, left out when copied), and none at its hyphens.
+  assert.match(
+    newPage.text,
+    `<a href="${page}/reflections/${oldId}">Deploy to staging with <span class="seg">./</span><wbr><span class="seg">ops/</span><wbr><span class="seg">ship-legacy.</span><wbr><span class="seg">sh.</span></a>`,
+  );
 
   await web.get(`${page}/reflections?status=superseded`);
   const forged = await web.post(`${page}/reflections/${oldId}/restore`, { _csrf: 'forged' });
@@ -210,9 +216,11 @@ test('the reflection pages show the tags and who wrote them, or that no one has 
 
   const list = await web.get(`${page}/reflections`);
   const row = (id: string) => list.text.split('<tr>').find((cells) => cells.includes(`/reflections/${id}"`)) ?? '';
-  assert.match(row(byHand), /nightly job, added-by-hand <span class="hint">\(by a person\)<\/span>/);
-  assert.match(row(untagged), /added-by-hand <span class="hint">\(not tagged yet\)<\/span>/);
-  assert.match(row(tagged), /added-by-hand, money back <span class="hint">\(by the tagging job\)<\/span>/);
+  // Engram's marker is a note beside the source, never a tag.
+  assert.match(row(byHand), /<td class="tags" data-label="Tags">nightly job <span class="hint">\(by a person\)<\/span>/);
+  assert.match(row(untagged), /<td class="tags" data-label="Tags"> <span class="hint">\(not tagged yet\)<\/span>/);
+  assert.match(row(tagged), /<td class="tags" data-label="Tags">money back <span class="hint">\(by the tagging job\)<\/span>/);
+  for (const id of [byHand, untagged, tagged]) assert.match(row(id), '<span class="hint by-hand">added by hand</span>');
 
   assert.match((await web.get(`${page}/reflections/${byHand}`)).text, 'Tags written by a person; tags you save here become yours.');
   assert.match((await web.get(`${page}/reflections/${tagged}`)).text, 'Tags written by the tagging job;');
@@ -228,8 +236,9 @@ test('reflections show their project and user; the list filters by project; the 
 
   const list = await web.get(`${page}/reflections`);
   const row = (text: string, ref: string) => text.split('<tr').find((cells) => cells.includes(`/reflections/${ref}"`)) ?? '';
-  assert.match(row(list.text, id), 'project <span class="mono">alpha-shop</span>');
-  assert.match(row(list.text, `${id}-alice`), 'taught by user <span class="mono">alice</span>');
+  assert.match(shownText(row(list.text, id)), 'project alpha-shop');
+  assert.match(row(list.text, id), '<span class="value mono" title="alpha-shop">');
+  assert.match(shownText(row(list.text, `${id}-alice`)), 'taught by user alice');
   const filtered = await web.get(`${page}/reflections?scope=alpha-shop`);
   assert.match(filtered.text, `/reflections/${id}"`);
   assert.not.match(filtered.text, 'Rose Lane', 'another project’s (or none) is not listed');
@@ -237,7 +246,7 @@ test('reflections show their project and user; the list filters by project; the 
 
   const form = await web.get(`${page}/reflections/${id}`);
   assert.match(form.text, '<input id="scope" name="scope" type="text" maxlength="200" value="alpha-shop">');
-  assert.match((await web.get(`${page}/reflections/${id}-alice`)).text, 'Taught by user <span class="mono">alice</span>');
+  assert.match(shownText((await web.get(`${page}/reflections/${id}-alice`)).text), 'Taught by user alice');
   const edit = { content: 'Run the test suite with make test-alpha-shop.', kind: 'procedural', topic: 'tests', tags: '' };
   assert.is((await web.post(`${page}/reflections/${id}`, { ...edit, scope: 'beta-crm' })).status, 303);
   assert.is((await engram.running.deps.reflections.get(agentId, id))?.scope, 'beta-crm', 'moved to another project');

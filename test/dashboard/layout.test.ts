@@ -1,8 +1,10 @@
 /**
  * Every dashboard page in Chromium at a laptop's width (1280x800) and a phone's (390x844),
- * with long reflections (created through the management API, as a real agent's grow):
- * nothing is wider than the viewport, no code block scrolls sideways, and no word in a
- * table or on a button is broken inside (`test/support/layout.ts`).
+ * with long reflections (created through the management API, as a real agent's grow), an
+ * agent on an upstream whose host name has hyphens, hyphenated projects and requests in
+ * the log: nothing is wider than the viewport, no word in a table or on a button is
+ * broken inside, a host name, path, id or timestamp breaks only after "/" or ".", and a
+ * code block scrolls rather than break a URL (`test/support/layout.ts`).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +15,12 @@ import { VIEWPORTS, layoutProblems } from '../support/layout.js';
 import { signUpWithAgent } from '../support/dashboard.js';
 import { LONG_REFLECTIONS } from '../support/long-reflections.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
+import { requestEntry } from '../support/request-entry.js';
+import type { RequestEntry } from '../../src/ports/index.js';
+
+/** An upstream as companies name their hosts: hyphens on both sides of the dots. */
+const HYPHENATED_UPSTREAM = 'https://acme-build-cache-eu.db-stage-9.internal:8443/openai-proxy';
+const LONG_AGO = Date.UTC(2024, 10, 12, 9, 5, 7, 949);
 
 interface Context {
   engram: TestEngram;
@@ -21,6 +29,8 @@ interface Context {
   /** `/orgs/<org>/agents/<agent>` */
   agentPath: string;
   reflectionId: string;
+  /** The agent on `HYPHENATED_UPSTREAM`. */
+  hyphenatedPath: string;
 }
 
 const test = suite<Context>('dashboard layout at 1280 and 390 px');
@@ -39,10 +49,45 @@ test.before(async (context) => {
     agent: 'release-engineering-assistant',
   });
   context.agentPath = agentPath;
+  const ids: string[] = [];
   for (const reflection of LONG_REFLECTIONS) {
     const created = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, reflection);
     assert.is(created.status, 201, JSON.stringify(created.json));
-    context.reflectionId = created.json.id;
+    ids.push(created.json.id);
+  }
+  const cache = await engram.api('POST', `/v0/orgs/${orgId}/agents/${agentId}/reflections`, {
+    kind: 'factual',
+    topic: 'build-cache',
+    scope: 'acme-platform-release-tooling',
+    tags: ['build-cache', 'db-stage-9'],
+    content: `The build cache of the release pipeline is ${HYPHENATED_UPSTREAM}/v2/artifacts, behind db-stage-9.internal; its chat-completions proxy answers 2026-11-29T01:24:16.949Z-stamped logs.`,
+  });
+  assert.is(cache.status, 201, JSON.stringify(cache.json));
+  ids.push(cache.json.id);
+  context.reflectionId = cache.json.id;
+
+  // A second agent of the organisation, on an upstream with hyphens in its host name (the operator's API creates it: it is never called).
+  const hyphenated = await engram.api('POST', `/v0/orgs/${orgId}/agents`, {
+    name: 'acme-build-cache-eu',
+    type: 'api_provider',
+    upstream: { base_url: HYPHENATED_UPSTREAM, api_key: 'sk-upstream-secret-key-0000000000000000' },
+  });
+  assert.is(hyphenated.status, 201, JSON.stringify(hyphenated.json));
+  context.hyphenatedPath = `/orgs/${orgId}/agents/${hyphenated.json.id}`;
+
+  // Requests in the log, as the inject step writes them: reflections injected, kept and missed, in a hyphenated project.
+  const at = Date.now();
+  const entry = (n: number, fields: Partial<RequestEntry>) =>
+    requestEntry({ id: `req_layout${String(n).padStart(16, '0')}`, agentId, at: at - n * 2 * 3_600_000, protocol: 'chat-completions', conversationId: 's:YWNtZS1idWlsZC1jYWNoZS1ldQ:ZGItc3RhZ2UtOS5pbnRlcm5hbA', scope: 'acme-platform-release-tooling', user: 'release-bot@acme-build-cache-eu.example.com', ...fields });
+  for (const logged of [
+    entry(1, { injected: ids.slice(0, 3).map((reflectionId, index) => ({ reflectionId, relevance: 0.61 - index / 10, why: 'named term "db-stage-9.internal"' })), bar: 0.2 }),
+    entry(2, { kept: [{ reflectionId: ids[4]!, turn: 2 }], reason: 'already_held', bar: 0.2 }),
+    entry(3, { reason: 'under_bar', bar: 0.25, nearMisses: [{ reflectionId: ids[4]!, relevance: 0.2411 }] }),
+    // Long ago: said as a date ("12 Nov 2024"), not as hours.
+    entry(4, { at: LONG_AGO, reason: 'no_candidates' }),
+  ].reverse()) {
+    // The log lists entries in the order they were appended, the latest first: the oldest goes in first.
+    await engram.running.deps.control.requests.append(logged);
   }
 });
 
@@ -53,10 +98,11 @@ test.after(async ({ engram, upstream, browser }) => {
 });
 
 /** Each page, reached as a person reaches it; the token-and-configuration page is a form's answer. */
-async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context, check: (name: string) => Promise<void>): Promise<void> {
+async function visitAll(page: Page, { engram, agentPath, reflectionId, hyphenatedPath }: Context, check: (name: string) => Promise<void>): Promise<void> {
   const pages: [string, string][] = [
     ['agents', '/'],
     ['overview', agentPath],
+    ['overview of the agent on a hyphenated host', hyphenatedPath],
     ['reflections', `${agentPath}/reflections`],
     ['reflection search as a project and end user see it', `${agentPath}/reflections?q=release&scope=acme-platform-release-tooling&user=alice@example.com`],
     ['one reflection', `${agentPath}/reflections/${reflectionId}`],
@@ -80,7 +126,7 @@ async function visitAll(page: Page, { engram, agentPath, reflectionId }: Context
 }
 
 for (const viewport of VIEWPORTS) {
-  test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside`, async (context) => {
+  test(`at ${viewport.width} px: no page is wider than the screen, no word is broken inside, no value at a hyphen, no URL in a code block`, async (context) => {
     let browserContext: BrowserContext | undefined;
     try {
       browserContext = await context.browser.browser.newContext({ viewport, storageState: await context.browser.context.storageState() });
@@ -95,6 +141,23 @@ for (const viewport of VIEWPORTS) {
     }
   });
 }
+
+test('the activity page gives each injected reflection a readable width: on a phone upright (390 px) and turned (844 px), and on a laptop', async ({ engram, browser, agentPath }) => {
+  for (const width of [390, 844, 1280]) {
+    const context = await browser.browser.newContext({ viewport: { width, height: 844 }, storageState: await browser.context.storageState() });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${engram.url}${agentPath}/activity`);
+      const items = page.locator('#requests .injected-list li');
+      assert.ok((await items.count()) >= 3, 'the seeded requests name reflections');
+      const widths = await items.evaluateAll((lis) => lis.map((li) => Math.round(li.getBoundingClientRect().width)));
+      // 18rem: some 35 characters a line, the least a sentence reads well in.
+      assert.ok(widths.every((one) => one >= 288), `at ${width} px the reflections are ${widths.join(', ')} px wide`);
+    } finally {
+      await context.close();
+    }
+  }
+});
 
 test('before any request, the overview shows the one command to try instead of a chart of zeros', async ({ engram, browser, agentPath }) => {
   const page = await browser.context.newPage();
@@ -145,9 +208,12 @@ test("the token page shows Engram's one address first, with the SDKs' variables,
     assert.ok(shortFirst, 'the short address comes before the agent\'s own');
     const configuration = await page.locator('#configuration').innerText();
     assert.match(configuration, `export ANTHROPIC_BASE_URL="${engram.url}"\n  export ANTHROPIC_API_KEY="$ENGRAM_TOKEN"`);
+    // The address the text opens with is the one the export names: no /v1, which the SDK adds itself.
+    assert.match(configuration, `\n  base URL   ${engram.url}   (any agent: the token says which; the client adds /v1)\n`);
+    assert.not.match(configuration, `${engram.url}/v1`);
     assert.match(configuration, `The agent's own address works too: ANTHROPIC_BASE_URL=${agentUrl}`);
     // Sentences, not a filled-in template.
-    assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and configuration');
+    assert.is(await page.locator('h1').innerText(), 'release-engineering-assistant: token and setup');
     assert.match(configuration, 'Environment: add these lines to your shell profile (~/.bashrc, ~/.zshrc), then start the tool from a new shell:');
     assert.not.match(configuration, 'start Anthropic SDK from');
   } finally {

@@ -51,13 +51,18 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign up' }).click();
 
-  // 1. Organisation.
+  // 1. Organisation, in plain words.
   await page.waitForURL(/\/orgs\/new$/);
+  assert.equal(await page.locator('ol.steps li').allInnerTexts(), ['1. Organisation', '2. Agent', '3. Tool', '4. Token and setup']);
+  assert.is(await page.locator('.card > .hint').first().innerText(), 'An organisation keeps your agents together. For now, only you can see it.');
   await page.getByLabel('Name').fill('acme');
   await page.getByRole('button', { name: 'Create organisation' }).click();
 
   // 2. Agent, with the connection test (htmx swaps the result in, no reload).
   await page.waitForURL(/\/agents\/new$/);
+  const hints = await page.locator('form .hint').allInnerTexts();
+  assert.ok(hints.includes("Your provider's address, without /v1 at the end: Engram adds that."), hints.join(' | '));
+  assert.ok(hints.includes('We keep it encrypted and never show it again.'), hints.join(' | '));
   await page.getByLabel('Name', { exact: true }).fill('coder');
   await page.getByLabel('Upstream base URL').fill(upstream.url);
   await page.getByLabel('Upstream API key').fill('sk-upstream-secret-key-0000000000000000');
@@ -116,9 +121,11 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   await eventually(async () => {
     await page.reload();
     // The per-day numbers sit under the chart, in a closed <details>.
-    const cells = await page.locator('#activity tbody tr', { hasText: today }).locator('td').allTextContents();
-    return cells.join(' ') === `${today} 2 1 2 1` ? true : undefined;
+    // The day in words ("today"), the date on hover.
+    const cells = await page.locator('#activity tbody tr', { has: page.locator(`time[datetime="${today}"]`) }).locator('td').allTextContents();
+    return cells.join(' ') === 'today 2 1 2 1' ? true : undefined;
   }, 15_000, "today's activity on the overview");
+  assert.match((await page.locator(`#activity time[datetime="${today}"]`).getAttribute('title'))!, /^\w{3} \d{1,2} \w{3} \d{4}$/);
   // With traffic, the 14 days are a chart with its text alternative, and the first-request hint is gone.
   assert.is(await page.locator('.chart svg[role="img"]').count(), 1);
   assert.match(await page.locator('#chart-summary').innerText(), 'In the last 14 days: 2 requests, 1 reflection injected, 1 reflection learnt');

@@ -133,9 +133,13 @@ test('past its daily budget an agent\'s conversations wait for 00:00 UTC, are no
     return text.includes('<dd>2 extraction, 0 tagging</dd>') ? text : undefined;
   }, 10_000, 'the overview to show the day\'s two calls');
   assert.match(spend, `${spentInput + spentOutput + 1} tokens, reached`);
-  assert.match(spend, /data-label="Day">2030-01-01<\/td><td data-label="Requests">3<\/td><td data-label="Reflections injected">\d+<\/td><td data-label="Conversations learnt from">2<\/td>/, 'the deferral is no conversation learnt from');
+  assert.match(spend, /data-label="Day"><time datetime="2030-01-01" title="Tue 1 Jan 2030">today<\/time><\/td><td data-label="Requests">3<\/td><td data-label="Reflections injected">\d+<\/td><td data-label="Conversations learnt from">2<\/td>/, 'the deferral is no conversation learnt from');
   const activity = (await web.get(`${overview}/activity`)).text;
-  assert.match(activity, /2030-01-02 00:00[^<]*<span class="hint">\(daily budget spent\)<\/span>/, 'the activity page lists it with its due time and why');
+  assert.match(
+    activity,
+    /<time datetime="2030-01-02T00:00:00.000Z" title="Wed 2 Jan 2030, 00:00:00 UTC">in \d+ hours<\/time> <span class="hint">\(daily budget spent\)<\/span>/,
+    'the activity page lists it with its due time (in words, whole on hover) and why',
+  );
 
   assert.ok((await metric(engram, 'engram_extraction_jobs_finished_total', { outcome: 'deferred' })) >= 1, 'counted as deferred');
   assert.is(await metric(engram, 'engram_extraction_jobs_finished_total', { outcome: 'dead' }), 0);

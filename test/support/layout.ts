@@ -1,8 +1,15 @@
 /**
- * What "the layout holds" means for the dashboard, checked in the page itself: nothing is
- * wider than the viewport, no table runs past its card, no code block needs sideways scrolling, and no word in a table
- * cell or a button is broken inside ("fa/ct/u/al"). A word is a run of letters and digits:
- * a line may break at a space, a slash or a hyphen, never between two letters.
+ * What "the layout holds" means for the dashboard, checked in the page itself:
+ * - nothing is wider than the viewport, no table runs past its card, and nothing runs out
+ *   of its table cell;
+ * - no word in a table cell or a button is broken inside ("fa/ct/u/al"): a word is a run
+ *   of letters and digits, and a line may break at a space, a slash or a hyphen there;
+ * - a value (a host name, a path, an id, a timestamp: a run without spaces that holds a
+ *   `.`, `/` or `:` between two letters or digits, or any run in `code`, `.mono` or
+ *   `time`) breaks only after a `/` or a `.`: never at its hyphens ("db-stage-|9.internal",
+ *   "2026-11-|29T01:24:16.949Z") nor between two characters;
+ * - a code block (`pre`) never breaks a run at all ("http://127.0.0.1:4|4443/v1"; the bar marks the break): it
+ *   scrolls sideways instead, inside its card.
  */
 import type { Page } from 'playwright-core';
 
@@ -19,19 +26,44 @@ export async function layoutProblems(page: Page): Promise<string[]> {
       const right = table.getBoundingClientRect().right;
       if (right > inner + 1) problems.push(`<table id="${table.id}"> runs ${Math.round(right - inner)} px past its <${box.tagName.toLowerCase()}>`);
     }
-    for (const block of document.querySelectorAll('pre')) {
-      if (block.scrollWidth > block.clientWidth + 1) problems.push(`<pre id="${block.id}"> scrolls sideways (${block.scrollWidth} px of content in ${block.clientWidth} px)`);
+    // A cell of a fixed-layout table does not grow: what does not fit runs over the next column.
+    for (const cell of document.querySelectorAll('td')) {
+      if (cell.scrollWidth > cell.clientWidth + 1) problems.push(`a <td data-label="${cell.dataset.label ?? ''}"> holds ${cell.scrollWidth} px in ${cell.clientWidth} px: it runs over its neighbour`);
     }
-    for (const root of document.querySelectorAll('td, th, button, .button')) {
-      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        for (const match of (node.textContent ?? '').matchAll(/[\p{L}\p{N}]+/gu)) {
-          const range = document.createRange();
-          range.setStart(node, match.index!);
-          range.setEnd(node, match.index! + match[0].length);
-          // One rectangle per line the word sits on (empty ones are collapsed or hidden text).
-          const tops = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
-          if (tops.size > 1) problems.push(`"${match[0]}" is broken over ${tops.size} lines in a <${root.tagName.toLowerCase()}>`);
+
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+      const parent = node.parentElement;
+      if (!parent || parent.closest('script, style, svg, textarea, option')) continue;
+      const text = node.textContent ?? '';
+      const block = parent.closest('pre');
+      const value = parent.closest('code, .mono, time');
+      const cell = parent.closest('td, th, button, .button');
+      for (const match of text.matchAll(/\S+/g)) {
+        const run = match[0];
+        const looksLikeValue = /[\p{L}\p{N}][./:][\p{L}\p{N}]/u.test(run);
+        if (run.length < 2 || !(block || value || looksLikeValue || cell)) continue;
+        // Where the run goes to a new line: the characters whose box starts lower than the one before
+        // (by more than a few pixels: glyphs on one line differ by one or two). Inline, not in a
+        // helper: tsx would wrap a named function in a helper the page lacks.
+        const breaks: number[] = [];
+        const range = document.createRange();
+        let last: number | undefined;
+        for (let index = 0; index < run.length; index++) {
+          range.setStart(node, match.index! + index);
+          range.setEnd(node, match.index! + index + 1);
+          const rect = [...range.getClientRects()].find((one) => one.width > 0);
+          if (!rect) continue;
+          if (last !== undefined && rect.top > last + 4) breaks.push(index);
+          last = rect.top;
+        }
+        for (const at of breaks) {
+          const before = run[at - 1]!;
+          const where = `in a <${(block ?? value ?? cell ?? parent).tagName.toLowerCase()}${block?.id ? ` id="${block.id}"` : ''}>`;
+          const shown = `"${run.slice(0, at)}|${run.slice(at)}"`;
+          if (block) problems.push(`${shown} is broken ${where}: a code block scrolls instead`);
+          else if ((value || looksLikeValue) && before !== '/' && before !== '.') problems.push(`${shown} is broken ${where}: a value breaks only after "/" or "."`);
+          else if (cell && /[\p{L}\p{N}]/u.test(before) && /[\p{L}\p{N}]/u.test(run[at]!)) problems.push(`${shown} is broken inside a word ${where}`);
         }
       }
     }

@@ -47,3 +47,8 @@ export class WebSession {
     return { status: response.status, location: response.headers.get('location'), headers: response.headers, text };
   }
 }
+
+/** The text a page shows, without its tags (`<wbr>`, the `<span>`s that keep a value's pieces whole): what a person reads. */
+export function shownText(html: string): string {
+  return html.replace(/<[^>]*>/g, '');
+}

@@ -8,6 +8,7 @@ export const anthropicSdk: ClientKind = {
   title: 'Anthropic SDK',
   summary: 'Python or TypeScript `anthropic` package, or any client reading ANTHROPIC_BASE_URL: Messages API',
   model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: false },
+  baseUrlForm: 'anthropic',
   plan(input) {
     const { agent } = input;
     const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;

@@ -25,6 +25,7 @@ export const claudeCode: ClientKind = {
   name: 'claude-code',
   title: 'Claude Code',
   summary: 'Anthropic\'s terminal agent: its base URL and a token header, the memory tools, and hooks that load the index and upload transcripts',
+  baseUrlForm: 'anthropic',
   plan(input) {
     const { agent, locations } = input;
     const hooks = hookScripts(input, {

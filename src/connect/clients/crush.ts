@@ -17,6 +17,7 @@ export const crush: ClientKind = {
   name: 'crush',
   title: 'Crush',
   summary: 'Charm\'s terminal agent: an Anthropic-style provider and the memory tools in crush.json',
+  baseUrlForm: 'anthropic',
   model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
   plan(input) {
     const { agent, locations } = input;

@@ -5,6 +5,7 @@
  * it out; `summary` is the chart's text alternative.
  */
 import type { DailyCounts } from '../../ports/activity.js';
+import { shortDay } from '../../domain/relative-time.js';
 
 /** One day of the overview: the agent's activity counts and the reflections learnt that day. */
 export interface DayRow extends Pick<DailyCounts, 'requests' | 'injected' | 'extractions'> {
@@ -74,13 +75,13 @@ export function activityChart(days: readonly DayRow[]): ActivityChart {
         y: Math.round((TOP + plotHeight - height) * 10) / 10,
         width: barWidth - 1,
         height: Math.round(height * 10) / 10,
-        title: `${day.day}: ${value} ${series.label.toLowerCase()}`,
+        title: `${shortDay(day.day)}: ${value} ${series.label.toLowerCase()}`,
       };
     }),
   );
   const grid = [0, max / 2, max].filter((value) => Number.isInteger(value)).map((value) => ({ y: Math.round(TOP + plotHeight - scale(value)), value }));
   const picks = [...new Set([0, Math.floor((days.length - 1) / 2), days.length - 1])].filter((index) => index >= 0 && index < days.length);
-  const labels = picks.map((index) => ({ x: Math.round(LEFT + index * slot + slot / 2), text: days[index]!.day.slice(5) }));
+  const labels = picks.map((index) => ({ x: Math.round(LEFT + index * slot + slot / 2), text: shortDay(days[index]!.day) }));
   const total = (key: SeriesKey) => days.reduce((sum, day) => sum + day[key], 0);
   const busiest = days.reduce<DayRow | undefined>((best, day) => (day.requests > (best?.requests ?? 0) ? day : best), undefined);
   const summary =

@@ -7,6 +7,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
+import type { TokenRecord } from '../../domain/types.js';
 import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
 import { locations } from '../../connect/locations.js';
 import { renderText } from '../../connect/render.js';
@@ -15,6 +16,7 @@ import { issueToken } from '../management/issue-token.js';
 import { createAgentFromBody } from '../management/create-agent.js';
 import { refuseForbiddenUpstream, upstreamBaseUrl } from '../management/agent-input.js';
 import { requireSignedIn } from '../web/session.js';
+import { softBreaks } from '../web/soft-breaks.js';
 import { ownAgent, ownOrg, userOf, type AgentParams, type OrgParams } from './access.js';
 import { checkUpstreamBody, type ConnectionCheck } from '../upstream-check.js';
 import { agentBody, agentInfo, text, type AgentForm } from './forms.js';
@@ -94,7 +96,7 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
   // htmx: the result alone, swapped in under the button.
   app.post<{ Params: OrgParams; Body: AgentForm }>('/orgs/:org/agents/check', { preValidation: app.csrfProtection }, async (request, reply) => {
     await ownOrg(deps, request);
-    return reply.view('connection-check.eta', { check: await check(request, request.body ?? {}) });
+    return reply.view('connection-check.eta', { check: await check(request, request.body ?? {}), softBreaks });
   });
 
   app.post<{ Params: OrgParams; Body: AgentForm & { intent?: string } }>('/orgs/:org/agents/new', { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -114,16 +116,25 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
 
   app.get<{ Params: AgentParams }>('/orgs/:org/agents/:agent/connect', async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
-    return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS });
+    const tokens = await control.directory.listTokens(agent.id);
+    const connected = CLIENT_KINDS.filter((kind) => toolToken(tokens, kind.name)).map((kind) => kind.name);
+    return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS, connected });
   });
 
-  app.post<{ Params: AgentParams; Body: { tool?: string } }>('/orgs/:org/agents/:agent/connect', { preValidation: app.csrfProtection }, async (request, reply) => {
+  app.post<{ Params: AgentParams; Body: { tool?: string; intent?: string } }>('/orgs/:org/agents/:agent/connect', { preValidation: app.csrfProtection }, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const kind = findClientKind(text(request.body?.tool));
     if (!kind) {
-      return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS, error: 'Choose one of the tools.' }, 400);
+      return reply.page('connect-tool', { title: 'Choose the tool', step: 3, org, agent, kinds: CLIENT_KINDS, connected: [], error: 'Choose one of the tools.' }, 400);
     }
-    const { token } = await issueToken(control, agent, kind.name);
+    // The token made for this tool before: reused, not minted again on every visit. It is
+    // stored hashed, so the page can only name it; a new one is made when the person asks.
+    // A new one sits beside the old rather than replacing it: the old may be in use on
+    // another machine or in CI, and revoking it from here would break that tool without
+    // warning. The page says so, and the Tokens tab (with "last used") revokes it.
+    const existing = toolToken(await control.directory.listTokens(agent.id), kind.name);
+    const mint = !existing || text(request.body?.intent) === 'new-token';
+    const token = mint ? (await issueToken(control, agent, kind.name)).token : undefined;
     const info = agentInfo(agent, deps.publicUrl());
     const setup = kind.plan({ agent: info, locations: HOME, token, model: undefined });
     const configuration = renderText({
@@ -132,9 +143,26 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
       setup,
       locations: HOME,
       token,
-      minted: true,
-      tokenHint: 'shown once on this page',
+      minted: mint,
+      tokenHint: existing ? `the token "${existing.name}" (${existing.prefix}…) you saved, or a new one` : 'shown once on this page',
     }).join('\n');
-    return reply.page('connected', { title: 'Connect your tool', step: 4, org, agent, kind, token, info, configuration, short: shortAddress(info.serverUrl, token) });
+    return reply.page('connected', {
+      title: 'Connect your tool',
+      step: 4,
+      org,
+      agent,
+      kind,
+      token,
+      // Without a new token: the one that exists. With one: the one it sits beside.
+      existing,
+      info,
+      configuration,
+      short: shortAddress(info.serverUrl, token ?? '<your token>'),
+    });
   });
 };
+
+/** The newest live token made for a tool (Connect names each after its tool), if any. */
+function toolToken(tokens: readonly TokenRecord[], tool: string): TokenRecord | undefined {
+  return tokens.filter((token) => token.name === tool && token.revokedAt === null).sort((a, b) => b.createdAt - a.createdAt)[0];
+}

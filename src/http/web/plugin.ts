@@ -20,7 +20,8 @@ import { Eta } from 'eta';
 import type { Deps } from '../../deps.js';
 import { toEngramError } from '../../errors.js';
 import { SESSION_COOKIE, secureCookies } from './session.js';
-import { softBreaks } from './soft-breaks.js';
+import { softBreaks, valueHtml } from './soft-breaks.js';
+import { dayHtml, timeHtml } from './time-html.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -119,7 +120,11 @@ export const webRoutes: FastifyPluginAsync<WebOptions> = async (app, { deps, pag
     const request = this.request;
     const csrf = this.generateCsrf();
     this.code(status);
-    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup, softBreaks });
+    const now = deps.now();
+    // Helpers every view may use: prose with paths (`softBreaks`), one value shown whole (`value`), a moment (`when`), a UTC day (`day`).
+    const when = (at: number) => timeHtml(at, now);
+    const day = (utcDay: string) => dayHtml(utcDay, now);
+    return this.view(`${name}.eta`, { ...context, user: request.signedIn?.user, csrf, path: request.url, signupOpen: deps.config.signup, softBreaks, value: valueHtml, when, day });
   });
 
   app.decorateReply('formsRedirectTo', function (this: FastifyReply, uri: string) {
