@@ -45,12 +45,15 @@ async function onPhone(name: string, url: string, then?: (small: Page) => Promis
   }
 }
 
-/** The tool picker's answer for the OpenAI SDK: the token-and-configuration page. */
-async function pickOpenAiSdk(on: Page): Promise<void> {
-  await on.locator('input[value="openai-sdk"]').check();
+/**
+ * The tool picker's answer for `tool`: the token-and-setup page. A tool picked a second
+ * time shows the token it has instead of a new one, so each shot picks its own tool.
+ */
+const pickTool = (tool: string) => async (on: Page): Promise<void> => {
+  await on.locator(`input[value="${tool}"]`).check();
   await on.getByRole('button', { name: 'Continue' }).click();
   await on.locator('#configuration').waitFor();
-}
+};
 
 try {
   await page.goto(`${engram.url}/signup`);
@@ -71,11 +74,11 @@ try {
   const connect = page.url();
   await save(page, '3-tool');
   await onPhone('3-tool', connect);
-  await pickOpenAiSdk(page);
+  await pickTool('openai-sdk')(page);
   const token = (await page.locator('#token').innerText()).trim();
   const baseUrl = (await page.locator('#base-url').innerText()).trim();
   await save(page, '4-token-and-configuration');
-  await onPhone('4-token-and-configuration', connect, pickOpenAiSdk);
+  await onPhone('4-token-and-configuration', connect, pickTool('anthropic-sdk'));
 
   // Before any traffic the overview shows the one command to try.
   const overview = baseUrl.replace('/v0/orgs/', '/orgs/');
