@@ -81,6 +81,7 @@ test('loopback-only Engram, sign-up open: an agent on a local model server is cr
   const page = await browser.context.newPage();
   try {
     await fillNewAgent(page, engram, 'me@localhost.example', upstream.url);
+    assert.match(await page.locator('form[action$="/agents/new"]').innerText(), 'A model server on this machine works too, such as Ollama at http://127.0.0.1:11434.');
     await page.getByRole('button', { name: 'Test connection' }).click();
     await page.locator('#check.notice').waitFor();
     assert.match(await page.locator('#check').innerText(), /answered 200 OK/);
@@ -115,6 +116,7 @@ test('Engram on every address, sign-up open: the same upstream is refused with w
   const page = await browser.context.newPage();
   try {
     await fillNewAgent(page, engram, 'visitor@example.com', upstream.url);
+    assert.not.match(await page.locator('form[action$="/agents/new"]').innerText(), 'A model server on this machine', 'not offered where it is refused');
     await page.getByRole('button', { name: 'Create agent' }).click();
     const said = await page.locator('.error, [role="alert"]').first().innerText();
     assert.match(said, /The upstream base URL is refused: 127\.0\.0\.1 is a loopback address/);

@@ -67,12 +67,13 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     }
   });
 
-  const agentForm = async (reply: FastifyReply, org: { id: string; name: string }, form: AgentForm, extra: { error?: string; check?: ConnectionCheck } = {}, status = 200) =>
-    reply.page('agent-new', { title: 'New agent', step: 2, org, form, ...extra }, status);
+  // `localModels`: this person may point the agent at a model server on Engram's own machine or network, and is told so.
+  const agentForm = async (request: FastifyRequest, reply: FastifyReply, org: { id: string; name: string }, form: AgentForm, extra: { error?: string; check?: ConnectionCheck } = {}, status = 200) =>
+    reply.page('agent-new', { title: 'New agent', step: 2, org, form, localModels: policiesFor(request).policies.user.allowPrivate, ...extra }, status);
 
   app.get<{ Params: OrgParams }>('/orgs/:org/agents/new', async (request, reply) => {
     const { org } = await ownOrg(deps, request);
-    return agentForm(reply, org, {});
+    return agentForm(request, reply, org, {});
   });
 
   // The upstream as saving the agent would take it (`checkUpstreamBody`: the same parser);
@@ -103,12 +104,12 @@ export const onboardingPages: FastifyPluginAsync<{ deps: Deps }> = async (app, {
     const { org } = await ownOrg(deps, request);
     const form = request.body ?? {};
     // Without JavaScript the "Test connection" button submits the whole form.
-    if (form.intent === 'check') return agentForm(reply, org, form, { check: await check(request, form) });
+    if (form.intent === 'check') return agentForm(request, reply, org, form, { check: await check(request, form) });
     let agent;
     try {
       ({ agent } = await createAgentFromBody(control, { orgId: org.id, body: agentBody(form), setBy: 'user', policies: policiesFor(request).policies }));
     } catch (error) {
-      if (error instanceof EngramError && error.status < 500) return agentForm(reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
+      if (error instanceof EngramError && error.status < 500) return agentForm(request, reply, org, form, { error: error.message.replaceAll('`', '"') }, error.status);
       throw error;
     }
     return reply.redirect(`/orgs/${org.id}/agents/${agent.id}/connect`, 303);
