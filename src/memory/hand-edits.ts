@@ -11,7 +11,7 @@
 import type { Reflection, ReflectionKind, Visibility } from '../domain/types.js';
 import { reflectionId } from '../domain/reflection-id.js';
 import { MAX_SCOPE_LENGTH, validName } from '../domain/scope.js';
-import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText } from '../domain/reflection-text.js';
+import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
 import { taggedBy } from '../domain/tag-authors.js';
 import { EngramError } from '../errors.js';
 import type { ReflectionPatch } from '../ports/index.js';
@@ -159,7 +159,8 @@ export function createHandEdits(deps: HandEditDeps): HandEdits {
         kind: change.kind ?? current.kind,
         content: change.content ?? current.content,
         topic: change.topic ?? current.topic,
-        tags: change.tags ?? current.tags,
+        // Engram's markers are its own to set: kept whatever tags are given, never taken from them.
+        tags: change.tags === undefined ? current.tags : [...subjectTags(change.tags), ...current.tags.filter(isMarkerTag)],
       };
       const cleaned = validateReflection(edited);
       if (!cleaned) throw saysTooLittle(edited);

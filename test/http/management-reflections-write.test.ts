@@ -154,6 +154,16 @@ test('PUT replaces content, kind and topic: same id and origin, re-embedded, red
   assert.is((await server.call('PUT', `${base}/reflections/ref_nope`, { body: { content: 'a b', kind: 'factual', topic: 't' } })).status, 404);
 });
 
+test('new tags keep the markers Engram set, and a marker given among them is not taken', async ({ server, base }) => {
+  const added = await server.call('POST', `${base}/reflections`, { body: { content: 'Backups run nightly at 02:00 UTC', kind: 'factual', topic: 'ops', tags: ['backups'] } });
+  assert.equal(added.json.tags, ['backups', 'added-by-hand']);
+  const retagged = await server.call('PATCH', `${base}/reflections/${added.json.id}`, { body: { tags: ['cron', 'edited-by-hand'] } });
+  assert.is(retagged.status, 200, JSON.stringify(retagged.json));
+  assert.equal(retagged.json.tags, ['cron', 'added-by-hand', 'edited-by-hand'], 'still added by hand; edited by Engram, not by the typed tag');
+  const seeded = await server.call('PATCH', `${base}/reflections/${added.json.id}`, { body: { tags: ['added-by-hand'] } });
+  assert.equal([seeded.json.tags, seeded.json.tags_by], [['added-by-hand', 'edited-by-hand'], null], 'a marker typed alone is no subject tag');
+});
+
 test('PATCH of one field keeps the rest and the tags, adding the edit mark once', async ({ server, agent, base }) => {
   const [seeded] = await server.seed(agent.id, [{ kind: 'factual', content: 'Logs go to Loki', topic: 'ops', tags: ['logs'] }]);
   const once = await server.call('PATCH', `${base}/reflections/${seeded.id}`, { body: { topic: 'Observability' } });

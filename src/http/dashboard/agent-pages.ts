@@ -11,7 +11,7 @@ import type { Deps } from '../../deps.js';
 import { REFLECTION_KINDS, type Agent, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { shortBaseUrl } from '../../domain/base-urls.js';
-import { byHandNote, isMarkerTag, subjectTags } from '../../domain/reflection-text.js';
+import { byHandNote, subjectTags } from '../../domain/reflection-text.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
 import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
@@ -63,13 +63,13 @@ function statusOf(raw: unknown): Status {
   return STATUSES.find((status) => status === raw) ?? 'current';
 }
 
-/** The tags a person typed; Engram's markers are Engram's to set, not theirs (the form never shows them). */
+/** The tags a person typed (Engram's markers among them are dropped by the edit, `createHandEdits`). */
 function tagList(raw: unknown): string[] {
-  return text(raw).split(',').map((tag) => tag.trim()).filter((tag) => tag && !isMarkerTag(tag)).slice(0, 50);
+  return text(raw).split(',').map((tag) => tag.trim()).filter(Boolean).slice(0, 50);
 }
 
-/** What the reflection pages show of tags: the subject tags only, and the markers as a note ("edited by hand"). */
-const TAG_WORDS = { subjectTags, byHandNote };
+/** How the reflection pages show tags: who wrote them, the subject tags only, and the markers as a note ("edited by hand"). */
+const TAG_VIEW = { tagAuthor: tagAuthorLabel, subjectTags, byHandNote };
 
 /** The last `DAYS` days, oldest first: the agent's activity counts and the reflections learnt that day. */
 function perDay(activity: DailyActivity[], reflections: Reflection[], now: number): DayRow[] {
@@ -201,7 +201,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       injected,
       verdicts,
       barRule: bar === undefined ? undefined : barRule(bar),
-      tagAuthor: tagAuthorLabel, ...TAG_WORDS,
+      ...TAG_VIEW,
     });
   });
 
@@ -238,7 +238,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
           offset: 0,
           more: false,
           page: PAGE,
-          tagAuthor: tagAuthorLabel, ...TAG_WORDS,
+          ...TAG_VIEW,
           form,
           error: error.message.replaceAll('`', '"'),
         },
@@ -259,20 +259,18 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     const reflection = await reflections.get(agent.id, request.params.id);
     if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
     const restored = request.query.restored === '1';
-    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, restored, tagAuthor: tagAuthorLabel, ...TAG_WORDS, ...(await historyOf(reflection)) });
+    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, restored, ...TAG_VIEW, ...(await historyOf(reflection)) });
   });
 
   app.post<{ Params: ReflectionParams; Body: ReflectionForm }>(`${base}/reflections/:id`, { preValidation: app.csrfProtection }, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const form = request.body ?? {};
     try {
-      // The form shows the subject tags only: the markers the reflection carries are kept (an edit adds its own).
-      const markers = (await reflections.get(agent.id, request.params.id))?.tags.filter(isMarkerTag) ?? [];
       await hand.edit(agent.id, request.params.id, {
         content: text(form.content),
         kind: kindOf(form.kind),
         topic: text(form.topic),
-        tags: [...tagList(form.tags), ...markers],
+        tags: tagList(form.tags),
         // The form shows the scope it has: blank moves it to everywhere.
         ...(form.scope === undefined ? {} : { scope: text(form.scope) || null }),
       });
@@ -283,7 +281,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
       return reply.page(
         'agent-reflection',
-        { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, tagAuthor: tagAuthorLabel, ...TAG_WORDS, ...(await historyOf(reflection)), error: error.message.replaceAll('`', '"') },
+        { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, ...TAG_VIEW, ...(await historyOf(reflection)), error: error.message.replaceAll('`', '"') },
         400,
       );
     }
