@@ -6,7 +6,7 @@
 import { flag, JSON_OPTION, positional, seg, type Command, type CommandContext, type Io } from '../command.js';
 import { printJson, printTable, shortTime } from '../output.js';
 
-export interface AddedJson {
+interface AddedJson {
   user_id: string;
   email: string;
   org_id: string;
