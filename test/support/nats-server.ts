@@ -31,6 +31,16 @@ export interface NatsServer {
   cleanup(): Promise<void>;
 }
 
+/** The client port a ports file names, or undefined while the server is still writing it. */
+function readPorts(file: string): number | undefined {
+  try {
+    const ports = JSON.parse(readFileSync(file, 'utf8')) as { nats?: string[] };
+    return ports.nats?.[0] ? Number(new URL(ports.nats[0]).port) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startNatsServer(options: { jetstreamMaxPayload?: number } = {}): Promise<NatsServer> {
   const binary = natsServerBinary();
   if (!binary) throw new Error('nats-server is not installed (apt-get install nats-server); .ci/run installs it');
@@ -58,10 +68,9 @@ export async function startNatsServer(options: { jetstreamMaxPayload?: number } 
     while (Date.now() < deadline) {
       if (started.exitCode !== null) throw new Error(`nats-server exited (${started.exitCode}):\n${log}`);
       // The ports file appears once the listener is up; JetStream is ready when the server says so.
-      if (existsSync(portsFile) && log.includes('Server is ready')) {
-        const ports = JSON.parse(readFileSync(portsFile, 'utf8')) as { nats: string[] };
-        return Number(new URL(ports.nats[0]).port);
-      }
+      // The server creates the file, then writes it: an empty or partial file is read again.
+      const ports = log.includes('Server is ready') && existsSync(portsFile) ? readPorts(portsFile) : undefined;
+      if (ports) return ports;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     started.kill('SIGKILL');
