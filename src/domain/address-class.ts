@@ -49,12 +49,17 @@ export function isLocalhostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
 
+/** A host as names and addresses compare: no IPv6 brackets, no root dot, lower case. */
+export function plainHost(host: string): string {
+  return host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+}
+
 /**
  * Whether a listener on `host` is reachable only from this machine: a loopback address
  * (127.0.0.0/8, ::1) or `localhost`. `0.0.0.0`, `::` and every other address are not.
  */
 export function isLoopbackHost(host: string): boolean {
-  const plain = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const plain = plainHost(host);
   return isLocalhostName(plain) || classifyAddress(plain) === 'loopback';
 }
 

@@ -12,7 +12,7 @@
  * (`upstreamPolicies`): with sign-up open anyone may be such a user, and the operator's
  * loopback and private networks are not theirs to reach, probe or read.
  */
-import { classifyAddress, isLocalhostName, type AddressClass } from '../domain/address-class.js';
+import { classifyAddress, isLocalhostName, plainHost, type AddressClass } from '../domain/address-class.js';
 import type { UpstreamOwner } from '../domain/types.js';
 
 export interface AddressPolicy {
@@ -90,7 +90,7 @@ export function refusal(address: string, policy: AddressPolicy): string | undefi
  * when connecting (`refusal` on each resolved address).
  */
 export function hostRefusal(url: URL, policy: AddressPolicy): string | undefined {
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = plainHost(url.hostname);
   if (METADATA_NAMES.has(host)) return `${host} is a cloud metadata service`;
   if (!policy.allowPrivate && isLocalhostName(host)) return `${host} is ${refusedAs('loopback', policy)}`;
   return refusal(host, policy);
