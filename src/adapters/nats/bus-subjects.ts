@@ -158,3 +158,14 @@ export function decodeTime(value: string | undefined): number | undefined {
   const n = Number(value);
   return Number.isFinite(n) ? n : undefined;
 }
+
+/** NATS subject matching: `*` one token, a final `>` one or more. */
+export function subjectMatches(filter: string, subject: string): boolean {
+  const want = filter.split('.');
+  const have = subject.split('.');
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === '>') return have.length > i;
+    if (i >= have.length || (want[i] !== '*' && want[i] !== have[i])) return false;
+  }
+  return want.length === have.length;
+}

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { Objm } from '@nats-io/obj';
 import { connectNats, type NatsContext } from '../../../src/adapters/nats/connection.js';
 import { NatsEventBus, type NatsEventBusOptions } from '../../../src/adapters/nats/event-bus.js';
-import { BUS_HEADERS, subjectToken } from '../../../src/adapters/nats/bus-subjects.js';
+import { BUS_HEADERS, subjectMatches, subjectToken } from '../../../src/adapters/nats/bus-subjects.js';
 import { DEDUP_WINDOW_MS, type BusMessage } from '../../../src/ports/index.js';
 import { startNatsServer } from '../../support/nats-server.js';
 import { eventBusContract } from '../../contracts/event-bus.contract.js';
@@ -97,6 +97,17 @@ function collect<T>(bus: NatsEventBus, subject: string, options: Parameters<Nats
   );
   return { seen, sub };
 }
+
+nats('the sweep tells which consumer a stored message belongs to by the server\'s subject rules', () => {
+  assert.ok(subjectMatches('engram.bus.w.jobs', 'engram.bus.w.jobs'));
+  assert.not.ok(subjectMatches('engram.bus.w.jobs', 'engram.bus.w.jobs2'));
+  assert.not.ok(subjectMatches('engram.bus.w.jobs', 'engram.bus.w'));
+  assert.ok(subjectMatches('engram.bus.d.>', 'engram.bus.d.jobs'));
+  assert.ok(subjectMatches('engram.bus.d.>', 'engram.bus.d.jobs.more'));
+  assert.not.ok(subjectMatches('engram.bus.d.>', 'engram.bus.d'));
+  assert.ok(subjectMatches('engram.*.d.jobs', 'engram.bus.d.jobs'));
+  assert.not.ok(subjectMatches('engram.*.d.jobs', 'engram.bus.w.jobs'));
+});
 
 nats('open refuses a server older than 2.9.4, naming its version', async () => {
   await rejects(() => NatsEventBus.open({ ...admin, serverVersion: '2.8.4' }), /nats-server 2\.8\.4 is too old/);
