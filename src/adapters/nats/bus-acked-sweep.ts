@@ -71,10 +71,13 @@ export async function deleteAckedMessages(jsm: JetStreamManager, stream: string,
     const byFloor = state.last_seq >= consumer.delivered.stream_seq;
     return filter ? [{ filter, floor: byFloor ? floor : 0 }] : [];
   });
+  if (rules.length === 0) return { deleted: 0, floorsReached };
   let deleted = 0;
-  // Up to what the stream held when the pass began: messages a consumer forgot it
-  // delivered (its state is written apart, and may be older) included.
-  for await (const stored of storedMessages(jsm, stream, state)) {
+  // With records, up to what the stream held when the pass began: messages a consumer
+  // forgot it delivered (its state is written apart, and may be older) included. Without,
+  // only up to the highest floor (a pass repeated for as long as a deferred job holds one).
+  const last = settled ? state.last_seq : Math.max(0, ...rules.map((rule) => rule.floor));
+  for await (const stored of storedMessages(jsm, stream, state, last)) {
     const rule = rules.find(({ filter }) => subjectMatches(filter, stored.subject));
     if (!rule) continue;
     // At or below the floor every message is acked; above it only a record tells.
@@ -85,16 +88,16 @@ export async function deleteAckedMessages(jsm: JetStreamManager, stream: string,
 }
 
 /**
- * The messages `stream` held at `state`, read a sequence at a time. Not by `next_by_subj`:
+ * The messages `stream` held at `state`, up to `last`, read a sequence at a time. Not by `next_by_subj`:
  * after a `kill -9`, nats-server 2.9 answers it "no message" for a message stored in a
  * block it recovered (seen: sequence 11 of 15 stood readable, and deletable, by its own
  * sequence while `next_by_subj` from 11 found nothing), which left acked jobs listed as
  * waiting. The deleted sequences come with `state`, so only stored ones are read.
  */
-async function* storedMessages(jsm: JetStreamManager, stream: string, state: StreamState): AsyncGenerator<StoredMsg> {
+async function* storedMessages(jsm: JetStreamManager, stream: string, state: StreamState, last: number): AsyncGenerator<StoredMsg> {
   if (state.messages === 0) return;
   const deleted = new Set(state.deleted ?? []);
-  for (let seq = Math.max(1, state.first_seq); seq <= state.last_seq; seq++) {
+  for (let seq = Math.max(1, state.first_seq); seq <= Math.min(last, state.last_seq); seq++) {
     if (deleted.has(seq)) continue;
     const stored = await jsm.streams.getMessage(stream, { seq }).catch((error: unknown) => {
       if (isNoMessage(error)) return null;
