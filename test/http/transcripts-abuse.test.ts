@@ -70,22 +70,28 @@ const ADMIN_BOUND_MS = 1_500;
  * of the admin requests made every 50 ms (the same way), and what the upload keeps alive.
  */
 async function whileServing<T>(engram: TestEngram, work: () => Promise<T>) {
-  let stall = 0;
+  // The test's own collections (the sampler below), in ms: they are not the server's.
   let forced = 0;
-  let forcedTotal = 0;
-  let tick = performance.now();
-  let cpu = process.cpuUsage();
+  /**
+   * Starts timing; the returned function reads how long the process was held since. Held
+   * by work, not by waiting for a core: the wall time counts up to the CPU this process
+   * spent in it. On a machine whose cores are taken by others (a load of 10 on 2 cores)
+   * the process is not scheduled for a second or more and nothing of Engram's is to blame.
+   */
+  const span = () => {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    const forcedBefore = forced;
+    return () => {
+      const used = process.cpuUsage(cpu);
+      return Math.min(performance.now() - started, (used.user + used.system) / 1000) - (forced - forcedBefore);
+    };
+  };
+  let stall = 0;
+  let sinceTick = span();
   const timer = setInterval(() => {
-    const now = performance.now();
-    const used = process.cpuUsage(cpu);
-    // Held by work, not by waiting for a core: a gap counts for the CPU this process spent
-    // in it. On a machine whose cores are taken by others (a load of 10 on 2 cores) the
-    // process is not scheduled for a second or more and nothing of Engram's is to blame.
-    // The test's own collections (the sampler below) are not the server's.
-    stall = Math.max(stall, Math.min(now - tick, (used.user + used.system) / 1000) - forced);
-    forced = 0;
-    tick = now;
-    cpu = process.cpuUsage();
+    stall = Math.max(stall, sinceTick());
+    sinceTick = span();
   }, 10);
   // What the upload keeps alive (heap and buffers after a full collection), not the garbage
   // V8 has not yet collected, whose size depends on what the suite process ran before.
@@ -94,24 +100,17 @@ async function whileServing<T>(engram: TestEngram, work: () => Promise<T>) {
   const sampler = setInterval(() => {
     const sample = retainedHeap({ withBuffers: true });
     forced += sample.collectMs;
-    forcedTotal += sample.collectMs;
     peak = Math.max(peak, sample.bytes);
   }, 200);
   const admin: number[] = [];
   let done = false;
   const probing = (async () => {
     while (!done) {
-      const started = performance.now();
-      const cpuAtStart = process.cpuUsage();
-      const forcedAtStart = forcedTotal;
+      const took = span();
       const response = await fetch(`${engram.url}/v0/orgs`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
       await response.arrayBuffer();
       assert.is(response.status, 200);
-      // As for the stall: the wall time counts up to the CPU this process spent meanwhile
-      // (a machine whose cores others take delays the answer, not Engram), less the test's
-      // own collections.
-      const used = process.cpuUsage(cpuAtStart);
-      admin.push(Math.min(performance.now() - started, (used.user + used.system) / 1000) - (forcedTotal - forcedAtStart));
+      admin.push(took());
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();

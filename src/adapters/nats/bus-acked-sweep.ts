@@ -88,11 +88,11 @@ export async function deleteAckedMessages(jsm: JetStreamManager, stream: string,
 }
 
 /**
- * The messages `stream` held at `state`, up to `last`, read a sequence at a time. Not by `next_by_subj`:
- * after a `kill -9`, nats-server 2.9 answers it "no message" for a message stored in a
- * block it recovered (seen: sequence 11 of 15 stood readable, and deletable, by its own
- * sequence while `next_by_subj` from 11 found nothing), which left acked jobs listed as
- * waiting. The deleted sequences come with `state`, so only stored ones are read.
+ * The messages `stream` held at `state`, up to `last`, read a sequence at a time. Not by
+ * `next_by_subj`: after a `kill -9`, nats-server 2.9 answers it "no message" for a message
+ * stored in a block it recovered (seen: sequence 11 of 15 stood readable, and deletable, by
+ * its own sequence while `next_by_subj` from 11 found nothing), which left acked jobs
+ * listed as waiting. The deleted sequences come with `state`, so only stored ones are read.
  */
 async function* storedMessages(jsm: JetStreamManager, stream: string, state: StreamState, last: number): AsyncGenerator<StoredMsg> {
   if (state.messages === 0) return;
