@@ -274,7 +274,10 @@ export class BusQueue {
 
 function queuedState(row: QueuedRow, now: number): Pick<QueuedMessage, 'state' | 'dueAt'> {
   if (row.attempts === 0) return row.due_at > now ? { state: 'waiting', dueAt: row.due_at } : { state: 'ready' };
-  if (row.lease_owner === null && row.due_at > now) return { state: 'retrying', dueAt: row.due_at };
+  // Released after a failed delivery, and not leased again yet: still waiting to be
+  // redelivered, with its last attempt, even once its due time has passed (a consumer busy
+  // or asleep until then). Not `delivered`: no handler has it.
+  if (row.lease_owner === null) return { state: 'retrying', dueAt: row.due_at };
   return { state: 'delivered' };
 }
 
