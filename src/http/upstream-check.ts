@@ -13,6 +13,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { UpstreamClient } from '../ports/upstream.js';
 import type { UpstreamOwner } from '../domain/types.js';
+import { upstreamUrl } from '../domain/base-urls.js';
 import { EngramError } from '../errors.js';
 import { modelIds } from '../connect/models.js';
 import { discard, readText } from '../memory/http-body.js';
@@ -52,7 +53,7 @@ export function checkUpstreamBody(upstream: UpstreamClient, body: unknown, setBy
 }
 
 export async function checkUpstream(upstream: UpstreamClient, target: CheckTarget): Promise<ConnectionCheck> {
-  const url = new URL(`${target.baseUrl}/v1/models`);
+  const url = new URL(upstreamUrl(target.baseUrl, '/v1/models'));
   const auth: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}`, 'x-api-key': target.apiKey } : {};
   try {
     const response = await upstream.send({

@@ -4,6 +4,7 @@
  * (`job-failure.ts`): those worth a retry, and the ones that would fail the same way again.
  */
 import type { Agent, AgentSecrets, ProtocolId } from '../domain/types.js';
+import { upstreamUrl } from '../domain/base-urls.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { UpstreamClient } from '../ports/index.js';
 import { BodyTooLargeError, discard, readText } from './http-body.js';
@@ -61,7 +62,7 @@ export async function callUpstream(call: UpstreamCall): Promise<unknown> {
   let text: string;
   try {
     const response = await call.upstream.send({
-      url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath,
+      url: upstreamUrl(agent.upstream.baseUrl, adapter.upstreamPath),
       method: 'POST',
       headers: {
         ...lowerCaseKeys(secrets.upstreamHeaders),
