@@ -16,6 +16,7 @@ import {
 } from '../../machines/conversation.machine.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
 import { sessionDigestOf } from '../domain/conversation-id.js';
+import { upstreamUrl } from '../domain/base-urls.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
@@ -34,7 +35,7 @@ import { detectMemoryTools, reminderDue, type MemoryTools } from './memory-tools
 import { checkKeptBlocks } from './kept-blocks.js';
 import { relay } from '../streaming/relay.js';
 import type { EngramTurn, ExchangeRequest, Forwarded, Injected, InjectedMemory, Published, Recorded, Relayed, Resolved, Settlement } from './exchange.js';
-import { clientHeaders, upstreamHeaders } from './headers.js';
+import { clientHeaders, engramHeaders, upstreamHeaders } from './headers.js';
 import { conversationName, findConversation, openingOf, partitionedConversationId, settledConversationId } from './identity.js';
 import { headerVisibility, requestVisibility, withScope } from './scope.js';
 import { isClientChore } from './chore.js';
@@ -212,7 +213,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const { adapter } = request;
     const response = await upstream
       .send({
-        url: agent.upstream.baseUrl.replace(/\/+$/, '') + adapter.upstreamPath + request.search,
+        url: upstreamUrl(agent.upstream.baseUrl, adapter.upstreamPath, request.search),
         method: 'POST',
         headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets.upstreamApiKey), secrets.upstreamHeaders),
         body: injected.forwardBody,
@@ -231,9 +232,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
 
   const relayStep = fromPromise(async ({ input: { request, authenticated, injected, forwarded }, signal }: { input: Relaying<EngramTurn>; signal: AbortSignal }): Promise<Relayed> => {
     const upstreamResponse = forwarded;
-    const headers = clientHeaders(upstreamResponse.headers);
-    headers['x-engram-injected'] = String(injected.injected);
-    headers['x-engram-request-id'] = request.requestId;
+    const headers = { ...clientHeaders(upstreamResponse.headers), ...engramHeaders(injected.injected, request.requestId) };
     const sse = String(upstreamResponse.headers['content-type'] ?? '').includes('text/event-stream');
     request.sink.writeHead(upstreamResponse.status, headers, sse);
     const outcome = await relay({

@@ -51,6 +51,16 @@ function connectionListed(headers: IncomingHttpHeaders | Record<string, string |
   return new Set(text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
 }
 
+/** How many reflections were injected into the forwarded request (`0` for an answer that forwarded none). */
+export const INJECTED_HEADER = 'x-engram-injected';
+/** `req_…`: the turn's entry in the request log (the WebSocket sink turns it into the frames' `engram_request_id`). */
+export const REQUEST_ID_HEADER = 'x-engram-request-id';
+
+/** The headers every answer of the proxy carries, whatever its outcome. */
+export function engramHeaders(injected: number, requestId: string): Record<string, string> {
+  return { [INJECTED_HEADER]: String(injected), [REQUEST_ID_HEADER]: requestId };
+}
+
 export function upstreamHeaders(
   client: IncomingHttpHeaders,
   auth: Record<string, string>,

@@ -7,6 +7,7 @@ import type { EngramTurn, ExchangeRequest, InjectedMemory, Relayed } from './exc
 import type { ConversationFlow } from './actors.js';
 import { newRequestId } from '../domain/request-log.js';
 import { recordRequest } from './request-log.js';
+import { engramHeaders } from './headers.js';
 
 export interface ExchangeHooks {
   /** Registers the callback run when the client goes away before the answer is complete. */
@@ -174,8 +175,7 @@ export async function runExchange(flow: ConversationFlow, given: ExchangeInput, 
     sentStatus = rendered.status;
     sink.writeHead(rendered.status, {
       'content-type': 'application/json',
-      'x-engram-injected': String(output.injected?.injected ?? 0),
-      'x-engram-request-id': request.requestId,
+      ...engramHeaders(output.injected?.injected ?? 0, request.requestId),
     });
     sink.write(Buffer.from(JSON.stringify(rendered.body)));
     sink.end();

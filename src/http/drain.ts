@@ -22,6 +22,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Duplex } from 'node:stream';
 import { EngramError, openAiErrorBody } from '../errors.js';
 import { PROTOCOLS } from '../protocols/index.js';
+import { engramHeaders } from '../conversation/headers.js';
+import { newRequestId } from '../domain/request-log.js';
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 type UpgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -116,7 +118,7 @@ function refuse(request: IncomingMessage, response: ServerResponse): void {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),
     'retry-after': String(RETRY_AFTER_SECONDS),
-    'x-engram-injected': '0',
+    ...engramHeaders(0, newRequestId()),
     connection: 'close',
   });
   response.end(text);

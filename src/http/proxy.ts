@@ -14,16 +14,15 @@
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { provideConversationMachine, type ConversationActorDeps, type ConversationFlow } from '../conversation/actors.js';
-import { clientHeaders, upstreamHeaders } from '../conversation/headers.js';
+import { clientHeaders, engramHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';
 import { toEngramError } from '../errors.js';
 import { newRequestId } from '../domain/request-log.js';
+import { upstreamUrl } from '../domain/base-urls.js';
 import { createRetrieval } from '../memory/retrieval.js';
 import { memorySearchDeps } from './memory-search-deps.js';
-import { chatCompletions } from '../protocols/chat-completions/adapter.js';
-import { messages } from '../protocols/messages/adapter.js';
-import { responses } from '../protocols/responses/adapter.js';
+import { DEFAULT_PROTOCOL, modelsDialect, PROTOCOLS } from '../protocols/index.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { agentTokenOf, authenticateFromHeaders, closeIfBodyPending } from './before-body.js';
 import { httpSink } from './http-sink.js';
@@ -73,11 +72,11 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.bodyLimit }, (_request, body, done) => done(null, body));
 
   app.setErrorHandler((error, request, reply) => {
-    const adapter = request.routeOptions.config.protocol ?? chatCompletions;
+    const adapter = request.routeOptions.config.protocol ?? DEFAULT_PROTOCOL;
     const rendered = adapter.renderError(toEngramError(error, { what: 'The request body', bytes: deps.config.bodyLimit, setting: 'ENGRAM_BODY_LIMIT' }));
     if (rendered.status >= 500) request.log.error({ err: error }, 'proxy request failed');
     closeIfBodyPending(request, reply);
-    return reply.code(rendered.status).header('x-engram-injected', '0').header('x-engram-request-id', newRequestId()).send(rendered.body);
+    return reply.code(rendered.status).headers(engramHeaders(0, newRequestId())).send(rendered.body);
   });
   app.decorateRequest('agentToken', null);
 
@@ -100,7 +99,7 @@ export const proxyRoutes: FastifyPluginAsync<ProxyOptions> = async (app: Fastify
 };
 
 function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, prefix: string): void {
-  for (const adapter of [chatCompletions, messages, responses]) {
+  for (const adapter of Object.values(PROTOCOLS)) {
     app.post(prefix + adapter.upstreamPath, { config: { protocol: adapter } }, async (request, reply) => {
       const authenticated = agentTokenOf(request);
       reply.hijack();
@@ -138,7 +137,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, p
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
       const response = await deps.upstream.send({
-        url: agent.upstream.baseUrl.replace(/\/+$/, '') + path + searchOf(request.url),
+        url: upstreamUrl(agent.upstream.baseUrl, path, searchOf(request.url)),
         method: request.method === 'GET' ? 'GET' : 'POST',
         headers: upstreamHeaders(request.headers, adapter.upstreamAuth(secrets?.upstreamApiKey ?? ''), secrets?.upstreamHeaders ?? {}),
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
@@ -147,18 +146,14 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, p
       });
       return reply
         .code(response.status)
-        .headers(clientHeaders(response.headers))
-        .header('x-engram-injected', '0')
-        .header('x-engram-request-id', newRequestId())
+        .headers({ ...clientHeaders(response.headers), ...engramHeaders(0, newRequestId()) })
         .send(response.body);
     };
 
   storedResponseRoutes(app, deps, prefix);
 
+  const { messages } = PROTOCOLS;
   app.post(prefix + '/v1/messages/count_tokens', { config: { protocol: messages } }, passThrough(() => messages, '/v1/messages/count_tokens'));
   // The models list is asked for in either family's dialect; the client's headers tell which.
-  app.get(
-    prefix + '/v1/models',
-    passThrough((request) => (request.headers['anthropic-version'] ? messages : chatCompletions), '/v1/models'),
-  );
+  app.get(prefix + '/v1/models', passThrough((request) => modelsDialect(request.headers), '/v1/models'));
 }

@@ -10,3 +10,14 @@ export const PROTOCOLS: Record<ProtocolId, ProtocolAdapter> = {
   messages,
   responses,
 };
+
+/** The protocol whose envelope renders an error of a route that names none. */
+export const DEFAULT_PROTOCOL: ProtocolAdapter = chatCompletions;
+
+/**
+ * The dialect a `GET /v1/models` is asked in, which the upstream answers in: Anthropic's
+ * clients send `anthropic-version` (and their key as `x-api-key`), OpenAI's do not.
+ */
+export function modelsDialect(headers: Record<string, string | string[] | undefined>): ProtocolAdapter {
+  return headers['anthropic-version'] ? messages : chatCompletions;
+}

@@ -15,6 +15,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { ResponseSink } from '../../conversation/exchange.js';
+import { REQUEST_ID_HEADER } from '../../conversation/headers.js';
 import { isObject, parseJsonOr } from '../../protocols/shared.js';
 import { SseParser } from '../../protocols/sse.js';
 
@@ -113,7 +114,7 @@ export function wsSink(socket: WebSocket, options: WsSinkOptions = {}): Response
     },
     writeHead(code, headers) {
       status = code;
-      const id = headers['x-engram-request-id'];
+      const id = headers[REQUEST_ID_HEADER];
       requestId = typeof id === 'string' ? id : undefined;
       streaming = code >= 200 && code < 300 && String(headers['content-type'] ?? '').includes('text/event-stream');
     },
