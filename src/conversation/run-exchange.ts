@@ -1,7 +1,6 @@
 import { createActor, toPromise } from 'xstate';
 import type { ConversationOutput, TurnInput } from '../../machines/conversation.machine.js';
 import { toEngramError, type EngramError } from '../errors.js';
-import type { ExchangeSummary, UpstreamErrorKind } from '../observability/metrics.js';
 import type { AnswerLimit } from '../ports/index.js';
 import type { EngramTurn, ExchangeRequest, InjectedMemory, Relayed } from './exchange.js';
 import type { ConversationFlow } from './actors.js';
@@ -17,6 +16,23 @@ export interface ExchangeHooks {
   /** Told how the exchange ended: the app's metrics. */
   observer?: ExchangeObserver;
 }
+
+/** How one proxied exchange ended, as `runExchange` saw it. */
+export interface ExchangeSummary {
+  agentId: string;
+  protocol: string;
+  /** The conversation machine's final status: settled, upstream_error, interrupted, failed, aborted. */
+  outcome: string;
+  /** What the upstream's failure was, when it failed: see `UPSTREAM_ERROR_KINDS`. */
+  upstreamError?: UpstreamErrorKind;
+  /** Reflections injected into the forwarded request. */
+  injected: number;
+  /** Time Engram added before the upstream request and after the upstream's answer ended, in ms (absent when nothing was forwarded). */
+  addedMs?: number;
+}
+
+export const UPSTREAM_ERROR_KINDS = ['status_4xx', 'status_5xx', 'stream_broken', 'unreachable', 'timeout'] as const;
+export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 
 /** Told how each exchange ended (the app's metrics). */
 export interface ExchangeObserver {

@@ -15,25 +15,9 @@ import type { TaggingCallOutcome, TaggingObserver } from '../memory/tagging.js';
 import type { JobKind } from '../memory/agent-jobs.js';
 import type { TokenUsage } from '../protocols/types.js';
 import type { RecordingObserver } from '../conversation/recording-retry.js';
+import type { ExchangeObserver } from '../conversation/run-exchange.js';
 import type { ExtractionObserver } from '../memory/extraction.js';
 import { FAILURE_REASONS } from '../memory/job-failure.js';
-
-/** How one proxied exchange ended, as `runExchange` saw it. */
-export interface ExchangeSummary {
-  agentId: string;
-  protocol: string;
-  /** The conversation machine's final status: settled, upstream_error, interrupted, failed, aborted. */
-  outcome: string;
-  /** What the upstream's failure was, when it failed: see `UPSTREAM_ERROR_KINDS`. */
-  upstreamError?: UpstreamErrorKind;
-  /** Reflections injected into the forwarded request. */
-  injected: number;
-  /** Time Engram added before the upstream request and after the upstream's answer ended, in ms (absent when nothing was forwarded). */
-  addedMs?: number;
-}
-
-export const UPSTREAM_ERROR_KINDS = ['status_4xx', 'status_5xx', 'stream_broken', 'unreachable', 'timeout'] as const;
-export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 
 /**
  * How an extraction job's delivery ended: acked (extracted, or nothing left to do), to be
@@ -43,12 +27,11 @@ export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
 export type ExtractionOutcome = 'done' | 'retry' | 'dead' | 'deferred';
 
 /** What the rest of Engram calls; nothing else imports prom-client. */
-export interface Metrics extends TaggingObserver, RecordingObserver, ExtractionObserver {
+export interface Metrics extends TaggingObserver, RecordingObserver, ExtractionObserver, ExchangeObserver {
   /** Exposition in Prometheus's text format. */
   render(): Promise<string>;
   readonly contentType: string;
   httpRequest(labels: { route: string; method: string; status: number; agent: string }): void;
-  exchangeFinished(summary: ExchangeSummary): void;
   /** A proxied request's request log entry could not be written (its answer was not affected). */
   requestLogFailed(): void;
   /** One MCP POST, by its JSON-RPC method (`batch` for a batch). */
