@@ -14,7 +14,7 @@ import {
   type Relaying,
   type Resolving,
 } from '../../machines/conversation.machine.js';
-import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
+import { newConversationState, pendingTurns, settledState } from '../domain/conversation-state.js';
 import { sessionDigestOf } from '../domain/conversation-id.js';
 import { upstreamUrl } from '../domain/base-urls.js';
 import type { Deps } from '../deps.js';
@@ -22,7 +22,7 @@ import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
 import { redactJob, selectNewTurns, type UnredactedJob } from '../memory/extraction.js';
 import type { CleanedTurns } from '../memory/cleaned-turns.js';
-import { markQueued, pendingTurns, publishJob } from '../memory/watermark.js';
+import { publishJob } from '../memory/watermark.js';
 import type { Retrieval } from '../memory/retrieval.js';
 import type { ProtocolAdapter } from '../protocols/types.js';
 import { MAX_JSON_DEPTH, jsonDeeperThan, tooDeep } from '../protocols/shared.js';
@@ -402,39 +402,3 @@ function jsonBytes(value: unknown): number {
   return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
 }
 
-/**
- * The conversation's state once this turn settled, applied to the latest stored state
- * (another turn, an extraction job or an upload may have written since this request
- * read it): this turn's blocks and what it saw, unless a later turn of the conversation
- * settled first (more messages seen, or settled later: a retried recording lands after
- * newer turns); every reflection ever injected; the latest activity; the extraction
- * bookkeeping as `markQueued` decides it (the watermark reset after a compaction, unless a
- * newer turn settled since; the job queued).
- */
-export function settledState(
-  current: ConversationState | undefined,
-  turn: ConversationState,
-  { settledAt, compacted, queued }: { settledAt: number; compacted: boolean; queued: boolean },
-): ConversationState {
-  const base = current ?? turn;
-  // A turn that settled after this one already wrote (this is a retried recording, or the
-  // slower of two concurrent turns): its blocks and its watermark reset stand.
-  const newer = current !== undefined && current.lastActivityAt > settledAt;
-  const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
-  // The scope and user the latest turn resolved (a turn that states no project kept the stored one).
-  const { scope: _scope, user: _user, ...rest } = base;
-  const { scope, user } = newer ? base : turn;
-  // The turns counted: a retried older turn does not count back.
-  const turns = Math.max(base.turns ?? 0, turn.turns ?? 0);
-  const blocks: ConversationState = {
-    ...rest,
-    ...(turns > 0 ? { turns } : {}),
-    ...(scope === undefined ? {} : { scope }),
-    ...(user === undefined ? {} : { user }),
-    insertions: later ? base.insertions : turn.insertions,
-    seenMessages: later ? base.seenMessages : turn.seenMessages,
-    injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
-    lastActivityAt: Math.max(base.lastActivityAt, settledAt),
-  };
-  return markQueued(blocks, { settledAt, queued, restarted: compacted, newer });
-}

@@ -1,3 +1,27 @@
+/**
+ * What a conversation keeps between its turns, and the rules that change it: the state a
+ * settling turn writes over the latest one (`settledState`), and the one home of its
+ * extraction bookkeeping (DESIGN section 5): what of the conversation is not yet
+ * extracted (the watermark, `extractedTurns`), and which of its jobs is the one to run (a
+ * newer job replaces an older one). The proxy's settling steps, the Responses WebSocket
+ * (the same steps), uploaded transcripts and the extraction consumer all decide through
+ * these functions (`memory/watermark.ts` publishes the jobs and writes the watermark), and
+ * nothing else reads or writes `extractedTurns` or `lastFinalAt`.
+ *
+ * The rules:
+ * - A job covers the turns from the watermark to its `turnCount`. A history that no
+ *   longer extends the one the watermark counted (compacted, rewound, a rewritten
+ *   transcript) restarts it from 0: the writer drops near-duplicates of what was learnt.
+ * - A newer job replaces an older one twice over: on the bus, where it takes the place of
+ *   the conversation's job still waiting to settle (`supersedes`, which a bus may not
+ *   honour), and in the state, whose `lastFinalAt` (the newest queued job's time) makes
+ *   the consumer skip any older job it is handed.
+ * - So a job is published before the state marks it queued: a crash in between leaves a
+ *   job that still runs, never a mark that skips the older job for a newer one that was
+ *   never published.
+ * - The watermark only moves forward once a job (or a chunk of one) is extracted; a
+ *   consumer handed a job re-reads it, so a redelivery resumes where the last one stopped.
+ */
 import type { ProtocolId } from './types.js';
 
 /**
@@ -92,4 +116,115 @@ export function newConversationState(
     seenMessages: 0,
     createdAt: now,
   };
+}
+
+/**
+ * The conversation's state once this turn settled, applied to the latest stored state
+ * (another turn, an extraction job or an upload may have written since this request
+ * read it): this turn's blocks and what it saw, unless a later turn of the conversation
+ * settled first (more messages seen, or settled later: a retried recording lands after
+ * newer turns); every reflection ever injected; the latest activity; the extraction
+ * bookkeeping as `markQueued` decides it (the watermark reset after a compaction, unless a
+ * newer turn settled since; the job queued).
+ */
+export function settledState(
+  current: ConversationState | undefined,
+  turn: ConversationState,
+  { settledAt, compacted, queued }: { settledAt: number; compacted: boolean; queued: boolean },
+): ConversationState {
+  const base = current ?? turn;
+  // A turn that settled after this one already wrote (this is a retried recording, or the
+  // slower of two concurrent turns): its blocks and its watermark reset stand.
+  const newer = current !== undefined && current.lastActivityAt > settledAt;
+  const later = newer || (current !== undefined && current.seenMessages > turn.seenMessages);
+  // The scope and user the latest turn resolved (a turn that states no project kept the stored one).
+  const { scope: _scope, user: _user, ...rest } = base;
+  const { scope, user } = newer ? base : turn;
+  // The turns counted: a retried older turn does not count back.
+  const turns = Math.max(base.turns ?? 0, turn.turns ?? 0);
+  const blocks: ConversationState = {
+    ...rest,
+    ...(turns > 0 ? { turns } : {}),
+    ...(scope === undefined ? {} : { scope }),
+    ...(user === undefined ? {} : { user }),
+    insertions: later ? base.insertions : turn.insertions,
+    seenMessages: later ? base.seenMessages : turn.seenMessages,
+    injectedIds: [...new Set([...base.injectedIds, ...turn.injectedIds])],
+    lastActivityAt: Math.max(base.lastActivityAt, settledAt),
+  };
+  return markQueued(blocks, { settledAt, queued, restarted: compacted, newer });
+}
+
+/** Where a new job of the conversation starts. */
+export interface PendingTurns {
+  /** The first turn not yet extracted: the job's `watermark`. */
+  from: number;
+  /** The watermark was reset: the history no longer extends what it counted. */
+  restarted: boolean;
+}
+
+/**
+ * What of a conversation of `turnCount` turns is not yet extracted, as `state` says. A
+ * history shorter than the watermark was compacted or rewound; `rewritten` says the same
+ * of a history that changed without getting shorter (an uploaded file rewritten).
+ */
+export function pendingTurns(state: ConversationState | undefined, turnCount: number, { rewritten = false } = {}): PendingTurns {
+  const watermark = state?.extractedTurns ?? 0;
+  const restarted = rewritten || turnCount < watermark;
+  return { from: restarted ? 0 : watermark, restarted };
+}
+
+/**
+ * The state once a job settled at `settledAt` was published (`queued`), or once a turn
+ * that queued none settled: the watermark reset when the job restarted it, unless a turn
+ * that settled later already wrote (`newer`: its own reset, or its own watermark, stands).
+ */
+export function markQueued(
+  state: ConversationState,
+  { settledAt, queued, restarted, newer = false }: { settledAt: number; queued: boolean; restarted: boolean; newer?: boolean },
+): ConversationState {
+  return {
+    ...state,
+    extractedTurns: restarted && !newer ? 0 : state.extractedTurns,
+    lastFinalAt: queued ? Math.max(state.lastFinalAt, settledAt) : state.lastFinalAt,
+  };
+}
+
+/**
+ * Every turn of a conversation of `turnCount` turns counted as extracted without a job
+ * (a transcript whose session was learnt through the proxy). Never moves the watermark back.
+ */
+export function markAllExtracted(state: ConversationState, turnCount: number): ConversationState {
+  return { ...state, extractedTurns: Math.max(state.extractedTurns, turnCount) };
+}
+
+/** What the rules read of a queued extraction job (`JobHeader`): when it settled, and the turns it covers. */
+export interface QueuedJob {
+  settledAt: number;
+  /** Its first turn: the watermark it was published at. */
+  firstTurn: number;
+  /** The conversation's turns it covers: up to, not including, this one. */
+  turnCount: number;
+}
+
+/** What the consumer does with a job it is handed. */
+export type JobTurns =
+  | { skip: 'superseded by a newer job' | 'already extracted' }
+  /** Extract the job's turns from `from` (a redelivery resumes after what is done). */
+  | { from: number };
+
+/** The part of `job` still to extract, as the conversation's latest state says. */
+export function jobTurns(state: ConversationState | undefined, job: QueuedJob): JobTurns {
+  if ((state?.lastFinalAt ?? 0) > job.settledAt) return { skip: 'superseded by a newer job' };
+  const watermark = state?.extractedTurns ?? 0;
+  if (watermark >= job.turnCount) return { skip: 'already extracted' };
+  return { from: Math.max(job.firstTurn, watermark) };
+}
+
+/**
+ * The state once a job's turns up to `upTo` (its end, or a chunk's) were extracted, or
+ * `undefined` when the watermark is already there: it never moves back.
+ */
+export function extractedUpTo(state: ConversationState, upTo: number): ConversationState | undefined {
+  return state.extractedTurns >= upTo ? undefined : { ...state, extractedTurns: upTo };
 }

@@ -23,7 +23,8 @@ import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import { callUpstream, jobUpstream } from './upstream-call.js';
 import { JobFailure, settlingFailures, type JobFailureObserver } from './job-failure.js';
-import { deferJob, jobTurns, markExtracted } from './watermark.js';
+import { jobTurns } from '../domain/conversation-state.js';
+import { deferJob, markExtracted } from './watermark.js';
 import { budgetReached, type SpendMeter } from './budget.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';

@@ -9,7 +9,7 @@
  * The reply is given once the job is on the durable bus: a 2xx means queued, not learnt.
  */
 import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
-import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
+import { markAllExtracted, markQueued, newConversationState, pendingTurns, type ConversationState } from '../domain/conversation-state.js';
 import { idDigest, userConversationId } from '../domain/conversation-id.js';
 import { hookScope } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
@@ -17,7 +17,7 @@ import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
 import { buildExtractionJob } from './extraction-job.js';
-import { markAllExtracted, markQueued, pendingTurns, publishJob } from './watermark.js';
+import { publishJob } from './watermark.js';
 import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 

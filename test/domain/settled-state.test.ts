@@ -6,8 +6,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { settledState } from '../../src/conversation/actors.js';
-import { newConversationState, type ConversationState, type Insertion } from '../../src/domain/conversation-state.js';
+import { newConversationState, settledState, type ConversationState, type Insertion } from '../../src/domain/conversation-state.js';
 
 const block = (index: number): Insertion => ({ index, messageHash: `m${index}`, block: `<engram-reflections>${index}</engram-reflections>`, kind: 'reflections' });
 const read: ConversationState = { ...newConversationState('agt_a', 'c1', 'messages', 1_000), insertions: [block(1)], injectedIds: ['r1'], seenMessages: 2, extractedTurns: 2 };

@@ -5,9 +5,8 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newConversationState, type ConversationState } from '../../src/domain/conversation-state.js';
+import { extractedUpTo, jobTurns, markAllExtracted, markQueued, newConversationState, pendingTurns, type ConversationState } from '../../src/domain/conversation-state.js';
 import type { ExtractionJob } from '../../src/memory/extraction-job.js';
-import { jobTurns, markAllExtracted, markQueued, pendingTurns } from '../../src/memory/watermark.js';
 
 const state = (fields: Partial<ConversationState>): ConversationState => ({ ...newConversationState('agt_a', 'c1', 'messages', 1_000), ...fields });
 const job = (fields: Partial<ExtractionJob>): ExtractionJob => ({
@@ -52,6 +51,12 @@ test('a consumer skips a job a newer one replaced or the watermark covers, and r
   assert.equal(jobTurns(state({ extractedTurns: 4 }), job({})), { skip: 'already extracted' });
   assert.equal(jobTurns(state({ extractedTurns: 3 }), job({ firstTurn: 1 })), { from: 3 }, 'a redelivery after a chunk');
   assert.equal(jobTurns(state({ extractedTurns: 0 }), job({ firstTurn: 2 })), { from: 2 }, 'the job holds only its new turns');
+});
+
+test('an extracted job moves the watermark forward only', () => {
+  assert.is(extractedUpTo(state({ extractedTurns: 2 }), 4)?.extractedTurns, 4);
+  assert.is(extractedUpTo(state({ extractedTurns: 4 }), 4), undefined, 'already there: nothing to write');
+  assert.is(extractedUpTo(state({ extractedTurns: 6 }), 4), undefined, 'a later job went further');
 });
 
 test.run();
