@@ -15,7 +15,7 @@ import {
   type Resolving,
 } from '../../machines/conversation.machine.js';
 import { newConversationState, type ConversationState } from '../domain/conversation-state.js';
-import { sessionDigestOf } from '../domain/conversation-id.js';
+import { sessionDigestOf } from '../control/conversation-id.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';
 import { authenticateAgent } from '../control/auth.js';
