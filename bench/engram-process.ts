@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { findSourceMap, type SourceMapping } from 'node:module';
 import { loadConfig } from '../src/config.js';
-import { reflectionId } from '../src/domain/reflection-id.js';
+import { reflectionId } from '../src/memory/reflection-id.js';
 import type { Agent } from '../src/domain/types.js';
 import { start } from '../src/main.js';
 import { EXTRACTION_SUBJECT } from '../src/memory/extraction.js';

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { isPersonalInstall } from './domain/address-class.js';
+import { isPersonalInstall } from './domain/hosts.js';
 import { DEFAULT_MCP_SERVER_NAMES } from './domain/engram-tools.js';
 import { adminTokenWeakness } from './domain/token-strength.js';
 import { MAX_REFLECTIONS_PER_AGENT } from './domain/limits.js';

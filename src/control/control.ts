@@ -18,7 +18,7 @@ import {
 } from '../domain/directory-records.js';
 import type { ResponseRecord } from '../domain/response-record.js';
 import type { Agent, AgentSecrets, Org, TokenRecord, Visibility } from '../domain/types.js';
-import { partitionedConversationId } from '../domain/conversation-id.js';
+import { partitionedConversationId } from './conversation-id.js';
 import type { ControlStores, Revisioned } from '../ports/index.js';
 import type { Vault } from '../security/vault.js';
 import { updateConversation, type ConversationChange } from './conversation-updates.js';

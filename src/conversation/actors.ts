@@ -15,7 +15,7 @@ import {
   type Resolving,
 } from '../../machines/conversation.machine.js';
 import { newConversationState, pendingTurns, settledState } from '../domain/conversation-state.js';
-import { sessionDigestOf } from '../domain/conversation-id.js';
+import { sessionDigestOf } from '../control/conversation-id.js';
 import { upstreamUrl } from '../domain/base-urls.js';
 import type { Deps } from '../deps.js';
 import { EngramError, fromUpstream } from '../errors.js';

@@ -9,7 +9,7 @@
  * Only requests of a client session count, so an app's own structured-output call (no
  * session signal) keeps its memory.
  */
-import { sessionDigestOf } from '../domain/conversation-id.js';
+import { sessionDigestOf } from '../control/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 
 export function isClientChore(adapter: ProtocolAdapter, body: JsonObject, conversationId: string): boolean {

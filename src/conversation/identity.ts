@@ -14,8 +14,8 @@
  * request is found by the answers it holds, oldest first.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { answeredConversationId, idDigest as digest, sessionConversationId } from '../domain/conversation-id.js';
-export { answeredConversationId, partitionedConversationId } from '../domain/conversation-id.js';
+import { answeredConversationId, idDigest as digest, sessionConversationId } from '../control/conversation-id.js';
+export { answeredConversationId, partitionedConversationId } from '../control/conversation-id.js';
 import type { Turn } from '../domain/transcript.js';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../ports/index.js';

@@ -18,8 +18,7 @@
  * Scripts written without spaces (Chinese, Japanese) count each of their characters as a
  * word, so a sentence in them is not taken for one long word.
  */
-import { words } from './keywords.js';
-import { STOPWORDS } from './text.js';
+import { STOPWORDS, words } from './text.js';
 
 export const MIN_WORDS = 3;
 export const MIN_CONTENT_WORDS = 2;

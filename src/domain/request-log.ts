@@ -2,11 +2,10 @@
  * Pure rules of the request log (DESIGN section 12, `ports/requests.ts`): request ids, the
  * page cursor both engines use, and how an injected reflection's signal is named.
  */
-import { randomBytes } from 'node:crypto';
-
 /** A new request id: `req_` and 16 random bytes, base64url (letters, digits, `-`, `_`). */
 export function newRequestId(): string {
-  return `req_${randomBytes(16).toString('base64url')}`;
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `req_${btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
 }
 
 const CURSOR = /^c([1-9][0-9]{0,15})$/;

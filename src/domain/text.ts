@@ -146,3 +146,12 @@ export function keywordQuery(text: string, max = 32, first: 'latest' | 'earliest
   }
   return [...seen].join(' ');
 }
+
+/** The words of a text, lower case, diacritics removed, in order, with repeats. */
+export function words(text: string): string[] {
+  const lower = text.toLowerCase();
+  // Most text is ASCII: skip Unicode normalisation (the costly part) when it is.
+  if (!/[^\x00-\x7f]/.test(lower)) return lower.match(/[a-z0-9]+/g) ?? [];
+  const plain = lower.normalize('NFKD').replace(/\p{M}+/gu, '');
+  return plain.match(/[\p{L}\p{N}]+/gu) ?? [];
+}

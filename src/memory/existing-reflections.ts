@@ -9,7 +9,7 @@
 import type { Agent, Reflection, Visibility } from '../domain/types.js';
 import type { Turn } from '../domain/transcript.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
-import { keywordTerms } from '../domain/keywords.js';
+import { keywordTerms } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemorySearchDeps } from './memory-search.js';
 import { relatedCosine } from './retrieval.js';

@@ -9,7 +9,7 @@
  * the next write, so it is reported, not turned into an error for a change that succeeded.
  */
 import type { Reflection, ReflectionKind, Visibility } from '../domain/types.js';
-import { reflectionId } from '../domain/reflection-id.js';
+import { reflectionId } from './reflection-id.js';
 import { MAX_SCOPE_LENGTH, validName } from '../domain/scope.js';
 import { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG, embeddingText, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
 import { taggedBy } from '../domain/tag-authors.js';

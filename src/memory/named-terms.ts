@@ -12,8 +12,9 @@
  *     project's own name, its package manager) picks out none of them.
  * A term's strength is the product of how name-like and how rare it is, in [0, 1].
  */
-import { containsSequence, termForms, type Identifier, type TermForms, type WordForm } from '../domain/named-terms.js';
-import { stem, words } from '../domain/keywords.js';
+import { containsSequence, termForms, type Identifier, type TermForms, type WordForm } from './term-forms.js';
+import { stem } from './keywords.js';
+import { words } from '../domain/text.js';
 
 /** What English knows of a word: its frequency rank, if it is among the known words. */
 export interface Vocabulary {

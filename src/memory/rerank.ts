@@ -8,8 +8,8 @@
  * It runs on the handful of candidates a search returns, not on the whole store.
  */
 import type { ScoredReflection } from '../domain/types.js';
-import { STOPWORDS } from '../domain/text.js';
-import { stem, words } from '../domain/keywords.js';
+import { STOPWORDS, words } from '../domain/text.js';
+import { stem } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import type { WordVectors } from './embedders/word-vectors.js';
 

@@ -4,9 +4,9 @@
  * hybrid search (and a keyword search for the terms the request names, beside it).
  */
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection, type Visibility } from '../domain/types.js';
-import { termForms, type TermForms } from '../domain/named-terms.js';
+import { termForms, type TermForms } from './term-forms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
-import { keywordTerms } from '../domain/keywords.js';
+import { keywordTerms } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
 import { likenessIn, namedQuery, probeTerms, strongestNamedTerm, type NamedQuery, type NamedTerm } from './named-terms.js';

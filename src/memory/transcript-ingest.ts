@@ -10,7 +10,7 @@
  */
 import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
 import { markAllExtracted, markQueued, newConversationState, pendingTurns, type ConversationState } from '../domain/conversation-state.js';
-import { idDigest, userConversationId } from '../domain/conversation-id.js';
+import { idDigest, userConversationId } from '../control/conversation-id.js';
 import { hookScope } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';

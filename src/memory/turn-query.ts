@@ -19,9 +19,8 @@
  * each tool output through a window of its head and tail, all outputs together through a
  * bounded number of characters, and each line through its first `MATCHED_CHARS`.
  */
-import { headAndTail, oneLine, STOPWORDS, tail, truncateEnd, withoutNoiseLines } from '../domain/text.js';
-import { words } from '../domain/keywords.js';
-import { reflectionIdsIn } from '../domain/reflection-id.js';
+import { headAndTail, oneLine, STOPWORDS, tail, truncateEnd, withoutNoiseLines, words } from '../domain/text.js';
+import { reflectionIdsIn } from './reflection-id.js';
 import { isObject } from '../protocols/shared.js';
 import type { ProtocolAdapter, ToolCall } from '../protocols/types.js';
 import { stripEngramBlocks } from './engram-blocks.js';

@@ -29,7 +29,7 @@ export interface ConversationStore {
   /** Deletes every conversation and session mark of the agent. */
   deleteAgent(agentId: string): Promise<void>;
   /**
-   * Records that a client session (its digest, `domain/conversation-id.ts`) talked to the
+   * Records that a client session (its digest, `control/conversation-id.ts`) talked to the
    * agent through the proxy, so a transcript of that session uploaded later is known to
    * have been learnt from already.
    */

@@ -12,7 +12,8 @@
  * (`upstreamPolicies`): with sign-up open anyone may be such a user, and the operator's
  * loopback and private networks are not theirs to reach, probe or read.
  */
-import { classifyAddress, isLocalhostName, plainHost, type AddressClass } from '../domain/address-class.js';
+import { isLocalhostName, plainHost } from '../domain/hosts.js';
+import { classifyAddress, type AddressClass } from './address-class.js';
 import type { UpstreamOwner } from '../domain/types.js';
 
 export interface AddressPolicy {

@@ -10,7 +10,7 @@ import {
   partitionedConversationId,
   settledConversationId,
 } from '../../src/conversation/identity.js';
-import { sessionDigestOf } from '../../src/domain/conversation-id.js';
+import { sessionDigestOf } from '../../src/control/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../../src/protocols/types.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { messages } from '../../src/protocols/messages/adapter.js';

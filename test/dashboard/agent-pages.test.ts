@@ -10,7 +10,7 @@ import { startEngram, type TestEngram } from '../support/engram.js';
 import { WebSession, shownText } from '../support/web-session.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { publishTaggingJob } from '../../src/memory/tagging-job.js';
-import { idDigest } from '../../src/domain/conversation-id.js';
+import { idDigest } from '../../src/control/conversation-id.js';
 import { softBreaks } from '../../src/http/web/soft-breaks.js';
 
 interface Context {

@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SETTING_NAMES } from '../../src/config.js';
 import { COMMANDS } from '../../src/cli/run.js';
-import { answeredConversationId, idDigest, partitionedConversationId, sessionConversationId } from '../../src/domain/conversation-id.js';
+import { answeredConversationId, idDigest, partitionedConversationId, sessionConversationId } from '../../src/control/conversation-id.js';
 import { PAGES, pageText } from '../support/docs.js';
 
 const variable = (setting: string) => 'ENGRAM_' + setting.toUpperCase().replaceAll('-', '_');
@@ -78,7 +78,7 @@ test('every engram command the README and the docs show exists, with the flags t
   assert.ok(checked > 40, `${checked} command lines checked`);
 });
 
-/** A digest in an id: `idDigest`'s 32 base64url characters (src/domain/conversation-id.ts). */
+/** A digest in an id: `idDigest`'s 32 base64url characters (src/control/conversation-id.ts). */
 const D = '[A-Za-z0-9_-]{32}';
 /**
  * Whole conversation ids as Engram makes them: `h:` opening and answer, `s:` session,

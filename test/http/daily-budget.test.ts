@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { idDigest } from '../../src/domain/conversation-id.js';
+import { idDigest } from '../../src/control/conversation-id.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { stringLength, tokensFor } from '../support/scripted-upstream/shared.js';
 import { WebSession } from '../support/web-session.js';

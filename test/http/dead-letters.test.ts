@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli, cleanEnv } from '../support/cli.js';
 import { ADMIN_TOKEN, eventually, startEngram, type TestEngram } from '../support/engram.js';
-import { idDigest } from '../../src/domain/conversation-id.js';
+import { idDigest } from '../../src/control/conversation-id.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { WebSession } from '../support/web-session.js';
 import { natsServerBinary, startNatsServer } from '../support/nats-server.js';

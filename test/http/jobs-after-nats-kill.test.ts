@@ -14,7 +14,7 @@ import { eventually, startEngram, type TestAgent, type TestEngram } from '../sup
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { startNatsServer } from '../support/nats-server.js';
 import { sleep } from '../contracts/helpers.js';
-import { idDigest } from '../../src/domain/conversation-id.js';
+import { idDigest } from '../../src/control/conversation-id.js';
 
 const agentPath = (agent: TestAgent) => `/v0/orgs/${agent.orgId}/agents/${agent.agentId}`;
 

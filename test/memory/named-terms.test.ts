@@ -5,8 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadWordVectors } from '../../src/adapters/embeddings/word-vectors-file.js';
-import { termForms } from '../../src/domain/named-terms.js';
-import { stem } from '../../src/domain/keywords.js';
+import { termForms } from '../../src/memory/term-forms.js';
+import { stem } from '../../src/memory/keywords.js';
 import type { Agent, Reflection } from '../../src/domain/types.js';
 import { createSemanticEmbedder } from '../../src/memory/embedders/semantic-embedder.js';
 import { likenessIn, nameLikeness, namedQuery, probeTerms, rarityAmong, strongestNamedTerm } from '../../src/memory/named-terms.js';

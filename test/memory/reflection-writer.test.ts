@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openWorld } from './sqlite-world.js';
-import { reflectionId } from '../../src/domain/reflection-id.js';
+import { reflectionId } from '../../src/memory/reflection-id.js';
 
 test('stores valid reflections with content ids and rebuilds the root index', async () => {
   const world = await openWorld();

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as dns from 'node:dns';
 import * as net from 'node:net';
-import { classifyAddress } from '../../src/domain/address-class.js';
+import { classifyAddress } from '../../src/security/address-class.js';
 import { guardedLookup, hostRefusal, isAddressRefusal, refusal, upstreamPolicies } from '../../src/security/address-policy.js';
 
 const OPEN = { allowPrivate: true };
@@ -24,6 +24,11 @@ test('classes of IPv4 and IPv6 addresses, mapped forms included', () => {
     ['127.8.9.10', 'loopback'],
     ['::1', 'loopback'],
     ['::ffff:127.0.0.1', 'loopback'],
+    ['0:0:0:0:0:0:0:1', 'loopback'],
+    ['::0.0.0.1', 'loopback'],
+    ['[::1%lo]', 'loopback'],
+    ['::2', 'public'],
+    ['127.1', undefined],
     ['10.1.2.3', 'private'],
     ['172.20.0.5', 'private'],
     ['192.168.1.10', 'private'],

@@ -11,7 +11,7 @@
  */
 import { TopCandidates } from './top-candidates.js';
 import type { Candidate } from './candidates.js';
-import { keywordTerms } from '../../domain/keywords.js';
+import { keywordTerms } from '../../memory/keywords.js';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;

@@ -3,7 +3,7 @@
  * in user text are inert), matched as OR, so any shared term counts and BM25 ranks the
  * overlap. Documents and queries are tokenised by the same `keywordTerms()`.
  */
-import { keywordTerms } from '../../domain/keywords.js';
+import { keywordTerms } from '../../memory/keywords.js';
 
 /** More terms make BM25 slower without improving which reflections come back. */
 export const MAX_KEYWORD_TERMS = 32;

@@ -6,7 +6,7 @@
  */
 import { TopCandidates } from './top-candidates.js';
 import type { Candidate } from './candidates.js';
-import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from '../../domain/simd-dot.js';
+import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from '../../memory/embedders/simd-dot.js';
 
 export const KIND_CODES = { factual: 0, procedural: 1 } as const;
 export type KindCode = (typeof KIND_CODES)[keyof typeof KIND_CODES];

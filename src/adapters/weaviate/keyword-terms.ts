@@ -5,7 +5,7 @@
  * without asking Weaviate) and leaves nothing for quotes, `AND`, `NEAR(`, `*` or `col:`
  * to mean.
  */
-import { keywordTerms as termsOf } from '../../domain/keywords.js';
+import { keywordTerms as termsOf } from '../../memory/keywords.js';
 
 /** More terms make BM25 slower without improving which reflections come back. */
 export const MAX_KEYWORD_TERMS = 32;

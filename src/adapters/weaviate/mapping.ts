@@ -7,7 +7,7 @@
 import { isVisible, TAG_AUTHORS, type Reflection, type ReflectionKind, type ReflectionSource, type TagAuthor } from '../../domain/types.js';
 import { storedSupersession, type ListQuery } from '../../ports/reflections.js';
 import type { ReflectionProperties } from './schema.js';
-import { keywordTerms } from '../../domain/keywords.js';
+import { keywordTerms } from '../../memory/keywords.js';
 import { originFromText, originText } from '../../domain/reflection-origin.js';
 
 const KINDS: ReadonlySet<string> = new Set<ReflectionKind>(['factual', 'procedural']);

@@ -8,7 +8,8 @@
  * a DNS-rebinding page sends under its own name, is held to the strict policy.
  */
 import type { FastifyRequest } from 'fastify';
-import { classifyAddress, isLoopbackHost } from '../../domain/address-class.js';
+import { isLoopbackHost } from '../../domain/hosts.js';
+import { classifyAddress } from '../../security/address-class.js';
 import type { Config } from '../../config.js';
 import { upstreamPolicies, type AddressPolicy } from '../../security/address-policy.js';
 import type { UpstreamOwner } from '../../domain/types.js';

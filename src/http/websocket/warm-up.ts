@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { expandRequest, type ChainCache } from '../../conversation/chains.js';
 import { conversationName, openingOf, partitionedConversationId } from '../../conversation/identity.js';
 import { headerVisibility } from '../../conversation/scope.js';
-import { idDigest } from '../../domain/conversation-id.js';
+import { idDigest } from '../../control/conversation-id.js';
 import type { Deps } from '../../deps.js';
 import { responses } from '../../protocols/responses/adapter.js';
 import { authenticateAgent } from '../../control/auth.js';

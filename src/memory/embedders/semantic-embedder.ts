@@ -6,8 +6,7 @@
  * weighted sum of the two cosines.
  */
 import type { Embedder } from '../../ports/index.js';
-import { STOPWORDS } from '../../domain/text.js';
-import { words } from '../../domain/keywords.js';
+import { STOPWORDS, words } from '../../domain/text.js';
 import { embedText } from './local-embedder.js';
 import type { WordVectors } from './word-vectors.js';
 

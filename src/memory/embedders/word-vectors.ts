@@ -5,7 +5,7 @@
  * hashing cannot: that "cache server" and "redis", "destress" and "relax" are near.
  */
 
-import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from '../../domain/simd-dot.js';
+import { compileDotsModule, instantiateDots, SIMD_LANES_PER_TURN, type DotsFunction } from './simd-dot.js';
 
 export class WordVectors {
   readonly dims: number;
@@ -60,7 +60,7 @@ export class WordVectors {
   /**
    * The cosine of every row of `terms` to every row of `rows`, as one array: the cosine of
    * `terms[t]` and `rows[u]` at `t * rows.length + u`. The rows are gathered into
-   * WebAssembly memory and each term scans them with SIMD (`domain/simd-dot.ts`), several
+   * WebAssembly memory and each term scans them with SIMD (`simd-dot.ts`), several
    * times faster than a cosine at a time; the reranker asks for hundreds per search.
    */
   cosines(terms: readonly number[], rows: readonly number[]): Float32Array {

@@ -1,7 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pruneTerms, queryTerms } from '../../../src/adapters/sqlite/keyword-query.js';
-import { keywordTerms, words } from '../../../src/domain/keywords.js';
+import { keywordTerms } from '../../../src/memory/keywords.js';
+import { words } from '../../../src/domain/text.js';
 
 const keywords = suite('keyword query');
 

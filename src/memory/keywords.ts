@@ -4,9 +4,10 @@
  * letters and digits), without function words and one-character words, reduced to their
  * stem (Porter2, English) so that "camped", "camping" and "camps" meet, as "deploys" and
  * "deployment" do. Identifiers split into their words: `deploy.sh` gives `deploy`, `sh`.
+ * The stemmer is a package, so this lives in memory, not in the pure domain (`words`).
  */
 import { createRequire } from 'node:module';
-import { STOPWORDS } from './text.js';
+import { STOPWORDS, words } from '../domain/text.js';
 
 // wink-porter2-stemmer is CommonJS without types: one function, word -> stem.
 const stemWord = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
@@ -24,15 +25,6 @@ export function stem(word: string): string {
     STEMS.set(word, stemmed);
   }
   return stemmed;
-}
-
-/** The words of a text, lower case, diacritics removed, in order, with repeats. */
-export function words(text: string): string[] {
-  const lower = text.toLowerCase();
-  // Most text is ASCII: skip Unicode normalisation (the costly part) when it is.
-  if (!/[^\x00-\x7f]/.test(lower)) return lower.match(/[a-z0-9]+/g) ?? [];
-  const plain = lower.normalize('NFKD').replace(/\p{M}+/gu, '');
-  return plain.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
 /** The keyword terms of a text: stems of its content words, in order, with repeats. */

@@ -3,7 +3,7 @@
  * transcript ingestion (which asks whether the proxy saw a session).
  */
 import { createHash } from 'node:crypto';
-import type { Turn } from './transcript.js';
+import type { Turn } from '../domain/transcript.js';
 
 /** A short, stable digest of a text, for ids. */
 export function idDigest(text: string): string {

@@ -16,8 +16,8 @@
  *     bare "rollback" in a request is weak evidence for a reflection that only holds the
  *     path `scripts/rollback.sh`).
  */
-import { stem, words } from './keywords.js';
-import { STOPWORDS } from './text.js';
+import { STOPWORDS, words } from '../domain/text.js';
+import { stem } from './keywords.js';
 
 export interface Identifier {
   /** Its words, lower case, in order (`billing-svc` → `billing`, `svc`). */

@@ -1,7 +1,7 @@
 /** Content-derived reflection ids: the same memory always gets the same id. */
 import { createHash } from 'node:crypto';
-import type { Reflection, ReflectionKind } from './types.js';
-import { normaliseText } from './text.js';
+import type { Reflection, ReflectionKind } from '../domain/types.js';
+import { normaliseText } from '../domain/text.js';
 
 /**
  * `ref_` and 24 hex characters (96 bits) of SHA-256 over the agent, the kind and the

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reflectionId } from '../../src/domain/reflection-id.js';
+import { reflectionId } from '../../src/memory/reflection-id.js';
 
 test('is ref_ and 24 hex characters, stable across calls', () => {
   const id = reflectionId('agt_1', 'factual', 'The deploy script is tools/deploy.sh.');
