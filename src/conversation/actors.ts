@@ -117,7 +117,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, owner: given, chore: isClientChore(adapter, body, opening) };
   });
 
-  const inject = fromPromise(async ({ input: { request, authenticated, resolved } }: { input: Injecting<EngramTurn> }): Promise<Injected> => {
+  const inject = fromPromise(async ({ input: { request, authenticated, resolved }, signal }: { input: Injecting<EngramTurn>; signal: AbortSignal }): Promise<Injected> => {
     const { agent } = authenticated;
     const { body, state, forward, visible } = resolved;
     const { adapter } = request;
@@ -149,7 +149,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     else if (plan.carrier < 0) memory.reason = 'no_new_input';
     else if (plan.target < 0) memory.reason = 'nothing_to_search';
     else {
-      const decision = await deps.retrieval.decide(agent, plan.query, injectedIds, visible);
+      const decision = await deps.retrieval.decide(agent, plan.query, injectedIds, visible, signal);
       const found = decision.taken.map((candidate) => candidate.reflection);
       memory.bar = agent.memory.minScore;
       if (found.length > 0) {

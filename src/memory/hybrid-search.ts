@@ -28,6 +28,8 @@ export interface HybridQuery {
   candidates?: number;
   /** Only what a conversation of this scope and user may see; absent: everything (the management API). */
   visible?: Visibility;
+  /** As `VectorQuery.signal`: passed to both searches. */
+  signal?: AbortSignal;
 }
 
 export const FUSION_CANDIDATES = 100;
@@ -38,8 +40,8 @@ export async function hybridSearch(store: ReflectionStore, agentId: string, quer
   if (limit === 0) return [];
   const candidates = Math.max(limit, query.candidates ?? FUSION_CANDIDATES);
   const [byVector, byKeyword] = await Promise.all([
-    query.vector ? store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind, visible: query.visible }) : [],
-    store.keywords(agentId, { text: query.text, limit: candidates, kind: query.kind, vector: query.vector, visible: query.visible }),
+    query.vector ? store.nearest(agentId, { vector: query.vector, limit: candidates, kind: query.kind, visible: query.visible, signal: query.signal }) : [],
+    store.keywords(agentId, { text: query.text, limit: candidates, kind: query.kind, vector: query.vector, visible: query.visible, signal: query.signal }),
   ]);
   return relativeScoreFusion(byVector, byKeyword, query.alpha ?? 0.5, limit);
 }

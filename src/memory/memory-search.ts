@@ -54,19 +54,23 @@ export interface MemoryQuery {
   visible?: Visibility;
   /** Rerank by soft word matching (default: when a reranker is given); off when the order is not used. */
   rerank?: boolean;
+  /** Once aborted (the request that searched has gone), the search stops and rejects with its reason: not degraded. */
+  signal?: AbortSignal;
 }
 
 export async function searchMemory(deps: MemorySearchDeps, agentId: string, query: MemoryQuery): Promise<ScoredReflection[]> {
+  const { signal } = query;
   let vector: Float32Array | undefined;
   try {
-    [vector] = await deps.embedder.embed([query.text]);
+    [vector] = await deps.embedder.embed([query.text], signal);
   } catch (error) {
+    signal?.throwIfAborted();
     deps.onDegraded?.(error);
   }
   const [fused, named] = await Promise.all([
-    hybridSearch(deps.reflections, agentId, { text: query.keywords, vector, limit: query.limit, kind: query.kind, alpha: query.alpha, visible: query.visible }),
+    hybridSearch(deps.reflections, agentId, { text: query.keywords, vector, limit: query.limit, kind: query.kind, alpha: query.alpha, visible: query.visible, signal }),
     query.also && query.also.keywords !== ''
-      ? deps.reflections.keywords(agentId, { text: query.also.keywords, limit: query.also.limit, kind: query.kind, vector, visible: query.visible })
+      ? deps.reflections.keywords(agentId, { text: query.also.keywords, limit: query.also.limit, kind: query.kind, vector, visible: query.visible, signal })
       : [],
   ]);
   const found = named.length === 0 ? fused : withAlso(fused, named);

@@ -96,16 +96,19 @@ export interface Retrieval {
    * Recording the use (`ReflectionStore.markUsed`) is the caller's job, once it has
    * actually injected them. Only reflections `visible` allows (the conversation's scope
    * and user, DESIGN section 13) are considered; every conversation passes one (absent: all).
+   * Once `signal` aborts (the request has gone), the search stops (the query's embedding
+   * request is closed) and the promise rejects with its reason: nothing is taken, so
+   * nothing is marked used.
    */
-  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]>;
+  retrieve(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility, signal?: AbortSignal): Promise<Judged[]>;
   /** What `retrieve` takes, and when it takes nothing, why, with the candidates that came closest. */
-  decide(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Decision>;
+  decide(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility, signal?: AbortSignal): Promise<Decision>;
   /**
    * Every candidate the search considers for `query`, judged (relevant or not), best
    * first, before `topK` and the budget: what the dashboard shows and the evaluation
    * sweeps `minScore` over.
    */
-  judge(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]>;
+  judge(agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility, signal?: AbortSignal): Promise<Judged[]>;
   /**
    * Every candidate `judge` finds, with whether `retrieve` would take it and, if not, why
    * not: what the dashboard's reflection search shows beside each result. `visible`
@@ -217,7 +220,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
    * excluded one (held by the conversation already) would have been relevant. `undefined`:
    * nothing to search for.
    */
-  const search = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Searched | undefined> => {
+  const search = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility, signal?: AbortSignal): Promise<Searched | undefined> => {
     const asking = injectionQuery(query);
     if (!asking) return undefined;
     const { topK, tokenBudget } = agent.memory;
@@ -231,7 +234,10 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       also: { keywords: probes.join(' '), limit: NAMED_CANDIDATES + exclude.size },
       // Injection judges by cosine and named terms, not by the reranked order.
       rerank: false,
+      signal,
     });
+    // A search reused from before, or one that ended as the request left: nothing is taken for a request that has gone.
+    signal?.throwIfAborted();
     const candidates = results.filter((result) => !exclude.has(result.reflection.id));
     const holders = holdersAmong(named, candidates.map((result) => termsOf(result.reflection).forms));
     // The request's keyword stems: its word forms are keyed by them.
@@ -251,8 +257,8 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
     };
   };
 
-  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility): Promise<Judged[]> =>
-    (await search(agent, query, exclude, visible))?.judged ?? [];
+  const judge = async (agent: Agent, query: string, exclude: ReadonlySet<string>, visible?: Visibility, signal?: AbortSignal): Promise<Judged[]> =>
+    (await search(agent, query, exclude, visible, signal))?.judged ?? [];
 
   /** What `retrieve` takes of `judged` (best first): the relevant ones, up to `topK`, within the budget. */
   const taken = (agent: Agent, judged: Judged[]): Judged[] =>
@@ -263,11 +269,11 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
 
   return {
     judge,
-    async retrieve(agent, query, exclude, visible) {
-      return taken(agent, await judge(agent, query, exclude, visible));
+    async retrieve(agent, query, exclude, visible, signal) {
+      return taken(agent, await judge(agent, query, exclude, visible, signal));
     },
-    async decide(agent, query, exclude, visible) {
-      const found = await search(agent, query, exclude, visible);
+    async decide(agent, query, exclude, visible, signal) {
+      const found = await search(agent, query, exclude, visible, signal);
       if (!found) return { taken: [], reason: 'nothing_to_search', nearMisses: [] };
       const chosen = taken(agent, found.judged);
       if (chosen.length > 0) return { taken: chosen, nearMisses: [] };

@@ -139,11 +139,12 @@ export function observedEmbedder(embedder: Embedder, metrics: Metrics): Embedder
     get relevance() {
       return embedder.relevance;
     },
-    async embed(texts) {
+    async embed(texts, signal) {
       try {
-        return await embedder.embed(texts);
+        return await embedder.embed(texts, signal);
       } catch (error) {
-        metrics.embeddingFailed();
+        // A request that left did not see the embedder fail.
+        if (!signal?.aborted) metrics.embeddingFailed();
         throw error;
       }
     },

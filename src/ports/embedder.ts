@@ -24,6 +24,10 @@ export interface Embedder {
   readonly dimensions: number;
   /** Absent: the agent's `minScore` alone decides (an embeddings endpoint, uncalibrated). */
   readonly relevance?: RelevanceCalibration;
-  /** Unit-length vectors, one per text. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * Unit-length vectors, one per text. Once `signal` aborts (the request that asked has
+   * gone), work that waits stops (an endpoint's HTTP request is closed) and the promise
+   * rejects with the signal's reason; work done in place may finish first.
+   */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }

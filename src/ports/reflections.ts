@@ -69,6 +69,8 @@ export interface VectorQuery {
    * management API's search). Every conversation passes one.
    */
   visible?: Visibility;
+  /** Once aborted (the request that asked has gone), the search rejects with its reason; one already under way may finish first. */
+  signal?: AbortSignal;
 }
 
 export interface KeywordQuery {
@@ -80,6 +82,8 @@ export interface KeywordQuery {
   vector?: Float32Array;
   /** As `VectorQuery.visible`. */
   visible?: Visibility;
+  /** As `VectorQuery.signal`. */
+  signal?: AbortSignal;
 }
 
 export interface Match {

@@ -8,8 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { startEngram, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestEngram } from '../support/engram.js';
 import { fixture, releaseExtractor, transcriptOf, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -31,7 +32,10 @@ test.after(async ({ upstream, engram }) => {
   await upstream.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Idle: no extraction job stored, waiting or running, so every call one would make has been made. */
+async function idle(engram: TestEngram): Promise<void> {
+  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 15_000, 'an empty extraction queue');
+}
 
 interface Case {
   name: string;
@@ -172,7 +176,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
 
     const identical = await upload(agent, route, fixture(grown));
     assert.is(identical.json.status, 'unchanged');
-    await sleep(300);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 2, `${grown}: no extraction call for an identical upload`);
   }
 });
@@ -185,7 +189,7 @@ test('uploads arriving before the session settles are extracted once, together',
     const grown = await upload(agent, 'transcripts/codex', fixture('codex/rollout-current.jsonl'));
     assert.is(grown.json.queued_turns, 6, 'nothing was extracted yet: the new job covers turn 1 too');
     await engram.waitForReflections(agent, 2);
-    await sleep(600);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 1, 'the first job was superseded');
     assert.match(transcriptOf(upstream.extractionRequests()[0]), /^<turn n="0" role="user">\nRemember[^]*role="assistant">\nFirst step/);
   } finally {
@@ -233,6 +237,7 @@ test('a session that went through the proxy is not learnt twice from its transcr
   ];
   for (const c of cases) {
     const agent = await engram.createAgent(upstream.url);
+    const before = upstream.extractionRequests().length;
     upstream.enqueue({ type: 'text', text: 'Noted: the release checklist lives in docs/RELEASE.md.' });
     const proxied = await fetch(`${agent.baseUrl}${c.path}`, {
       method: 'POST',
@@ -240,14 +245,16 @@ test('a session that went through the proxy is not learnt twice from its transcr
       body: JSON.stringify(c.body),
     });
     assert.is(proxied.status, 200);
+    // The whole answer read: the turn is queued for extraction (the client's stream ends once it is); idle, it is extracted.
     await proxied.text();
-    await sleep(200);
+    await idle(engram);
     const extractions = upstream.extractionRequests().length;
+    assert.is(extractions, before + 1, 'the proxied turn was extracted');
 
     const answer = await upload(agent, c.route, fixture(c.file));
     assert.is(answer.status, 200, `${c.file}: ${JSON.stringify(answer.json)}`);
     assert.is(answer.json.status, 'learnt_through_proxy');
-    await sleep(300);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, extractions, 'no extraction of the uploaded copy');
   }
 });

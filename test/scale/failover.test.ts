@@ -98,11 +98,14 @@ test('kill -9 of the replica whose extraction call is in flight: the other finis
 });
 
 test('nats-server restarts while requests flow: Engram reconnects, no request hangs, nothing settled is lost', async ({ nats, upstream }) => {
-  const engram = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'restart', 'secret-key': SECRET_KEY, 'settle-ms': '50' });
+  // What Engram logs: where it says it lost NATS and got it back.
+  const log: string[] = [];
+  const engram = await startEngram({ 'nats-url': nats.url, 'nats-prefix': 'restart', 'secret-key': SECRET_KEY, 'settle-ms': '50' }, undefined, { log });
+  const logged = (message: string) => log.some((line) => (JSON.parse(line) as { msg?: string }).msg === message);
   try {
     const agent = await engram.createAgent(upstream.url);
     upstream.setDefaultReply(() => ({ type: 'text', text: 'Noted.' }));
-    const results: Array<{ fact: string; status: number; ms: number; body: string }> = [];
+    const results: Array<{ fact: string; status: number; started: number; ms: number; body: string }> = [];
     const ask = async (i: number) => {
       const fact = `Worker pool ${i} drains queue q${i}.`;
       const started = Date.now();
@@ -112,7 +115,7 @@ test('nats-server restarts while requests flow: Engram reconnects, no request ha
         body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: `REMEMBER: ${fact}` }] }),
         signal: AbortSignal.timeout(30_000),
       });
-      results.push({ fact, status: response.status, ms: Date.now() - started, body: await response.text() });
+      results.push({ fact, status: response.status, started, ms: Date.now() - started, body: await response.text() });
     };
     let i = 0;
     const traffic = (async () => {
@@ -124,8 +127,18 @@ test('nats-server restarts while requests flow: Engram reconnects, no request ha
       }
     })();
     await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.not.ok(logged('NATS connection lost; reconnecting'), 'connected before the restart');
+    const downAt = Date.now();
     await nats.restart({ downMs: 1_000 });
+    const upAt = Date.now();
     await traffic;
+    // The outage happened, to Engram and amid the traffic: else this test proves nothing.
+    assert.ok(logged('NATS connection lost; reconnecting'), 'Engram saw NATS go away');
+    await eventually(async () => (logged('NATS connection restored') ? true : undefined), 20_000, 'Engram to reconnect');
+    assert.ok(
+      results.some((result) => result.started < upAt && result.started + result.ms > downAt),
+      'a request was under way while NATS was down',
+    );
     // Once reconnected, requests succeed again.
     await eventually(async () => {
       await ask(i++);

@@ -58,16 +58,17 @@ export class OpenAiEmbedder implements Embedder {
     return this.#dimensions;
   }
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const batchSize = this.#options.batchSize ?? 128;
     const out: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += batchSize) {
-      out.push(...(await this.#embedBatch(texts.slice(start, start + batchSize))));
+      out.push(...(await this.#embedBatch(texts.slice(start, start + batchSize), signal)));
     }
     return out;
   }
 
-  async #embedBatch(texts: string[]): Promise<Float32Array[]> {
+  async #embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? 60_000);
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.#options.apiKey) headers.authorization = `Bearer ${this.#options.apiKey}`;
     const response = await this.#options.upstream.send({
@@ -76,7 +77,7 @@ export class OpenAiEmbedder implements Embedder {
       headers,
       // Providers reject empty strings; a space embeds as "nothing" just as well.
       body: JSON.stringify({ model: this.#options.model, input: texts.map((t) => (t === '' ? ' ' : t)) }),
-      signal: AbortSignal.timeout(this.#options.timeoutMs ?? 60_000),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     const text = await readText(response.body, MAX_RESPONSE_BYTES);
     if (response.status < 200 || response.status > 299) {

@@ -302,7 +302,9 @@ export class SqliteReflectionStore implements ReflectionStore {
     this.#snapshots.delete(agentId);
   }
 
+  /** Computed in place, in one go: an aborted `signal` stops it only before it starts. */
   async nearest(agentId: string, query: VectorQuery): Promise<Match[]> {
+    query.signal?.throwIfAborted();
     const limit = Math.max(0, Math.floor(query.limit));
     if (limit === 0) return [];
     const snapshot = this.#snapshot(agentId);
@@ -311,6 +313,7 @@ export class SqliteReflectionStore implements ReflectionStore {
   }
 
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
+    query.signal?.throwIfAborted();
     const limit = Math.max(0, Math.floor(query.limit));
     const requested = queryTerms(query.text);
     if (limit === 0 || requested.length === 0) return [];

@@ -222,9 +222,13 @@ export class WeaviateReflectionStore implements ReflectionStore {
     }
   }
 
-  /** `score` = `cosine` = 1 - Weaviate's cosine distance. */
+  /**
+   * `score` = `cosine` = 1 - Weaviate's cosine distance. A search whose `signal` has
+   * aborted is not sent; one under way runs to its end (the client's queries take no signal).
+   */
   async nearest(agentId: string, query: VectorQuery): Promise<Match[]> {
     this.#open('nearest');
+    query.signal?.throwIfAborted();
     const limit = this.#limit(query.limit);
     if (limit === 0) return [];
     return this.#read('nearest', agentId, [], async (objects) => {
@@ -262,8 +266,10 @@ export class WeaviateReflectionStore implements ReflectionStore {
     });
   }
 
+  /** As for `nearest`, a search whose `signal` has aborted is not sent. */
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
     this.#open('keywords');
+    query.signal?.throwIfAborted();
     const terms = keywordTerms(query.text);
     const limit = this.#limit(query.limit);
     if (terms.length === 0 || limit === 0) return [];
