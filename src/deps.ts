@@ -6,6 +6,7 @@ import type { Reranker } from './memory/rerank.js';
 import type { Vocabulary } from './memory/named-terms.js';
 import type { Accounts } from './accounts/accounts.js';
 import type { Vault } from './security/vault.js';
+import type { ClientProfile } from './clients/types.js';
 
 /** Everything `buildApp` needs, connected by `main.ts` (or by a test). */
 export interface Deps {
@@ -33,6 +34,8 @@ export interface Deps {
    */
   publicUrl: () => string;
   now: () => number;
+  /** The client kinds whose signals requests are read for: `CLIENTS` unless given (a test adds a made-up one). */
+  clients?: readonly ClientProfile[];
 }
 
 export type Logger = FastifyBaseLogger;

@@ -65,6 +65,8 @@ export interface ConnectOptions {
   lock?: boolean;
   /** The clock (`Deps.now`): limits, sessions and timestamps read it. `Date.now` unless given. */
   now?: () => number;
+  /** `Deps.clients`: `CLIENTS` unless given. */
+  clients?: Deps['clients'];
 }
 
 /** Opens the adapters the config selects. */
@@ -187,6 +189,7 @@ export async function connect(config: Config, options: ConnectOptions = {}): Pro
       vault,
       publicUrl: () => config.publicUrl ?? listeningUrl ?? hostUrl(config.host, config.port),
       now,
+      clients: options.clients,
     };
     return { deps, adminToken, engines, close, discard, listeningAt: (url) => void (listeningUrl = url) };
   } catch (error) {
@@ -249,12 +252,12 @@ function hostUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-export async function start(config: Config, { now, ...options }: BuildOptions & Pick<ConnectOptions, 'now'> = {}): Promise<Running> {
+export async function start(config: Config, { now, clients, ...options }: BuildOptions & Pick<ConnectOptions, 'now' | 'clients'> = {}): Promise<Running> {
   const log = new DeferredLog();
   const role = options.role ?? config.role;
   // Before anything is created: a port in use is the likeliest reason a start fails.
   await probePort(config.host, config.port);
-  const connected = await connect(config, { log, name: `engram ${role} ${process.pid}`, now });
+  const connected = await connect(config, { log, name: `engram ${role} ${process.pid}`, now, clients });
   let app: FastifyInstance;
   try {
     app = await buildApp(connected.deps, { logger: { level: config.logLevel }, ...options, role });

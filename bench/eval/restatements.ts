@@ -29,6 +29,7 @@ import { startScriptedUpstream, type ExtractedReflection } from '../../test/supp
 import { eventually, startEngram, type TestAgent, type TestEngram } from '../../test/support/engram.js';
 import { RESTATEMENT_THRESHOLD, instructionCoverage, instructionIndex } from '../../src/memory/restatement.js';
 import { instructionUnits } from '../../src/memory/instruction-text.js';
+import { instructionFiles } from '../../src/clients/index.js';
 
 export const RULES = [
   'Use npm workspaces: never run npm install inside a service directory; add packages from the root with `--workspace <path>`.',
@@ -181,7 +182,7 @@ async function main(): Promise<void> {
       ['Codex', 'codex/http-2-question.json', responsesAdapter],
     ] as const) {
       const body = JSON.parse(readFileSync(new URL(`../../test/fixtures/${file}`, import.meta.url), 'utf8')).body;
-      const units = instructionUnits(adapter.instructions(body), 16 * 1024);
+      const units = instructionUnits(adapter.instructions(body, instructionFiles()), 16 * 1024);
       const real = instructionIndex(units);
       const most = Math.max(...coverage.filter((c) => c.label === 'lesson').map((c) => instructionCoverage(real, c.content)));
       console.log(`${name}'s recorded prompt (${units.length} sentences): the lessons' highest coverage ${most.toFixed(2)}.`);

@@ -5,6 +5,9 @@
  */
 import type { ModelChoice } from './types.js';
 
+/** The model a client of each family names when the upstream's list is not known. */
+export const DEFAULT_MODEL: Readonly<Record<ModelChoice['family'], string>> = { openai: 'gpt-4.1', anthropic: 'claude-sonnet-4-5' };
+
 /** Model ids that fit a family's clients: chat models, not embeddings, images or audio. */
 const FAMILY_PATTERN: Record<ModelChoice['family'], RegExp> = {
   openai: /^(gpt-|o\d|chatgpt-)(?!.*(audio|realtime|transcribe|tts|image|search))/,

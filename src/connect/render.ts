@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fragment, plannedMode, type FileOutcome } from './apply.js';
 import type { Change } from './json-file.js';
 import { shortBaseUrl, shortMcpUrl } from '../domain/base-urls.js';
-import { sdkBaseUrl } from './clients/sdk-env.js';
+import { sdkBaseUrl } from './sdk-env.js';
 import type { AgentInfo, ClientKind, Locations, PlannedFile, Setup } from './types.js';
 
 export interface Report {

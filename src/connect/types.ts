@@ -102,11 +102,8 @@ export interface Setup {
   notes: string[];
 }
 
-/** One client kind of the interface's "Supported client kinds" table. */
-export interface ClientKind {
-  /** The `engram connect <name>` word. */
-  name: string;
-  title: string;
+/** How `engram connect` sets up one client kind (a `ClientProfile`'s `connect`). */
+export interface ConnectRecipe {
   summary: string;
   /** Its files must hold the token itself, so a token is required to write them. */
   needsToken?: boolean;
@@ -119,4 +116,11 @@ export interface ClientKind {
    */
   baseUrlForm?: 'openai' | 'anthropic';
   plan(input: ConnectInput): Setup;
+}
+
+/** One client kind of the interface's "Supported client kinds" table: a profile's recipe under its id and title. */
+export interface ClientKind extends ConnectRecipe {
+  /** The `engram connect <name>` word: the profile's id. */
+  name: string;
+  title: string;
 }

@@ -44,6 +44,7 @@ import { cacheResponse, expandRequest, storeResponse, type NewLink } from './cha
 import type { RecordingWrite, TurnOf, TurnRecorder } from './recording-retry.js';
 import { injectedReflection, nearMiss } from './request-log.js';
 import type { InjectedReflection } from '../ports/index.js';
+import { instructionFiles } from '../clients/index.js';
 
 /** The conversation machine with Engram's types: placeholder steps until `provideConversationMachine`. */
 export const engramConversationMachine = conversationMachine<EngramTurn>();
@@ -102,10 +103,10 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         forward = upstreamKeeps ? { ...forward, offset: chain.history.length } : { raw: Buffer.from(JSON.stringify(body)), body, offset: 0 };
       }
     }
-    const asked = requestVisibility(request.headers, body, given, body === clientBody ? request.rawBody : undefined);
+    const asked = requestVisibility(request.headers, body, given, body === clientBody ? request.rawBody : undefined, deps.clients);
     // One user's conversation is never another's, nor that of a project the request names another's, even where the openings are the same.
     const partition = (id: string) => partitionedConversationId(id, { user: asked.user, scope: given.scope });
-    const name = conversationName(adapter, body, request.headers, chain?.conversationId);
+    const name = conversationName(adapter, body, request.headers, chain?.conversationId, deps.clients);
     const opening = openingOf(name, partition);
     const found = await findConversation(control.conversations, request.agentId, name, partition);
     const stored = found?.stored ?? null;
@@ -114,7 +115,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     const visible = withScope(asked, asked.scope ?? held.scope);
     const { scope: _scope, user: _user, ...rest } = held;
     const state = { ...rest, ...visible };
-    return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, owner: given, chore: isClientChore(adapter, body, opening) };
+    return { body, conversationId: found?.id, opening, state, stored, forward, chain, visible, owner: given, chore: isClientChore(adapter, body, opening, deps.clients) };
   });
 
   const inject = fromPromise(async ({ input: { request, authenticated, resolved }, signal }: { input: Injecting<EngramTurn>; signal: AbortSignal }): Promise<Injected> => {
@@ -290,7 +291,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
     let compacted = false;
     let job: UnredactedJob | undefined;
     if (id !== undefined && relayed.outcome === 'completed' && relayed.final && agent.memory.extract && !resolved.chore) {
-      const turns = [...adapter.transcript(body), ...relayed.answer.turns];
+      const turns = [...adapter.transcript(body, instructionFiles(deps.clients)), ...relayed.answer.turns];
       // The watermark as the request found it. A job that moved it since only makes this one
       // cover turns already done, which the consumer skips (it reads the watermark again).
       const pending = pendingTurns(turn, turns.length);
@@ -306,7 +307,7 @@ export function provideConversationMachine(deps: ConversationActorDeps) {
         maxBytes: config.extraction.maxBytes,
         settledAt,
         cleaned: deps.cleanedTurns,
-        instructions: adapter.instructions(body),
+        instructions: adapter.instructions(body, instructionFiles(deps.clients)),
         ...resolved.visible,
       });
     }

@@ -7,11 +7,15 @@
  * prompt the real conversation carries, without the project that conversation names).
  *
  * Only requests of a client session count, so an app's own structured-output call (no
- * session signal) keeps its memory.
+ * session signal) keeps its memory. A client's profile may name chores of its own
+ * (`ClientProfile.chores`), which count whatever the request's session.
  */
 import { sessionDigestOf } from '../control/conversation-id.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import { CLIENTS } from '../clients/index.js';
+import type { ClientProfile } from '../clients/types.js';
 
-export function isClientChore(adapter: ProtocolAdapter, body: JsonObject, conversationId: string): boolean {
-  return sessionDigestOf(conversationId) !== undefined && adapter.structuredAnswer(body) && adapter.offeredTools(body).length === 0;
+export function isClientChore(adapter: ProtocolAdapter, body: JsonObject, conversationId: string, clients: readonly ClientProfile[] = CLIENTS): boolean {
+  const generic = sessionDigestOf(conversationId) !== undefined && adapter.structuredAnswer(body) && adapter.offeredTools(body).length === 0;
+  return generic || clients.some(({ chores }) => chores?.some((chore) => chore(adapter, body)));
 }

@@ -2,9 +2,9 @@
  * Which conversation a request continues (DESIGN section 6), best signal first: the
  * explicit `x-engram-conversation` header; a Responses chain (the continued response's
  * conversation) when the client sends no session signal; else the conversation's opening
- * (system prompt and first user message), with the client's session signal (Claude
- * Code's `x-claude-code-session-id` or `metadata.user_id`, Codex's `session-id` or
- * `prompt_cache_key`) when it sends one, since one session can run several threads.
+ * (system prompt and first user message), with the client's session signal (a header or
+ * a body field its `ClientProfile.session` names) when it sends one, since one session
+ * can run several threads.
  *
  * An opening does not name a conversation by itself: two chats may open with the same
  * words (a support bot's fixed first question, a scheduled agent's prompt), and they are
@@ -20,8 +20,8 @@ import type { Turn } from '../domain/transcript.js';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
-
-const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id'] as const;
+import { CLIENTS } from '../clients/index.js';
+import type { ClientProfile } from '../clients/types.js';
 
 /**
  * Earlier answers tried, oldest first, to find a conversation named by its opening: the
@@ -46,12 +46,37 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return first && first.trim() ? first.trim() : undefined;
 }
 
+/**
+ * The session the request names: a session header of any client first (in `clients`'
+ * order), then a body signal of a client speaking this protocol.
+ */
+function clientSession(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, clients: readonly ClientProfile[] = CLIENTS): string | undefined {
+  for (const { session } of clients) {
+    for (const name of session?.headers ?? []) {
+      const value = header(headers, name);
+      if (value) return value;
+    }
+  }
+  for (const { session } of clients) {
+    if (!session?.body?.protocols.includes(adapter.id)) continue;
+    const value = session.body.read(body, adapter);
+    if (value) return value;
+  }
+  return undefined;
+}
+
 /** `chained`: the conversation of the response this request continues, if any. */
-export function conversationName(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, chained?: string): ConversationName {
+export function conversationName(
+  adapter: ProtocolAdapter,
+  body: JsonObject,
+  headers: IncomingHttpHeaders,
+  chained?: string,
+  clients: readonly ClientProfile[] = CLIENTS,
+): ConversationName {
   const explicit = header(headers, 'x-engram-conversation');
   // Only its digest is kept and logged: a client may use a secret as its id.
   if (explicit) return { id: `x:${digest(explicit)}`, chained: false };
-  const session = SESSION_HEADERS.map((name) => header(headers, name)).find(Boolean) ?? adapter.sessionHint(body);
+  const session = clientSession(adapter, body, headers, clients);
   if (chained && !session) return { id: chained, chained: true };
   const seed = digest(adapter.conversationSeed(body));
   return { opening: session ? sessionConversationId(session, seed) : `h:${seed}`, answers: () => earlierAnswers(adapter, body) };

@@ -6,10 +6,12 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { EngramError } from '../errors.js';
-import { MAX_SCOPE_LENGTH, PLACE_NEEDLES, codexWorkspaces, emptyPlace, placeFromText, placeScope, validName, type StatedPlace } from '../domain/scope.js';
+import { MAX_SCOPE_LENGTH, emptyPlace, placeFromText, placeNeedles, placeScope, validName, type StatedPlace } from '../domain/scope.js';
 import { isObject } from '../protocols/shared.js';
 import type { JsonObject } from '../protocols/types.js';
 import type { Visibility } from '../domain/types.js';
+import { CLIENTS } from '../clients/index.js';
+import type { ClientProfile, PlaceSignals } from '../clients/types.js';
 
 export const SCOPE_HEADER = 'x-engram-scope';
 export const USER_HEADER = 'x-engram-user';
@@ -30,11 +32,23 @@ export function nameHeader(headers: IncomingHttpHeaders, name: string): string |
  * stated working directory. `raw`: the bytes `body` was parsed from, when it was (a chain
  * expanded from records was not), read first for a marker of a place.
  */
-export function requestVisibility(headers: IncomingHttpHeaders, body: unknown, given = headerVisibility(headers), raw?: Buffer): Visibility {
+export function requestVisibility(
+  headers: IncomingHttpHeaders,
+  body: unknown,
+  given = headerVisibility(headers),
+  raw?: Buffer,
+  clients: readonly ClientProfile[] = CLIENTS,
+): Visibility {
   if (given.scope !== undefined) return given;
+  const places = placeSignals(clients);
   // A body whose bytes hold no marker of a place states none: its strings are not walked.
-  if (raw !== undefined && !PLACE_NEEDLES.some((marker) => raw.includes(marker))) return given;
-  return withScope(given, stateScope(body, codexWorkspaces(headers[CODEX_TURN_METADATA])));
+  if (raw !== undefined && !placeNeedles(places).some((marker) => raw.includes(marker))) return given;
+  return withScope(given, stateScope(body, places.flatMap((place) => place.rootsFromHeaders?.(headers) ?? []), clients));
+}
+
+/** What the clients say of where they run. */
+export function placeSignals(clients: readonly ClientProfile[] = CLIENTS): PlaceSignals[] {
+  return clients.flatMap(({ place }) => (place ? [place] : []));
 }
 
 /** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */
@@ -48,40 +62,42 @@ export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
  * What the request states of where the client runs (`domain/scope.ts`). The client's own
  * fields are read first: the system prompt (`system`, `instructions`, messages of role
  * `system` or `developer`, where Claude Code's environment and Copilot's header text are)
- * and Codex's `<environment_context>` message, with Codex's turn metadata (`client_metadata`,
- * or its header, given as `roots`). When they name a working directory or a repository
+ * and the user messages a client writes about its place (`PlaceSignals.isPlaceMessage`),
+ * with the roots a client's metadata lists (in the body, or in its headers, given as
+ * `roots`). When they name a working directory or a repository
  * root, no user or tool text is read: a pasted "Working directory: …" never moves a turn
  * to another project. Otherwise (a client that states its place only in text), the texts
  * are read in the request's own order up to the first naming one; the tool list is skipped,
  * since tool descriptions talk about working directories too.
  */
-export function stateScope(body: unknown, roots: readonly string[] = []): string | undefined {
+export function stateScope(body: unknown, roots: readonly string[] = [], clients: readonly ClientProfile[] = CLIENTS): string | undefined {
+  const places = placeSignals(clients);
   const place = emptyPlace();
   place.roots.push(...roots);
   if (isObject(body)) {
-    const metadata = body.client_metadata;
-    if (isObject(metadata)) place.roots.push(...codexWorkspaces(metadata[CODEX_TURN_METADATA]));
-    // The first of them to name a place names it; later ones add only Claude Code's project keys.
-    for (const text of clientTexts(body)) {
-      if (!namesPlace(place)) placeFromText(text, place);
-      else place.projectKeys.push(...placeFromText(text, emptyPlace()).projectKeys);
+    for (const signals of places) place.roots.push(...(signals.rootsFromBody?.(body) ?? []));
+    // The first of them to name a place names it; later ones add only project keys.
+    for (const text of clientTexts(body, places)) {
+      if (!namesPlace(place)) placeFromText(text, place, places);
+      else place.projectKeys.push(...placeFromText(text, emptyPlace(), places).projectKeys);
     }
-    if (namesPlace(place)) return placeScope(place);
+    if (namesPlace(place)) return placeScope(place, places);
   }
+  const skipped = new Set(['tools', ...places.flatMap((signals) => signals.skipKeys ?? [])]);
   const stack: unknown[] = [body];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
-      placeFromText(value, place);
+      placeFromText(value, place, places);
       if (namesPlace(place)) break;
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
     } else if (value !== null && typeof value === 'object') {
-      const entries = Object.entries(value as Record<string, unknown>).filter(([key]) => key !== 'tools' && key !== 'client_metadata');
+      const entries = Object.entries(value as Record<string, unknown>).filter(([key]) => !skipped.has(key));
       for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i][1]);
     }
   }
-  return placeScope(place);
+  return placeScope(place, places);
 }
 
 function namesPlace(place: StatedPlace): boolean {
@@ -91,22 +107,19 @@ function namesPlace(place: StatedPlace): boolean {
 /** Roles whose messages the client writes itself, never the user or a tool. */
 const CLIENT_ROLES = new Set(['system', 'developer']);
 
-/** How Codex opens the message it writes about where it runs. */
-const CODEX_ENVIRONMENT = '<environment_context>';
-
 /**
  * The texts of a request the client writes itself, system prompt first (`system` of
  * Messages, `instructions` of Responses), then its system and developer messages, then
- * Codex's environment message, each in the request's order.
+ * the user messages a client writes about its place, each in the request's order.
  */
-function* clientTexts(body: JsonObject): Generator<string> {
+function* clientTexts(body: JsonObject, places: readonly PlaceSignals[]): Generator<string> {
   yield* texts(body.system);
   yield* texts(body.instructions);
   const items = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
   for (const item of items) if (isObject(item) && CLIENT_ROLES.has(item.role as string)) yield* texts(item.content);
   for (const item of items) {
     if (!isObject(item) || item.role !== 'user') continue;
-    for (const text of texts(item.content)) if (text.trimStart().startsWith(CODEX_ENVIRONMENT)) yield text;
+    for (const text of texts(item.content)) if (places.some((signals) => signals.isPlaceMessage?.(text))) yield text;
   }
 }
 
@@ -115,9 +128,6 @@ function* texts(content: unknown): Generator<string> {
   if (typeof content === 'string') yield content;
   else if (Array.isArray(content)) for (const part of content) if (isObject(part) && typeof part.text === 'string') yield part.text;
 }
-
-/** Where Codex puts its turn metadata, as a header and as a key of the body's `client_metadata`. */
-const CODEX_TURN_METADATA = 'x-codex-turn-metadata';
 
 /** `visible` with `scope` as its scope (none when undefined). */
 export function withScope(visible: Visibility, scope: string | undefined): Visibility {

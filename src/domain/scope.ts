@@ -2,16 +2,9 @@
  * A conversation's project scope from what a coding CLI states about where it runs
  * (DESIGN section 13), and the checks on scope and user names given by hand. Pure.
  *
- * What the clients say (CLIENTS.md; re-check when they change):
- * - Claude Code: `Working directory: /path` in its `<env>` block, or, newer, `Primary
- *   working directory: /path`. Its auto-memory folder, `~/.claude/projects/<key>/memory/`
- *   in the same prompt (and its transcripts' folder, which hooks get), is keyed by the git
- *   root of that directory, every character but letters and digits made `-`.
- * - Codex: `<cwd>/path</cwd>` inside the `<environment_context>` it sends as input; its
- *   turn metadata (`x-codex-turn-metadata`, also in the body's `client_metadata`) lists
- *   the git roots it works in as `workspaces`.
- * - Copilot CLI: `Current working directory: /path` and `Git repository root: /path`
- *   in its system prompt.
+ * What each client says is its profile's `place` (`src/clients/<kind>/`), passed in as
+ * `PlaceMarkers`; the one form that is no client's own, "Working directory: /path", is
+ * read here for every request.
  *
  * The scope is the repository's own name: the repository root the client names (Copilot),
  * else the nearest folder holding the working directory that the client shows is a
@@ -27,21 +20,42 @@
 /** The longest scope or user name accepted (a header's value; longer is refused, not cut). */
 export const MAX_SCOPE_LENGTH = 200;
 
-const WORKING_DIRECTORY = /working directory:\s*([^\n\r<]+)/gi;
-const REPOSITORY_ROOT = /git repository root:\s*([^\n\r<]+)/gi;
-const CODEX_CWD = /<cwd>([^<\n\r]+)<\/cwd>/g;
-/** Claude Code's per-project folder: `.claude/projects/<key>/`. */
-const CLAUDE_PROJECT = /\.claude[/\\]projects[/\\]([A-Za-z0-9-]+)[/\\]/g;
+/**
+ * How a client's texts state where it runs (a `ClientProfile`'s `place`). Each pattern is
+ * global, its group 1 the path or key.
+ */
+export interface PlaceMarkers {
+  /**
+   * A part of each marker below that JSON never escapes (`<` of `<cwd>` may be), each
+   * starting with a letter rare in code and prose: a body whose bytes hold none states no place.
+   */
+  needles: readonly string[];
+  /** What a text holds when it may state a place by these markers (`statesPlace`), tested before any pattern runs. */
+  mentions: readonly string[];
+  /** The working directory; tried before the generic "working directory:" form. */
+  directory?: RegExp;
+  /** The repository root, stated outright. */
+  root?: RegExp;
+  /** A folder key the client names, and how a folder's path becomes its key: a folder whose key is named is a repository root. */
+  projectKey?: { pattern: RegExp; of(path: string): string };
+}
+
+/** "Working directory: /path" (also "Primary working directory", "Current working directory"): read for any client, after its own markers. */
+const ANY_CLIENT: PlaceMarkers = {
+  needles: ['king directory'],
+  mentions: ['orking directory'],
+  directory: /working directory:\s*([^\n\r<]+)/gi,
+};
 
 /** Where a client says it runs, gathered from its texts (`placeFromText`) and read by `placeScope`. */
 export interface StatedPlace {
   /** The working directory, as stated. */
   directory?: string;
-  /** The repository root, when the client says it outright (Copilot). */
+  /** The repository root, when the client says it outright. */
   root?: string;
   /** Folders the client shows are repository roots; they count when they hold the working directory. */
   roots: string[];
-  /** Claude Code project keys: a root's path, every character but letters and digits made `-`. */
+  /** Folder keys the client names (`PlaceMarkers.projectKey`). */
   projectKeys: string[];
 }
 
@@ -49,55 +63,51 @@ export function emptyPlace(): StatedPlace {
   return { roots: [], projectKeys: [] };
 }
 
-/**
- * What a text holds when it may state where the client runs (`statesPlace`): a part of
- * each of its markers that JSON never escapes (`<` of `<cwd>` may be), each starting with
- * a letter rare in code and prose, so that scanning a body's bytes for them is fast.
- */
-export const PLACE_NEEDLES = ['king directory', 'wd', 'y root', 'jects'] as const;
+/** Every needle of `markers` and of the generic form (see `PlaceMarkers.needles`). */
+export function placeNeedles(markers: readonly PlaceMarkers[]): string[] {
+  return [...markers, ANY_CLIENT].flatMap((marker) => marker.needles);
+}
 
 /** True when `text` may state where the client runs: the test the walks over a request do before `placeFromText`. */
-export function statesPlace(text: string): boolean {
-  return text.includes('orking directory') || text.includes('<cwd>') || text.includes('repository root') || text.includes('projects');
+export function statesPlace(text: string, markers: readonly PlaceMarkers[]): boolean {
+  return [...markers, ANY_CLIENT].some((marker) => marker.mentions.some((mention) => text.includes(mention)));
 }
 
 /** Adds what `text` states to `place`: the first directory and root (the first found wins), every project key. */
-export function placeFromText(text: string, place: StatedPlace): StatedPlace {
-  if (!statesPlace(text)) return place;
-  place.root ??= firstPath(text, REPOSITORY_ROOT);
-  place.directory ??= firstPath(text, CODEX_CWD) ?? firstPath(text, WORKING_DIRECTORY);
-  for (const match of text.matchAll(CLAUDE_PROJECT)) if (!place.projectKeys.includes(match[1])) place.projectKeys.push(match[1]);
+export function placeFromText(text: string, place: StatedPlace, markers: readonly PlaceMarkers[]): StatedPlace {
+  if (!statesPlace(text, markers)) return place;
+  const all = [...markers, ANY_CLIENT];
+  place.root ??= firstOf(all, (marker) => marker.root && firstPath(text, marker.root));
+  place.directory ??= firstOf(all, (marker) => marker.directory && firstPath(text, marker.directory));
+  for (const { projectKey } of markers) {
+    if (!projectKey) continue;
+    for (const match of text.matchAll(projectKey.pattern)) if (!place.projectKeys.includes(match[1])) place.projectKeys.push(match[1]);
+  }
   return place;
 }
 
-/** The scope a text of the client's states, if it states a working directory or a repository root. */
-export function scopeFromText(text: string): string | undefined {
-  return placeScope(placeFromText(text, emptyPlace()));
+function firstOf(markers: readonly PlaceMarkers[], read: (marker: PlaceMarkers) => string | undefined): string | undefined {
+  for (const marker of markers) {
+    const found = read(marker);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
-/**
- * The git roots Codex's turn metadata lists (`{"workspaces": {"/path": {...}}}`, a JSON
- * text); none when it is not such a text.
- */
-export function codexWorkspaces(metadata: unknown): string[] {
-  if (typeof metadata !== 'string' || !metadata.includes('"workspaces"')) return [];
-  try {
-    const workspaces = (JSON.parse(metadata) as { workspaces?: unknown }).workspaces;
-    return typeof workspaces === 'object' && workspaces !== null && !Array.isArray(workspaces) ? Object.keys(workspaces) : [];
-  } catch {
-    return [];
-  }
+/** The scope a text of the client's states, if it states a working directory or a repository root. */
+export function scopeFromText(text: string, markers: readonly PlaceMarkers[]): string | undefined {
+  return placeScope(placeFromText(text, emptyPlace(), markers), markers);
 }
 
 /** The scope of what the client stated (see the top of this file), if it stated anything usable. */
-export function placeScope(place: StatedPlace): string | undefined {
+export function placeScope(place: StatedPlace, markers: readonly PlaceMarkers[]): string | undefined {
   const root = place.root === undefined ? undefined : repositoryName(place.root);
   if (root !== undefined) return root;
   if (place.directory === undefined) return undefined;
   if (place.roots.length > 0 || place.projectKeys.length > 0) {
     const roots = new Set(place.roots.map(withoutTrailingSeparator));
     for (const folder of folders(place.directory)) {
-      if (roots.has(folder) || place.projectKeys.includes(claudeProjectKey(folder))) {
+      if (roots.has(folder) || markers.some(({ projectKey }) => projectKey && place.projectKeys.includes(projectKey.of(folder)))) {
         const name = repositoryName(folder);
         if (name !== undefined) return name;
       }
@@ -123,21 +133,16 @@ function withoutTrailingSeparator(path: string): string {
   return path.length > 1 ? path.replace(/[/\\]+$/, '') : path;
 }
 
-/** The name Claude Code gives a project's folder under `~/.claude/projects/`. */
-function claudeProjectKey(path: string): string {
-  return path.replace(/[^A-Za-z0-9]/g, '-');
-}
-
 /**
  * The scope of a session a hook reports: its working directory, in the repository whose
  * root the hook script found (`root`, counted when it holds the directory) or whose
- * Claude Code folder holds the transcript file (`path`).
+ * folder key the transcript file's path names (`path`: Claude Code's project folder).
  */
-export function hookScope(directory: string, { path, root }: { path?: string; root?: string }): string | undefined {
+export function hookScope(directory: string, { path, root }: { path?: string; root?: string }, markers: readonly PlaceMarkers[]): string | undefined {
   const place: StatedPlace = { ...emptyPlace(), directory };
   if (root !== undefined) place.roots.push(root);
-  if (path !== undefined) placeFromText(path, place);
-  return placeScope(place);
+  if (path !== undefined) placeFromText(path, place, markers);
+  return placeScope(place, markers);
 }
 
 /** The first match of `pattern` that is an absolute path (prose may say "working directory:" too), trimmed. */

@@ -11,7 +11,7 @@
 import type { Agent, ProtocolId, Visibility } from '../domain/types.js';
 import { markAllExtracted, markQueued, newConversationState, pendingTurns, type ConversationState } from '../domain/conversation-state.js';
 import { idDigest, userConversationId } from '../control/conversation-id.js';
-import { hookScope } from '../domain/scope.js';
+import { hookScope, type PlaceMarkers } from '../domain/scope.js';
 import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } from '../transcripts/collect.js';
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
@@ -53,6 +53,8 @@ export interface TranscriptUpload {
   path?: string;
   /** The git root the hook script found where the session ran (`x-engram-repository-root`). */
   root?: string;
+  /** How the clients state where they run (their profiles' `place`): `path` is read with them. */
+  places: readonly PlaceMarkers[];
 }
 
 /**
@@ -127,7 +129,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   const session = meta.sessionId ?? upload.session ?? (collected.turnCount > 0 ? `first-turn:${collected.fingerprint(1)}` : undefined);
   if (!session) throw new EngramError('invalid_request', `The ${format.label} holds no conversation and names no session`);
   const visible = upload.visible ?? {};
-  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : hookScope(meta.cwd, { path: upload.path, root: upload.root }));
+  const scope = visible.scope ?? (meta.cwd === undefined ? undefined : hookScope(meta.cwd, { path: upload.path, root: upload.root }, upload.places));
   const conversationId = userConversationId(`t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`, visible.user);
   const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
     status,

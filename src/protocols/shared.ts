@@ -22,20 +22,6 @@ export function isClientContext(text: string): boolean {
 }
 
 /**
- * Client context that carries the project's instruction files, sent again in every
- * session: Claude Code's `<system-reminder>` holding `CLAUDE.md` (under `# claudeMd`),
- * Codex's user message `# AGENTS.md instructions for <dir>` (`<user_instructions>` in
- * older versions). Other reminders (a file the user mentioned, a to-do list) belong to
- * this conversation only, and are not instructions.
- */
-export function isInstructionContext(text: string): boolean {
-  return (
-    /^\s*(?:# AGENTS\.md instructions for |<user_instructions>)/.test(text) ||
-    (CLIENT_CONTEXT.test(text) && /# claudeMd|CLAUDE\.md|AGENTS\.md/.test(text))
-  );
-}
-
-/**
  * Appends `text` to a message's content. A string stays a string (joined by a blank
  * line) so upstreams that only accept string content keep working; an array gets a new
  * text part at its end.
@@ -200,15 +186,3 @@ export const messageListBasics = {
   withMessages: (body: JsonObject, messages: unknown[]) => ({ ...body, messages }),
   appendText: (message: unknown, text: string) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
 } satisfies Partial<ProtocolAdapter>;
-
-/**
- * Copilot CLI sends no session header, but its system prompt names the session's folder
- * (`Session folder: ~/.copilot/session-state/<id>`), the id its `events.jsonl` carries:
- * with it, an uploaded Copilot transcript is known as a session the proxy saw.
- */
-const COPILOT_SESSION = /\.copilot\/session-state\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
-
-export function copilotSessionId(system: unknown): string | undefined {
-  const text = typeof system === 'string' ? system : Array.isArray(system) ? system.map((part) => (isObject(part) && typeof part.text === 'string' ? part.text : '')).join('\n') : '';
-  return COPILOT_SESSION.exec(text)?.[1];
-}

@@ -104,6 +104,9 @@ export interface ChainSupport {
   stored(body: JsonObject): boolean;
 }
 
+/** Tells a text a client put among the user's messages that carries the project's instruction files (`ClientProfile.isInstructionFile`). */
+export type IsInstructionFile = (text: string) => boolean;
+
 export interface ProtocolAdapter {
   readonly id: ProtocolId;
   /** Path appended to the agent's upstream base URL, e.g. `/v1/chat/completions`. */
@@ -159,17 +162,21 @@ export interface ProtocolAdapter {
   /** A copy of `message` (user input or tool result) with `text` appended as the last piece of its content. */
   appendText(message: unknown, text: string): unknown;
 
-  /** The client's turns in neutral form (system prompt left out, Engram's blocks kept). */
-  transcript(body: JsonObject): Turn[];
+  /**
+   * The client's turns in neutral form (system prompt left out, Engram's blocks kept).
+   * A user message that only carries instruction files (`isInstructionFile`) becomes a note
+   * where the protocol sends them as messages of their own (Responses).
+   */
+  transcript(body: JsonObject, isInstructionFile?: IsInstructionFile): Turn[];
   /**
    * The texts that instruct the model in this request, sent again in every session of
    * the client, most specific first: instruction files the client put among the messages
-   * (`isInstructionContext`), then system and developer entries, then the system prompt
-   * (`system`, `instructions`). Engram's blocks kept; extraction strips them.
+   * (`isInstructionFile`, from the clients' profiles), then system and developer entries,
+   * then the system prompt (`system`, `instructions`). Engram's blocks kept; extraction strips them.
    */
-  instructions(body: JsonObject): string[];
-  /** Session signals the client sends in its body (Codex `prompt_cache_key`, Claude Code `metadata.user_id`). */
-  sessionHint(body: JsonObject): string | undefined;
+  instructions(body: JsonObject, isInstructionFile: IsInstructionFile): string[];
+  /** The system prompt as sent (`system`, `instructions`, a leading system or developer message's content); a client may name its session in it. */
+  systemPrompt(body: JsonObject): unknown;
   /** Text used to derive a conversation id when no better signal exists. */
   conversationSeed(body: JsonObject): string;
 

@@ -7,10 +7,9 @@
 import type { Turn } from '../domain/transcript.js';
 import type { ProtocolId } from '../domain/types.js';
 
-export type TranscriptFormatId = 'codex' | 'claude-code' | 'copilot';
-
 export interface TranscriptFormat {
-  id: TranscriptFormatId;
+  /** The client's id (`ClientProfile.id`); stored in the ids of transcript conversations (`t:<id>:…`), so never renamed. */
+  id: string;
   /** Client name for messages (`Codex rollout`, ...). */
   label: string;
   /**

@@ -12,7 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli } from '../support/cli.js';
 import { ADMIN_TOKEN, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { CLIENT_KINDS } from '../../src/connect/clients/index.js';
+import { CLIENT_KINDS } from '../../src/clients/index.js';
 
 const KINDS = ['codex', 'claude-code', 'copilot', 'opencode', 'crush', 'editor-plugin', 'editor-extension', 'agents-sdk', 'other'];
 

@@ -5,10 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { requestVisibility, stateScope } from '../../src/conversation/scope.js';
-import { PLACE_NEEDLES, repositoryName, scopeFromText, statesPlace } from '../../src/domain/scope.js';
+import { placeSignals, requestVisibility, stateScope } from '../../src/conversation/scope.js';
+import { placeNeedles, repositoryName, scopeFromText as scopeFromTextOf, statesPlace } from '../../src/domain/scope.js';
 import { sessionVisibility } from '../../src/http/hooks/session-start.js';
 import { EngramError } from '../../src/errors.js';
+
+/** What a text states by the markers of every client Engram knows. */
+const scopeFromText = (text: string) => scopeFromTextOf(text, placeSignals());
 
 const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')).body;
 
@@ -72,7 +75,7 @@ test('the raw bytes are read first: a body with no marker of a place is not walk
   }
   // Each needle is part of a marker `statesPlace` tests for: a text stating a place always holds one.
   for (const text of ['Working directory: /a/b', '<cwd>/a/b</cwd>', 'Git repository root: /a/b', '.claude/projects/-a-b/']) {
-    assert.ok(statesPlace(text) && PLACE_NEEDLES.some((needle) => text.includes(needle)), text);
+    assert.ok(statesPlace(text, placeSignals()) && placeNeedles(placeSignals()).some((needle) => text.includes(needle)), text);
   }
   const plain = { model: 'm', messages: [{ role: 'user', content: 'How do I deploy?' }] };
   assert.equal(requestVisibility({ 'x-engram-user': 'ann' }, plain, undefined, raw(plain)), { user: 'ann' });

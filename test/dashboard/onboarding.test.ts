@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { CLIENT_KINDS } from '../../src/connect/clients/index.js';
+import { CLIENT_KINDS } from '../../src/clients/index.js';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
 import { eventually, startEngram, type TestEngram } from '../support/engram.js';

@@ -12,6 +12,10 @@ import { messages } from '../../src/protocols/messages/adapter.js';
 import { responses } from '../../src/protocols/responses/adapter.js';
 import { chatCompletions } from '../../src/protocols/chat-completions/adapter.js';
 import { INSTRUCTIONS_TURN } from '../../src/protocols/responses/items.js';
+import { instructionFiles } from '../../src/clients/index.js';
+
+/** The instruction files of every client Engram knows. */
+const isInstructionFile = instructionFiles();
 
 const fixture = (path: string) => JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')).body;
 
@@ -28,7 +32,7 @@ test('Claude Code: CLAUDE.md in a reminder, the mid-conversation system entry, t
   const first = body.messages[0];
   const mentioned = '<system-reminder>\nCalled the Read tool with the following input: {"file_path":"/repo/src/app.ts"}\nResult of calling the Read tool: export const app = 1;\n</system-reminder>';
   first.content = [{ type: 'text', text: CLAUDE_MD }, { type: 'text', text: mentioned }, ...first.content];
-  const texts = messages.instructions(body);
+  const texts = messages.instructions(body, isInstructionFile);
   assert.is(texts[0], CLAUDE_MD);
   // A file the user mentioned belongs to this conversation only.
   assert.not.ok(texts.includes(mentioned));
@@ -45,19 +49,19 @@ test('Claude Code: CLAUDE.md in a reminder, the mid-conversation system entry, t
 
 test('Codex: AGENTS.md in a user message and the developer messages; its turn stays, as a short note', () => {
   const body = structuredClone(fixture('codex/http-2-question.json'));
-  const before = responses.transcript(body).length;
+  const before = responses.transcript(body, isInstructionFile).length;
   const at = body.input.findIndex((item: { role?: string }) => item.role === 'user');
   body.input.splice(at, 0, { type: 'message', role: 'user', content: [{ type: 'input_text', text: AGENTS_MD }] });
-  const texts = responses.instructions(body);
+  const texts = responses.instructions(body, isInstructionFile);
   assert.is(texts[0], AGENTS_MD);
   const developer = body.input.filter((item: { role?: string }) => item.role === 'developer');
   assert.equal(texts.slice(1), developer.map((item: { content: Array<{ text: string }> }) => item.content.map((part) => part.text).join('\n')));
   // The environment context is a user message but no instruction file.
   assert.not.ok(texts.some((text) => text.includes('<environment_context>')));
-  const turns = responses.transcript(body);
+  const turns = responses.transcript(body, isInstructionFile);
   assert.is(turns.length, before + 1, 'one turn more, as before the change: watermarks count alike');
   assert.equal(turns[at - developer.length], { role: 'user', text: INSTRUCTIONS_TURN });
-  assert.equal(responses.instructions({ model: 'm', instructions: 'You are terse.', input: 'hi' }), ['You are terse.']);
+  assert.equal(responses.instructions({ model: 'm', instructions: 'You are terse.', input: 'hi' }, isInstructionFile), ['You are terse.']);
 });
 
 test('chat completions: system and developer messages, and an instruction file in a user message', () => {
@@ -69,7 +73,7 @@ test('chat completions: system and developer messages, and an instruction file i
       { role: 'user', content: [{ type: 'text', text: AGENTS_MD }, { type: 'text', text: 'Add lodash.' }] },
     ],
   };
-  assert.equal(chatCompletions.instructions(body), [AGENTS_MD, 'You are a coding agent.', 'Answer briefly.']);
+  assert.equal(chatCompletions.instructions(body, isInstructionFile), [AGENTS_MD, 'You are a coding agent.', 'Answer briefly.']);
 });
 
 test.run();

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Overrides } from '../../src/config.js';
 import { start, type Running } from '../../src/main.js';
+import type { Deps } from '../../src/deps.js';
 
 export const ADMIN_TOKEN = 'egm_admin_hf9HJTIwSqmr3lzjuSKuTPE11cRcOuXTcZ62jS1uv-M';
 
@@ -35,14 +36,14 @@ export interface TestEngram {
 let counter = 0;
 
 /** `log`: where the lines Engram logs (at info) go, for a test that reads them; none are written without it. */
-export async function startEngram(overrides: Overrides = {}, dataDir?: string, options: { now?: () => number; log?: string[] } = {}): Promise<TestEngram> {
+export async function startEngram(overrides: Overrides = {}, dataDir?: string, options: { now?: () => number; log?: string[]; clients?: Deps['clients'] } = {}): Promise<TestEngram> {
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'engram-test-'));
   const config = loadConfig(
     { port: '0', host: '127.0.0.1', 'data-dir': dir, 'admin-token': ADMIN_TOKEN, 'settle-ms': '50', 'log-level': 'warn', ...overrides },
     {},
   );
   const log = options.log;
-  const running = await start(config, { logger: log ? { level: 'info', stream: { write: (line) => void log.push(line) } } : false, now: options.now });
+  const running = await start(config, { logger: log ? { level: 'info', stream: { write: (line) => void log.push(line) } } : false, now: options.now, clients: options.clients });
   const api: TestEngram['api'] = async (method, pathname, body, token = ADMIN_TOKEN) => {
     const response = await fetch(running.url + pathname, {
       method,

@@ -6,14 +6,16 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { collectTranscript } from '../../src/transcripts/collect.js';
-import { TRANSCRIPT_FORMATS, type TranscriptFormatId } from '../../src/transcripts/index.js';
+import { CLIENTS } from '../../src/clients/index.js';
+
+type TranscriptFormatId = 'codex' | 'claude-code' | 'copilot';
 import { fixture } from '../support/transcripts.js';
 
 const test = suite('transcript normalisers');
 
 async function turns(format: TranscriptFormatId, records: unknown[] | Buffer) {
   const body = Buffer.isBuffer(records) ? records : Buffer.from(records.map((record) => JSON.stringify(record)).join('\n') + '\n');
-  const collected = await collectTranscript((async function* () { yield body; })(), TRANSCRIPT_FORMATS[format], { maxBytes: 1 << 26, turnChars: 1 << 20, windowChars: 1 << 24 });
+  const collected = await collectTranscript((async function* () { yield body; })(), CLIENTS.find((client) => client.id === format)!.transcript!, { maxBytes: 1 << 26, turnChars: 1 << 20, windowChars: 1 << 24 });
   return { ...collected, list: collected.window.map((turn) => `${turn.role}: ${turn.text}`) };
 }
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadConnectConfig } from '../../config.js';
 import { writeFiles } from '../../connect/apply.js';
 import { FileFormatError } from '../../connect/json-file.js';
-import { CLIENT_KINDS, findClientKind } from '../../connect/clients/index.js';
+import { CLIENT_KINDS, findClientKind } from '../../clients/index.js';
 import { locations as locationsFor } from '../../connect/locations.js';
 import { renderJson, renderText, type Report } from '../../connect/render.js';
 import { modelIds, pickModel } from '../../connect/models.js';

@@ -4,9 +4,8 @@
  * agent's upstream is likely to serve and a message that gives the agent something to learn.
  */
 import type { Agent } from '../../domain/types.js';
-import { DEFAULT_COPILOT_MODEL } from '../../connect/clients/copilot.js';
-import { DEFAULT_ANTHROPIC_MODEL } from '../../connect/clients/opencode.js';
-import { sdkBaseUrl } from '../../connect/clients/sdk-env.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import { sdkBaseUrl } from '../../connect/sdk-env.js';
 
 export interface NextStep {
   command: string;
@@ -15,7 +14,7 @@ export interface NextStep {
 
 export function nextStep(publicUrl: string, agent: Pick<Agent, 'upstream'>): NextStep {
   // Anthropic answers the chat-completions form too, with its own model names.
-  const model = /anthropic/i.test(agent.upstream.baseUrl) ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_COPILOT_MODEL;
+  const model = DEFAULT_MODEL[/anthropic/i.test(agent.upstream.baseUrl) ? 'anthropic' : 'openai'];
   const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Remember: the release checklist lives in docs/RELEASING.md.' }] });
   const command = [`curl ${sdkBaseUrl('openai', publicUrl)}/chat/completions \\`, `  -H "Authorization: Bearer $ENGRAM_TOKEN" \\`, `  -H "Content-Type: application/json" \\`, `  -d '${body}'`].join('\n');
   return { command, model };

@@ -14,12 +14,14 @@ import { EngramError, tooLarge } from '../../errors.js';
 import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
 import { PROTOCOLS } from '../../protocols/index.js';
-import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../transcripts/index.js';
+import type { TranscriptFormat } from '../../transcripts/types.js';
+import { CLIENTS } from '../../clients/index.js';
 import { agentTokenOf, authenticateFromHeaders } from '../before-body.js';
 import type { RequestLimits } from '../request-limits.js';
 import { ConcurrencyLimiter } from '../../security/rate-limits.js';
 import { readJsonBody } from './json-body.js';
-import { headerVisibility } from '../../conversation/scope.js';
+import { SESSION_START_PATH } from '../../connect/hooks.js';
+import { headerVisibility, placeSignals } from '../../conversation/scope.js';
 import { REPOSITORY_ROOT_HEADER, TRANSCRIPT_PATH_HEADER, pathHeader, sessionStartAnswer, sessionVisibility, sessionStartFormat } from './session-start.js';
 
 interface Params {
@@ -39,14 +41,13 @@ const PREFIX = '/v0/orgs/:org/agents/:agent';
 const UPLOAD_RETRY_AFTER_S = 2;
 /** The hook's own input is a few kilobytes. */
 const SESSION_START_BODY_LIMIT = 1024 * 1024;
-const FORMAT_PATHS: Record<string, TranscriptFormat> = {
-  codex: TRANSCRIPT_FORMATS.codex,
-  claude: TRANSCRIPT_FORMATS['claude-code'],
-  'claude-code': TRANSCRIPT_FORMATS['claude-code'],
-  copilot: TRANSCRIPT_FORMATS.copilot,
-};
+const UPLOADS = '/transcripts/';
 
 export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits }> = async (app, { deps, limits }) => {
+  const clients = deps.clients ?? CLIENTS;
+  const places = placeSignals(clients);
+  /** `…/transcripts/<route>` → the format it uploads, each client's routes in turn. */
+  const formatPaths = new Map(clients.flatMap(({ transcript }) => transcript?.routes.map((route) => [route, transcript] as const) ?? []));
   const queue = createSessionQueue();
   /** Uploads in progress per agent id, in this process. */
   const uploading = new ConcurrencyLimiter(deps.config.transcriptMaxConcurrent);
@@ -61,12 +62,12 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
   app.decorateRequest('agentToken', null);
   app.addHook('onRequest', limits.onRequest);
 
-  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/session-start`, async (request, reply) => {
-    const format = sessionStartFormat(request.query.format);
+  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}${SESSION_START_PATH}`, async (request, reply) => {
+    const hooks = sessionStartFormat(request.query.format, clients);
     // The hook's input says which session starts, why, and where (its `cwd`: the session's scope).
     const input = await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
-    const visible = sessionVisibility(request.headers, input);
-    return reply.send(await sessionStartAnswer(deps, agentOf(request), format, deps.config.mcp.serverNames[0] ?? 'engram', visible));
+    const visible = sessionVisibility(request.headers, input, clients);
+    return reply.send(await sessionStartAnswer(deps, agentOf(request), hooks, deps.config.mcp.serverNames[0] ?? 'engram', visible));
   });
 
   const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {
@@ -90,6 +91,7 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
           visible: headerVisibility(request.headers),
           path: pathHeader(request.headers, TRANSCRIPT_PATH_HEADER),
           root: pathHeader(request.headers, REPOSITORY_ROOT_HEADER),
+          places,
         },
         queue,
       );
@@ -99,11 +101,15 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
       release();
     }
   };
-  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/copilot/stop`, (request, reply) => upload(request, reply, TRANSCRIPT_FORMATS.copilot));
-  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}/transcripts/:format`, (request, reply) => {
-    const format = FORMAT_PATHS[request.params.format ?? ''];
+  // A stop hook's own upload path beside `…/transcripts/<route>` (installed scripts call it).
+  for (const { hooks, transcript } of clients) {
+    if (!hooks || !transcript || hooks.stopPath.startsWith(UPLOADS)) continue;
+    app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}${hooks.stopPath}`, (request, reply) => upload(request, reply, transcript));
+  }
+  app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}${UPLOADS}:format`, (request, reply) => {
+    const format = formatPaths.get(request.params.format ?? '');
     if (!format) {
-      throw new EngramError('not_found', `No transcript format "${request.params.format}": use one of ${Object.keys(FORMAT_PATHS).join(', ')}`);
+      throw new EngramError('not_found', `No transcript format "${request.params.format}": use one of ${[...formatPaths.keys()].join(', ')}`);
     }
     return upload(request, reply, format);
   });

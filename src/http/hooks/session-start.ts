@@ -1,9 +1,9 @@
 /**
  * Endpoint 6, `POST .../copilot/session-start`: the root memory index for a session-start
  * hook to hand its client as context. The hook prints the answer as it comes, so the
- * answer is already in the client's own hook-output form: Copilot CLI's top-level
- * `additionalContext` by default (with the index as data beside it), Claude Code's and
- * Codex's `hookSpecificOutput` with `?format=claude` or `?format=codex`.
+ * answer is already in the client's own hook-output form (`HookProfile.answer`), the one
+ * its `?format=` names: a top-level `additionalContext` with the index as data beside it,
+ * or `hookSpecificOutput`. With no format, the form of the client whose script asks for none.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Visibility } from '../../domain/types.js';
@@ -15,20 +15,21 @@ import { ENGRAM_TOOLS } from '../../domain/engram-tools.js';
 import type { ReflectionStore } from '../../ports/index.js';
 import type { Control } from '../../control/control.js';
 import { currentRootIndex, listAllReflections, topicKey } from '../../memory/root-index.js';
+import { CLIENTS } from '../../clients/index.js';
+import type { ClientProfile, HookProfile } from '../../clients/types.js';
+import { placeSignals } from '../../conversation/scope.js';
 
-export type SessionStartFormat = 'copilot' | 'claude' | 'codex';
-const FORMATS: readonly SessionStartFormat[] = ['copilot', 'claude', 'codex'];
-
-export function sessionStartFormat(value: unknown): SessionStartFormat {
-  if (value === undefined || value === '') return 'copilot';
-  if (typeof value === 'string' && (FORMATS as readonly string[]).includes(value)) return value as SessionStartFormat;
-  throw new EngramError('invalid_request', `\`format\` must be one of ${FORMATS.join(', ')}`, { param: 'format' });
+/** The hooks of the client whose form `?format=` asks for (the default form's when none). */
+export function sessionStartFormat(value: unknown, clients: readonly ClientProfile[] = CLIENTS): HookProfile {
+  const forms = clients.flatMap(({ hooks }) => (hooks ? [hooks] : [])).sort((a, b) => Number(b.defaultForm ?? false) - Number(a.defaultForm ?? false));
+  const found = value === undefined || value === '' ? forms.find((hooks) => hooks.defaultForm) : forms.find((hooks) => hooks.format === value);
+  if (found) return found;
+  throw new EngramError('invalid_request', `\`format\` must be one of ${forms.map((hooks) => hooks.format).join(', ')}`, { param: 'format' });
 }
 
-/** How each client shows the model an MCP server's tools (`server` is the name Engram was registered under). */
-function toolNames(format: SessionStartFormat, server: string): Record<string, string> {
-  const name = (tool: string) => (format === 'copilot' ? `${server}-${tool}` : `mcp__${server}__${tool}`);
-  return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, name(tool)]));
+/** How the client shows the model an MCP server's tools (`server` is the name Engram was registered under). */
+function toolNames(hooks: HookProfile, server: string): Record<string, string> {
+  return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, hooks.toolName(server, tool)]));
 }
 
 interface IndexSummary {
@@ -42,15 +43,17 @@ interface IndexSummary {
 /**
  * The session's scope and user (DESIGN section 13): `x-engram-scope` and `x-engram-user`,
  * else the repository of the `cwd` every client's hook input carries: its git root when
- * the hook script found one (`x-engram-repository-root`) or the input's `transcript_path`
- * is in Claude Code's folder for that root's project.
+ * the hook script found one (`x-engram-repository-root`) or the input's transcript path
+ * (a client's `HookProfile.transcriptField`) is in a folder the client keys by that root.
  */
-export function sessionVisibility(headers: IncomingHttpHeaders, input: unknown): Visibility {
+export function sessionVisibility(headers: IncomingHttpHeaders, input: unknown, clients: readonly ClientProfile[] = CLIENTS): Visibility {
   const given = headerVisibility(headers);
   if (given.scope !== undefined) return given;
-  const { cwd, transcript_path: transcript } = typeof input === 'object' && input !== null ? (input as { cwd?: unknown; transcript_path?: unknown }) : {};
+  const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  const { cwd } = fields;
   if (typeof cwd !== 'string') return given;
-  return withScope(given, hookScope(cwd, { path: typeof transcript === 'string' ? transcript : undefined, root: pathHeader(headers, REPOSITORY_ROOT_HEADER) }));
+  const transcript = clients.map(({ hooks }) => hooks && fields[hooks.transcriptField.replace(/^\./, '')]).find((value) => typeof value === 'string');
+  return withScope(given, hookScope(cwd, { path: transcript as string | undefined, root: pathHeader(headers, REPOSITORY_ROOT_HEADER) }, placeSignals(clients)));
 }
 
 /** Where the stop hook says the transcript file is, and the git root the hook scripts found. */
@@ -67,13 +70,13 @@ export function pathHeader(headers: IncomingHttpHeaders, name: string): string |
 export async function sessionStartAnswer(
   deps: { control: Control; reflections: ReflectionStore },
   agent: Agent,
-  format: SessionStartFormat,
+  hooks: HookProfile,
   server: string,
   visible: Visibility = {},
 ): Promise<object> {
   const markdown = await currentRootIndex(deps, agent.id, visible);
-  const context = renderIndexBlock(markdown, { names: toolNames(format, server), deferred: false }, visible.scope);
-  if (format !== 'copilot') {
+  const context = renderIndexBlock(markdown, { names: toolNames(hooks, server), deferred: false }, visible.scope);
+  if (hooks.answer === 'hookSpecificOutput') {
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   }
   return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown, visible) };

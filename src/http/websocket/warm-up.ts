@@ -34,7 +34,7 @@ export async function warmUp(deps: Deps, request: WarmUpRequest): Promise<string
   const id = `resp_${randomBytes(24).toString('hex')}`;
   // Nothing answered names the conversation yet: the warm-up's own response does, for the
   // turns that chain from it without a session signal (with one, they are found by their answers).
-  const name = conversationName(responses, expanded, request.headers, chain?.conversationId);
+  const name = conversationName(responses, expanded, request.headers, chain?.conversationId, deps.clients);
   const opening = openingOf(name, (named) => partitionedConversationId(named, owner));
   request.cache.latest = {
     id,

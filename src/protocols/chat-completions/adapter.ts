@@ -6,8 +6,6 @@ import { openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
   checkMessage,
-  copilotSessionId,
-  isInstructionContext,
   isJsonFormat,
   isObject,
   looksLikeFailure,
@@ -122,17 +120,16 @@ export const chatCompletions: ProtocolAdapter = {
   transcript(body) {
     return (body.messages as JsonObject[]).map(turnOf).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
   },
-  instructions(body) {
+  instructions(body, isInstructionFile) {
     const list = (body.messages as unknown[]).filter(isObject);
     return [
-      ...list.filter((m) => m.role === 'user').flatMap((m) => textPieces(m.content).filter(isInstructionContext)),
+      ...list.filter((m) => m.role === 'user').flatMap((m) => textPieces(m.content).filter(isInstructionFile)),
       ...list.filter((m) => m.role === 'system' || m.role === 'developer').flatMap((m) => textPieces(m.content)),
     ];
   },
-  sessionHint(body) {
-    if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;
+  systemPrompt(body) {
     const first = (body.messages as JsonObject[])[0];
-    return first && (first.role === 'system' || first.role === 'developer') ? copilotSessionId(first.content) : undefined;
+    return first && (first.role === 'system' || first.role === 'developer') ? first.content : undefined;
   },
   conversationSeed(body) {
     const messages = body.messages as JsonObject[];

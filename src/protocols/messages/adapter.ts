@@ -7,9 +7,7 @@ import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
   checkMessage,
-  copilotSessionId,
   isClientContext,
-  isInstructionContext,
   isJsonFormat,
   isObject,
   looksLikeFailure,
@@ -102,20 +100,6 @@ function deferredTools(body: JsonObject, loaded: ReadonlySet<string>): Array<{ n
   return [...names].filter((name) => !loaded.has(name)).map((name) => ({ name, description: '', deferred: true }));
 }
 
-/** Claude Code's `metadata.user_id`: JSON with `session_id`, or the older `..._session_<uuid>` string. */
-function sessionFromUserId(userId: string): string | undefined {
-  if (userId.startsWith('{')) {
-    try {
-      const parsed = JSON.parse(userId) as { session_id?: unknown };
-      return typeof parsed.session_id === 'string' && parsed.session_id ? parsed.session_id : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  const match = /session_([0-9a-f-]{8,})/i.exec(userId);
-  return match ? match[1] : undefined;
-}
-
 export const messages: ProtocolAdapter = {
   id: 'messages',
   ...messageListBasics,
@@ -164,20 +148,16 @@ export const messages: ProtocolAdapter = {
   transcript(body) {
     return (body.messages as JsonObject[]).flatMap(messageTurns).filter((turn) => turn.text.length > 0);
   },
-  instructions(body) {
+  instructions(body, isInstructionFile) {
     const list = (body.messages as unknown[]).filter(isObject);
     const texts = (content: unknown) => blocksOf(content).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []));
     return [
-      ...list.filter((m) => m.role === 'user').flatMap((m) => texts(m.content).filter(isInstructionContext)),
+      ...list.filter((m) => m.role === 'user').flatMap((m) => texts(m.content).filter(isInstructionFile)),
       ...list.filter((m) => m.role === 'system').flatMap((m) => texts(m.content)),
       ...texts(body.system),
     ];
   },
-  sessionHint(body) {
-    const metadata = body.metadata;
-    const session = isObject(metadata) && typeof metadata.user_id === 'string' ? sessionFromUserId(metadata.user_id) : undefined;
-    return session ?? copilotSessionId(body.system);
-  },
+  systemPrompt: (body) => body.system,
   conversationSeed(body) {
     const list = body.messages as JsonObject[];
     return stableJson([body.system ?? null, list.find((m) => m.role === 'user') ?? null]);

@@ -5,7 +5,7 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { copilotSessionId, isInstructionContext, isJsonFormat, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { isJsonFormat, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
 import {
   RECORD_REFLECTIONS_DESCRIPTION,
   RECORD_REFLECTIONS_SCHEMA,
@@ -108,20 +108,17 @@ export const responses: ProtocolAdapter = {
     return { ...message, content: [...(Array.isArray(content) ? content : []), { type: 'input_text', text }] };
   },
 
-  transcript: (body) => itemTurns(inputItems(body)),
-  instructions(body) {
+  transcript: (body, isInstructionFile) => itemTurns(inputItems(body), isInstructionFile),
+  instructions(body, isInstructionFile) {
     const messages = inputItems(body).filter((item): item is JsonObject => isMessage(item));
     const texts = (role: (role: unknown) => boolean) => messages.filter((m) => role(m.role)).map((m) => contentText(m.content));
     return [
-      ...texts((role) => role === 'user').filter(isInstructionContext),
+      ...texts((role) => role === 'user').filter(isInstructionFile),
       ...texts((role) => role === 'system' || role === 'developer'),
       ...(typeof body.instructions === 'string' ? [body.instructions] : []),
     ].filter((text) => text.length > 0);
   },
-  sessionHint(body) {
-    if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return body.prompt_cache_key;
-    return copilotSessionId(body.instructions);
-  },
+  systemPrompt: (body) => body.instructions,
   conversationSeed(body) {
     const items = inputItems(body);
     const firstUser = items.findIndex((item) => isMessage(item) && (item as JsonObject).role === 'user');

@@ -5,7 +5,8 @@
  * Reasoning items (and their `encrypted_content`) are never turned into text.
  */
 import type { Turn } from '../../domain/transcript.js';
-import { isInstructionContext, isObject, renderToolCall, toolInput } from '../shared.js';
+import { isObject, renderToolCall, toolInput } from '../shared.js';
+import type { IsInstructionFile } from '../types.js';
 import type { ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
@@ -110,14 +111,16 @@ function outputText(output: unknown): string {
 /** What a user message that only carries the project's instruction files becomes as a turn. */
 export const INSTRUCTIONS_TURN = '[the project instructions the client sends with every request]';
 
-export function itemTurn(item: unknown): Turn | undefined {
+/** `isInstructionFile`: tells a client's instruction-file message, which becomes `INSTRUCTIONS_TURN` (none when absent). */
+export function itemTurn(item: unknown, isInstructionFile?: IsInstructionFile): Turn | undefined {
   if (!isObject(item)) return undefined;
   if (isMessage(item)) {
     if (item.role === 'user') {
       const text = contentText(item.content);
-      // Codex's AGENTS.md comes as a user message: not the user's words, and extraction reads
-      // it as instructions (`ProtocolAdapter.instructions`). Still a turn, so turns count alike.
-      return { role: 'user', text: isInstructionContext(text) ? INSTRUCTIONS_TURN : text };
+      // A client's instruction files may come as a user message (Codex's AGENTS.md): not the user's
+      // words, and extraction reads them as instructions (`ProtocolAdapter.instructions`). Still a
+      // turn, so turns count alike.
+      return { role: 'user', text: isInstructionFile?.(text) ? INSTRUCTIONS_TURN : text };
     }
     if (item.role === 'assistant') return { role: 'assistant', text: contentText(item.content) };
     return undefined;
@@ -140,6 +143,6 @@ export function itemTurn(item: unknown): Turn | undefined {
   }
 }
 
-export function itemTurns(items: unknown[]): Turn[] {
-  return items.map(itemTurn).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
+export function itemTurns(items: unknown[], isInstructionFile?: IsInstructionFile): Turn[] {
+  return items.map((item) => itemTurn(item, isInstructionFile)).filter((turn): turn is Turn => turn !== undefined && turn.text.length > 0);
 }

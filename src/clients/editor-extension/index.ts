@@ -1,10 +1,9 @@
 /** An editor extension: reads two variables on first activation, then keeps them in secure storage. */
-import type { ClientKind } from '../types.js';
-import { TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { TOKEN_ENV } from '../../connect/hooks.js';
+import type { ClientProfile } from '../types.js';
 
-export const editorExtension: ClientKind = {
-  name: 'editor-extension',
-  title: 'Editor extension (VS Code, Cursor, Windsurf)',
+const recipe: ConnectRecipe = {
   summary: 'Extensions that keep the token in the editor\'s secret storage: ENGRAM_AGENT_URL and ENGRAM_TOKEN, read once, on first activation',
   plan(input) {
     return {
@@ -19,3 +18,5 @@ export const editorExtension: ClientKind = {
     };
   },
 };
+
+export const editorExtension: ClientProfile = { id: 'editor-extension', title: 'Editor extension (VS Code, Cursor, Windsurf)', connect: recipe };

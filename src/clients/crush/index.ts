@@ -6,22 +6,21 @@
  */
 import path from 'node:path';
 import { shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { TOKEN_ENV } from './hooks.js';
-import { DEFAULT_ANTHROPIC_MODEL } from './opencode.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { TOKEN_ENV } from '../../connect/hooks.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import type { ClientProfile } from '../types.js';
 
 /** The interface's provider-config example: a maximum context size of 128000. */
 export const CRUSH_CONTEXT_WINDOW = 128_000;
 
-export const crush: ClientKind = {
-  name: 'crush',
-  title: 'Crush',
+const recipe: ConnectRecipe = {
   summary: 'Charm\'s terminal agent: an Anthropic-style provider and the memory tools in crush.json',
   baseUrlForm: 'anthropic',
-  model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
+  model: { family: 'anthropic', fallback: DEFAULT_MODEL.anthropic, inFiles: true },
   plan(input) {
     const { agent, locations } = input;
-    const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+    const model = input.model ?? DEFAULT_MODEL.anthropic;
     return {
       files: [
         {
@@ -62,3 +61,5 @@ export const crush: ClientKind = {
     };
   },
 };
+
+export const crush: ClientProfile = { id: 'crush', title: 'Crush', connect: recipe };

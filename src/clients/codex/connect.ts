@@ -5,23 +5,15 @@
  */
 import path from 'node:path';
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from '../../connect/hooks.js';
+import { hooks as spec } from './hooks.js';
 
-export const codex: ClientKind = {
-  name: 'codex',
-  title: 'Codex CLI',
+export const recipe: ConnectRecipe = {
   summary: 'OpenAI\'s terminal agent: a Responses provider in config.toml, the memory tools, and session hooks',
   plan(input) {
     const { agent, locations } = input;
-    const hooks = hookScripts(input, {
-      prefix: 'codex',
-      clientTitle: 'Codex',
-      sessionStartPath: '/copilot/session-start?format=codex',
-      stopPath: '/transcripts/codex',
-      transcriptField: '.transcript_path',
-      sessionField: '.session_id',
-    });
+    const hooks = hookScripts(input, spec);
     return {
       files: [
         {

@@ -6,19 +6,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { TOKEN_ENV } from '../../connect/hooks.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import type { ClientProfile } from '../types.js';
 
-export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
-
-export const opencode: ClientKind = {
-  name: 'opencode',
-  title: 'opencode',
+const recipe: ConnectRecipe = {
   summary: 'The open-source terminal agent: an Anthropic-style provider and the memory tools in opencode.json',
-  model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: true },
+  model: { family: 'anthropic', fallback: DEFAULT_MODEL.anthropic, inFiles: true },
   plan(input) {
     const { agent, locations } = input;
-    const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+    const model = input.model ?? DEFAULT_MODEL.anthropic;
     const dir = path.join(locations.configHome, 'opencode');
     // opencode reads either name; edit the one the user already has.
     const jsonc = path.join(dir, 'opencode.jsonc');
@@ -61,3 +59,5 @@ export const opencode: ClientKind = {
     };
   },
 };
+
+export const opencode: ClientProfile = { id: 'opencode', title: 'opencode', connect: recipe };

@@ -1,17 +1,16 @@
 /** The OpenAI Agents SDK: the one base URL with the token as API key, and Engram's MCP server (the token says which agent). */
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { TOKEN_ENV } from './hooks.js';
-import { DEFAULT_COPILOT_MODEL } from './copilot.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { TOKEN_ENV } from '../../connect/hooks.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import type { ClientProfile } from '../types.js';
 
-export const agentsSdk: ClientKind = {
-  name: 'agents-sdk',
-  title: 'OpenAI Agents SDK',
+const recipe: ConnectRecipe = {
   summary: 'Agents built with @openai/agents or openai-agents: a chat-completions model plus Engram\'s memory tools over MCP',
-  model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
+  model: { family: 'openai', fallback: DEFAULT_MODEL.openai, inFiles: false },
   plan(input) {
     const { agent } = input;
-    const model = input.model ?? DEFAULT_COPILOT_MODEL;
+    const model = input.model ?? DEFAULT_MODEL.openai;
     const typescript = `import OpenAI from 'openai';
 import { Agent, MCPServerStreamableHttp, OpenAIChatCompletionsModel, run } from '@openai/agents';
 
@@ -72,3 +71,5 @@ asyncio.run(main())
     };
   },
 };
+
+export const agentsSdk: ClientProfile = { id: 'agents-sdk', title: 'OpenAI Agents SDK', connect: recipe };

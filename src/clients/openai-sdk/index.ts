@@ -1,16 +1,15 @@
 /** The openai SDK (or any client that reads OPENAI_BASE_URL and OPENAI_API_KEY): two variables, no file. */
-import type { ClientKind } from '../types.js';
-import { DEFAULT_COPILOT_MODEL } from './copilot.js';
-import { agentBaseUrlLine, sdkEnv } from './sdk-env.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import { agentBaseUrlLine, sdkEnv } from '../../connect/sdk-env.js';
+import type { ClientProfile } from '../types.js';
 
-export const openaiSdk: ClientKind = {
-  name: 'openai-sdk',
-  title: 'OpenAI SDK',
+const recipe: ConnectRecipe = {
   summary: 'Python or TypeScript `openai` package, or any client reading OPENAI_BASE_URL: chat completions and Responses',
-  model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
+  model: { family: 'openai', fallback: DEFAULT_MODEL.openai, inFiles: false },
   plan(input) {
     const { agent } = input;
-    const model = input.model ?? DEFAULT_COPILOT_MODEL;
+    const model = input.model ?? DEFAULT_MODEL.openai;
     return {
       files: [],
       env: sdkEnv('openai', agent),
@@ -34,3 +33,5 @@ export const openaiSdk: ClientKind = {
     };
   },
 };
+
+export const openaiSdk: ClientProfile = { id: 'openai-sdk', title: 'OpenAI SDK', connect: recipe };

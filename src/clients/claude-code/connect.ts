@@ -6,8 +6,9 @@
  */
 import path from 'node:path';
 import { shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind, Edit } from '../types.js';
-import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe, Edit } from '../../connect/types.js';
+import { commandHookEdits, HOOK_NOTES, hookScripts, TOKEN_ENV } from '../../connect/hooks.js';
+import { hooks as spec } from './hooks.js';
 
 /**
  * `--settings-env`: Claude Code applies its settings' `env` to every session, so no shell
@@ -21,21 +22,12 @@ function settingsEnvEdits(baseUrl: string, token: string | undefined): Edit[] {
   ];
 }
 
-export const claudeCode: ClientKind = {
-  name: 'claude-code',
-  title: 'Claude Code',
+export const recipe: ConnectRecipe = {
   summary: 'Anthropic\'s terminal agent: its base URL and a token header, the memory tools, and hooks that load the index and upload transcripts',
   baseUrlForm: 'anthropic',
   plan(input) {
     const { agent, locations } = input;
-    const hooks = hookScripts(input, {
-      prefix: 'claude-code',
-      clientTitle: 'Claude Code',
-      sessionStartPath: '/copilot/session-start?format=claude',
-      stopPath: '/transcripts/claude',
-      transcriptField: '.transcript_path',
-      sessionField: '.session_id',
-    });
+    const hooks = hookScripts(input, spec);
     const header = `Authorization: Bearer \${${TOKEN_ENV}}`;
     return {
       files: [

@@ -1,17 +1,32 @@
 /** The hook scripts of the clients with session hooks, and how their configs point at them. */
 import path from 'node:path';
-import { sessionStartScript, shellQuote, stopScript } from '../hook-scripts.js';
-import type { ConnectInput, ScriptFile } from '../types.js';
+import { sessionStartScript, shellQuote, stopScript } from './hook-scripts.js';
+import type { ConnectInput, ScriptFile } from './types.js';
 
 export interface HookSpec {
   /** File name prefix: `codex` → `codex-session-start.sh`. */
   prefix: string;
   clientTitle: string;
-  /** Path below the agent's base URL, with any query: `/copilot/session-start?format=codex`. */
-  sessionStartPath: string;
+  /** The session-start endpoint's `?format=` word for the client's answer form (`codex`). */
+  format: string;
+  /** The endpoint answers in this form when no format is asked: the client's script asks for none. */
+  defaultForm?: boolean;
+  /** Path below the agent's base URL the stop hook uploads the transcript to: `/transcripts/codex`. */
   stopPath: string;
+  /** jq paths of the transcript file and the session id in the client's hook input. */
   transcriptField: string;
   sessionField: string;
+}
+
+/**
+ * The session-start endpoint below an agent's base URL. It serves every client (the
+ * `?format=` says which answer form), and installed hook scripts call it by this path.
+ */
+export const SESSION_START_PATH = '/copilot/session-start';
+
+/** Path below the agent's base URL, with any query: `/copilot/session-start?format=codex`. */
+export function sessionStartPath(spec: HookSpec): string {
+  return spec.defaultForm ? SESSION_START_PATH : `${SESSION_START_PATH}?format=${spec.format}`;
 }
 
 export interface HookScripts {
@@ -32,7 +47,7 @@ export function hookScripts(input: ConnectInput, spec: HookSpec): HookScripts {
       type: 'script',
       path: sessionStart,
       purpose: `${spec.clientTitle} session-start hook: fetches the root memory index`,
-      content: sessionStartScript({ clientTitle: spec.clientTitle, url: base + spec.sessionStartPath }),
+      content: sessionStartScript({ clientTitle: spec.clientTitle, url: base + sessionStartPath(spec) }),
     },
     {
       type: 'script',

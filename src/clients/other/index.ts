@@ -1,11 +1,10 @@
 /** Any other tool: the base URLs per protocol (the one base URL first), the MCP URL, the hooks and the token header forms. */
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { TOKEN_ENV } from '../../connect/hooks.js';
+import type { ClientProfile } from '../types.js';
 
-export const other: ClientKind = {
-  name: 'other',
-  title: 'Any other tool',
+const recipe: ConnectRecipe = {
   summary: 'Every address Engram serves (chat completions, Messages, Responses, MCP, hooks) and the headers that carry the token',
   plan(input) {
     const { agent } = input;
@@ -41,3 +40,5 @@ The MCP server and the hook endpoints take only Authorization: Bearer.
     };
   },
 };
+
+export const other: ClientProfile = { id: 'other', title: 'Any other tool', connect: recipe };

@@ -5,26 +5,17 @@
  */
 import path from 'node:path';
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
-import type { ClientKind } from '../types.js';
-import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from './hooks.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { HOOK_NOTES, HOOK_TIMEOUT_SECONDS, hookScripts, TOKEN_ENV } from '../../connect/hooks.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import { hooks as spec } from './hooks.js';
 
-export const DEFAULT_COPILOT_MODEL = 'gpt-4.1';
-
-export const copilot: ClientKind = {
-  name: 'copilot',
-  title: 'GitHub Copilot CLI',
+export const recipe: ConnectRecipe = {
   summary: 'The copilot command: provider variables, the memory tools, and hooks that load the index and upload transcripts',
-  model: { family: 'openai', fallback: DEFAULT_COPILOT_MODEL, inFiles: false },
+  model: { family: 'openai', fallback: DEFAULT_MODEL.openai, inFiles: false },
   plan(input) {
     const { agent, locations } = input;
-    const hooks = hookScripts(input, {
-      prefix: 'copilot',
-      clientTitle: 'Copilot CLI',
-      sessionStartPath: '/copilot/session-start',
-      stopPath: '/copilot/stop',
-      transcriptField: '.transcriptPath',
-      sessionField: '.sessionId',
-    });
+    const hooks = hookScripts(input, spec);
     const hook = (command: string) => [{ type: 'command', bash: command, timeoutSec: HOOK_TIMEOUT_SECONDS }];
     return {
       files: [
@@ -58,7 +49,7 @@ export const copilot: ClientKind = {
         [TOKEN_ENV]: '',
         COPILOT_PROVIDER_BASE_URL: shortBaseUrl(agent.serverUrl),
         COPILOT_PROVIDER_API_KEY: `$${TOKEN_ENV}`,
-        COPILOT_MODEL: input.model ?? DEFAULT_COPILOT_MODEL,
+        COPILOT_MODEL: input.model ?? DEFAULT_MODEL.openai,
       },
       commands: [`copilot mcp add --transport http engram '${shortMcpUrl(agent.serverUrl)}' --header 'Authorization: Bearer \${${TOKEN_ENV}}'`],
       snippets: [],

@@ -10,12 +10,12 @@
  * hook context) as developer or user messages; only what the user typed is kept as turns,
  * and its developer messages and AGENTS.md as the session's instructions.
  */
-import type { Turn } from '../domain/transcript.js';
-import { contentText, itemTurn } from '../protocols/responses/items.js';
-import { isInstructionContext, isObject } from '../protocols/shared.js';
-import type { JsonObject } from '../protocols/types.js';
-import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
-import { instructionCollector } from './instructions.js';
+import type { Turn } from '../../domain/transcript.js';
+import { contentText, itemTurn } from '../../protocols/responses/items.js';
+import { isObject } from '../../protocols/shared.js';
+import type { JsonObject } from '../../protocols/types.js';
+import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from '../../transcripts/types.js';
+import { instructionCollector } from '../../transcripts/instructions.js';
 
 const WRAPPED = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted', 'world_state', 'token_usage_record']);
 /** Response item types of the old format's bare lines. */
@@ -33,6 +33,11 @@ const ITEM_TYPES = new Set([
 ]);
 /** Injected user-role parts, for rollouts written before Codex recorded each part's provenance. */
 const INJECTED_PREFIXES = ['<environment_context>', '<user_instructions>', '# AGENTS.md instructions for', '<INSTRUCTIONS>', '<user_shell_command>'];
+
+/** Codex's AGENTS.md as it sends it: a user message `# AGENTS.md instructions for <dir>` (`<user_instructions>` in older versions). */
+export function isInstructionFile(text: string): boolean {
+  return /^\s*(?:# AGENTS\.md instructions for |<user_instructions>)/.test(text);
+}
 
 export const codexFormat: TranscriptFormat = {
   id: 'codex',
@@ -53,7 +58,7 @@ function createCodexReader(): TranscriptReader {
       const parts = Array.isArray(item.content) ? item.content : [item.content];
       for (const part of parts) {
         const text = typeof part === 'string' ? part : isObject(part) ? part.text : undefined;
-        if (typeof text === 'string' && isInstructionContext(text)) instruct(text);
+        if (typeof text === 'string' && isInstructionFile(text)) instruct(text);
       }
     }
   };
@@ -101,7 +106,7 @@ function createCodexReader(): TranscriptReader {
 function itemTurns(item: JsonObject): Turn[] {
   if (item.type === 'message' || item.type === undefined) {
     if (item.role !== 'user') return single(item.role === 'assistant' ? itemTurn(item) : undefined);
-    return single(itemTurn({ ...item, content: typedParts(item) }));
+    return single(itemTurn({ ...item, content: typedParts(item) }, isInstructionFile));
   }
   if (item.type === 'function_call_output' && typeof item.output === 'string') {
     // The old format wraps a shell's output as JSON: `{"output": "...", "metadata": {"exit_code": 1}}`.

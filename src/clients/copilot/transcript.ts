@@ -7,10 +7,10 @@
  * instructions (`.github/copilot-instructions.md`, `AGENTS.md`) in it: the session's
  * instructions, never conversation.
  */
-import type { Turn } from '../domain/transcript.js';
-import { isObject, renderToolCall } from '../protocols/shared.js';
-import { instructionCollector } from './instructions.js';
-import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
+import type { Turn } from '../../domain/transcript.js';
+import { isObject, renderToolCall } from '../../protocols/shared.js';
+import { instructionCollector } from '../../transcripts/instructions.js';
+import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from '../../transcripts/types.js';
 
 export const copilotFormat: TranscriptFormat = {
   id: 'copilot',

@@ -4,7 +4,7 @@
  * URL, Anthropic-style ones take `<server>` and add `/v1` themselves. The agent's own
  * address (`<agent base>/v1`) is the alternative, for an Engram that predates the short one.
  */
-import type { AgentInfo } from '../types.js';
+import type { AgentInfo } from './types.js';
 import { TOKEN_ENV } from './hooks.js';
 
 export type SdkFamily = 'openai' | 'anthropic';

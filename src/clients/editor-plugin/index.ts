@@ -1,12 +1,11 @@
 /** A code editor's local plugin: one JSON file with the server, org, agent and token. */
 import path from 'node:path';
-import type { ClientKind } from '../types.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import type { ClientProfile } from '../types.js';
 
 export const TOKEN_PLACEHOLDER = '<ENGRAM_TOKEN>';
 
-export const editorPlugin: ClientKind = {
-  name: 'editor-plugin',
-  title: 'Editor plugin (JetBrains IDEs, Neovim)',
+const recipe: ConnectRecipe = {
   summary: 'Plugins that read their settings from a file: api_url, org_id, agent_id and the token in ~/.config/engram/editor-plugin.json (mode 0600)',
   needsToken: true,
   plan(input) {
@@ -34,3 +33,5 @@ export const editorPlugin: ClientKind = {
     };
   },
 };
+
+export const editorPlugin: ClientProfile = { id: 'editor-plugin', title: 'Editor plugin (JetBrains IDEs, Neovim)', connect: recipe };

@@ -8,11 +8,11 @@
  * are sub-agent lines, meta lines (local command output) and compaction summaries, which
  * repeat what the conversation already said.
  */
-import type { Turn } from '../domain/transcript.js';
-import { messageTurns } from '../protocols/messages/adapter.js';
-import { isObject } from '../protocols/shared.js';
-import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from './types.js';
-import { instructionCollector } from './instructions.js';
+import type { Turn } from '../../domain/transcript.js';
+import { messageTurns } from '../../protocols/messages/adapter.js';
+import { isObject } from '../../protocols/shared.js';
+import type { TranscriptFormat, TranscriptMeta, TranscriptReader } from '../../transcripts/types.js';
+import { instructionCollector } from '../../transcripts/instructions.js';
 
 /** Slash commands and their output, written as user messages. */
 const LOCAL_COMMAND = /^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/;

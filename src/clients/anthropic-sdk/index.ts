@@ -1,17 +1,16 @@
 /** The Anthropic SDK (or any client that reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY): two variables, no file. */
-import type { ClientKind } from '../types.js';
-import { DEFAULT_ANTHROPIC_MODEL } from './opencode.js';
-import { agentBaseUrlLine, sdkEnv } from './sdk-env.js';
+import type { ConnectRecipe } from '../../connect/types.js';
+import { DEFAULT_MODEL } from '../../connect/models.js';
+import { agentBaseUrlLine, sdkEnv } from '../../connect/sdk-env.js';
+import type { ClientProfile } from '../types.js';
 
-export const anthropicSdk: ClientKind = {
-  name: 'anthropic-sdk',
-  title: 'Anthropic SDK',
+const recipe: ConnectRecipe = {
   summary: 'Python or TypeScript `anthropic` package, or any client reading ANTHROPIC_BASE_URL: Messages API',
-  model: { family: 'anthropic', fallback: DEFAULT_ANTHROPIC_MODEL, inFiles: false },
+  model: { family: 'anthropic', fallback: DEFAULT_MODEL.anthropic, inFiles: false },
   baseUrlForm: 'anthropic',
   plan(input) {
     const { agent } = input;
-    const model = input.model ?? DEFAULT_ANTHROPIC_MODEL;
+    const model = input.model ?? DEFAULT_MODEL.anthropic;
     return {
       files: [],
       env: sdkEnv('anthropic', agent),
@@ -36,3 +35,5 @@ export const anthropicSdk: ClientKind = {
     };
   },
 };
+
+export const anthropicSdk: ClientProfile = { id: 'anthropic-sdk', title: 'Anthropic SDK', connect: recipe };
