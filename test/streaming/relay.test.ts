@@ -102,4 +102,54 @@ test('a JSON answer over the limit is not held', async () => {
   assert.is(within.result.outcome === 'completed' && within.result.answer.final, true);
 });
 
+test('a slow client: the upstream body waits while the client is full; every byte arrives, in order, and the answer is assembled', async () => {
+  const events = [chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 400 }, (_, n) => chunk({ content: `${n} ` })), chunk({}, 'stop'), 'data: [DONE]\n\n'].map((text) => Buffer.from(text));
+  // An upstream that makes its next event only when read: how far it runs ahead of the client shows whether it was paused.
+  let made = 0;
+  const body = new Readable({
+    highWaterMark: 1024,
+    read() {
+      this.push(made < events.length ? events[made++] : null);
+    },
+  });
+  // A client whose buffer takes 4 KiB, then says it is full until it drains, a moment later.
+  const received: Buffer[] = [];
+  let buffered = 0;
+  let full = false;
+  let drains = 0;
+  let writtenWhileFull = 0;
+  let mostAhead = 0;
+  const waiting: Array<() => void> = [];
+  const sink: ClientSink = {
+    write(chunk) {
+      if (full) writtenWhileFull++;
+      received.push(Buffer.from(chunk));
+      mostAhead = Math.max(mostAhead, made - received.length);
+      buffered += chunk.length;
+      full = buffered >= 4096;
+      return !full;
+    },
+    onDrain(resume) {
+      waiting.push(resume);
+      setTimeout(() => {
+        drains++;
+        buffered = 0;
+        full = false;
+        for (const next of waiting.splice(0)) next();
+      }, 2);
+    },
+    end: () => undefined,
+    fail: () => assert.unreachable('the relay failed'),
+  };
+  const result = await relay({ body, sink, adapter: chatCompletions, sse: true, signal: new AbortController().signal, failure: (error) => error });
+  assert.ok(drains >= 10, `the client was full ${drains} times`);
+  assert.is(writtenWhileFull, 0, 'nothing is written to a full client');
+  assert.ok(mostAhead < 40, `the upstream ran at most ${mostAhead} events ahead of the client, of ${events.length}`);
+  assert.equal(Buffer.concat(received), Buffer.concat(events), 'every byte, in order');
+  assert.is(result.outcome, 'completed');
+  if (result.outcome !== 'completed') return;
+  assert.is(result.answer.final, true);
+  assert.equal(result.answer.turns, [{ role: 'assistant', text: Array.from({ length: 400 }, (_, n) => `${n} `).join('') }]);
+});
+
 test.run();
