@@ -8,7 +8,22 @@ import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
 import type { ChainCache, NewLink, ResolvedChain } from './chains.js';
 import type { UnredactedJob } from '../memory/extraction.js';
-import type { TurnRecorder } from './recording-retry.js';
+import type { CleanedTurns } from '../memory/cleaned-turns.js';
+import type { Retrieval } from '../memory/retrieval.js';
+import type { Deps } from '../deps.js';
+import type { TurnOf, TurnRecorder } from './recording-retry.js';
+
+/** What the turn's steps are given, once per app (`provideConversationMachine`). */
+export interface ConversationActorDeps extends Deps {
+  retrieval: Retrieval;
+  /**
+   * Turns this process cleaned for extraction, by digest: cleaned after each answer, so a
+   * conversation's next job carries its re-sent history cleaned (`selectNewTurns`).
+   */
+  cleanedTurns: CleanedTurns;
+  /** Where a turn's writes go: now, and again later for those the store refused (`RecordingRetry`). */
+  recordings: { begin(turn: TurnOf): TurnRecorder };
+}
 
 /** A client connection that can still receive a status line and headers. */
 export interface ResponseSink extends ClientSink {

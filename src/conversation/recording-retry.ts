@@ -17,7 +17,7 @@
  * a graceful stop tries each once more and logs what it still loses.
  *
  * Writes must be idempotent and must not undo what a newer turn wrote (see
- * the publish and record steps in `actors.ts`): a retry may land after later turns of the same conversation
+ * `steps/settlement.ts`): a retry may land after later turns of the same conversation
  * did. Within one conversation, retries still go oldest first.
  */
 import type { Log } from '../log.js';

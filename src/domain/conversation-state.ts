@@ -198,23 +198,14 @@ export function markAllExtracted(state: ConversationState, turnCount: number): C
   return { ...state, extractedTurns: Math.max(state.extractedTurns, turnCount) };
 }
 
-/** What the rules read of a queued extraction job (`JobHeader`): when it settled, and the turns it covers. */
-export interface QueuedJob {
-  settledAt: number;
-  /** Its first turn: the watermark it was published at. */
-  firstTurn: number;
-  /** The conversation's turns it covers: up to, not including, this one. */
-  turnCount: number;
-}
-
 /** What the consumer does with a job it is handed. */
 export type JobTurns =
   | { skip: 'superseded by a newer job' | 'already extracted' }
   /** Extract the job's turns from `from` (a redelivery resumes after what is done). */
   | { from: number };
 
-/** The part of `job` still to extract, as the conversation's latest state says. */
-export function jobTurns(state: ConversationState | undefined, job: QueuedJob): JobTurns {
+/** The part of `job` (its `JobHeader`: turns `firstTurn` to `turnCount`) still to extract, as the conversation's latest state says. */
+export function jobTurns(state: ConversationState | undefined, job: { settledAt: number; firstTurn: number; turnCount: number }): JobTurns {
   if ((state?.lastFinalAt ?? 0) > job.settledAt) return { skip: 'superseded by a newer job' };
   const watermark = state?.extractedTurns ?? 0;
   if (watermark >= job.turnCount) return { skip: 'already extracted' };

@@ -13,7 +13,8 @@
  * token a request costs Engram a token lookup, never a buffered body.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { provideConversationMachine, type ConversationActorDeps, type ConversationFlow } from '../conversation/actors.js';
+import { provideConversationMachine, type ConversationFlow } from '../conversation/actors.js';
+import type { ConversationActorDeps } from '../conversation/exchange.js';
 import { clientHeaders, engramHeaders, upstreamHeaders } from '../conversation/headers.js';
 import { runExchange } from '../conversation/run-exchange.js';
 import type { Deps } from '../deps.js';

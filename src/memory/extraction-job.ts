@@ -37,7 +37,7 @@ export interface ExtractionJob {
   turnCount: number;
   /**
    * Epoch ms of the final answer that completed these turns: what decides, against the
-   * conversation's state, whether a newer job replaced this one (`watermark.ts`).
+   * conversation's state, whether a newer job replaced this one (`jobTurns`).
    */
   settledAt: number;
   /** Where the turns come from, recorded on the reflections; absent means `conversation`. */

@@ -113,6 +113,8 @@ test('close() mid-stream: the stream finishes with [DONE], new connections are r
     await late.closed;
     assert.match(late.answer(), /^HTTP\/1\.1 503 /);
     assert.match(late.answer(), /connection: close/i);
+    assert.match(late.answer(), /x-engram-injected: 0\r\n/i, 'the headers every answer of the proxy carries');
+    assert.match(late.answer(), /x-engram-request-id: req_/i);
     const body = JSON.parse(late.answer().slice(late.answer().indexOf('\r\n\r\n') + 4));
     assert.equal(body.type, 'error', 'the Messages envelope');
     assert.is(body.error.type, 'overloaded_error');
