@@ -6,7 +6,7 @@
  * string) is replaced too. Engram's own ids and UUIDs stay readable.
  */
 import type { FastifyRequest } from 'fastify';
-import { redactSecrets } from '../domain/redact.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { TOKEN_PREFIX } from '../security/tokens.js';
 
 export const REDACTED = '[REDACTED]';
