@@ -1,20 +1,59 @@
 /**
  * Engram's layering (STYLE.md), checked on every `npm test`:
  *   http, mcp, cli -> conversation -> memory, control -> ports <- adapters
- * domain imports nothing of ours; protocols only domain; machines only xstate and domain.
+ * domain imports only domain (no node:*, no package); protocols only domain; machines
+ * only xstate and domain; redaction only domain and its two rule packages.
  * Run alone: `npm run lint:layers`.
  */
 const ours = (...dirs) => `^src/(${dirs.join('|')})/`;
 const ENGINES = '^(better-sqlite3|@nats-io/|weaviate-client)';
+const PACKAGES = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
 
 module.exports = {
   forbidden: [
     {
       name: 'domain-is-pure',
-      comment: 'src/domain holds pure types and functions: it imports nothing of ours outside itself.',
+      comment:
+        'src/domain holds pure types and functions: it imports domain and nothing else, not a node:* module, not a package, not even for a type. ' +
+        'Pure code runs anywhere, and importing it does nothing.',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { path: '^src/', pathNot: '^src/domain/' },
+      to: { pathNot: '^src/domain/' },
+    },
+    {
+      name: 'redaction-only-domain',
+      comment: 'The secret scanner (src/redaction) is a leaf room: it imports domain and itself only.',
+      severity: 'error',
+      from: { path: '^src/redaction/' },
+      to: { path: '^src/', pathNot: ['^src/redaction/', '^src/domain/'] },
+    },
+    {
+      name: 'redaction-only-its-rule-packages',
+      comment: 'The packages redaction runs on: smol-toml (reads gitleaks.toml) and secretlint (the recommended ruleset).',
+      severity: 'error',
+      from: { path: '^src/redaction/' },
+      to: { dependencyTypes: PACKAGES, pathNot: '(^|/)node_modules/(smol-toml|@secretlint/)' },
+    },
+    {
+      name: 'redaction-reads-its-rules-in-one-place',
+      comment: 'Only redact.ts (loadRedaction) reads the rule files; the rest of the scanner is pure.',
+      severity: 'error',
+      from: { path: '^src/redaction/', pathNot: '^src/redaction/redact\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'redaction-above-the-pure-layers',
+      comment: 'Domain, protocols, ports and machines never redact: redaction is for text that leaves the request path.',
+      severity: 'error',
+      from: { path: [ours('domain', 'protocols', 'ports'), '^machines/'] },
+      to: { path: '^src/redaction/' },
+    },
+    {
+      name: 'observability-never-imports-surfaces',
+      comment: 'Observability watches the core; the HTTP, MCP and CLI surfaces use it, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/observability/' },
+      to: { path: ours('http', 'mcp', 'cli') },
     },
     {
       name: 'protocols-only-domain',

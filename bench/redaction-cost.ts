@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { redactSecrets } from '../src/domain/redact.js';
+import { redactSecrets } from '../src/redaction/redact.js';
 import { benignTexts } from '../test/fixtures/secrets/corpus.js';
 import { agentText, falsePositives, redactionAt, type Redact } from './redaction.js';
 import { summarise } from './stats.js';

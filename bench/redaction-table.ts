@@ -6,7 +6,7 @@
  *
  * `node --import tsx bench/redaction-table.ts [--before <git revision>]` prints Markdown.
  */
-import { redactSecrets } from '../src/domain/redact.js';
+import { redactSecrets } from '../src/redaction/redact.js';
 import { CONTEXTS, SAMPLES, secretParts, type Sample } from '../test/fixtures/secrets/corpus.js';
 import { BEFORE_RULESET, redactionAt, type Redact } from './redaction.js';
 

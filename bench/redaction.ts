@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { redactSecrets } from '../src/domain/redact.js';
+import { redactSecrets } from '../src/redaction/redact.js';
 import { CONTEXTS, SAMPLES, benignTexts } from '../test/fixtures/secrets/corpus.js';
 import { summarise, type Summary } from './stats.js';
 
@@ -38,25 +38,27 @@ export interface RedactionBenchResult {
 }
 
 /**
- * `redactSecrets` as it was at `revision`: its redact*.ts files and the rule data beside
- * them (`secret-rules/`), read with git into a temporary folder and imported from there.
- * Undefined where git or the revision is missing.
+ * `redactSecrets` as it was at `revision`: `src/redaction/` (which imports only itself and
+ * domain) and `src/domain/`, read with git into a temporary folder and imported from there.
+ * Before the scanner had its own folder it was `src/domain/redact*.ts` with its rule data
+ * beside it (`secret-rules/`), so a copy of `src/domain/` holds it all. Undefined where git
+ * or the revision is missing.
  */
 export async function redactionAt(revision: string): Promise<Redact | undefined> {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const files = git('ls-tree', '-r', '--name-only', revision, 'src/domain/')
-      .split('\n')
-      .filter((file) => /^src\/domain\/(?:redact[\w-]*\.ts|secret-rules\/.+)$/.test(file));
+    const files = git('ls-tree', '-r', '--name-only', revision, 'src/domain/', 'src/redaction/').split('\n').filter(Boolean);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engram-redact-'));
     for (const file of files) {
-      const target = path.join(dir, path.relative('src/domain', file));
+      const target = path.join(dir, file);
       fs.mkdirSync(path.dirname(target), { recursive: true });
       fs.writeFileSync(target, git('show', `${revision}:${file}`));
     }
     // Its imports of packages resolve from this checkout's node_modules.
     fs.symlinkSync(path.join(HERE, '..', 'node_modules'), path.join(dir, 'node_modules'));
-    const module = (await import(pathToFileURL(path.join(dir, 'redact.ts')).href)) as { redactSecrets: Redact };
+    const entry = files.includes('src/redaction/redact.ts') ? 'src/redaction/redact.ts' : 'src/domain/redact.ts';
+    const module = (await import(pathToFileURL(path.join(dir, entry)).href)) as { redactSecrets: Redact; loadRedaction?: () => void };
+    module.loadRedaction?.();
     return module.redactSecrets;
   } catch {
     return undefined;

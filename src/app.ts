@@ -19,7 +19,7 @@ import { ENGRAM_VERSION } from './version.js';
 import { maintenancePlugin } from './http/maintenance.js';
 import { pipelinePlugin } from './http/pipeline.js';
 import { createCleanedTurns } from './memory/cleaned-turns.js';
-import { safeErrorSerializer, safeRequestSerializer } from './http/log-safety.js';
+import { safeErrorSerializer, safeRequestSerializer } from './redaction/log-safety.js';
 import { continueWhenReadingBody, createBodyReads } from './http/before-body.js';
 import { decorateStopping } from './http/drain.js';
 import { createRequestLimits, retryAfterHeader } from './http/request-limits.js';

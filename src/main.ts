@@ -34,6 +34,7 @@ import { snapshotDataDir } from './data-dir-snapshot.js';
 import { sealedBus } from './security/sealed-bus.js';
 import { upstreamPolicies } from './security/address-policy.js';
 import { DeferredLog, type Log } from './log.js';
+import { loadRedaction } from './redaction/redact.js';
 
 export const DATABASE_FILE = 'engram.db';
 
@@ -71,6 +72,8 @@ export interface ConnectOptions {
 
 /** Opens the adapters the config selects. */
 export async function connect(config: Config, options: ConnectOptions = {}): Promise<Connected> {
+  // The secret scanner's rule file, before anything is opened: a broken one stops start-up, not a request.
+  loadRedaction();
   const log = options.log ?? new DeferredLog();
   let listeningUrl: string | undefined;
   const snapshot = snapshotDataDir(config.dataDir);

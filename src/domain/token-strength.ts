@@ -9,8 +9,10 @@
  * bytes in base64url) estimates near 250 bits; `openssl rand -hex 32` near 280.
  */
 
+/** Prefix of every token Engram generates (`security/tokens.ts`): public, and how the log knows one. */
+export const TOKEN_PREFIX = 'egm_';
 /** Prefix of the admin tokens Engram generates; public, so it adds nothing to a token's strength. */
-export const ADMIN_TOKEN_PREFIX = 'egm_admin_';
+export const ADMIN_TOKEN_PREFIX = `${TOKEN_PREFIX}admin_`;
 export const ADMIN_TOKEN_MIN_LENGTH = 32;
 export const ADMIN_TOKEN_MIN_BITS = 128;
 

@@ -7,7 +7,7 @@
  */
 import type { Turn } from '../domain/transcript.js';
 import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
-import { redactSecrets } from '../domain/redact.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
 import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';

@@ -6,7 +6,7 @@
  * stripped, secrets redacted), deduplicated, and bounded: extraction is never sent a
  * secret or a whole 40 KB system prompt.
  */
-import { redactSecrets } from '../domain/redact.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { textDigest, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { wordBag } from './restatement.js';

@@ -8,7 +8,7 @@
  */
 import type { Reflection } from '../domain/types.js';
 import { dataLine, tagNeutraliser } from '../domain/framing.js';
-import { redactSecrets } from '../domain/redact.js';
+import { redactSecrets } from '../redaction/redact.js';
 
 /** `<tag>`, the lines, `</tag>`, joined by newlines. `tag` is a plain name such as `reflections`. */
 export function renderReflectionLines(tag: string, reflections: ReadonlyArray<Pick<Reflection, 'id' | 'kind' | 'content'>>): string {

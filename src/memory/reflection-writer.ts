@@ -6,7 +6,7 @@
  */
 import type { Reflection, ReflectionKind, ReflectionOrigin, ReflectionSource, TagAuthor, Visibility } from '../domain/types.js';
 import type { ProposedReflection } from '../protocols/types.js';
-import { redactSecrets } from '../domain/redact.js';
+import { redactSecrets } from '../redaction/redact.js';
 import { reflectionId } from './reflection-id.js';
 import { embeddingText, isByHand, isMarkerTag, subjectTags } from '../domain/reflection-text.js';
 import { contentProblem } from '../domain/reflection-content.js';

@@ -2,7 +2,7 @@
  * How log lines are written (`ENGRAM_LOG_FORMAT`): JSON, one object a line, for log
  * collectors; or pretty (a time, a level and the message, then the fields), for a person
  * at a terminal. Pretty is rendered in this thread from the JSON line pino produced, so
- * the serializers that keep credentials out of the log (src/http/log-safety.ts) have
+ * the serializers that keep credentials out of the log (src/redaction/log-safety.ts) have
  * already run: both formats show the same, redacted, fields.
  */
 import { prettyFactory } from 'pino-pretty';

@@ -9,7 +9,7 @@ import type { BusMessage, ConsumerOptions, Embedder, EventBus } from '../ports/i
 import { consumerOptions } from '../ports/event-bus.js';
 import type { ExtractionJob } from '../memory/extraction-job.js';
 import { jobKind, type JobKind } from '../memory/agent-jobs.js';
-import { safeText } from '../http/log-safety.js';
+import { safeText } from '../redaction/log-safety.js';
 import type { Log } from '../log.js';
 import type { ActivityRecorder } from './activity.js';
 import type { Metrics } from './metrics.js';

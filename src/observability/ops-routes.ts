@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAdmin } from '../control/auth.js';
 import type { Deps } from '../deps.js';
 import { EXTRACTION_SUBJECT } from '../memory/extraction-job.js';
-import { safeText } from '../http/log-safety.js';
+import { safeText } from '../redaction/log-safety.js';
 import type { Metrics } from './metrics.js';
 
 /** A readiness check that takes longer than this counts as failed: a probe must not hang on a stalled store. */

@@ -1,6 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-
-export const TOKEN_PREFIX = 'egm_';
+import { TOKEN_PREFIX } from '../domain/token-strength.js';
 
 /** 256 random bits as 43 characters of base64url: the secret part of a token, session, code or link. */
 export function newSecret(): string {

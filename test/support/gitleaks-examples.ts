@@ -2,7 +2,7 @@
  * Writes `test/fixtures/secrets/gitleaks-examples.json`: each gitleaks rule's own true and
  * false positives, as gitleaks' sources state them (`cmd/generate/config/rules/*.go`, the
  * `tps` and `fps` each rule is validated with), for the gitleaks version whose
- * `config/gitleaks.toml` is pinned in `src/domain/secret-rules/gitleaks/`.
+ * `config/gitleaks.toml` is pinned in `src/redaction/secret-rules/gitleaks/`.
  *
  *   node --import tsx test/support/gitleaks-examples.ts <a gitleaks checkout>
  *
@@ -19,12 +19,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'smol-toml';
-import { parseGoRegex, type GoRegexNode } from '../../src/domain/redact-go-regex.js';
+import { parseGoRegex, type GoRegexNode } from '../../src/redaction/go-regex.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..', '..');
 export const EXAMPLES_FILE = path.join(ROOT, 'test/fixtures/secrets/gitleaks-examples.json');
-export const TOML_FILE = path.join(ROOT, 'src/domain/secret-rules/gitleaks/gitleaks.toml');
+export const TOML_FILE = path.join(ROOT, 'src/redaction/secret-rules/gitleaks/gitleaks.toml');
 
 /** One example: its text and, for the rules gitleaks keeps to some files, the file it is in. */
 export interface Example {

@@ -5,7 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { redactSecrets } from '../../src/domain/redact.js';
+import { redactSecrets } from '../../src/redaction/redact.js';
 
 /** A named text and what redaction makes of it. */
 export type RedactionCase = [name: string, input: string, expected: string];

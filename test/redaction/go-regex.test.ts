@@ -6,7 +6,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GoRegexError, captureCount, goRegExp, parseGoRegex } from '../../src/domain/redact-go-regex.js';
+import { GoRegexError, captureCount, goRegExp, parseGoRegex } from '../../src/redaction/go-regex.js';
 
 /** The first match of Go's `pattern` in `text`, as Go's `FindString` would give it, or null. */
 const find = (pattern: string, text: string): string | null => goRegExp(pattern).exec(text)?.[0] ?? null;

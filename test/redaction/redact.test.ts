@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { redactSecrets } from '../../src/domain/redact.js';
+import { redactSecrets } from '../../src/redaction/redact.js';
 import { leavesAlone, redactsTo } from '../support/redaction-cases.js';
 
 // Fake credentials with the real shapes. None of them is live.

@@ -1,5 +1,5 @@
 /**
- * Webhook URLs (src/domain/redact-webhooks.ts) and Heroku's `HRKU-` keys: each rule's true
+ * Webhook URLs (src/redaction/webhooks.ts) and Heroku's `HRKU-` keys: each rule's true
  * positives, plain, JSON-escaped and inside JSON, and the URLs beside them that hold no
  * credential. Fake credentials with the real shapes; none is live.
  */

@@ -1,19 +1,23 @@
+import fs from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GITLEAKS_RULES, GITLEAKS_SKIPPED, escapeView, gitleaksFindings } from '../../src/domain/redact-gitleaks.js';
-import { leadingStrings } from '../../src/domain/redact-gitleaks-shape.js';
-import { parseGoRegex } from '../../src/domain/redact-go-regex.js';
-import { KeywordScan } from '../../src/domain/redact-keyword-scan.js';
+import { compileGitleaks, escapeView, gitleaksFindings } from '../../src/redaction/gitleaks.js';
+import { leadingStrings } from '../../src/redaction/gitleaks-shape.js';
+import { parseGoRegex } from '../../src/redaction/go-regex.js';
+import { KeywordScan } from '../../src/redaction/keyword-scan.js';
+import { TOML_FILE } from '../support/gitleaks-examples.js';
+
+const GITLEAKS = compileGitleaks(fs.readFileSync(TOML_FILE, 'utf8'));
 
 const rule = (id: string) => {
-  const found = GITLEAKS_RULES.find((r) => r.id === id);
+  const found = GITLEAKS.rules.find((r) => r.id === id);
   if (!found) throw new Error(`no rule ${id}`);
   return found;
 };
 
 test('every rule of the pinned gitleaks configuration compiles but the one that matches a file name', () => {
-  assert.is(GITLEAKS_RULES.length, 221);
-  assert.equal(GITLEAKS_SKIPPED, [{ id: 'pkcs12-file', reason: 'matches a file name only' }]);
+  assert.is(GITLEAKS.rules.length, 221);
+  assert.equal(GITLEAKS.skipped, [{ id: 'pkcs12-file', reason: 'matches a file name only' }]);
 });
 
 test('a curl header is found after a word that ends in curl, and after CURL, on the same line', () => {
@@ -23,7 +27,7 @@ test('a curl header is found after a word that ends in curl, and after CURL, on 
     `echo xcurl; curl -H "Authorization: Bearer ${secret}" https://api.example.com`,
     `CURL is here: curl -H "Authorization: Bearer ${secret}" https://api.example.com`,
   ]) {
-    const found = gitleaksFindings(line, [rule('curl-auth-header')]);
+    const found = gitleaksFindings(line, GITLEAKS, [rule('curl-auth-header')]);
     assert.equal(
       found.map((f) => line.slice(f.start, f.end)),
       [secret],
@@ -35,7 +39,7 @@ test('a curl header is found after a word that ends in curl, and after CURL, on 
 test('a long line of curl commands without a header is scanned in linear time', () => {
   const line = 'curl -u a:'.repeat(100_000);
   const started = performance.now();
-  assert.equal(gitleaksFindings(line, [rule('curl-auth-header')]), []);
+  assert.equal(gitleaksFindings(line, GITLEAKS, [rule('curl-auth-header')]), []);
   assert.ok(performance.now() - started < 1500);
 });
 
@@ -58,8 +62,8 @@ test('a stopword anywhere in a secret, in any case, is found in one pass', () =>
   assert.ok(scan.has('xxabcdef'));
   assert.not.ok(scan.has('Xk9mQ2vR7tLp4WzB8nC3'));
   // generic-api-key's own allowlist: a value with a stopword stays, one without goes.
-  assert.equal(gitleaksFindings('api_key = "example_9fQ2mX7vR4tLp8W"', [rule('generic-api-key')]), []);
-  assert.is(gitleaksFindings('api_key = "Zq9fQ2mX7vR4tLp8WkJ3"', [rule('generic-api-key')]).length, 1);
+  assert.equal(gitleaksFindings('api_key = "example_9fQ2mX7vR4tLp8W"', GITLEAKS, [rule('generic-api-key')]), []);
+  assert.is(gitleaksFindings('api_key = "Zq9fQ2mX7vR4tLp8WkJ3"', GITLEAKS, [rule('generic-api-key')]).length, 1);
 });
 
 test.run();

@@ -22,7 +22,7 @@
  */
 import { rules as presetRules } from '@secretlint/secretlint-rule-preset-recommend';
 import type { SecretLintRuleContext, SecretLintRuleCreator, SecretLintSourceCode } from '@secretlint/types';
-import type { Finder, Finding } from './redact-rule.js';
+import type { Finder, Finding } from './rule.js';
 
 /** Marker names for rules whose id does not make one (`[a-z_]+`). */
 const KIND_NAMES: Record<string, string> = { '1password': 'onepassword' };

@@ -4,9 +4,9 @@
  * them: commands typed at a shell, credentials told in prose, values whose only sign is
  * the name they are assigned to. Each is Engram's own, and says why it exists.
  */
-import { isBlank, isQuote, schemeStarts } from './redact-anchors.js';
-import { MIN_RANDOM_LENGTH, isUuid, looksRandom } from './redact-entropy.js';
-import { PLACEHOLDER, marker, type Finder, type Finding, type Rule } from './redact-rule.js';
+import { isBlank, isQuote, schemeStarts } from './anchors.js';
+import { MIN_RANDOM_LENGTH, isUuid, looksRandom } from './entropy.js';
+import { PLACEHOLDER, marker, type Finder, type Finding, type Rule } from './rule.js';
 
 /**
  * A key in a URL's user part with no password: Sentry's DSN (`https://KEY@o1.ingest.sentry.io/2`),

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { start } from '../../src/main.js';
-import { REDACTED, safeErrorSerializer, safeText, safeUrl } from '../../src/http/log-safety.js';
+import { REDACTED, safeErrorSerializer, safeText, safeUrl } from '../../src/redaction/log-safety.js';
 import { EngramError } from '../../src/errors.js';
 import OpenAI from 'openai';
 import { ADMIN_TOKEN, eventually, startEngram } from '../support/engram.js';

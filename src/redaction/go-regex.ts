@@ -1,7 +1,7 @@
 /**
  * Go's regular expressions (RE2 syntax, `regexp/syntax`) translated to JavaScript ones
  * with the same matches, for rules written for Go tools (gitleaks' rules, see
- * `redact-gitleaks.ts`). The pattern is parsed into a small tree and written out again,
+ * `gitleaks.ts`). The pattern is parsed into a small tree and written out again,
  * because the two dialects differ where a textual rewrite cannot see:
  *
  * - flags: Go sets `(?i)` anywhere, for the rest of the enclosing group, and scopes them

@@ -5,9 +5,8 @@
  * that looks like a credential (a known key format, an Engram token, a long random
  * string) is replaced too. Engram's own ids and UUIDs stay readable.
  */
-import type { FastifyRequest } from 'fastify';
-import { redactSecrets } from '../domain/redact.js';
-import { TOKEN_PREFIX } from '../security/tokens.js';
+import { TOKEN_PREFIX } from '../domain/token-strength.js';
+import { redactSecrets } from './redact.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -15,7 +14,7 @@ export const REDACTED = '[REDACTED]';
 const SECRET_PARAM =
   /(?:^|[-_.])(?:token|access_?token|refresh_?token|id_?token|key|api_?key|apikey|secret|client_?secret|password|passwd|pwd|pass|auth|authorization|credentials?|signature|sig|session|code|jwt|bearer)$/i;
 
-/** `agt_`, `org_`, `tok_`, `resp_` ... and 16 base62; `ref_` and 24 hex (src/domain/ids.ts, reflection-id.ts). */
+/** `agt_`, `org_`, `tok_`, `resp_` ... and 16 base62; `ref_` and 24 hex (src/domain/ids.ts, src/memory/reflection-id.ts). */
 const ENGRAM_ID = /^(?:[a-z]{2,5}_[0-9A-Za-z]{16}|ref_[0-9a-f]{24})$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Long, credential-alphabet strings mixing letters and digits: what a random key looks like. */
@@ -61,8 +60,17 @@ export function safeUrl(url: string): string {
   return `${safePath}?${query}`;
 }
 
+/** What the log reads of a request: a Fastify request's fields. */
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host: string;
+  ip: string;
+  socket?: { remotePort?: number };
+}
+
 /** Fastify's request serializer with the URL made safe (the rest as Fastify logs it by default). */
-export function safeRequestSerializer(request: Pick<FastifyRequest, 'method' | 'url' | 'host' | 'ip' | 'socket'>): Record<string, unknown> {
+export function safeRequestSerializer(request: LoggedRequest): Record<string, unknown> {
   return {
     method: request.method,
     url: safeUrl(request.url),

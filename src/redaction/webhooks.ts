@@ -11,8 +11,8 @@
  * some tools print them, even twice over. Every rule starts at an `http` that a `://` follows, found with
  * `indexOf` and shared between the rules.
  */
-import { BACKSLASH, shared, type Anchors } from './redact-anchors.js';
-import { marker, type Match, type Rule, type SecretKind } from './redact-rule.js';
+import { BACKSLASH, shared, type Anchors } from './anchors.js';
+import { marker, type Match, type Rule, type SecretKind } from './rule.js';
 
 /**
  * A slash, JSON-escaped or not: `\/` in JSON, `\\/` once that JSON is a string in a tool
