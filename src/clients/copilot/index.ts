@@ -12,7 +12,7 @@ import { copilotFormat } from './transcript.js';
 const SESSION_FOLDER = /\.copilot\/session-state\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
 
 /** The session id in a system prompt: a string, or parts whose texts are read joined. */
-export function copilotSessionId(system: unknown): string | undefined {
+function copilotSessionId(system: unknown): string | undefined {
   const text =
     typeof system === 'string'
       ? system
