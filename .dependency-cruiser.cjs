@@ -111,6 +111,29 @@ module.exports = {
       from: { path: ours('domain', 'protocols', 'ports', 'adapters', 'security') },
       to: { path: '^src/config\\.ts$', dependencyTypesNot: ['type-only'] },
     },
+    // The clients room: src/clients/<kind>/ sits above domain, protocols, transcripts and
+    // connect, below conversation, memory, http and cli; a kind is one folder.
+    {
+      name: 'clients-below-the-core',
+      comment: 'A client profile knows the wire, its transcripts and its connect files, never the flows that use it (nor config.ts: only its types).',
+      severity: 'error',
+      from: { path: '^src/clients/' },
+      to: { path: '^src/', pathNot: [ours('clients', 'domain', 'protocols', 'transcripts', 'connect'), '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'nothing-below-clients-imports-them',
+      comment: 'Domain, protocols, ports, transcripts and connect take what a client says as parameters; they never read the profiles.',
+      severity: 'error',
+      from: { path: ours('domain', 'protocols', 'ports', 'transcripts', 'connect') },
+      to: { path: '^src/clients/' },
+    },
+    {
+      name: 'one-folder-per-client',
+      comment: 'A client kind never imports another kind: what two share lives in the generic rooms.',
+      severity: 'error',
+      from: { path: '^src/clients/([^/]+)/' },
+      to: { path: '^src/clients/[^/]+/', pathNot: '^src/clients/$1/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',

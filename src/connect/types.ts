@@ -34,7 +34,7 @@ export interface ConnectInput {
   token: string | undefined;
   /** Model name for clients whose provider entry lists models (`ClientKind.model`); undefined means the kind's default. */
   model: string | undefined;
-  /** Claude Code: also put the base URL and the token header in its settings file's `env` (`--settings-env`). */
+  /** `--settings-env`, for a kind that takes it (`ConnectRecipe.settingsEnv`): also put the base URL and the token header in its settings file's `env`. */
   settingsEnv?: boolean;
 }
 
@@ -115,6 +115,8 @@ export interface ConnectRecipe {
    * adds `/v1/messages` itself).
    */
   baseUrlForm?: 'openai' | 'anthropic';
+  /** It takes `--settings-env`: its settings file can carry the base URL and token header (`ConnectInput.settingsEnv`). */
+  settingsEnv?: boolean;
   plan(input: ConnectInput): Setup;
 }
 

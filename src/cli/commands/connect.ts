@@ -140,7 +140,7 @@ export const connectCommand: Command = {
     const { token, minted } = await resolveToken(context, kind.name, environment.token);
     const write = flag(context, 'write');
     const settingsEnv = flag(context, 'settings-env');
-    if (settingsEnv && kind.name !== 'claude-code') throw new UsageError('--settings-env is for claude-code (its settings.json env)');
+    if (settingsEnv && !kind.settingsEnv) throw new UsageError(`--settings-env is for ${CLIENT_KINDS.filter((other) => other.settingsEnv).map((other) => other.name).join(', ')} (its settings.json env)`);
     if (write && (kind.needsToken || settingsEnv) && token === undefined) {
       throw new CliError(`${kind.title} keeps the token in its file: set ENGRAM_TOKEN, pass --token-env VAR, --token-file PATH or --token-stdin, or use --new-token to mint one.`);
     }

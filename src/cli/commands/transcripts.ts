@@ -11,14 +11,13 @@ import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { AgentJson } from './agents.js';
 import { resolveToken, TOKEN_OPTIONS, TOKEN_SYNOPSIS } from './connect.js';
+import { CLIENTS } from '../../clients/index.js';
 
-/** The hook endpoint, under the agent's base URL, of each client's session files. */
-const ROUTES: Record<string, string> = {
-  codex: 'transcripts/codex',
-  'claude-code': 'transcripts/claude',
-  copilot: 'copilot/stop',
-};
-const CLIENTS = Object.keys(ROUTES).join(', ');
+/** The hook endpoint, under the agent's base URL, of each client's session files: its stop hook's. */
+const ROUTES: Record<string, string> = Object.fromEntries(
+  CLIENTS.flatMap(({ id, transcript, hooks }) => (transcript && hooks ? [[id, hooks.stopPath.replace(/^\//, '')]] : [])),
+);
+const CLIENT_NAMES = Object.keys(ROUTES).join(', ');
 
 interface Outcome {
   file: string;
@@ -37,7 +36,7 @@ export const transcriptUploadCommand: Command = {
   async run(context) {
     const [client, ...files] = context.positionals;
     const route = client === undefined ? undefined : ROUTES[client];
-    if (!route) throw new UsageError(`Which client wrote the files? One of ${CLIENTS}`);
+    if (!route) throw new UsageError(`Which client wrote the files? One of ${CLIENT_NAMES}`);
     if (files.length === 0) throw new UsageError('No files: name the session files to upload');
     const agent = await context.api().get<AgentJson>(agentPath(context));
     const { token } = await resolveToken(context, `transcripts ${client}`, loadConnectConfig().token);

@@ -25,6 +25,7 @@ function settingsEnvEdits(baseUrl: string, token: string | undefined): Edit[] {
 export const recipe: ConnectRecipe = {
   summary: 'Anthropic\'s terminal agent: its base URL and a token header, the memory tools, and hooks that load the index and upload transcripts',
   baseUrlForm: 'anthropic',
+  settingsEnv: true,
   plan(input) {
     const { agent, locations } = input;
     const hooks = hookScripts(input, spec);

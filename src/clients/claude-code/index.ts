@@ -5,6 +5,7 @@
  * transcripts' folder too), keyed by the git root, every character but letters and digits
  * made `-`; CLAUDE.md in a `<system-reminder>` among the user's messages.
  */
+import { isObject } from '../../protocols/shared.js';
 import type { ClientProfile } from '../types.js';
 import { recipe } from './connect.js';
 import { hooks } from './hooks.js';
@@ -31,10 +32,7 @@ export const claudeCode: ClientProfile = {
     headers: ['x-claude-code-session-id'],
     body: {
       protocols: ['messages'],
-      read: ({ metadata }) =>
-        typeof metadata === 'object' && metadata !== null && typeof (metadata as { user_id?: unknown }).user_id === 'string'
-          ? sessionFromUserId((metadata as { user_id: string }).user_id)
-          : undefined,
+      read: ({ metadata }) => (isObject(metadata) && typeof metadata.user_id === 'string' ? sessionFromUserId(metadata.user_id) : undefined),
     },
   },
   place: {

@@ -19,7 +19,7 @@ const TURN_METADATA = 'x-codex-turn-metadata';
  * The git roots Codex's turn metadata lists (`{"workspaces": {"/path": {...}}}`, a JSON
  * text); none when it is not such a text.
  */
-export function codexWorkspaces(metadata: unknown): string[] {
+function codexWorkspaces(metadata: unknown): string[] {
   if (typeof metadata !== 'string' || !metadata.includes('"workspaces"')) return [];
   try {
     const workspaces = (JSON.parse(metadata) as { workspaces?: unknown }).workspaces;

@@ -4,6 +4,7 @@
  * "Current working directory:" (the generic form) and "Git repository root:" in its
  * system prompt.
  */
+import { isObject } from '../../protocols/shared.js';
 import type { ClientProfile } from '../types.js';
 import { recipe } from './connect.js';
 import { hooks } from './hooks.js';
@@ -12,13 +13,8 @@ import { copilotFormat } from './transcript.js';
 const SESSION_FOLDER = /\.copilot\/session-state\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
 
 /** The session id in a system prompt: a string, or parts whose texts are read joined. */
-export function copilotSessionId(system: unknown): string | undefined {
-  const text =
-    typeof system === 'string'
-      ? system
-      : Array.isArray(system)
-        ? system.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('\n')
-        : '';
+function copilotSessionId(system: unknown): string | undefined {
+  const text = typeof system === 'string' ? system : Array.isArray(system) ? system.map((part) => (isObject(part) && typeof part.text === 'string' ? part.text : '')).join('\n') : '';
   return SESSION_FOLDER.exec(text)?.[1];
 }
 

@@ -6,8 +6,7 @@
  */
 import type { Turn } from '../../domain/transcript.js';
 import { isObject, renderToolCall, toolInput } from '../shared.js';
-import type { IsInstructionFile } from '../types.js';
-import type { ToolCall } from '../types.js';
+import type { IsInstructionFile, ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
