@@ -128,11 +128,46 @@ test('a client leaving during injection: the embedding request is closed, nothin
     assert.is(answered.status, 200);
     assert.is(answered.headers.get('x-engram-injected'), '1', 'the reflection is the one this question finds');
     await answered.text();
-    assert.is((await engram.reflections(agent))[0].use_count, 1);
+    await eventually(async () => ((await engram.reflections(agent))[0].use_count === 1 ? true : undefined), 10_000, 'the use counted');
   } finally {
     await engram.close();
     await upstream.close();
     await embeddings.close();
+  }
+});
+
+test('a client leaving while the upstream has not answered: the reflection was found and placed, but counts as used only once the upstream answers it', async () => {
+  const upstream = await startScriptedUpstream();
+  const engram = await startEngram({ 'upstream-timeout-ms': '120000' });
+  try {
+    const agent = await engram.createAgent(upstream.url, { memory: { min_score: 0 } });
+    await remember(agent, MEMORY);
+
+    upstream.enqueue({ type: 'hang' });
+    const leaving = new AbortController();
+    const asked = ask(agent, leaving.signal).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    // The request reached the upstream with the reflection in it: injection was done.
+    await eventually(async () => (upstream.conversationRequests().length > 0 ? true : undefined), 10_000, 'the request upstream');
+    leaving.abort();
+    assert.is((await asked)?.name, 'AbortError');
+    const [entry] = await logOf(engram, agent, 1);
+    assert.is(entry.outcome, 'aborted');
+    assert.is(entry.status, null, 'the upstream never answered');
+    // Idle: the turn has ended and logged, and no job is waiting.
+    assert.is(await engram.running.deps.bus.pending(EXTRACTION_SUBJECT), 0);
+    assert.is((await engram.reflections(agent))[0].use_count, 0, 'not used: no answer came from a request the client left');
+
+    upstream.enqueue({ type: 'text', text: 'In tools/deploy.sh.' });
+    const answered = await ask(agent);
+    assert.is(answered.headers.get('x-engram-injected'), '1');
+    await answered.text();
+    await eventually(async () => ((await engram.reflections(agent))[0].use_count === 1 ? true : undefined), 10_000, 'the use counted');
+  } finally {
+    await engram.close();
+    await upstream.close();
   }
 });
 

@@ -5,9 +5,13 @@ import { EngramError, fromUpstream } from '../../errors.js';
 import type { EngramTurn, Forwarded } from '../exchange.js';
 import { upstreamHeaders } from '../headers.js';
 
-/** Sends the request, Engram's blocks added, to the agent's upstream: its answer's status and headers, its body still to read. */
+/**
+ * Sends the request, Engram's blocks added, to the agent's upstream: its answer's status and
+ * headers, its body still to read. The reflections injected count as used once the upstream
+ * has answered the request: a client that leaves before then, or a refused request, used none.
+ */
 export async function forward(
-  { control, upstream, config }: Pick<Deps, 'control' | 'upstream' | 'config'>,
+  { control, upstream, config, reflections, now }: Pick<Deps, 'control' | 'upstream' | 'config' | 'reflections' | 'now'>,
   { request, authenticated, resolved, injected }: Forwarding<EngramTurn>,
   signal: AbortSignal,
 ): Promise<Forwarded> {
@@ -31,5 +35,8 @@ export async function forward(
     .catch((error: unknown) => {
       throw fromUpstream(error, { agentId: agent.id, url: agent.upstream.baseUrl });
     });
-  return { ok: response.status >= 200 && response.status < 300, ...response };
+  const ok = response.status >= 200 && response.status < 300;
+  const used = injected.reflections.map((reflection) => reflection.reflectionId);
+  if (ok && used.length > 0) void reflections.markUsed(agent.id, used, now()).catch(() => undefined);
+  return { ok, ...response };
 }

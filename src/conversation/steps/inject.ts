@@ -18,7 +18,7 @@ export async function inject(
   { request, authenticated, resolved }: Injecting<EngramTurn>,
   signal: AbortSignal,
 ): Promise<Injected> {
-  const { config, now } = deps;
+  const { config } = deps;
   const { agent } = authenticated;
   const { body, state, forward, visible } = resolved;
   const { adapter } = request;
@@ -58,7 +58,6 @@ export async function inject(
       insertions.push({ ...newInsertion(messages, plan.target, renderReflectionsBlock(found), 'reflections'), reflections: ids, turn });
       for (const id of ids) injectedIds.add(id);
       reflections = decision.taken.map(injectedReflection);
-      void deps.reflections.markUsed(agent.id, ids, now()).catch(() => undefined);
     } else {
       memory.reason = decision.reason ?? 'no_candidates';
       memory.nearMisses = decision.nearMisses.map(nearMiss);
