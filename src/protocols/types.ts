@@ -198,13 +198,8 @@ export interface ProtocolAdapter {
    * its arguments are not JSON.
    */
   toolArguments(body: unknown, toolName: string): unknown;
-
-  /** A non-streaming request forcing one call of the `record_reflections` tool. */
-  extractionRequest(model: string, instructions: string, transcript: string): JsonObject;
-  /** The reflections of that call; throws when the answer holds no such call. */
-  extractionResult(body: unknown): ProposedReflection[];
   /**
-   * The tokens a non-streaming answer (of `toolRequest` or `extractionRequest`) says the
+   * The tokens a non-streaming answer (of `toolRequest`) says the
    * call used, as the upstream reports them; undefined when it reports none.
    */
   usage(body: unknown): TokenUsage | undefined;
@@ -218,42 +213,3 @@ export interface TokenUsage {
   /** Of `inputTokens`, those read from the provider's prompt cache (billed at a fraction). */
   cachedInputTokens: number;
 }
-
-/** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
-export const RECORD_REFLECTIONS_SCHEMA = {
-  type: 'object',
-  properties: {
-    reflections: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          kind: { type: 'string', enum: ['factual', 'procedural'] },
-          content: { type: 'string' },
-          topic: { type: 'string' },
-          tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
-          // Required but nullable: strict tool schemas (Responses) need every property listed.
-          turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
-          // Required for the same reason; an empty list when it replaces nothing.
-          supersedes: {
-            type: 'array',
-            items: { type: 'string' },
-            description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
-          },
-          everywhere: {
-            type: 'boolean',
-            description: 'true when it holds in every project (about the person, the tools, or the user said so); false when it concerns this project.',
-          },
-        },
-        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes', 'everywhere'],
-        additionalProperties: false,
-      },
-    },
-  },
-  required: ['reflections'],
-  additionalProperties: false,
-} as const;
-
-export const RECORD_REFLECTIONS_TOOL = 'record_reflections';
-export const RECORD_REFLECTIONS_DESCRIPTION =
-  'Record the reflections worth remembering from this conversation. Call it once; an empty list is a valid answer.';

@@ -5,17 +5,12 @@
  * are carried untouched.
  */
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { copilotSessionId, isInstructionContext, isJsonFormat, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { copilotSessionId, isInstructionContext, isJsonFormat, isObject, looksLikeFailure, requireBasics, stableJson } from '../shared.js';
 import {
-  RECORD_REFLECTIONS_DESCRIPTION,
-  RECORD_REFLECTIONS_SCHEMA,
-  RECORD_REFLECTIONS_TOOL,
   type JsonObject,
   type OfferedTool,
-  type ProposedReflection,
   type ProtocolAdapter,
 } from '../types.js';
-import { proposedFrom } from '../extraction-result.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
@@ -169,28 +164,5 @@ export const responses: ProtocolAdapter = {
     }
     throw noToolCall(toolName);
   },
-
-  extractionRequest(model, instructions, transcript) {
-    return {
-      model,
-      stream: false,
-      store: false,
-      instructions,
-      input: [{ role: 'user', content: transcript }],
-      tools: [
-        { type: 'function', name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, parameters: RECORD_REFLECTIONS_SCHEMA, strict: true },
-      ],
-      tool_choice: { type: 'function', name: RECORD_REFLECTIONS_TOOL },
-    };
-  },
   usage: (body) => tokenUsage(body, { input: 'input_tokens', output: 'output_tokens', cached: ['input_tokens_details', 'cached_tokens'] }),
-  extractionResult(body): ProposedReflection[] {
-    const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
-    for (const item of output) {
-      if (isObject(item) && item.type === 'function_call' && item.name === RECORD_REFLECTIONS_TOOL && typeof item.arguments === 'string') {
-        return proposedFrom(parseJsonOr(item.arguments, undefined));
-      }
-    }
-    throw noToolCall(RECORD_REFLECTIONS_TOOL);
-  },
 };

@@ -1,0 +1,194 @@
+/**
+ * The one skeleton of Engram's memory jobs (extraction, tagging, and whatever comes next):
+ * what every delivery of such a job goes through, written once. Each job supplies its
+ * steps (`MemoryJob.run`); the skeleton checks the payload, looks the agent up, gives the
+ * steps the agent's upstream, its budget and the call, and settles how the delivery ended:
+ *
+ * | ending                    | the bus is told                                                     |
+ * |---------------------------|---------------------------------------------------------------------|
+ * | malformed payload         | dead-lettered (`term`): `malformed <kind> job`                      |
+ * | agent gone, or not learning | ack; `<kind> skipped` with the reason                             |
+ * | `done`                    | ack                                                                 |
+ * | `skip`                    | ack; `<kind> skipped` with the reason                               |
+ * | `defer`                   | the job published again for `until` (`requeue`), then ack: never a failure, never dropped |
+ * | a thrown failure          | `settlingFailures`: dead-lettered with its words, or thrown again (retried) |
+ *
+ * A retry stays a thrown `JobFailure`, never a `nak()`: the bus gives the words as the
+ * failure's reason and the delivery log names the error.
+ */
+import type { Agent, ProtocolId } from '../domain/types.js';
+import type { ForcedTool } from '../protocols/types.js';
+import type { BusMessage, UpstreamClient } from '../ports/index.js';
+import type { Control } from '../control/control.js';
+import type { JobKind } from './agent-jobs.js';
+import { budgetReached, type SpendMeter } from './budget.js';
+import { jobFailure, JobFailure, MODEL_ANSWER_DELIVERIES, type JobFailureObserver } from './job-failure.js';
+import { callUpstream, jobUpstream, type JobUpstream } from './upstream-call.js';
+
+/** What every memory job's payload names: whose job, and the upstream its conversation speaks. */
+export interface JobPayload {
+  agentId: string;
+  orgId: string;
+  protocol: ProtocolId;
+  /** The conversation's model; used unless the agent configures an extraction model. */
+  model: string;
+}
+
+/** How a job's steps ended a delivery (a failure is thrown instead). */
+export type JobEnding =
+  | { end: 'done' }
+  | { end: 'skip'; reason: string }
+  /**
+   * The agent's daily token budget is spent: `requeue` publishes the job again for `until`,
+   * handed over as bus message `from`, and the delivery is acked once it resolved. `fields`
+   * go into the log line.
+   */
+  | { end: 'defer'; until: number; requeue(at: { until: number; from: string }): Promise<void>; fields?: object };
+
+export const DONE: JobEnding = { end: 'done' };
+
+/** Pino-compatible: structured fields first. Never given conversation text or secrets. */
+export interface JobLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** One delivery as a job's steps see it: the payload checked, the agent found and learning. */
+export interface Delivery<P extends JobPayload> {
+  readonly payload: P;
+  readonly agent: Agent;
+  /** What names this delivery in a log line: the agent, the job's own fields, the attempt. */
+  readonly fields: object;
+  /** The adapter, key and model of the agent's upstream, or the `skip` that ends the job (its secrets are gone). */
+  upstream(): Promise<JobUpstream | JobEnding>;
+  /** When the agent's jobs may run again if today's budget is spent (the next 00:00 UTC); asked before each call. */
+  budgetSpent(): Promise<number | undefined>;
+  /**
+   * One forced-tool call to the agent's upstream, its spend counted: what the model gave
+   * `tool`, unchecked. Throws a `JobFailure`, or a `ToolAnswerError` when the answer holds
+   * no usable call.
+   */
+  ask(upstream: JobUpstream, instructions: string, text: string, tool: ForcedTool): Promise<unknown>;
+}
+
+export interface MemoryJob<P extends JobPayload> {
+  readonly kind: JobKind;
+  isPayload(value: unknown): value is P;
+  /** The job's own fields in its log lines, between the agent and the attempt. */
+  fields?(payload: P): object;
+  /** The job's steps; the agent exists and learns. */
+  run(delivery: Delivery<P>): Promise<JobEnding>;
+}
+
+export interface MemoryJobDeps {
+  control: Pick<Control, 'directory' | 'agentSecrets'>;
+  protocols: Parameters<typeof jobUpstream>[0]['protocols'];
+  upstream: UpstreamClient;
+  /** Where each call's spend is counted and the daily budget read (`budget.ts`). Absent: no budget. */
+  meter?: SpendMeter;
+  now: () => number;
+  /** Time limit of one upstream call, below the consumer's ack wait. */
+  timeoutMs?: number;
+  /** How often the bus is told a delivery is still worked on (`withHeartbeat`): a third of the ack wait. */
+  heartbeatMs?: number;
+  log?: JobLog;
+  observer?: JobFailureObserver;
+}
+
+const SILENT: JobLog = { info() {}, warn() {} };
+
+/** The bus handler of `job`: the skeleton above around its steps. */
+export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: MemoryJobDeps): (message: BusMessage<P>) => Promise<void> {
+  const { kind } = job;
+  const log = deps.log ?? SILENT;
+  const deliver = async (message: BusMessage<P>): Promise<void> => {
+    const payload = message.payload;
+    if (!job.isPayload(payload)) throw new JobFailure('malformed_job', `malformed ${kind} job`, { permanent: true });
+    const fields = { agentId: payload.agentId, ...job.fields?.(payload), attempt: message.attempt };
+    const agent = await deps.control.directory.getAgent(payload.orgId, payload.agentId);
+    const ending: JobEnding =
+      !agent || agent.id !== payload.agentId
+        ? { end: 'skip', reason: 'agent deleted' }
+        : !agent.memory.extract
+          ? { end: 'skip', reason: 'extraction disabled' }
+          : await job.run(delivery(kind, deps, payload, agent, fields));
+    if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
+    if (ending.end === 'defer') {
+      await ending.requeue({ until: ending.until, from: message.id });
+      log.info({ ...fields, ...ending.fields, until: new Date(ending.until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
+    }
+    await message.ack();
+  };
+  return withHeartbeat(settlingFailures(kind, deliver, deps.observer), deps.heartbeatMs);
+}
+
+function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, payload: P, agent: Agent, fields: object): Delivery<P> {
+  return {
+    payload,
+    agent,
+    fields,
+    async upstream() {
+      const upstream = await jobUpstream(deps, agent, payload);
+      return 'skip' in upstream ? { end: 'skip', reason: upstream.skip } : upstream;
+    },
+    budgetSpent: () => budgetReached(deps.meter, agent, deps.now()),
+    async ask({ adapter, secrets, model }, instructions, text, tool) {
+      const body = await callUpstream({
+        upstream: deps.upstream,
+        agent,
+        secrets,
+        adapter,
+        body: adapter.toolRequest(model, instructions, text, tool),
+        timeoutMs: deps.timeoutMs,
+      });
+      deps.meter?.spent(agent.id, kind, adapter.usage(body));
+      return adapter.toolArguments(body, tool.name);
+    },
+  };
+}
+
+/**
+ * `handler` with its failures settled in words: whatever it throws becomes a
+ * `JobFailure`, counted; a permanent one (and a model answer that cannot be used, from
+ * its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any other thrown
+ * again, so the bus redelivers the message with the words as the failure's reason (the
+ * bus's rule for a throwing handler) and the log line names it.
+ */
+function settlingFailures<T>(
+  kind: JobKind,
+  handler: (message: BusMessage<T>) => Promise<void>,
+  observer: JobFailureObserver | undefined,
+): (message: BusMessage<T>) => Promise<void> {
+  return async (message) => {
+    try {
+      await handler(message);
+    } catch (error) {
+      const failure = jobFailure(error);
+      observer?.jobFailed(kind, failure.reason);
+      const unusable = failure.reason === 'no_tool_call' || failure.reason === 'bad_answer';
+      if (failure.permanent || (unusable && message.attempt >= MODEL_ANSWER_DELIVERIES)) {
+        await message.term(failure.message);
+        return;
+      }
+      throw failure;
+    }
+  };
+}
+
+/**
+ * `handler` telling the bus every `everyMs` that it is still working on its message
+ * (`BusMessage.working()`), so a consumer's ack wait can stay short: a crashed worker's
+ * job is redelivered soon, a slow upstream's is not redelivered at all. Without
+ * `everyMs`, `handler` itself.
+ */
+function withHeartbeat<T>(handler: (message: BusMessage<T>) => Promise<void>, everyMs: number | undefined): (message: BusMessage<T>) => Promise<void> {
+  if (!everyMs) return handler;
+  return async (message) => {
+    const heartbeat = setInterval(() => void message.working().catch(() => undefined), everyMs);
+    try {
+      await handler(message);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  };
+}
