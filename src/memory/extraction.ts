@@ -6,7 +6,7 @@
  * content.
  */
 import type { ProtocolId } from '../domain/types.js';
-import type { ProposedReflection, ProtocolAdapter } from '../protocols/types.js';
+import type { ProposedReflection } from '../protocols/types.js';
 import type { ReflectionOrigin } from '../domain/types.js';
 import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -22,6 +22,7 @@ import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
 import { DONE, memoryJobHandler, type MemoryJob } from './memory-job.js';
+import type { JobProtocol } from './upstream-call.js';
 import { deferJob, jobTurns, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';
 import { proposedFrom, RECORD_REFLECTIONS } from './extraction-tool.js';
@@ -66,7 +67,7 @@ export interface ExtractionDeps {
   /** How each call finds the agent's reflections related to its chunk, shown to the model by id. */
   search: MemorySearchDeps;
   upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
+  protocols: Partial<Record<ProtocolId, JobProtocol>>;
   now: () => number;
   log?: ExtractionLog;
   observer?: ExtractionObserver;

@@ -23,7 +23,7 @@ import type { Control } from '../control/control.js';
 import type { JobKind } from './agent-jobs.js';
 import { budgetReached, type SpendMeter } from './budget.js';
 import { jobFailure, JobFailure, MODEL_ANSWER_DELIVERIES, type JobFailureObserver } from './job-failure.js';
-import { callUpstream, jobUpstream, type JobUpstream } from './upstream-call.js';
+import { callUpstream, jobUpstream, type JobProtocol, type JobUpstream } from './upstream-call.js';
 
 /** What every memory job's payload names: whose job, and the upstream its conversation speaks. */
 export interface JobPayload {
@@ -82,7 +82,7 @@ export interface MemoryJob<P extends JobPayload> {
 
 export interface MemoryJobDeps {
   control: Pick<Control, 'directory' | 'agentSecrets'>;
-  protocols: Parameters<typeof jobUpstream>[0]['protocols'];
+  protocols: Partial<Record<ProtocolId, JobProtocol>>;
   upstream: UpstreamClient;
   /** Where each call's spend is counted and the daily budget read (`budget.ts`). Absent: no budget. */
   meter?: SpendMeter;

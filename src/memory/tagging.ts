@@ -9,7 +9,7 @@
 import type { Reflection, ProtocolId } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
 import { badToolArguments } from '../protocols/forced-tool.js';
-import type { ForcedTool, ProtocolAdapter } from '../protocols/types.js';
+import type { ForcedTool } from '../protocols/types.js';
 import type { BusMessage, Embedder, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
@@ -30,6 +30,7 @@ import {
 import { jobFailure, type JobFailureObserver } from './job-failure.js';
 import type { SpendMeter } from './budget.js';
 import { DONE, memoryJobHandler, type MemoryJob } from './memory-job.js';
+import type { JobProtocol } from './upstream-call.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -86,7 +87,7 @@ export interface TaggingDeps {
   reflections: ReflectionStore;
   embedder: Embedder;
   upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
+  protocols: Partial<Record<ProtocolId, JobProtocol>>;
   /** Where the next job is queued when reflections still wait after this one. */
   schedule: TaggingSchedule;
   log?: TaggingLog;

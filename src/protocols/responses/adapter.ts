@@ -60,7 +60,6 @@ export const responses: ProtocolAdapter = {
     }
   },
   model: (body) => body.model as string,
-  isStream: (body) => body.stream === true,
 
   messages: inputItems,
   withMessages: (body, items) => ({ ...body, input: items }),
