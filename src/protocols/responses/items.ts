@@ -6,7 +6,7 @@
  */
 import type { Turn } from '../../domain/transcript.js';
 import { isInstructionContext, isObject, renderToolCall, toolInput } from '../shared.js';
-import type { ToolCall } from '../types.js';
+import type { JsonObject, ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
@@ -31,8 +31,14 @@ export function waitsForClient(item: unknown): boolean {
 
 const TOOL_OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'shell_call_output']);
 
+/** An item handing a tool's output back to the model (`function_call_output`, ...). */
+export interface ToolOutputItem extends JsonObject {
+  type: string;
+  output?: unknown;
+}
+
 /** A tool's output handed back to the model. */
-export function isToolOutput(item: unknown): boolean {
+export function isToolOutput(item: unknown): item is ToolOutputItem {
   return isObject(item) && typeof item.type === 'string' && TOOL_OUTPUTS.has(item.type);
 }
 
@@ -47,7 +53,7 @@ export function toolOutputText(item: unknown): string {
  */
 export function toolOutputPieces(item: unknown): string[] {
   if (!isToolOutput(item)) return [];
-  const output = (item as Record<string, unknown>).output;
+  const output = item.output;
   if (typeof output === 'string') return [output];
   if (!Array.isArray(output)) return [];
   return output.filter(isObject).flatMap((part) => {
@@ -79,8 +85,14 @@ export function toolCallOf(item: unknown): ToolCall | undefined {
   }
 }
 
+/** What `isMessage` makes sure of a message item. */
+export interface MessageItem extends JsonObject {
+  role: string;
+  content?: unknown;
+}
+
 /** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
-export function isMessage(item: unknown): boolean {
+export function isMessage(item: unknown): item is MessageItem {
   return isObject(item) && (item.type === undefined || item.type === 'message') && typeof item.role === 'string';
 }
 
