@@ -5,10 +5,9 @@
  * safe to repeat: the watermark check skips finished jobs, reflection ids come from
  * content.
  */
-import type { ProtocolId } from '../domain/types.js';
 import type { ProposedReflection } from '../protocols/types.js';
 import type { ReflectionOrigin } from '../domain/types.js';
-import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
+import type { BusMessage, EventBus, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import type { MemorySearchDeps } from './memory-search.js';
@@ -21,8 +20,7 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
-import { DONE, memoryJobHandler, type MemoryJob } from './memory-job.js';
-import type { JobProtocol } from './upstream-call.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 import { deferJob, jobTurns, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';
 import { proposedFrom, RECORD_REFLECTIONS } from './extraction-tool.js';
@@ -55,20 +53,16 @@ export interface ExtractionObserver extends JobFailureObserver {
 }
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
-export interface ExtractionLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
+export interface ExtractionLog extends JobLog {
   error(fields: object, message: string): void;
 }
 
-export interface ExtractionDeps {
+/** The skeleton's (`memory-job.ts`), but its budget, which also says where a deferred job waits. */
+export interface ExtractionDeps extends Omit<MemoryJobDeps, 'meter'> {
   control: Control;
   writer: ReflectionWriter;
   /** How each call finds the agent's reflections related to its chunk, shown to the model by id. */
   search: MemorySearchDeps;
-  upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, JobProtocol>>;
-  now: () => number;
   log?: ExtractionLog;
   observer?: ExtractionObserver;
   /**
@@ -86,17 +80,6 @@ export interface ExtractionDeps {
   maxBytes?: number;
   /** Turns redacted already: a conversation's jobs share their history, redacted once. */
   cleaned?: CleanedTurns;
-  /**
-   * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
-   * here instead of running on while the bus redelivers the message to another worker.
-   */
-  timeoutMs?: number;
-  /**
-   * While a job runs, the bus is told every this often that it is still being worked on
-   * (`BusMessage.working()`), so the ack wait can stay short: a crashed worker's job is
-   * redelivered soon, a slow upstream's is not redelivered at all. A third of the ack wait.
-   */
-  heartbeatMs?: number;
 }
 
 const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
@@ -107,7 +90,7 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
  * agent is gone, extraction is off, or the conversation's watermark says a newer job
  * covers the turns or they were extracted already (`jobTurns`). Failures are settled in
- * words (`settlingFailures`): an unreachable, slow or failing upstream is retried with
+ * words (`memoryJobHandler`): an unreachable, slow or failing upstream is retried with
  * backoff; a permanent refusal (4xx other than 408/409/425/429) and a malformed job are
  * dead-lettered at once; a model that answers without calling `record_reflections` is
  * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each

@@ -4,14 +4,13 @@
  * steps (`MemoryJob.run`); the skeleton checks the payload, looks the agent up, gives the
  * steps the agent's upstream, its budget and the call, and settles how the delivery ended:
  *
- * | ending                    | the bus is told                                                     |
- * |---------------------------|---------------------------------------------------------------------|
- * | malformed payload         | dead-lettered (`term`): `malformed <kind> job`                      |
- * | agent gone, or not learning | ack; `<kind> skipped` with the reason                             |
- * | `done`                    | ack                                                                 |
- * | `skip`                    | ack; `<kind> skipped` with the reason                               |
- * | `defer`                   | the job published again for `until` (`requeue`), then ack: never a failure, never dropped |
- * | a thrown failure          | `settlingFailures`: dead-lettered with its words, or thrown again (retried) |
+ * | ending                            | the bus is told                                              |
+ * |-----------------------------------|--------------------------------------------------------------|
+ * | `done`                            | ack                                                          |
+ * | `skip` (also: agent gone, not learning) | ack; `<kind> skipped` logged with the reason           |
+ * | `defer` (the daily budget is spent) | the job published again for later (`requeue`), then ack  |
+ * | thrown, permanent or unusable twice | dead-lettered (`term`) with its words                      |
+ * | thrown, anything else             | thrown again: the bus retries it with the words as reason    |
  *
  * A retry stays a thrown `JobFailure`, never a `nak()`: the bus gives the words as the
  * failure's reason and the delivery log names the error.
@@ -87,9 +86,16 @@ export interface MemoryJobDeps {
   /** Where each call's spend is counted and the daily budget read (`budget.ts`). Absent: no budget. */
   meter?: SpendMeter;
   now: () => number;
-  /** Time limit of one upstream call, below the consumer's ack wait. */
+  /**
+   * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
+   * here instead of running on while the bus redelivers the message to another worker.
+   */
   timeoutMs?: number;
-  /** How often the bus is told a delivery is still worked on (`withHeartbeat`): a third of the ack wait. */
+  /**
+   * While a job runs, the bus is told every this often that it is still being worked on
+   * (`BusMessage.working()`), so the ack wait can stay short: a crashed worker's job is
+   * redelivered soon, a slow upstream's is not redelivered at all. A third of the ack wait.
+   */
   heartbeatMs?: number;
   log?: JobLog;
   observer?: JobFailureObserver;
@@ -97,29 +103,44 @@ export interface MemoryJobDeps {
 
 const SILENT: JobLog = { info() {}, warn() {} };
 
-/** The bus handler of `job`: the skeleton above around its steps. */
+/**
+ * The bus handler of `job`: the skeleton above around its steps. Whatever a delivery
+ * throws becomes a `JobFailure`, counted; a permanent one (and a model answer that cannot
+ * be used, from its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any
+ * other thrown again, so the bus redelivers the message with the words as the reason.
+ */
 export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: MemoryJobDeps): (message: BusMessage<P>) => Promise<void> {
   const { kind } = job;
   const log = deps.log ?? SILENT;
-  const deliver = async (message: BusMessage<P>): Promise<void> => {
-    const payload = message.payload;
-    if (!job.isPayload(payload)) throw new JobFailure('malformed_job', `malformed ${kind} job`, { permanent: true });
-    const fields = { agentId: payload.agentId, ...job.fields?.(payload), attempt: message.attempt };
-    const agent = await deps.control.directory.getAgent(payload.orgId, payload.agentId);
-    const ending: JobEnding =
-      !agent || agent.id !== payload.agentId
-        ? { end: 'skip', reason: 'agent deleted' }
-        : !agent.memory.extract
-          ? { end: 'skip', reason: 'extraction disabled' }
-          : await job.run(delivery(kind, deps, payload, agent, fields));
-    if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
-    if (ending.end === 'defer') {
-      await ending.requeue({ until: ending.until, from: message.id });
-      log.info({ ...fields, ...ending.fields, until: new Date(ending.until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
+  return async (message) => {
+    const heartbeat = deps.heartbeatMs ? setInterval(() => void message.working().catch(() => undefined), deps.heartbeatMs) : undefined;
+    try {
+      const payload = message.payload;
+      if (!job.isPayload(payload)) throw new JobFailure('malformed_job', `malformed ${kind} job`, { permanent: true });
+      const fields = { agentId: payload.agentId, ...job.fields?.(payload), attempt: message.attempt };
+      const agent = await deps.control.directory.getAgent(payload.orgId, payload.agentId);
+      const ending: JobEnding =
+        !agent || agent.id !== payload.agentId
+          ? { end: 'skip', reason: 'agent deleted' }
+          : !agent.memory.extract
+            ? { end: 'skip', reason: 'extraction disabled' }
+            : await job.run(delivery(kind, deps, payload, agent, fields));
+      if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
+      if (ending.end === 'defer') {
+        await ending.requeue({ until: ending.until, from: message.id });
+        log.info({ ...fields, ...ending.fields, until: new Date(ending.until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
+      }
+      await message.ack();
+    } catch (error) {
+      const failure = jobFailure(error);
+      deps.observer?.jobFailed(kind, failure.reason);
+      const unusable = failure.reason === 'no_tool_call' || failure.reason === 'bad_answer';
+      if (!failure.permanent && !(unusable && message.attempt >= MODEL_ANSWER_DELIVERIES)) throw failure;
+      await message.term(failure.message);
+    } finally {
+      clearInterval(heartbeat);
     }
-    await message.ack();
   };
-  return withHeartbeat(settlingFailures(kind, deliver, deps.observer), deps.heartbeatMs);
 }
 
 function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, payload: P, agent: Agent, fields: object): Delivery<P> {
@@ -133,62 +154,10 @@ function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, payl
     },
     budgetSpent: () => budgetReached(deps.meter, agent, deps.now()),
     async ask({ adapter, secrets, model }, instructions, text, tool) {
-      const body = await callUpstream({
-        upstream: deps.upstream,
-        agent,
-        secrets,
-        adapter,
-        body: adapter.toolRequest(model, instructions, text, tool),
-        timeoutMs: deps.timeoutMs,
-      });
+      const request = adapter.toolRequest(model, instructions, text, tool);
+      const body = await callUpstream({ upstream: deps.upstream, agent, secrets, adapter, body: request, timeoutMs: deps.timeoutMs });
       deps.meter?.spent(agent.id, kind, adapter.usage(body));
       return adapter.toolArguments(body, tool.name);
     },
-  };
-}
-
-/**
- * `handler` with its failures settled in words: whatever it throws becomes a
- * `JobFailure`, counted; a permanent one (and a model answer that cannot be used, from
- * its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any other thrown
- * again, so the bus redelivers the message with the words as the failure's reason (the
- * bus's rule for a throwing handler) and the log line names it.
- */
-function settlingFailures<T>(
-  kind: JobKind,
-  handler: (message: BusMessage<T>) => Promise<void>,
-  observer: JobFailureObserver | undefined,
-): (message: BusMessage<T>) => Promise<void> {
-  return async (message) => {
-    try {
-      await handler(message);
-    } catch (error) {
-      const failure = jobFailure(error);
-      observer?.jobFailed(kind, failure.reason);
-      const unusable = failure.reason === 'no_tool_call' || failure.reason === 'bad_answer';
-      if (failure.permanent || (unusable && message.attempt >= MODEL_ANSWER_DELIVERIES)) {
-        await message.term(failure.message);
-        return;
-      }
-      throw failure;
-    }
-  };
-}
-
-/**
- * `handler` telling the bus every `everyMs` that it is still working on its message
- * (`BusMessage.working()`), so a consumer's ack wait can stay short: a crashed worker's
- * job is redelivered soon, a slow upstream's is not redelivered at all. Without
- * `everyMs`, `handler` itself.
- */
-function withHeartbeat<T>(handler: (message: BusMessage<T>) => Promise<void>, everyMs: number | undefined): (message: BusMessage<T>) => Promise<void> {
-  if (!everyMs) return handler;
-  return async (message) => {
-    const heartbeat = setInterval(() => void message.working().catch(() => undefined), everyMs);
-    try {
-      await handler(message);
-    } finally {
-      clearInterval(heartbeat);
-    }
   };
 }

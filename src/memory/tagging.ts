@@ -6,11 +6,11 @@
  * words only. At-least-once delivery makes every step safe to repeat: a reflection tagged
  * once leaves the work list (`tagsBy` is set), so a redelivery takes the next ones.
  */
-import type { Reflection, ProtocolId } from '../domain/types.js';
+import type { Reflection } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
 import { badToolArguments } from '../protocols/forced-tool.js';
 import type { ForcedTool } from '../protocols/types.js';
-import type { BusMessage, Embedder, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
+import type { BusMessage, Embedder, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
 import { renderReflectionLines } from './reflection-lines.js';
@@ -28,9 +28,7 @@ import {
   type TaggingSchedule,
 } from './tagging-job.js';
 import { jobFailure, type JobFailureObserver } from './job-failure.js';
-import type { SpendMeter } from './budget.js';
-import { DONE, memoryJobHandler, type MemoryJob } from './memory-job.js';
-import type { JobProtocol } from './upstream-call.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -63,10 +61,7 @@ export const RECORD_TAGS: ForcedTool = {
 };
 
 /** Pino-compatible: structured fields first. Never given a reflection's text or a secret. */
-export interface TaggingLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-}
+export type TaggingLog = JobLog;
 
 /**
  * How one tagging call ended: its answer read, failed (the job is retried), refused for
@@ -82,25 +77,15 @@ export interface TaggingObserver extends JobFailureObserver {
   reflectionsTagged(count: number): void;
 }
 
-export interface TaggingDeps {
+/** The skeleton's (`memory-job.ts`), with the schedule's clock. */
+export interface TaggingDeps extends Omit<MemoryJobDeps, 'now'> {
   control: Control;
   reflections: ReflectionStore;
   embedder: Embedder;
-  upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, JobProtocol>>;
-  /** Where the next job is queued when reflections still wait after this one. */
+  /** Where the next job is queued when reflections still wait after this one; a deferred job too. */
   schedule: TaggingSchedule;
   log?: TaggingLog;
   observer?: TaggingObserver;
-  /**
-   * Where each call's spend is counted, and the agent's daily token budget checked before
-   * it: once spent, the job waits for the next 00:00 UTC (`deferTaggingJob`). Absent: no budget.
-   */
-  meter?: SpendMeter;
-  /** Time limit of one upstream call, below the consumer's ack wait (as extraction's). */
-  timeoutMs?: number;
-  /** Heartbeat while a job runs (`withHeartbeat`): a third of the ack wait. */
-  heartbeatMs?: number;
 }
 
 const SILENT: TaggingLog = { info() {}, warn() {} };

@@ -31,14 +31,8 @@ export function waitsForClient(item: unknown): boolean {
 
 const TOOL_OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'shell_call_output']);
 
-/** An item handing a tool's output back to the model (`function_call_output`, ...). */
-export interface ToolOutputItem extends JsonObject {
-  type: string;
-  output?: unknown;
-}
-
 /** A tool's output handed back to the model. */
-export function isToolOutput(item: unknown): item is ToolOutputItem {
+export function isToolOutput(item: unknown): item is JsonObject & { type: string } {
   return isObject(item) && typeof item.type === 'string' && TOOL_OUTPUTS.has(item.type);
 }
 
@@ -85,14 +79,8 @@ export function toolCallOf(item: unknown): ToolCall | undefined {
   }
 }
 
-/** What `isMessage` makes sure of a message item. */
-export interface MessageItem extends JsonObject {
-  role: string;
-  content?: unknown;
-}
-
 /** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
-export function isMessage(item: unknown): item is MessageItem {
+export function isMessage(item: unknown): item is JsonObject & { role: string } {
   return isObject(item) && (item.type === undefined || item.type === 'message') && typeof item.role === 'string';
 }
 
