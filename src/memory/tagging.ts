@@ -107,7 +107,7 @@ interface Applied {
  * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
  * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
  * longest; if some still wait, the next job is queued for the next interval. Failures
- * are settled in words as extraction's are (`settlingFailures`), but for one: a model
+ * are settled in words as extraction's are (`memoryJobHandler`), but for one: a model
  * that answers without calling `record_tags` gave no tags, and asking again would spend
  * tokens on the same answer at every interval while the dead letters fill with jobs
  * nobody needs to retry (tags are a bonus; a reflection without them is still found by

@@ -114,8 +114,8 @@ export interface ChainSupport {
  *
  * `validate` is called on every body first; every other member, of this contract and the
  * others taking a `JsonObject`, may count on the shape it checked (a non-empty `model`, a
- * message list) and never throws on it. Nothing here changes a body or a message: edits
- * return copies, so the client's body stays as it came.
+ * message list). Nothing here changes a body or a message: edits return copies, so the
+ * client's body stays as it came.
  */
 export interface RequestCodec {
   /** Checks the request shape; throws an `EngramError` (400) naming the bad field as `param`. */
