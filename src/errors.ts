@@ -149,7 +149,7 @@ export function toEngramError(error: unknown, bodyLimit?: SizeLimit): EngramErro
 }
 
 /** The chat-completions / responses / management envelope. */
-export function openAiErrorBody(error: EngramError): unknown {
+export function openAiErrorBody(error: EngramError): { error: { message: string; type: string; code: ErrorCode; param: string | null } } {
   return {
     error: {
       message: error.message,

@@ -5,10 +5,9 @@
  * safe to repeat: the watermark check skips finished jobs, reflection ids come from
  * content.
  */
-import type { ProtocolId } from '../domain/types.js';
-import type { ProposedReflection, ProtocolAdapter } from '../protocols/types.js';
+import type { ProposedReflection } from '../protocols/types.js';
 import type { ReflectionOrigin } from '../domain/types.js';
-import type { BusMessage, EventBus, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
+import type { BusMessage, EventBus, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { ReflectionWriter } from './reflection-writer.js';
 import type { MemorySearchDeps } from './memory-search.js';
@@ -17,15 +16,15 @@ import { relatedReflections } from './existing-reflections.js';
 import { extractionInput, hasText } from './extraction-frame.js';
 import { EXTRACTION_SUBJECT, chunkEnds, extractionConsumerOptions, isUnredacted, jobVisibility, redactJob, type JobHeader, type QueuedExtractionJob, type UnredactedJob } from './extraction-job.js';
 import type { CleanedTurns } from './cleaned-turns.js';
-import { withHeartbeat } from './heartbeat.js';
 import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.js';
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
-import { callUpstream, jobUpstream } from './upstream-call.js';
-import { JobFailure, settlingFailures, type JobFailureObserver } from './job-failure.js';
+import type { JobFailureObserver } from './job-failure.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 import { jobTurns } from '../domain/conversation-state.js';
 import { deferJob, markExtracted } from './watermark.js';
-import { budgetReached, type SpendMeter } from './budget.js';
+import type { SpendMeter } from './budget.js';
+import { proposedFrom, RECORD_REFLECTIONS } from './extraction-tool.js';
 
 export { EXTRACTION_INSTRUCTIONS } from './extraction-instructions.js';
 export { extractionInput, renderTranscript } from './extraction-frame.js';
@@ -55,20 +54,16 @@ export interface ExtractionObserver extends JobFailureObserver {
 }
 
 /** Pino-compatible: structured fields first. Never given transcript text or secrets. */
-export interface ExtractionLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
+export interface ExtractionLog extends JobLog {
   error(fields: object, message: string): void;
 }
 
-export interface ExtractionDeps {
+/** The skeleton's (`memory-job.ts`), but its budget, which also says where a deferred job waits. */
+export interface ExtractionDeps extends Omit<MemoryJobDeps, 'meter'> {
   control: Control;
   writer: ReflectionWriter;
   /** How each call finds the agent's reflections related to its chunk, shown to the model by id. */
   search: MemorySearchDeps;
-  upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
-  now: () => number;
   log?: ExtractionLog;
   observer?: ExtractionObserver;
   /**
@@ -86,17 +81,6 @@ export interface ExtractionDeps {
   maxBytes?: number;
   /** Turns redacted already: a conversation's jobs share their history, redacted once. */
   cleaned?: CleanedTurns;
-  /**
-   * Time limit of one upstream call. Below the consumer's ack wait, so a hung call fails
-   * here instead of running on while the bus redelivers the message to another worker.
-   */
-  timeoutMs?: number;
-  /**
-   * While a job runs, the bus is told every this often that it is still being worked on
-   * (`BusMessage.working()`), so the ack wait can stay short: a crashed worker's job is
-   * redelivered soon, a slow upstream's is not redelivered at all. A third of the ack wait.
-   */
-  heartbeatMs?: number;
 }
 
 const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
@@ -107,7 +91,7 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
  * agent is gone, extraction is off, or the conversation's watermark says a newer job
  * covers the turns or they were extracted already (`jobTurns`). Failures are settled in
- * words (`settlingFailures`): an unreachable, slow or failing upstream is retried with
+ * words (`memoryJobHandler`): an unreachable, slow or failing upstream is retried with
  * backoff; a permanent refusal (4xx other than 408/409/425/429) and a malformed job are
  * dead-lettered at once; a model that answers without calling `record_reflections` is
  * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each
@@ -117,135 +101,110 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * for tags (not when extraction is off).
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
-  return withHeartbeat(settlingFailures('extraction', extractOne(deps, deps.log ?? SILENT), deps.observer), deps.heartbeatMs);
+  const log = deps.log ?? SILENT;
+  return memoryJobHandler(extraction(deps, log), { ...deps, meter: deps.budget?.meter, log });
 }
 
-function extractOne(deps: ExtractionDeps, log: ExtractionLog): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
-  return async (message) => {
-    const queued = message.payload;
-    if (!isJob(queued)) throw new JobFailure('malformed_job', 'malformed extraction job', { permanent: true });
-    const fields = { agentId: queued.agentId, conversationId: queued.conversationId, attempt: message.attempt };
-    const agent = await deps.control.directory.getAgent(queued.orgId, queued.agentId);
-    const state = await deps.control.getConversation(queued.agentId, queued.conversationId);
-    const pending = jobTurns(state, queued);
-    const skip =
-      !agent || agent.id !== queued.agentId
-        ? 'agent deleted'
-        : 'skip' in pending
-          ? pending.skip
-          : !agent.memory.extract
-            ? 'extraction disabled'
-            : undefined;
-    if (skip || !agent || 'skip' in pending) {
-      log.info({ ...fields, reason: skip }, 'extraction skipped');
-      if (skip === 'already extracted' && agent?.memory.extract) await queueTagging(deps, log, queued);
-      await message.ack();
-      return;
-    }
+function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedExtractionJob> {
+  return {
+    kind: 'extraction',
+    isPayload: isJob,
+    fields: (queued) => ({ conversationId: queued.conversationId }),
+    async run({ payload: queued, agent, fields, ...call }) {
+      const state = await deps.control.getConversation(queued.agentId, queued.conversationId);
+      const pending = jobTurns(state, queued);
+      if ('skip' in pending) {
+        if (pending.skip === 'already extracted') await queueTagging(deps, log, queued);
+        return { end: 'skip', reason: pending.skip };
+      }
 
-    // A turn's job is redacted and bounded here, only once it is sure to run (DESIGN section 2).
-    const job = isUnredacted(queued) ? redactJob(queued, deps.cleaned) : queued;
-    // Redaction may have left the oldest turns out (they no longer fit once cleaned).
-    const from = job ? Math.max(pending.from, job.firstTurn) : queued.turnCount;
-    const turns = job ? job.turns.slice(from - job.firstTurn) : [];
-    if (!job || !hasText(turns)) {
-      await markExtracted(deps.control, queued, queued.turnCount, deps.now());
-      await queueTagging(deps, log, queued);
-      await message.ack();
-      return;
-    }
-    // A turn that stated no project (Claude Code's title request opens its session) is the
-    // project's all the same once a later turn of the conversation named it.
-    const visible = jobVisibility({ scope: job.scope ?? state?.scope, user: job.user });
-    const upstream = await jobUpstream(deps, agent, job);
-    if ('skip' in upstream) {
-      log.info({ ...fields, reason: upstream.skip }, 'extraction skipped');
-      await message.ack();
-      return;
-    }
-    const { adapter, secrets, model } = upstream;
-    // The conversation's own instructions: shown so the model leaves them out, and what it
-    // proposes anyway that only restates them is dropped before storing.
-    const instructions = job.instructions ?? [];
-    const shown = shownInstructions(instructions, Math.floor((deps.maxBytes ?? DEFAULT_SHOWN_BASE) * INSTRUCTIONS_SHOWN_SHARE));
-    const restating = instructionIndex(instructions);
+      // A turn's job is redacted and bounded here, only once it is sure to run (DESIGN section 2).
+      const job = isUnredacted(queued) ? redactJob(queued, deps.cleaned) : queued;
+      // Redaction may have left the oldest turns out (they no longer fit once cleaned).
+      const from = job ? Math.max(pending.from, job.firstTurn) : queued.turnCount;
+      const turns = job ? job.turns.slice(from - job.firstTurn) : [];
+      if (!job || !hasText(turns)) {
+        await markExtracted(deps.control, queued, queued.turnCount, deps.now());
+        await queueTagging(deps, log, queued);
+        return DONE;
+      }
+      // A turn that stated no project (Claude Code's title request opens its session) is the
+      // project's all the same once a later turn of the conversation named it.
+      const visible = jobVisibility({ scope: job.scope ?? state?.scope, user: job.user });
+      const upstream = await call.upstream();
+      if ('end' in upstream) return upstream;
+      // The conversation's own instructions: shown so the model leaves them out, and what it
+      // proposes anyway that only restates them is dropped before storing.
+      const instructions = job.instructions ?? [];
+      const shown = shownInstructions(instructions, Math.floor((deps.maxBytes ?? DEFAULT_SHOWN_BASE) * INSTRUCTIONS_SHOWN_SHARE));
+      const restating = instructionIndex(instructions);
 
-    // One call per chunk, the watermark moved after each: a redelivery resumes after the
-    // chunks already done.
-    const ends = chunkEnds(turns, deps.maxBytes ?? Number.POSITIVE_INFINITY);
-    let start = 0;
-    for (const end of ends) {
-      const chunkStart = start;
-      const chunk = turns.slice(start, end);
-      const upTo = end === turns.length ? job.turnCount : from + end;
-      start = end;
-      if (!hasText(chunk)) {
+      // One call per chunk, the watermark moved after each: a redelivery resumes after the
+      // chunks already done.
+      const ends = chunkEnds(turns, deps.maxBytes ?? Number.POSITIVE_INFINITY);
+      let start = 0;
+      for (const end of ends) {
+        const chunkStart = start;
+        const chunk = turns.slice(start, end);
+        const upTo = end === turns.length ? job.turnCount : from + end;
+        start = end;
+        if (!hasText(chunk)) {
+          await markExtracted(deps.control, job, upTo, deps.now());
+          continue;
+        }
+        // Checked per call: a job spread over chunks stops at the one the budget does not cover; done chunks stay done.
+        const until = await call.budgetSpent();
+        if (until !== undefined && deps.budget) {
+          const { bus } = deps.budget;
+          return { end: 'defer', until, requeue: (at) => deferJob(bus, job, at) };
+        }
+        const started = deps.now();
+        // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
+        const existing = await relatedReflections(deps.search, agent, chunk, visible);
+        const input = extractionInput(existing, chunk, from + chunkStart, shown);
+        const proposed = proposedFrom(await call.ask(upstream, EXTRACTION_INSTRUCTIONS, input, RECORD_REFLECTIONS));
+        const { kept, dropped: restated } = withoutRestatements(restating, proposed);
+        if (restated > 0) deps.observer?.reflectionsDropped('restates_instructions', restated);
+        // Where each reflection comes from: the turn the model cited, when it is one it was shown.
+        const origin = (proposal: ProposedReflection): ReflectionOrigin => {
+          const cited = proposal.turn !== undefined && proposal.turn >= from + chunkStart && proposal.turn < from + start ? proposal.turn : undefined;
+          const turn = cited === undefined ? undefined : turns[cited - from];
+          return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
+        };
+        // Only what the model was shown may be superseded: an id it invents, or one a turn quotes, is ignored.
+        const result = await deps.writer.write(agent.id, kept, job.source ?? 'conversation', {
+          origin,
+          supersedable: new Set(existing.map((reflection) => reflection.id)),
+          ...visible,
+        });
+        if (result.noContent > 0) deps.observer?.reflectionsDropped('no_content', result.noContent);
         await markExtracted(deps.control, job, upTo, deps.now());
-        continue;
+        log.info(
+          {
+            ...fields,
+            model: upstream.model,
+            turns: upTo - (from + chunkStart),
+            inputChars: input.length,
+            proposed: proposed.length,
+            restated,
+            shown: existing.length,
+            stored: result.stored.length,
+            duplicates: result.duplicates,
+            rejected: result.rejected,
+            noContent: result.noContent,
+            superseded: result.superseded,
+            restored: result.restored,
+            ms: deps.now() - started,
+          },
+          'extraction done',
+        );
+        if (result.overLimit > 0) {
+          log.warn({ ...fields, notStored: result.overLimit, limit: result.limit }, 'agent reached its reflection limit (ENGRAM_MAX_REFLECTIONS): new reflections not stored');
+        }
       }
-      // Checked per call: a job spread over chunks stops at the one the budget does not cover; done chunks stay done.
-      const until = deps.budget && (await budgetReached(deps.budget.meter, agent, deps.now()));
-      if (deps.budget && until) {
-        await deferJob(deps.budget.bus, job, { until, from: message.id });
-        log.info({ ...fields, until: new Date(until).toISOString() }, "extraction deferred: the agent's daily token budget is spent");
-        await message.ack();
-        return;
-      }
-      const started = deps.now();
-      // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
-      const existing = await relatedReflections(deps.search, agent, chunk, visible);
-      const input = extractionInput(existing, chunk, from + chunkStart, shown);
-      const body = await callUpstream({
-        upstream: deps.upstream,
-        agent,
-        secrets,
-        adapter,
-        body: adapter.extractionRequest(model, EXTRACTION_INSTRUCTIONS, input),
-        timeoutMs: deps.timeoutMs,
-      });
-      deps.budget?.meter.spent(agent.id, 'extraction', adapter.usage(body));
-      const proposed = adapter.extractionResult(body);
-      const { kept, dropped: restated } = withoutRestatements(restating, proposed);
-      if (restated > 0) deps.observer?.reflectionsDropped('restates_instructions', restated);
-      // Where each reflection comes from: the turn the model cited, when it is one it was shown.
-      const origin = (proposal: ProposedReflection): ReflectionOrigin => {
-        const cited = proposal.turn !== undefined && proposal.turn >= from + chunkStart && proposal.turn < from + start ? proposal.turn : undefined;
-        const turn = cited === undefined ? undefined : turns[cited - from];
-        return { conversation: job.conversationId, ...(turn ? { turn: cited, role: turn.role } : {}) };
-      };
-      // Only what the model was shown may be superseded: an id it invents, or one a turn quotes, is ignored.
-      const result = await deps.writer.write(agent.id, kept, job.source ?? 'conversation', {
-        origin,
-        supersedable: new Set(existing.map((reflection) => reflection.id)),
-        ...visible,
-      });
-      if (result.noContent > 0) deps.observer?.reflectionsDropped('no_content', result.noContent);
-      await markExtracted(deps.control, job, upTo, deps.now());
-      log.info(
-        {
-          ...fields,
-          model,
-          turns: upTo - (from + chunkStart),
-          inputChars: input.length,
-          proposed: proposed.length,
-          restated,
-          shown: existing.length,
-          stored: result.stored.length,
-          duplicates: result.duplicates,
-          rejected: result.rejected,
-          noContent: result.noContent,
-          superseded: result.superseded,
-          restored: result.restored,
-          ms: deps.now() - started,
-        },
-        'extraction done',
-      );
-      if (result.overLimit > 0) {
-        log.warn({ ...fields, notStored: result.overLimit, limit: result.limit }, 'agent reached its reflection limit (ENGRAM_MAX_REFLECTIONS): new reflections not stored');
-      }
-    }
-    await queueTagging(deps, log, job);
-    await message.ack();
+      await queueTagging(deps, log, job);
+      return DONE;
+    },
   };
 }
 

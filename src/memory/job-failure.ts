@@ -1,6 +1,6 @@
 /**
- * Why a memory job (extraction, tagging) failed, in words a person can act on, and what
- * the bus does about it: the one place that turns whatever went wrong into
+ * Why a memory job (extraction, tagging) failed, in words a person can act on (what the
+ * bus then does about it: `memory-job.ts`): the one place that turns whatever went wrong into
  * "upstream answered 401 Unauthorized", "upstream unreachable: connection refused",
  * "timed out: ..." or "the model answered without calling record_reflections". The words
  * reach the job listings (API, CLI, dashboard) through the bus (`NakOptions.reason`, the
@@ -13,7 +13,6 @@
  * the text it choked on).
  */
 import { STATUS_CODES } from 'node:http';
-import type { BusMessage } from '../ports/index.js';
 import { ToolAnswerError } from '../protocols/forced-tool.js';
 import type { JobKind } from './agent-jobs.js';
 
@@ -157,32 +156,4 @@ export const MODEL_ANSWER_DELIVERIES = 2;
 /** Told of each failed delivery of a memory job, for the metrics. */
 export interface JobFailureObserver {
   jobFailed(kind: JobKind, reason: FailureReason): void;
-}
-
-/**
- * `handler` with its failures settled in words: whatever it throws becomes a
- * `JobFailure`, counted; a permanent one (and a model answer that cannot be used, from
- * its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any other thrown
- * again, so the bus redelivers the message with the words as the failure's reason (the
- * bus's rule for a throwing handler) and the log line names it.
- */
-export function settlingFailures<T>(
-  kind: JobKind,
-  handler: (message: BusMessage<T>) => Promise<void>,
-  observer: JobFailureObserver | undefined,
-): (message: BusMessage<T>) => Promise<void> {
-  return async (message) => {
-    try {
-      await handler(message);
-    } catch (error) {
-      const failure = jobFailure(error);
-      observer?.jobFailed(kind, failure.reason);
-      const unusable = failure.reason === 'no_tool_call' || failure.reason === 'bad_answer';
-      if (failure.permanent || (unusable && message.attempt >= MODEL_ANSWER_DELIVERIES)) {
-        await message.term(failure.message);
-        return;
-      }
-      throw failure;
-    }
-  };
 }

@@ -6,14 +6,13 @@
  * words only. At-least-once delivery makes every step safe to repeat: a reflection tagged
  * once leaves the work list (`tagsBy` is set), so a redelivery takes the next ones.
  */
-import type { Reflection, ProtocolId } from '../domain/types.js';
+import type { Reflection } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
 import { badToolArguments } from '../protocols/forced-tool.js';
-import type { ForcedTool, ProtocolAdapter } from '../protocols/types.js';
-import type { BusMessage, Embedder, ReflectionStore, Subscription, UpstreamClient } from '../ports/index.js';
+import type { ForcedTool } from '../protocols/types.js';
+import type { BusMessage, Embedder, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
-import { withHeartbeat } from './heartbeat.js';
 import { renderReflectionLines } from './reflection-lines.js';
 import { validTags } from './reflection-writer.js';
 import { rebuildRootIndex } from './root-index.js';
@@ -28,9 +27,8 @@ import {
   type TaggingJob,
   type TaggingSchedule,
 } from './tagging-job.js';
-import { callUpstream, jobUpstream } from './upstream-call.js';
-import { jobFailure, JobFailure, settlingFailures, type JobFailureObserver } from './job-failure.js';
-import { budgetReached, type SpendMeter } from './budget.js';
+import { jobFailure, type JobFailureObserver } from './job-failure.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -63,10 +61,7 @@ export const RECORD_TAGS: ForcedTool = {
 };
 
 /** Pino-compatible: structured fields first. Never given a reflection's text or a secret. */
-export interface TaggingLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-}
+export type TaggingLog = JobLog;
 
 /**
  * How one tagging call ended: its answer read, failed (the job is retried), refused for
@@ -82,25 +77,15 @@ export interface TaggingObserver extends JobFailureObserver {
   reflectionsTagged(count: number): void;
 }
 
-export interface TaggingDeps {
+/** The skeleton's (`memory-job.ts`), with the schedule's clock. */
+export interface TaggingDeps extends Omit<MemoryJobDeps, 'now'> {
   control: Control;
   reflections: ReflectionStore;
   embedder: Embedder;
-  upstream: UpstreamClient;
-  protocols: Partial<Record<ProtocolId, ProtocolAdapter>>;
-  /** Where the next job is queued when reflections still wait after this one. */
+  /** Where the next job is queued when reflections still wait after this one; a deferred job too. */
   schedule: TaggingSchedule;
   log?: TaggingLog;
   observer?: TaggingObserver;
-  /**
-   * Where each call's spend is counted, and the agent's daily token budget checked before
-   * it: once spent, the job waits for the next 00:00 UTC (`deferTaggingJob`). Absent: no budget.
-   */
-  meter?: SpendMeter;
-  /** Time limit of one upstream call, below the consumer's ack wait (as extraction's). */
-  timeoutMs?: number;
-  /** Heartbeat while a job runs (`withHeartbeat`): a third of the ack wait. */
-  heartbeatMs?: number;
 }
 
 const SILENT: TaggingLog = { info() {}, warn() {} };
@@ -122,7 +107,7 @@ interface Applied {
  * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
  * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
  * longest; if some still wait, the next job is queued for the next interval. Failures
- * are settled in words as extraction's are (`settlingFailures`), but for one: a model
+ * are settled in words as extraction's are (`memoryJobHandler`), but for one: a model
  * that answers without calling `record_tags` gave no tags, and asking again would spend
  * tokens on the same answer at every interval while the dead letters fill with jobs
  * nobody needs to retry (tags are a bonus; a reflection without them is still found by
@@ -132,78 +117,63 @@ interface Applied {
  * extraction's.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
-  return withHeartbeat(settlingFailures('tagging', tagOne(deps, deps.log ?? SILENT), deps.observer), deps.heartbeatMs);
+  const log = deps.log ?? SILENT;
+  return memoryJobHandler(tagging(deps, log), { ...deps, now: deps.schedule.now, log });
 }
 
-function tagOne(deps: TaggingDeps, log: TaggingLog): (message: BusMessage<TaggingJob>) => Promise<void> {
-  return async (message) => {
-    const job = message.payload;
-    if (!isTaggingJob(job)) throw new JobFailure('malformed_job', 'malformed tagging job', { permanent: true });
-    const fields = { agentId: job.agentId, attempt: message.attempt };
-    const agent = await deps.control.directory.getAgent(job.orgId, job.agentId);
-    const skip = !agent || agent.id !== job.agentId ? 'agent deleted' : !agent.memory.extract ? 'extraction disabled' : undefined;
-    if (skip || !agent) {
-      log.info({ ...fields, reason: skip }, 'tagging skipped');
-      await message.ack();
-      return;
-    }
-    const upstream = await jobUpstream(deps, agent, job);
-    if ('skip' in upstream) {
-      log.info({ ...fields, reason: upstream.skip }, 'tagging skipped');
-      await message.ack();
-      return;
-    }
-    const { adapter, secrets, model } = upstream;
+function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
+  return {
+    kind: 'tagging',
+    isPayload: isTaggingJob,
+    async run({ payload: job, agent, fields, ...call }) {
+      const upstream = await call.upstream();
+      if ('end' in upstream) return upstream;
+      const { model } = upstream;
 
-    const started = deps.schedule.now();
-    const total: Applied & { calls: number; shown: number } = { calls: 0, shown: 0, tagged: 0, untagged: 0, skipped: 0, ignored: 0 };
-    /** The model answered without calling `record_tags`: no further call this job. */
-    let refusedTool = false;
-    for (let call = 0; call < TAGGING_CALLS_PER_JOB && !refusedTool; call++) {
-      const batch = await deps.reflections.list(agent.id, { needsTags: true, oldestFirst: true, limit: TAGGING_BATCH });
-      if (batch.length === 0) break;
-      const until = await budgetReached(deps.meter, agent, deps.schedule.now());
-      if (until) {
-        if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
-        await deferTaggingJob(deps.schedule.bus, job, { until, from: message.id });
-        log.info({ ...fields, ...total, until: new Date(until).toISOString() }, "tagging deferred: the agent's daily token budget is spent");
-        await message.ack();
-        return;
-      }
-      total.calls++;
-      total.shown += batch.length;
-      const request = adapter.toolRequest(model, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS);
-      let given = new Map<string, string[]>();
-      let ignored = 0;
-      try {
-        const body = await callUpstream({ upstream: deps.upstream, agent, secrets, adapter, body: request, timeoutMs: deps.timeoutMs });
-        deps.meter?.spent(agent.id, 'tagging', adapter.usage(body));
-        ({ given, ignored } = tagsGiven(adapter.toolArguments(body, RECORD_TAGS_TOOL), batch));
-        deps.observer?.taggingCall('ok');
-      } catch (error) {
-        const failure = jobFailure(error);
-        if (failure.reason !== 'no_tool_call') {
-          deps.observer?.taggingCall(failure.permanent ? 'refused' : 'failed');
-          throw failure;
+      const started = deps.schedule.now();
+      const total: Applied & { calls: number; shown: number } = { calls: 0, shown: 0, tagged: 0, untagged: 0, skipped: 0, ignored: 0 };
+      /** The model answered without calling `record_tags`: no further call this job. */
+      let refusedTool = false;
+      for (let round = 0; round < TAGGING_CALLS_PER_JOB && !refusedTool; round++) {
+        const batch = await deps.reflections.list(agent.id, { needsTags: true, oldestFirst: true, limit: TAGGING_BATCH });
+        if (batch.length === 0) break;
+        const until = await call.budgetSpent();
+        if (until !== undefined) {
+          if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
+          return { end: 'defer', until, fields: { ...total }, requeue: (at) => deferTaggingJob(deps.schedule.bus, job, at) };
         }
-        // The batch is stored untagged below (given nothing), said once here.
-        deps.observer?.taggingCall('no_tool_call');
-        deps.observer?.jobFailed('tagging', failure.reason);
-        log.warn({ ...fields, model, reflections: batch.length, reason: failure.message }, 'tagging: the model answered without calling record_tags; these reflections stay untagged');
-        refusedTool = true;
+        total.calls++;
+        total.shown += batch.length;
+        let given = new Map<string, string[]>();
+        let ignored = 0;
+        try {
+          ({ given, ignored } = tagsGiven(await call.ask(upstream, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS), batch));
+          deps.observer?.taggingCall('ok');
+        } catch (error) {
+          const failure = jobFailure(error);
+          if (failure.reason !== 'no_tool_call') {
+            deps.observer?.taggingCall(failure.permanent ? 'refused' : 'failed');
+            throw failure;
+          }
+          // The batch is stored untagged below (given nothing), said once here.
+          deps.observer?.taggingCall('no_tool_call');
+          deps.observer?.jobFailed('tagging', failure.reason);
+          log.warn({ ...fields, model, reflections: batch.length, reason: failure.message }, 'tagging: the model answered without calling record_tags; these reflections stay untagged');
+          refusedTool = true;
+        }
+        const applied = await apply(deps, agent.id, batch, given);
+        applied.ignored = ignored;
+        for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
+        if (applied.tagged > 0) deps.observer?.reflectionsTagged(applied.tagged);
       }
-      const applied = await apply(deps, agent.id, batch, given);
-      applied.ignored = ignored;
-      for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
-      if (applied.tagged > 0) deps.observer?.reflectionsTagged(applied.tagged);
-    }
-    // One rebuild for the job: the index lists content, and a reflection tagged moved up the order.
-    if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
-    const more = !refusedTool && total.calls === TAGGING_CALLS_PER_JOB && (await deps.reflections.list(agent.id, { needsTags: true, limit: 1 })).length > 0;
-    // Before the ack: a crash in between repeats this job (it takes the next batch), never loses the next one.
-    if (more) await publishTaggingJob(deps.schedule, job);
-    log.info({ ...fields, model, ...total, more, ms: deps.schedule.now() - started }, total.calls === 0 ? 'tagging skipped' : 'tagging done');
-    await message.ack();
+      // One rebuild for the job: the index lists content, and a reflection tagged moved up the order.
+      if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
+      const more = !refusedTool && total.calls === TAGGING_CALLS_PER_JOB && (await deps.reflections.list(agent.id, { needsTags: true, limit: 1 })).length > 0;
+      // Before the ack: a crash in between repeats this job (it takes the next batch), never loses the next one.
+      if (more) await publishTaggingJob(deps.schedule, job);
+      log.info({ ...fields, model, ...total, more, ms: deps.schedule.now() - started }, total.calls === 0 ? 'tagging skipped' : 'tagging done');
+      return DONE;
+    },
   };
 }
 

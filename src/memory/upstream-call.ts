@@ -5,7 +5,7 @@
  */
 import type { Agent, AgentSecrets, ProtocolId } from '../domain/types.js';
 import { upstreamUrl } from '../domain/base-urls.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ForcedToolCalls, JsonObject, UpstreamEndpoint } from '../protocols/types.js';
 import type { UpstreamClient } from '../ports/index.js';
 import { BodyTooLargeError, discard, readText } from './http-body.js';
 import { callFailure, JobFailure, upstreamRefusal } from './job-failure.js';
@@ -13,9 +13,12 @@ import { callFailure, JobFailure, upstreamRefusal } from './job-failure.js';
 export const DEFAULT_TIMEOUT_MS = 90_000;
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
+/** What of a protocol a memory job uses: where to call, and the forced-tool call. */
+export type JobProtocol = UpstreamEndpoint & ForcedToolCalls;
+
 /** What a background job (extraction, tagging) needs to call an agent's upstream. */
 export interface JobUpstream {
-  adapter: ProtocolAdapter;
+  adapter: JobProtocol;
   secrets: AgentSecrets;
   model: string;
 }
@@ -27,7 +30,7 @@ export interface JobUpstream {
  * was deleted under it.
  */
 export async function jobUpstream(
-  deps: { control: { agentSecrets(agentId: string): Promise<AgentSecrets | undefined> }; protocols: Partial<Record<ProtocolId, ProtocolAdapter>> },
+  deps: { control: { agentSecrets(agentId: string): Promise<AgentSecrets | undefined> }; protocols: Partial<Record<ProtocolId, JobProtocol>> },
   agent: Agent,
   job: { protocol: ProtocolId; model: string },
 ): Promise<JobUpstream | { skip: string }> {
@@ -44,8 +47,8 @@ export interface UpstreamCall {
   upstream: UpstreamClient;
   agent: Agent;
   secrets: AgentSecrets;
-  adapter: ProtocolAdapter;
-  /** The request body (`ProtocolAdapter.toolRequest`). */
+  adapter: UpstreamEndpoint;
+  /** The request body (`ForcedToolCalls.toolRequest`). */
   body: JsonObject;
   timeoutMs?: number;
 }

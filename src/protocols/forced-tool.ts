@@ -1,8 +1,8 @@
 /**
- * What the three adapters' `toolArguments` and `extractionResult` share: arguments that
- * travel as JSON text (chat completions, responses) are parsed here, and an answer that
- * holds no usable call is one error, `ToolAnswerError`, which says which tool and what was
- * wrong (memory jobs tell a person so: `memory/job-failure.ts`).
+ * What the three adapters' `toolArguments` share: arguments that travel as JSON text
+ * (chat completions, responses) are parsed here, and an answer that holds no usable call
+ * is one error, `ToolAnswerError`, which says which tool and what was wrong (memory jobs
+ * tell a person so: `memory/job-failure.ts`).
  */
 import { EngramError } from '../errors.js';
 

@@ -3,7 +3,7 @@
  * content as a string or as an array of typed parts.
  */
 import { EngramError } from '../errors.js';
-import type { JsonObject, ProtocolAdapter } from './types.js';
+import type { JsonObject, RequestCodec } from './types.js';
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -181,8 +181,7 @@ export function toolInput(args: unknown): unknown {
 export const messageListBasics = {
   messagesField: 'messages',
   model: (body: JsonObject) => body.model as string,
-  isStream: (body: JsonObject) => body.stream === true,
   messages: (body: JsonObject) => body.messages as unknown[],
   withMessages: (body: JsonObject, messages: unknown[]) => ({ ...body, messages }),
   appendText: (message: unknown, text: string) => ({ ...(message as JsonObject), content: appendToContent((message as JsonObject).content, text) }),
-} satisfies Partial<ProtocolAdapter>;
+} satisfies Partial<RequestCodec>;

@@ -1,7 +1,11 @@
 /**
- * The one interface every wire protocol implements (chat completions, messages,
- * responses). Generic code (conversation, injection, extraction, streaming) talks only
- * to this interface and never asks which protocol it has.
+ * What every wire protocol implements (chat completions, messages, responses), as a few
+ * small contracts, each with what it guarantees: a request to check and edit
+ * (`RequestCodec`), its entries (`MessageKinds`) and conversation (`ConversationReader`),
+ * the answer (`AnswerDecoder`), errors (`ErrorRenderer`), the upstream (`UpstreamEndpoint`)
+ * and the memory jobs' calls (`ForcedToolCalls`). `ProtocolAdapter` is all of them.
+ * Generic code (conversation, injection, extraction, streaming) talks only to these and
+ * never asks which protocol it has.
  */
 import type { EngramError } from '../errors.js';
 import type { AssembledAnswer, Turn } from '../domain/transcript.js';
@@ -107,22 +111,39 @@ export interface ChainSupport {
 /** Tells a text a client put among the user's messages that carries the project's instruction files (`ClientProfile.isInstructionFile`). */
 export type IsInstructionFile = (text: string) => boolean;
 
-export interface ProtocolAdapter {
-  readonly id: ProtocolId;
-  /** Path appended to the agent's upstream base URL, e.g. `/v1/chat/completions`. */
-  readonly upstreamPath: string;
-
-  /** Checks the request shape; throws an `EngramError` naming the bad field. */
+/**
+ * The request as a body to check and a message list to edit: what the proxy needs to
+ * forward a request with memory added.
+ *
+ * `validate` is called on every body first; every other member, of this contract and the
+ * others taking a `JsonObject`, may count on the shape it checked (a non-empty `model`, a
+ * message list). Nothing here changes a body or a message: edits return copies, so the
+ * client's body stays as it came.
+ */
+export interface RequestCodec {
+  /** Checks the request shape; throws an `EngramError` (400) naming the bad field as `param`. */
   validate(body: unknown): asserts body is JsonObject;
   model(body: JsonObject): string;
-  isStream(body: JsonObject): boolean;
-
   /** Top-level field of the request body holding the message list. */
   readonly messagesField: string;
-  /** The client's message list, the sequence that insertions index into. */
+  /**
+   * The client's message list, the sequence that insertions index into: the body's own
+   * array when it holds one (never a copy, so an index means the same entry in both).
+   */
   messages(body: JsonObject): unknown[];
   /** Shallow copy of `body` with its message list replaced. */
   withMessages(body: JsonObject, messages: unknown[]): JsonObject;
+  /** A copy of `message` (user input or tool result) with `text` appended as the last piece of its content. */
+  appendText(message: unknown, text: string): unknown;
+}
+
+/**
+ * What one entry of the message list is. Each member takes any value (an entry of a shape
+ * the protocol does not know is none of these, never an error) and reads that entry only.
+ * They run on every entry of every request's history, so they copy and parse nothing; the
+ * one exception, `toolCalls`, says so.
+ */
+export interface MessageKinds {
   /** A system or developer entry inside the message list (Claude Code appends them after the user's turn). */
   isSystemEntry(message: unknown): boolean;
   /** A message typed by the user (not a tool result, not a system entry). */
@@ -139,14 +160,6 @@ export interface ProtocolAdapter {
    * few messages that need them (a turn's new ones), not for walks over the whole history.
    */
   toolCalls(message: unknown): ToolCall[];
-  /** The tools the request offers, flattened. */
-  offeredTools(body: JsonObject): OfferedTool[];
-  /**
-   * The request asks for its answer as JSON in a schema (structured output: Anthropic's
-   * `output_config.format`, chat's `response_format`, Responses' `text.format`), not as
-   * a reply to read.
-   */
-  structuredAnswer(body: JsonObject): boolean;
   /**
    * The text of a user message, for retrieval queries (client context the protocol marks,
    * like Claude Code's `<system-reminder>` blocks, left out); '' for an assistant's
@@ -159,9 +172,21 @@ export interface ProtocolAdapter {
    * is joined or copied: a caller reads a bounded window of each, whatever its size.
    */
   toolOutputs(message: unknown): string[];
-  /** A copy of `message` (user input or tool result) with `text` appended as the last piece of its content. */
-  appendText(message: unknown, text: string): unknown;
+}
 
+/**
+ * What a validated request says about its conversation, in neutral form: read from the
+ * body alone, the same body always reading the same.
+ */
+export interface ConversationReader {
+  /** The tools the request offers, flattened. */
+  offeredTools(body: JsonObject): OfferedTool[];
+  /**
+   * The request asks for its answer as JSON in a schema (structured output: Anthropic's
+   * `output_config.format`, chat's `response_format`, Responses' `text.format`), not as
+   * a reply to read.
+   */
+  structuredAnswer(body: JsonObject): boolean;
   /**
    * The client's turns in neutral form (system prompt left out, Engram's blocks kept).
    * A user message that only carries instruction files (`isInstructionFile`) becomes a note
@@ -179,42 +204,76 @@ export interface ProtocolAdapter {
   systemPrompt(body: JsonObject): unknown;
   /** Text used to derive a conversation id when no better signal exists. */
   conversationSeed(body: JsonObject): string;
+}
 
-  /** Present when the protocol chains responses by id. */
-  readonly chain?: ChainSupport;
-
+/**
+ * The upstream's answer folded into what the turn records and extraction reads. An
+ * assembler is pushed one answer's events in the order they came, then `finish`ed once;
+ * an event it cannot read is skipped, never thrown. It keeps at most
+ * `AssemblerOptions.maxBytes` of the answer's text, however long the answer.
+ */
+export interface AnswerDecoder {
   createAssembler(options?: AssemblerOptions): AnswerAssembler;
+  /** The same for an answer that came whole, as one JSON body (a request that did not stream). */
   assembleJson(body: unknown): AssembledAnswer;
+}
 
-  /** Headers that authenticate Engram to the upstream with the agent's key. */
-  upstreamAuth(apiKey: string): Record<string, string>;
+/**
+ * The one place an `EngramError` becomes what this protocol's clients read as an error:
+ * the provider's own envelope, so their SDKs raise it as they would the provider's. It
+ * carries what the error says (its message; its code and `param` where the envelope has
+ * room for them), nothing more.
+ */
+export interface ErrorRenderer {
+  /** Status and body, for an error found before any byte of the answer was sent. */
   renderError(error: EngramError): RenderedError;
-  /** SSE bytes announcing a failure after the stream has started. */
+  /** SSE bytes announcing a failure after the stream has started: the last the client is sent. */
   streamErrorFrame(error: EngramError): string;
+}
 
+/** Where and as whom Engram calls an agent's upstream in this protocol. */
+export interface UpstreamEndpoint {
+  /** Path appended to the agent's upstream base URL, e.g. `/v1/chat/completions`. */
+  readonly upstreamPath: string;
+  /** Headers that authenticate Engram to the upstream with the agent's key: the only headers that carry it. */
+  upstreamAuth(apiKey: string): Record<string, string>;
+}
+
+/**
+ * Engram's own calls to an agent's upstream (the memory jobs): one request forcing one
+ * tool, and the tool's arguments read back from the answer. No memory job knows the wire:
+ * it names a `ForcedTool` and validates the arguments itself.
+ */
+export interface ForcedToolCalls {
   /**
    * A non-streaming request with `instructions` as the system prompt and `userText` as the
    * one user message, offering exactly `tool` and requiring the model to call it: the
-   * shape of every call Engram itself makes to an agent's upstream.
+   * shape of every call Engram itself makes to an agent's upstream. It passes this
+   * protocol's own `validate`.
    */
   toolRequest(model: string, instructions: string, userText: string, tool: ForcedTool): JsonObject;
   /**
    * What the model gave its first call of `toolName` in the answer to such a request (the
-   * parsed JSON body), parsed, unchecked: the caller validates it. Throws an `EngramError`
-   * (`upstream_stream_failed`, worth a retry) when the answer holds no such call, or when
-   * its arguments are not JSON.
+   * parsed JSON body), parsed, unchecked: the caller validates it. Throws a
+   * `ToolAnswerError` (`upstream_stream_failed`, worth a retry) when the answer holds no
+   * such call, or when its arguments are not JSON.
    */
   toolArguments(body: unknown, toolName: string): unknown;
-
-  /** A non-streaming request forcing one call of the `record_reflections` tool. */
-  extractionRequest(model: string, instructions: string, transcript: string): JsonObject;
-  /** The reflections of that call; throws when the answer holds no such call. */
-  extractionResult(body: unknown): ProposedReflection[];
   /**
-   * The tokens a non-streaming answer (of `toolRequest` or `extractionRequest`) says the
-   * call used, as the upstream reports them; undefined when it reports none.
+   * The tokens a non-streaming answer (of `toolRequest`) says the call used, as the
+   * upstream reports them; undefined when it reports none.
    */
   usage(body: unknown): TokenUsage | undefined;
+}
+
+/**
+ * One wire protocol (chat completions, messages, responses): every contract above, by
+ * id. Generic code takes the contracts it uses and never asks which protocol it has.
+ */
+export interface ProtocolAdapter extends RequestCodec, MessageKinds, ConversationReader, AnswerDecoder, ErrorRenderer, UpstreamEndpoint, ForcedToolCalls {
+  readonly id: ProtocolId;
+  /** Present when the protocol chains responses by id. */
+  readonly chain?: ChainSupport;
 }
 
 /** Tokens one upstream call used, as its answer's `usage` reports them. */
@@ -225,42 +284,3 @@ export interface TokenUsage {
   /** Of `inputTokens`, those read from the provider's prompt cache (billed at a fraction). */
   cachedInputTokens: number;
 }
-
-/** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
-export const RECORD_REFLECTIONS_SCHEMA = {
-  type: 'object',
-  properties: {
-    reflections: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          kind: { type: 'string', enum: ['factual', 'procedural'] },
-          content: { type: 'string' },
-          topic: { type: 'string' },
-          tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
-          // Required but nullable: strict tool schemas (Responses) need every property listed.
-          turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
-          // Required for the same reason; an empty list when it replaces nothing.
-          supersedes: {
-            type: 'array',
-            items: { type: 'string' },
-            description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
-          },
-          everywhere: {
-            type: 'boolean',
-            description: 'true when it holds in every project (about the person, the tools, or the user said so); false when it concerns this project.',
-          },
-        },
-        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes', 'everywhere'],
-        additionalProperties: false,
-      },
-    },
-  },
-  required: ['reflections'],
-  additionalProperties: false,
-} as const;
-
-export const RECORD_REFLECTIONS_TOOL = 'record_reflections';
-export const RECORD_REFLECTIONS_DESCRIPTION =
-  'Record the reflections worth remembering from this conversation. Call it once; an empty list is a valid answer.';

@@ -9,7 +9,7 @@ import { connectable, defer, lastValueFrom, map, reduce, Subject, type Observabl
 import type { AssembledAnswer } from '../domain/transcript.js';
 import { EngramError } from '../errors.js';
 import { SseParser } from '../protocols/sse.js';
-import type { ProtocolAdapter } from '../protocols/types.js';
+import type { AnswerDecoder, ErrorRenderer } from '../protocols/types.js';
 import { EventBoundary } from './event-boundary.js';
 import { fromReadable } from './from-readable.js';
 
@@ -47,7 +47,7 @@ export type RelayOutcome =
 export interface RelayInput {
   body: Readable;
   sink: ClientSink;
-  adapter: ProtocolAdapter;
+  adapter: AnswerDecoder & ErrorRenderer;
   /** The upstream answered with `text/event-stream`. */
   sse: boolean;
   signal: AbortSignal;
@@ -81,7 +81,7 @@ interface AssemblyLimits {
   maxAnswerBytes: number;
 }
 
-function assembleSse(adapter: ProtocolAdapter, { maxEventBytes, maxAnswerBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
+function assembleSse(adapter: AnswerDecoder, { maxEventBytes, maxAnswerBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
     defer(() => {
       const assembler = adapter.createAssembler({ maxBytes: maxAnswerBytes });
@@ -111,7 +111,7 @@ function assembleSse(adapter: ProtocolAdapter, { maxEventBytes, maxAnswerBytes }
     });
 }
 
-function assembleJson(adapter: ProtocolAdapter, { maxEventBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
+function assembleJson(adapter: AnswerDecoder, { maxEventBytes }: AssemblyLimits): (source: Observable<Buffer>) => Observable<Assembly> {
   return (source) =>
     defer(() => {
       let chunks: Buffer[] = [];

@@ -68,7 +68,7 @@ test('every protocol accepts its own tool request as a request body', () => {
     const checked: ProtocolAdapter = adapter;
     checked.validate(request);
     assert.is(adapter.model(request), 'some-model');
-    assert.is(adapter.isStream(request), false);
+    assert.is(request.stream, false);
     assert.equal(adapter.offeredTools(request).map((tool) => tool.name), ['record_tags']);
   }
 });

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { EngramError } from '../../src/errors.js';
 import { responses } from '../../src/protocols/responses/adapter.js';
 import type { SseEvent } from '../../src/protocols/types.js';
+import { proposedFrom, RECORD_REFLECTIONS, RECORD_REFLECTIONS_TOOL } from '../../src/memory/extraction-tool.js';
 
 const sse = (data: unknown): SseEvent => ({ event: (data as { type: string }).type, data: JSON.stringify(data) });
 
@@ -115,14 +116,17 @@ test('assembler: a completed text answer is final and kept; a call waits for the
 test('JSON answers and the extraction call', () => {
   assert.is(responses.assembleJson({ object: 'response', id: 'r', status: 'completed', output: [text] }).final, true);
   assert.is(responses.assembleJson({ error: { message: 'x' } }).errored, true);
-  const request = responses.extractionRequest('m', 'Extract.', 'transcript') as any;
+  const request = responses.toolRequest('m', 'Extract.', 'transcript', RECORD_REFLECTIONS) as any;
   assert.equal(request.tool_choice, { type: 'function', name: 'record_reflections' });
   assert.is(request.store, false);
-  const reflections = responses.extractionResult({
-    output: [{ type: 'function_call', name: 'record_reflections', arguments: '{"reflections":[{"kind":"factual","content":"c","topic":"t"}]}' }],
-  });
+  const reflections = proposedFrom(
+    responses.toolArguments(
+      { output: [{ type: 'function_call', name: 'record_reflections', arguments: '{"reflections":[{"kind":"factual","content":"c","topic":"t"}]}' }] },
+      RECORD_REFLECTIONS_TOOL,
+    ),
+  );
   assert.equal(reflections, [{ kind: 'factual', content: 'c', topic: 't' }]);
-  assert.throws(() => responses.extractionResult({ output: [text] }));
+  assert.throws(() => responses.toolArguments({ output: [text] }, RECORD_REFLECTIONS_TOOL));
 });
 
 test.run();

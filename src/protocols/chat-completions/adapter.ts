@@ -10,22 +10,16 @@ import {
   isObject,
   looksLikeFailure,
   messageListBasics,
-  parseJsonOr,
   renderToolCall,
   requireBasics,
   stableJson,
   toolInput,
 } from '../shared.js';
 import {
-  RECORD_REFLECTIONS_DESCRIPTION,
-  RECORD_REFLECTIONS_SCHEMA,
-  RECORD_REFLECTIONS_TOOL,
   type JsonObject,
-  type ProposedReflection,
   type ProtocolAdapter,
 } from '../types.js';
 import { assembleChatJson, createChatAssembler } from './assembler.js';
-import { proposedFrom } from '../extraction-result.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 
@@ -165,34 +159,5 @@ export const chatCompletions: ProtocolAdapter = {
     }
     throw noToolCall(toolName);
   },
-
-  extractionRequest(model, instructions, transcript) {
-    return {
-      model,
-      stream: false,
-      messages: [
-        { role: 'system', content: instructions },
-        { role: 'user', content: transcript },
-      ],
-      tools: [
-        {
-          type: 'function',
-          function: { name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, parameters: RECORD_REFLECTIONS_SCHEMA },
-        },
-      ],
-      tool_choice: { type: 'function', function: { name: RECORD_REFLECTIONS_TOOL } },
-    };
-  },
   usage: (body) => tokenUsage(body, { input: 'prompt_tokens', output: 'completion_tokens', cached: ['prompt_tokens_details', 'cached_tokens'] }),
-  extractionResult(body): ProposedReflection[] {
-    const message = isObject(body) && Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0].message : undefined;
-    const calls = isObject(message) && Array.isArray(message.tool_calls) ? message.tool_calls : [];
-    for (const call of calls) {
-      const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
-      if (fn?.name === RECORD_REFLECTIONS_TOOL && typeof fn.arguments === 'string') {
-        return proposedFrom(parseJsonOr(fn.arguments, undefined));
-      }
-    }
-    throw noToolCall(RECORD_REFLECTIONS_TOOL);
-  },
 };

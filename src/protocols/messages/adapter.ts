@@ -17,14 +17,9 @@ import {
   stableJson,
 } from '../shared.js';
 import {
-  RECORD_REFLECTIONS_DESCRIPTION,
-  RECORD_REFLECTIONS_SCHEMA,
-  RECORD_REFLECTIONS_TOOL,
   type JsonObject,
-  type ProposedReflection,
   type ProtocolAdapter,
 } from '../types.js';
-import { proposedFrom } from '../extraction-result.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall } from '../forced-tool.js';
 import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';
@@ -188,27 +183,7 @@ export const messages: ProtocolAdapter = {
     if (!isObject(call)) throw noToolCall(toolName);
     return call.input;
   },
-
-  extractionRequest(model, instructions, transcript) {
-    return {
-      model,
-      max_tokens: 4096,
-      stream: false,
-      system: cachedPrefix(instructions),
-      messages: [{ role: 'user', content: transcript }],
-      tools: [{ name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, input_schema: RECORD_REFLECTIONS_SCHEMA }],
-      tool_choice: { type: 'tool', name: RECORD_REFLECTIONS_TOOL },
-    };
-  },
   usage: (body) => tokenUsage(body, { input: 'input_tokens', output: 'output_tokens', cached: ['cache_read_input_tokens'], added: ['cache_read_input_tokens', 'cache_creation_input_tokens'] }),
-  extractionResult(body): ProposedReflection[] {
-    const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
-    const call = content.find((block) => isObject(block) && block.type === 'tool_use' && block.name === RECORD_REFLECTIONS_TOOL);
-    if (!isObject(call)) {
-      throw noToolCall(RECORD_REFLECTIONS_TOOL);
-    }
-    return proposedFrom(call.input);
-  },
 };
 
 /**

@@ -4,43 +4,57 @@
  * user message); items other than messages (function calls, their outputs, reasoning)
  * are carried untouched.
  */
+import { z } from 'zod';
 import { EngramError, openAiErrorBody } from '../../errors.js';
-import { isJsonFormat, isObject, looksLikeFailure, parseJsonOr, requireBasics, stableJson } from '../shared.js';
+import { isJsonFormat, isObject, looksLikeFailure, stableJson } from '../shared.js';
 import {
-  RECORD_REFLECTIONS_DESCRIPTION,
-  RECORD_REFLECTIONS_SCHEMA,
-  RECORD_REFLECTIONS_TOOL,
   type JsonObject,
   type OfferedTool,
-  type ProposedReflection,
   type ProtocolAdapter,
 } from '../types.js';
-import { proposedFrom } from '../extraction-result.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
 import { contentText, isMessage, isToolOutput, itemTurns, MESSAGE_ROLES, toolCallOf, toolOutputPieces, toolOutputText } from './items.js';
 
 function inputItems(body: JsonObject): unknown[] {
-  return typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as unknown[]);
+  if (typeof body.input === 'string') return [{ role: 'user', content: body.input }];
+  // The body's own array (`RequestCodec.messages`): `validate` made sure there is one.
+  return Array.isArray(body.input) ? body.input : [];
 }
 
-function checkItem(item: unknown, index: number): void {
-  const where = `input[${index}]`;
-  if (!isObject(item)) throw new EngramError('invalid_request', `\`${where}\` must be an object`, { param: where });
-  if (item.type !== undefined && typeof item.type !== 'string') {
-    throw new EngramError('invalid_request', `\`${where}.type\` must be a string`, { param: `${where}.type` });
-  }
-  if (item.type === undefined || item.type === 'message') {
-    if (typeof item.role !== 'string' || !(MESSAGE_ROLES as readonly string[]).includes(item.role)) {
-      throw new EngramError('invalid_request', `\`${where}.role\` must be one of ${MESSAGE_ROLES.map((r) => `'${r}'`).join(', ')}`, {
-        param: `${where}.role`,
-      });
-    }
-    if (typeof item.content !== 'string' && !Array.isArray(item.content)) {
-      throw new EngramError('invalid_request', `\`${where}.content\` must be a string or an array`, { param: `${where}.content` });
-    }
-  }
+/** The fields `validate` checks before the items, and after them; any other field passes as it is. */
+const REQUEST = z.object({
+  model: z.string().min(1),
+  input: z.union([z.string(), z.array(z.unknown())], { error: 'must be an array' }),
+  stream: z.boolean({ error: 'must be a boolean' }).optional(),
+});
+const REQUEST_OPTIONS = z.object({
+  instructions: z.string({ error: 'must be a string' }).nullish(),
+  previous_response_id: z.string({ error: 'must be a string' }).nullish(),
+  store: z.boolean({ error: 'must be a boolean' }).nullish(),
+});
+/** Any input item; a message (typed `message`, or with no type) is checked as `MESSAGE` too. */
+const ITEM = z.object({ type: z.string({ error: 'must be a string' }).optional() }, { error: 'must be an object' });
+const MESSAGE = z.object({
+  role: z.enum(MESSAGE_ROLES, { error: `must be one of ${MESSAGE_ROLES.map((r) => `'${r}'`).join(', ')}` }),
+  content: z.union([z.string(), z.array(z.unknown())], { error: 'must be a string or an array' }),
+});
+/** A namespace of tools (Codex's MCP servers): its functions are offered under its name. */
+const NAMESPACE = z.object({ type: z.literal('namespace'), name: z.string(), tools: z.array(z.unknown()) });
+
+/**
+ * `value` (at `at` in the body) as `schema` takes it, or the 400 naming the first thing
+ * wrong: its path in brackets and dots (`input[0].role`), as the provider's own errors do.
+ */
+function check<T>(schema: z.ZodType<unknown, T>, value: unknown, at?: string): asserts value is T {
+  const result = schema.safeParse(value);
+  if (result.success) return;
+  const [issue] = result.error.issues;
+  const param = [at, ...issue.path.map(String)].filter((part) => part !== undefined).join('.');
+  if (param === '') throw new EngramError('invalid_request', 'The request body must be a JSON object');
+  if (param === 'model') throw new EngramError('missing_model', 'you must provide a model parameter', { param });
+  throw new EngramError('invalid_request', `\`${param}\` ${issue.message}`, { param });
 }
 
 export const responses: ProtocolAdapter = {
@@ -49,29 +63,22 @@ export const responses: ProtocolAdapter = {
   messagesField: 'input',
 
   validate(body: unknown): asserts body is JsonObject {
-    if (isObject(body) && typeof body.input === 'string') {
-      requireBasics({ ...body, input: [] }, 'input');
-    } else {
-      requireBasics(body, 'input');
-      (body.input as unknown[]).forEach(checkItem);
+    check(REQUEST, body);
+    if (Array.isArray(body.input)) {
+      body.input.forEach((item: unknown, index) => {
+        check(ITEM, item, `input[${index}]`);
+        if (item.type === undefined || item.type === 'message') check(MESSAGE, item, `input[${index}]`);
+      });
     }
-    for (const field of ['instructions', 'previous_response_id'] as const) {
-      if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
-        throw new EngramError('invalid_request', `\`${field}\` must be a string`, { param: field });
-      }
-    }
-    if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') {
-      throw new EngramError('invalid_request', '`store` must be a boolean', { param: 'store' });
-    }
+    check(REQUEST_OPTIONS, body);
   },
-  model: (body) => body.model as string,
-  isStream: (body) => body.stream === true,
+  model: (body) => (typeof body.model === 'string' ? body.model : ''),
 
   messages: inputItems,
   withMessages: (body, items) => ({ ...body, input: items }),
-  isSystemEntry: (item) => isMessage(item) && ['system', 'developer'].includes((item as JsonObject).role as string),
-  isUserInput: (item) => isMessage(item) && (item as JsonObject).role === 'user',
-  queryText: (item) => (isMessage(item) && (item as JsonObject).role === 'user' ? contentText((item as JsonObject).content) : ''),
+  isSystemEntry: (item) => isMessage(item) && (item.role === 'system' || item.role === 'developer'),
+  isUserInput: (item) => isMessage(item) && item.role === 'user',
+  queryText: (item) => (isMessage(item) && item.role === 'user' ? contentText(item.content) : ''),
   isToolResult: isToolOutput,
   toolResultFailed: (item) => isToolOutput(item) && looksLikeFailure(toolOutputText(item)),
   calledTools(item) {
@@ -90,19 +97,19 @@ export const responses: ProtocolAdapter = {
         ? [{ name: tool.name, description: typeof tool.description === 'string' ? tool.description : '', ...(namespace ? { namespace } : {}) }]
         : [];
     const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
-    return tools.flatMap((tool) =>
-      tool.type === 'namespace' && typeof tool.name === 'string' && Array.isArray(tool.tools)
-        ? tool.tools.filter(isObject).flatMap((inner) => described(inner, tool.name as string))
-        : described(tool),
-    );
+    return tools.flatMap((tool) => {
+      // Parsed only when it says it is a namespace: a failed parse costs far more than a passed one.
+      const namespace = tool.type === 'namespace' ? NAMESPACE.safeParse(tool) : undefined;
+      return namespace?.success ? namespace.data.tools.filter(isObject).flatMap((inner) => described(inner, namespace.data.name)) : described(tool);
+    });
   },
   appendText(item, text) {
-    const message = item as JsonObject;
-    if (isToolOutput(message)) {
-      const output = message.output;
-      if (typeof output === 'string') return { ...message, output: output.length > 0 ? `${output}\n\n${text}` : text };
-      return { ...message, output: [...(Array.isArray(output) ? output : []), { type: 'input_text', text }] };
+    if (isToolOutput(item)) {
+      const output = item.output;
+      if (typeof output === 'string') return { ...item, output: output.length > 0 ? `${output}\n\n${text}` : text };
+      return { ...item, output: [...(Array.isArray(output) ? output : []), { type: 'input_text', text }] };
     }
+    const message = isObject(item) ? item : {};
     const content = message.content;
     if (typeof content === 'string') return { ...message, content: content.length > 0 ? `${content}\n\n${text}` : text };
     return { ...message, content: [...(Array.isArray(content) ? content : []), { type: 'input_text', text }] };
@@ -121,7 +128,7 @@ export const responses: ProtocolAdapter = {
   systemPrompt: (body) => body.instructions,
   conversationSeed(body) {
     const items = inputItems(body);
-    const firstUser = items.findIndex((item) => isMessage(item) && (item as JsonObject).role === 'user');
+    const firstUser = items.findIndex((item) => isMessage(item) && item.role === 'user');
     return stableJson([body.instructions ?? null, ...items.slice(0, firstUser === -1 ? 1 : firstUser + 1)]);
   },
 
@@ -140,7 +147,7 @@ export const responses: ProtocolAdapter = {
   upstreamAuth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   renderError: (error) => ({ status: error.status, body: openAiErrorBody(error) }),
   streamErrorFrame(error) {
-    const { error: inner } = openAiErrorBody(error) as { error: JsonObject };
+    const { error: inner } = openAiErrorBody(error);
     return `event: error\ndata: ${JSON.stringify({ type: 'error', code: inner.code, message: inner.message, param: inner.param })}\n\n`;
   },
 
@@ -166,28 +173,5 @@ export const responses: ProtocolAdapter = {
     }
     throw noToolCall(toolName);
   },
-
-  extractionRequest(model, instructions, transcript) {
-    return {
-      model,
-      stream: false,
-      store: false,
-      instructions,
-      input: [{ role: 'user', content: transcript }],
-      tools: [
-        { type: 'function', name: RECORD_REFLECTIONS_TOOL, description: RECORD_REFLECTIONS_DESCRIPTION, parameters: RECORD_REFLECTIONS_SCHEMA, strict: true },
-      ],
-      tool_choice: { type: 'function', name: RECORD_REFLECTIONS_TOOL },
-    };
-  },
   usage: (body) => tokenUsage(body, { input: 'input_tokens', output: 'output_tokens', cached: ['input_tokens_details', 'cached_tokens'] }),
-  extractionResult(body): ProposedReflection[] {
-    const output = isObject(body) && Array.isArray(body.output) ? body.output : [];
-    for (const item of output) {
-      if (isObject(item) && item.type === 'function_call' && item.name === RECORD_REFLECTIONS_TOOL && typeof item.arguments === 'string') {
-        return proposedFrom(parseJsonOr(item.arguments, undefined));
-      }
-    }
-    throw noToolCall(RECORD_REFLECTIONS_TOOL);
-  },
 };

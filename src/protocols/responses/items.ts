@@ -6,7 +6,7 @@
  */
 import type { Turn } from '../../domain/transcript.js';
 import { isObject, renderToolCall, toolInput } from '../shared.js';
-import type { IsInstructionFile, ToolCall } from '../types.js';
+import type { IsInstructionFile, JsonObject, ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
@@ -32,7 +32,7 @@ export function waitsForClient(item: unknown): boolean {
 const TOOL_OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'shell_call_output']);
 
 /** A tool's output handed back to the model. */
-export function isToolOutput(item: unknown): boolean {
+export function isToolOutput(item: unknown): item is JsonObject & { type: string } {
   return isObject(item) && typeof item.type === 'string' && TOOL_OUTPUTS.has(item.type);
 }
 
@@ -47,7 +47,7 @@ export function toolOutputText(item: unknown): string {
  */
 export function toolOutputPieces(item: unknown): string[] {
   if (!isToolOutput(item)) return [];
-  const output = (item as Record<string, unknown>).output;
+  const output = item.output;
   if (typeof output === 'string') return [output];
   if (!Array.isArray(output)) return [];
   return output.filter(isObject).flatMap((part) => {
@@ -80,7 +80,7 @@ export function toolCallOf(item: unknown): ToolCall | undefined {
 }
 
 /** A message item, typed (`type: "message"`) or in the short form (`{role, content}`). */
-export function isMessage(item: unknown): boolean {
+export function isMessage(item: unknown): item is JsonObject & { role: string } {
   return isObject(item) && (item.type === undefined || item.type === 'message') && typeof item.role === 'string';
 }
 

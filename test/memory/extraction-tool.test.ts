@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PROTOCOLS } from '../../src/protocols/index.js';
-import { RECORD_REFLECTIONS_SCHEMA } from '../../src/protocols/types.js';
+import { proposedFrom, RECORD_REFLECTIONS, RECORD_REFLECTIONS_SCHEMA, RECORD_REFLECTIONS_TOOL } from '../../src/memory/extraction-tool.js';
 import { chatCompletions } from '../support/scripted-upstream/chat-completions.js';
 import { messages } from '../support/scripted-upstream/messages.js';
 import { responses } from '../support/scripted-upstream/responses.js';
@@ -34,7 +34,7 @@ test('the tool schema lists supersedes as a required list of ids', () => {
   assert.equal(items.properties.supersedes.type, 'array');
   assert.equal(items.properties.supersedes.items, { type: 'string' });
   for (const adapter of Object.values(PROTOCOLS)) {
-    const request = JSON.stringify(adapter.extractionRequest('m', 'Extract.', '<transcript>\n[0] User: hi\n</transcript>'));
+    const request = JSON.stringify(adapter.toolRequest('m', 'Extract.', '<transcript>\n[0] User: hi\n</transcript>', RECORD_REFLECTIONS));
     assert.ok(request.includes('"supersedes"'), `${adapter.id} offers supersedes`);
   }
 });
@@ -44,9 +44,9 @@ for (const responder of RESPONDERS) {
     const adapter = PROTOCOLS[responder.protocol];
     const body = responder.body(
       { type: 'tool_call', name: 'record_reflections', arguments: answered },
-      { model: 'm', inputTokens: 10, includeUsage: false, request: adapter.extractionRequest('m', 'Extract.', 'transcript') },
+      { model: 'm', inputTokens: 10, includeUsage: false, request: adapter.toolRequest('m', 'Extract.', 'transcript', RECORD_REFLECTIONS) },
     );
-    const proposed = adapter.extractionResult(body);
+    const proposed = proposedFrom(adapter.toolArguments(body, RECORD_REFLECTIONS_TOOL));
     assert.equal(
       proposed.map((p) => [p.content, p.supersedes]),
       [
