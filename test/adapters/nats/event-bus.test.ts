@@ -227,6 +227,27 @@ nats('a closing scheduler hands its held messages back to another replica on tim
   }
 });
 
+nats("the scheduler's consumer deleted by an operator is created again, and delayed messages still move on time", async () => {
+  const names = namespace('scheduler-gone');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const { seen, sub } = collect<number>(bus, 'later');
+    const scheduler = () => admin.jsm.consumers.info(`${names.stream}_DELAY`, 'scheduler');
+    await waitFor(async () => (await scheduler().catch(() => undefined))?.num_waiting === 1, 3_000, 'the scheduler pulling');
+    await admin.jsm.consumers.delete(`${names.stream}_DELAY`, 'scheduler');
+    await waitFor(async () => (await scheduler().catch(() => undefined))?.num_waiting === 1, 6_000, 'the scheduler pulling again');
+    const due = Date.now() + 300;
+    await bus.publish('later', due, { notBefore: due });
+    await waitFor(() => seen.length === 1, 3_000, 'the delayed message');
+    await sub.stop();
+    assert.ok(seen[0].at >= due && seen[0].at - due < 200, `delivered ${seen[0].at - due} ms after its due time`);
+    assert.ok(group.errors.length > 0, 'the loss was reported through onError');
+  } finally {
+    await group.cleanup();
+  }
+});
+
 nats('a 3 MB payload travels through the Object Store, which is emptied after the ack', async () => {
   const names = namespace('big');
   const group = replicas(names);
