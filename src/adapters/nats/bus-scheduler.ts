@@ -56,6 +56,7 @@ export class DelayScheduler {
   #running = false;
   #loop: Promise<void> = Promise.resolve();
   #messages: ConsumerMessages | undefined;
+  #unlisten: () => void = () => undefined;
   /** Consecutive ends of the consume (reset by a message or a heartbeat): the backoff before the next. */
   #failures = 0;
 
@@ -66,12 +67,18 @@ export class DelayScheduler {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    // The library pulls again after a reconnection by itself, and says nothing of a server
+    // that shut down under its pull request (a fetch failed with it): reported here.
+    this.#unlisten = this.#context.gate.onReconnect(() => {
+      this.#context.onError(new Error('NATS event bus: the delay scheduler lost its pull request with the connection; pulling again'));
+    });
     this.#loop = this.#run();
   }
 
   /** Stops pulling; held messages go back to the server at once, for another replica. */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#unlisten();
     this.#messages?.stop();
     this.#pause.wake();
     await this.#loop;
