@@ -464,7 +464,8 @@ nats('a consumer deleted by an operator is created again', async () => {
     const bus = await group.open();
     const { seen, sub } = collect<number>(bus, 'jobs');
     await bus.publish('jobs', 1);
-    await waitFor(() => seen.length === 1);
+    // Acked first: an ack sent to the deleted consumer would bring the message back.
+    await waitFor(async () => seen.length === 1 && (await bus.pending('jobs')) === 0, 3000, 'the first job acked');
     await admin.jsm.consumers.delete(names.stream, `q_${subjectToken('jobs')}`);
     await bus.publish('jobs', 2);
     await waitFor(() => seen.length === 2, 15_000, 'delivery after the consumer was recreated');
