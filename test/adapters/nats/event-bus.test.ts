@@ -150,9 +150,11 @@ nats('port subjects with dots, wildcards and spaces stay separate on the wire', 
     const bus = await group.open();
     for (const s of subjects) await bus.publish(s, s);
     for (const s of subjects) assert.is(await bus.pending(s), 1, `pending(${JSON.stringify(s.slice(0, 10))})`);
-    const consumers = subjects.map((s) => ({ s, ...collect<string>(bus, s) }));
+    const consumers = subjects.map((s) => ({ s, ...collect<string>(bus, s, { ackWaitMs: 1_000 }) }));
     await waitFor(() => consumers.every((c) => c.seen.length === 1), 5000, 'one delivery per subject');
-    await sleep(150);
+    // Idle: all acked, then one ack wait, within which a delivery left unsettled would come back.
+    await waitFor(async () => (await Promise.all(subjects.map((s) => bus.pending(s)))).every((n) => n === 0), 5000, 'all acked');
+    await sleep(1_000);
     await Promise.all(consumers.map((c) => c.sub.stop()));
     for (const c of consumers) {
       assert.equal(c.seen.map((x) => x.message.payload), [c.s]);
