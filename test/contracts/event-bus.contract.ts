@@ -16,6 +16,12 @@ export interface EventBusHarness {
   cleanup: () => Promise<void>;
 }
 
+/**
+ * The ack wait of tests that assert a message was handled once: short, so waiting for
+ * idle is quick, yet long enough for a busy machine to ack in time.
+ */
+const QUIET_ACK_WAIT_MS = 1_000;
+
 interface Seen {
   payload: unknown;
   attempt: number;
@@ -37,6 +43,29 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     };
     return { seen, sub: b.consume<string>(s, record, options) };
   };
+  /**
+   * Waits until the bus is idle on `subjects`: nothing pending, and no delivery for one ack
+   * wait (the consume's, short in these tests) since. A delivery left unsettled, or one
+   * made twice, shows up within that, so "handled once" asserted afterwards can fail; after
+   * a fixed sleep, a redelivery due after the default 30 s ack wait never could.
+   */
+  const idle = async (b: EventBus, subjects: string[], deliveries: () => number, ackWaitMs = QUIET_ACK_WAIT_MS): Promise<void> => {
+    let count = -1;
+    let since = 0;
+    await waitFor(
+      async () => {
+        const pending = await Promise.all(subjects.map((s) => b.pending(s)));
+        if (pending.some((n) => n > 0) || deliveries() !== count) {
+          count = deliveries();
+          since = Date.now();
+          return false;
+        }
+        return Date.now() - since >= ackWaitMs;
+      },
+      10_000,
+      'the bus to be idle',
+    );
+  };
 
   test('publish, consume, ack: delivered once each, in order, then gone', async (context) => {
     const b = bus(context);
@@ -47,12 +76,16 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     await b.publish(s, 'three');
     assert.is(await b.pending(s), 3);
     const seen: BusMessage<unknown>[] = [];
-    const sub = b.consume<unknown>(s, async (message) => {
-      seen.push(message);
-      await message.ack();
-    });
+    const sub = b.consume<unknown>(
+      s,
+      async (message) => {
+        seen.push(message);
+        await message.ack();
+      },
+      { ackWaitMs: QUIET_ACK_WAIT_MS },
+    );
     await waitFor(() => seen.length === 3, 3000, 'three deliveries');
-    await sleep(150);
+    await idle(b, [s], () => seen.length);
     await sub.stop();
     assert.equal(
       seen.map((m) => m.payload),
@@ -72,12 +105,16 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     await b.publish(s1, 'for one');
     await b.publish(s2, 'for two');
     const seen: unknown[] = [];
-    const sub = b.consume<string>(s1, async (message) => {
-      seen.push(message.payload);
-      await message.ack();
-    });
+    const sub = b.consume<string>(
+      s1,
+      async (message) => {
+        seen.push(message.payload);
+        await message.ack();
+      },
+      { ackWaitMs: QUIET_ACK_WAIT_MS },
+    );
     await waitFor(() => seen.length === 1);
-    await sleep(150);
+    await idle(b, [s1], () => seen.length);
     await sub.stop();
     assert.equal(seen, ['for one']);
     assert.is(await b.pending(s2), 1);
@@ -172,13 +209,22 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
         deliveries++;
         await message.nak({ delayMs: 0, reason: `upstream answered 50${message.attempt}` });
       },
-      { maxDeliver: 3, ackWaitMs: 5000 },
+      { maxDeliver: 3, ackWaitMs: QUIET_ACK_WAIT_MS },
     );
-    const quiet = b.consume<unknown>(silent, (message) => message.nak({ delayMs: 0 }), { maxDeliver: 2, ackWaitMs: 5000 });
+    let silentDeliveries = 0;
+    const quiet = b.consume<unknown>(
+      silent,
+      (message) => {
+        silentDeliveries++;
+        return message.nak({ delayMs: 0 });
+      },
+      { maxDeliver: 2, ackWaitMs: QUIET_ACK_WAIT_MS },
+    );
     await waitFor(async () => (await b.deadLetters(s)).length === 1 && (await b.deadLetters(silent)).length === 1, 3000, 'dead letters');
-    await sleep(200);
+    await idle(b, [s, silent], () => deliveries + silentDeliveries);
     await Promise.all([sub.stop(), quiet.stop()]);
     assert.is(deliveries, 3);
+    assert.is(silentDeliveries, 2);
     const [dead] = await b.deadLetters(s);
     assert.is(dead.subject, s);
     assert.equal(dead.payload, { job: 1 });
@@ -219,12 +265,16 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const s = subject();
     await b.publish(s, { bad: true });
     let deliveries = 0;
-    const sub = b.consume<unknown>(s, async (message) => {
-      deliveries++;
-      await message.term('payload rejected');
-    });
+    const sub = b.consume<unknown>(
+      s,
+      async (message) => {
+        deliveries++;
+        await message.term('payload rejected');
+      },
+      { ackWaitMs: QUIET_ACK_WAIT_MS },
+    );
     await waitFor(async () => (await b.deadLetters(s)).length === 1, 3000, 'dead letter');
-    await sleep(150);
+    await idle(b, [s], () => deliveries);
     await sub.stop();
     assert.is(deliveries, 1);
     const [dead] = await b.deadLetters(s);
@@ -259,12 +309,16 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     await b.publish(s, 'other', { msgId: 'conv-1:turn-5' });
     assert.is(await b.pending(s), 2);
     const seen: unknown[] = [];
-    const sub = b.consume<string>(s, async (message) => {
-      seen.push(message.payload);
-      await message.ack();
-    });
+    const sub = b.consume<string>(
+      s,
+      async (message) => {
+        seen.push(message.payload);
+        await message.ack();
+      },
+      { ackWaitMs: QUIET_ACK_WAIT_MS },
+    );
     await waitFor(() => seen.length === 2);
-    await sleep(150);
+    await idle(b, [s], () => seen.length);
     await sub.stop();
     assert.equal(seen, ['first', 'other']);
   });
@@ -281,12 +335,12 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     await b.publish(s, 'conv-3 later', { notBefore: later, supersedes: 'conv-3' });
     await b.publish(s, 'conv-1 turn 2', { notBefore: later, supersedes: 'conv-1' });
     await b.publish(s, 'no key', { notBefore: later });
-    const { seen, sub } = recording(b, s, (message) => message.ack());
+    const { seen, sub } = recording(b, s, (message) => message.ack(), { ackWaitMs: QUIET_ACK_WAIT_MS });
     const expected = ['conv-1 turn 2', 'conv-2 turn 1', 'conv-3 later', 'due now', 'no key'];
     await waitFor(() => expected.every((payload) => seen.some((x) => x.payload === payload)), 6000, 'the five that stand');
-    // Idle: every due time has passed and nothing is left to deliver.
-    await waitFor(async () => (await b.pending(s)) === 0 && Date.now() > later, 6000, 'an empty subject');
-    await sleep(150);
+    // Every due time has passed, then idle: nothing is left to deliver.
+    await waitFor(() => Date.now() > later, 6000, 'the due time');
+    await idle(b, [s], () => seen.length);
     await sub.stop();
     const delivered = seen.map((x) => x.payload as string);
     assert.equal(delivered.filter((payload) => payload !== 'conv-1 turn 1').sort(), expected, 'each once');
@@ -402,7 +456,7 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
       { ackWaitMs: 200 },
     );
     await waitFor(async () => seen.length === 1 && (await b.pending(s)) === 0, 5000, 'the job acked');
-    await sleep(300);
+    await idle(b, [s], () => seen.length, 200);
     await sub.stop();
     assert.is(seen.length, 1, 'delivered once');
   });
@@ -530,18 +584,21 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     const handled: string[] = [];
     const by = { first: 0, second: 0 };
     const consumer = (b: EventBus, name: keyof typeof by) =>
-      b.consume<number>(s, async (message) => {
-        handled.push(String(message.payload));
-        by[name]++;
-        await sleep(5);
-        await message.ack();
-      });
+      b.consume<number>(
+        s,
+        async (message) => {
+          handled.push(String(message.payload));
+          by[name]++;
+          await sleep(5);
+          await message.ack();
+        },
+        { ackWaitMs: QUIET_ACK_WAIT_MS },
+      );
     const first = consumer(h.bus, 'first');
     const second = consumer(other, 'second');
     for (let i = 0; i < 30; i++) await (i % 2 ? other : h.bus).publish(s, i);
     await waitFor(() => handled.length >= 30, 5000, 'thirty handled');
-    await waitFor(async () => (await h.bus.pending(s)) === 0, 3000, 'all acked');
-    await sleep(200);
+    await idle(h.bus, [s], () => handled.length);
     await Promise.all([first.stop(), second.stop()]);
     assert.is(handled.length, 30, 'no message handled twice');
     assert.is(new Set(handled).size, 30);

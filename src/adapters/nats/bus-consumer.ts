@@ -5,6 +5,14 @@
  * with its ack wait running while another replica is idle; every replica's slots pull
  * from the same durable consumer, so each delivery goes to one of them.
  *
+ * Each pull is nats.js's `fetch()` of one message, which brings the library's heartbeats,
+ * status handling and reconnection for that request. Not its `consume()`: that keeps
+ * messages requested ahead of the handler, and while a handler runs longer than two
+ * heartbeats (extraction's do) its heartbeat monitor pulls again on every tick, so
+ * messages pile up here, redelivered elsewhere once their ack wait runs out. The test
+ * "a replica asks for a message only when a slot is free" measures it (a consume() of one
+ * message had two delivered to a busy slot).
+ *
  * The adapter, not the server, bounds deliveries (the consumer's max_deliver is
  * unlimited): a delivery past `maxDeliver` (a handler that never settled, a crashed
  * worker) is dead-lettered without reaching the handler, and a nak on the last allowed

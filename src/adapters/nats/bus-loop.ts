@@ -1,7 +1,8 @@
 /**
- * What the bus's long-running loops (consumer slots, the scheduler) share: they survive
- * every error (the server restarting, a consumer deleted by an operator), report it,
- * back off so they never spin hot, and stop promptly when asked.
+ * What the bus's long-running loops (consumer slots, the scheduler's supervision of its
+ * consume, the sweep) share: they survive every error (the server restarting, a consumer
+ * deleted by an operator), report it, back off so they never spin hot, and stop promptly
+ * when asked.
  */
 import { JetStreamError, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -20,11 +21,13 @@ export function retryDelayMs(failures: number): number {
 export const SUSPICIOUSLY_FAST_MS = 50;
 
 /**
- * One pull request of a loop: it waits up to 10 s on the server, and the server sends a
- * heartbeat every 2 s while it waits. Two missed heartbeats end the fetch with an error,
- * so a pull the server forgot (its consumer deleted just as the request went out, which
- * nats-server 2.9 does not report) is noticed in about 4 s, and the loop creates the
- * consumer again, instead of waiting out expiry after expiry on a consumer that is gone.
+ * One pull request: it waits up to 10 s on the server, and the server sends a heartbeat
+ * every 2 s while it waits. Two missed heartbeats end a fetch with an error (a consume
+ * asks for its consumer's info then, and ends if it is gone), so a pull the server forgot
+ * (its consumer deleted just as the request went out, which nats-server 2.9 does not
+ * report) is noticed in about 4 s, and the consumer is created again, instead of waiting
+ * out expiry after expiry on a consumer that is gone. (The library's default heartbeat,
+ * half the expiry, took 15 s.)
  */
 export const PULL = { expires: 10_000, idle_heartbeat: 2_000 } as const;
 

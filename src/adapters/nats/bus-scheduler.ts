@@ -1,8 +1,14 @@
 /**
  * Delayed delivery (`notBefore`) for the NATS event bus. JetStream 2.9 has no scheduled
  * messages, so a message that is not yet due is published to the delay stream instead,
- * and every bus that consumes runs this scheduler: a loop on one durable pull consumer
- * of the delay stream, shared by all replicas.
+ * and every bus that consumes runs this scheduler: nats.js's `consume()` on one durable
+ * pull consumer of the delay stream, shared by all replicas. The library keeps a pull
+ * request open, pulls again as messages arrive, after a reconnection and after missed
+ * heartbeats; what it cannot do is create again a consumer that is gone (an operator
+ * deleted it), which it reports by ending (`abort_on_missing_resource`): then the
+ * scheduler creates the consumer and consumes anew. Unlike the work slots
+ * (`bus-consumer.ts`), the scheduler may take messages ahead: its callback only naks or
+ * sets a timer, so nothing waits behind a long handler.
  *
  * A message due later than `HOLD_MS` is nak'ed with a delay that brings it back a little
  * before it is due (the server keeps it; nothing is held in memory for minutes). One due
@@ -12,10 +18,10 @@
  * discards. Its first real delivery is attempt 1, because it is a new message in the work
  * queue.
  */
-import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { NatsContext } from './connection.js';
-import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { confirmSent, Pause, PULL, recover, type ConnectionGate } from './bus-loop.js';
 import { ensureDurableConsumer, storeMessage } from './bus-streams.js';
 import type { SettledRecords } from './bus-settled.js';
 import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
@@ -43,14 +49,16 @@ export interface SchedulerContext {
 
 export class DelayScheduler {
   readonly #context: SchedulerContext;
-  readonly #fetches = new Fetches();
   readonly #pause = new Pause();
   /** Messages due soon, with the timer that releases each. */
   readonly #held = new Map<JsMsg, { due: number; timer: NodeJS.Timeout }>();
   readonly #releasing = new Set<Promise<void>>();
   #running = false;
   #loop: Promise<void> = Promise.resolve();
-  #consumer: Promise<Consumer> | undefined;
+  #messages: ConsumerMessages | undefined;
+  #unlisten: () => void = () => undefined;
+  /** Consecutive ends of the consume (reset by a message or a heartbeat): the backoff before the next. */
+  #failures = 0;
 
   constructor(context: SchedulerContext) {
     this.#context = context;
@@ -59,13 +67,19 @@ export class DelayScheduler {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    // The library pulls again after a reconnection by itself, and says nothing of a server
+    // that shut down under its pull request (a fetch failed with it): reported here.
+    this.#unlisten = this.#context.gate.onReconnect(() => {
+      this.#context.onError(new Error('NATS event bus: the delay scheduler lost its pull request with the connection; pulling again'));
+    });
     this.#loop = this.#run();
   }
 
   /** Stops pulling; held messages go back to the server at once, for another replica. */
   async stop(): Promise<void> {
     this.#running = false;
-    this.#fetches.stopAll();
+    this.#unlisten();
+    this.#messages?.stop();
     this.#pause.wake();
     await this.#loop;
     for (const [message, { due, timer }] of this.#held) {
@@ -78,40 +92,23 @@ export class DelayScheduler {
   }
 
   async #run(): Promise<void> {
-    let failures = 0;
     while (this.#running) {
-      const started = Date.now();
-      let received = 0;
+      let error: unknown;
       try {
-        const consumer = await this.#ready();
-        if (!this.#running) break;
-        const batch = await consumer.fetch({ max_messages: BATCH, ...PULL });
-        if (!this.#running) {
-          batch.stop();
-          break;
-        }
-        for await (const message of this.#fetches.drain(batch)) {
-          received++;
-          this.#schedule(message);
-        }
-      } catch (error) {
-        if (!this.#running) break;
-        this.#consumer = undefined;
-        this.#context.onError(new Error('NATS event bus: the delay scheduler failed to fetch', { cause: error }));
-        await recover(this.#pause, this.#context.gate, ++failures, error);
-        continue;
+        error = await this.#consume();
+      } catch (failure) {
+        error = failure;
       }
-      if (received === 0 && this.#running && Date.now() - started < SUSPICIOUSLY_FAST_MS) {
-        await recover(this.#pause, this.#context.gate, ++failures, undefined);
-      } else {
-        failures = 0;
-      }
+      if (!this.#running) break;
+      this.#context.onError(new Error('NATS event bus: the delay scheduler stopped consuming', { cause: error }));
+      await recover(this.#pause, this.#context.gate, ++this.#failures, error);
     }
   }
 
-  #ready(): Promise<Consumer> {
+  /** Creates (or updates) the durable consumer and consumes it until the library gives up; resolves with why. */
+  async #consume(): Promise<unknown> {
     const { nats, names } = this.#context;
-    this.#consumer ??= ensureDurableConsumer(nats.jsm, {
+    const info = await ensureDurableConsumer(nats.jsm, {
       stream: names.delayStream,
       name: names.scheduler,
       filterSubject: names.delayAll,
@@ -119,26 +116,49 @@ export class DelayScheduler {
       // Every waiting message is "ack pending" here (nak'ed with a delay): no cap, or a
       // backlog of far-off messages would block one that is due now.
       maxAckPending: -1,
-    }).then(
-      (info) => nats.js.consumers.getConsumerFromInfo(info),
-      (error: unknown) => {
-        this.#consumer = undefined;
-        throw error;
-      },
-    );
-    return this.#consumer;
+    });
+    if (!this.#running) return undefined;
+    const consumer: Consumer = nats.js.consumers.getConsumerFromInfo(info);
+    const messages = await consumer.consume({
+      callback: (message) => this.#schedule(message),
+      max_messages: BATCH,
+      ...PULL,
+      abort_on_missing_resource: true,
+    });
+    this.#messages = messages;
+    if (!this.#running) messages.stop();
+    void this.#watch(messages);
+    return (await messages.closed()) ?? new Error('the consume ended');
   }
 
-  #schedule(message: JsMsg): void {
-    if (!this.#running) {
-      message.nak();
-      return;
+  /** The consume's status events: a heartbeat proves the server has the pull request; missed ones are reported once. */
+  async #watch(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type === 'heartbeat') this.#failures = 0;
+      // The library then asks for the consumer's info and pulls again, or ends the consume if it is gone.
+      else if (status.type === 'heartbeats_missed' && status.count === 2) {
+        this.#context.onError(new Error('NATS event bus: the delay scheduler\'s pull request went unanswered', { cause: new Error('heartbeats missed') }));
+      }
     }
-    // A message without a due time (damaged) is simply due now.
-    const due = decodeTime(message.headers?.get(BUS_HEADERS.notBefore)) ?? 0;
-    const wait = due - this.#context.now();
-    if (wait > HOLD_MS) message.nak(Math.round(wait - HOLD_MS / 2));
-    else this.#hold(message, due);
+  }
+
+  /** The consume's callback: synchronous, and never throws (a throw would end the consume). */
+  #schedule(message: JsMsg): void {
+    this.#failures = 0;
+    try {
+      if (!this.#running) {
+        message.nak();
+        return;
+      }
+      // A message without a due time (damaged) is simply due now.
+      const due = decodeTime(message.headers?.get(BUS_HEADERS.notBefore)) ?? 0;
+      const wait = due - this.#context.now();
+      if (wait > HOLD_MS) message.nak(Math.round(wait - HOLD_MS / 2));
+      else this.#hold(message, due);
+    } catch (error) {
+      // A nak lost with the connection: the ack wait brings the message back.
+      this.#context.onError(new Error('NATS event bus: the delay scheduler could not schedule a message', { cause: error }));
+    }
   }
 
   #hold(message: JsMsg, due: number): void {

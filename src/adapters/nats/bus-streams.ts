@@ -135,8 +135,16 @@ export async function ensureDurableConsumer(jsm: JetStreamManager, consumer: Dur
     deliver_policy: DeliverPolicy.All,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(consumer.ackWaitMs),
-    // Unlimited on the server: the adapter enforces the bound and dead-letters, because
-    // in a work-queue stream a message past the server's max_deliver stays stored forever.
+    // Unlimited on the server; the adapter bounds deliveries and dead-letters
+    // (`bus-consumer.ts`). In a work-queue stream a message past the server's max_deliver
+    // stays stored forever (nats-server#5564, and #4998 for interest streams), announced
+    // only by one MAX_DELIVERIES advisory on core NATS, lost when no replica listens at
+    // that instant (and not sent again, #7148): it would still count as pending and could
+    // hold the ack floor the sweep waits on. A backstop of maxDeliver + 1 is no better: a
+    // crash before that delivery's burial leaves the message undelivered for good.
+    // No server `backoff` either: it spaces only redeliveries after the ack wait, never a
+    // nak (nats-server#4726), and replaces the ack wait with its first step, which the
+    // port's `backoffMs` (after a nak or throw) and `working()` do not mean.
     max_deliver: -1,
     max_ack_pending: consumer.maxAckPending,
   };

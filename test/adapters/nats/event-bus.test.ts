@@ -150,9 +150,11 @@ nats('port subjects with dots, wildcards and spaces stay separate on the wire', 
     const bus = await group.open();
     for (const s of subjects) await bus.publish(s, s);
     for (const s of subjects) assert.is(await bus.pending(s), 1, `pending(${JSON.stringify(s.slice(0, 10))})`);
-    const consumers = subjects.map((s) => ({ s, ...collect<string>(bus, s) }));
+    const consumers = subjects.map((s) => ({ s, ...collect<string>(bus, s, { ackWaitMs: 1_000 }) }));
     await waitFor(() => consumers.every((c) => c.seen.length === 1), 5000, 'one delivery per subject');
-    await sleep(150);
+    // Idle: all acked, then one ack wait, within which a delivery left unsettled would come back.
+    await waitFor(async () => (await Promise.all(subjects.map((s) => bus.pending(s)))).every((n) => n === 0), 5000, 'all acked');
+    await sleep(1_000);
     await Promise.all(consumers.map((c) => c.sub.stop()));
     for (const c of consumers) {
       assert.equal(c.seen.map((x) => x.message.payload), [c.s]);
@@ -227,6 +229,27 @@ nats('a closing scheduler hands its held messages back to another replica on tim
   }
 });
 
+nats("the scheduler's consumer deleted by an operator is created again, and delayed messages still move on time", async () => {
+  const names = namespace('scheduler-gone');
+  const group = replicas(names);
+  try {
+    const bus = await group.open();
+    const { seen, sub } = collect<number>(bus, 'later');
+    const scheduler = () => admin.jsm.consumers.info(`${names.stream}_DELAY`, 'scheduler');
+    await waitFor(async () => (await scheduler().catch(() => undefined))?.num_waiting === 1, 3_000, 'the scheduler pulling');
+    await admin.jsm.consumers.delete(`${names.stream}_DELAY`, 'scheduler');
+    await waitFor(async () => (await scheduler().catch(() => undefined))?.num_waiting === 1, 6_000, 'the scheduler pulling again');
+    const due = Date.now() + 300;
+    await bus.publish('later', due, { notBefore: due });
+    await waitFor(() => seen.length === 1, 3_000, 'the delayed message');
+    await sub.stop();
+    assert.ok(seen[0].at >= due && seen[0].at - due < 200, `delivered ${seen[0].at - due} ms after its due time`);
+    assert.ok(group.errors.length > 0, 'the loss was reported through onError');
+  } finally {
+    await group.cleanup();
+  }
+});
+
 nats('a 3 MB payload travels through the Object Store, which is emptied after the ack', async () => {
   const names = namespace('big');
   const group = replicas(names);
@@ -278,6 +301,81 @@ nats('a big dead letter keeps its object until retried and acked', async () => {
     await sub.stop();
     assert.equal(seen, [big.length, big.length]);
   } finally {
+    await group.cleanup();
+  }
+});
+
+nats('a replica asks for a message only when a slot is free: nothing waits in its buffer while another replica could take it', async () => {
+  const names = namespace('asks-when-free');
+  const group = replicas(names);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  try {
+    const first = await group.open();
+    const handled: { payload: number; attempt: number; by: string; at: number }[] = [];
+    const handler = (by: string) => async (message: BusMessage<number>) => {
+      handled.push({ payload: message.payload, attempt: message.attempt, by, at: Date.now() });
+      if (message.payload === 1) {
+        // Longer than three of the pull's 2 s heartbeats, kept alive past its 2 s ack wait:
+        // a consumer that re-pulls on missed heartbeats would fill its buffer meanwhile.
+        for (let i = 0; i < 12; i++) {
+          await sleep(600);
+          await message.working();
+        }
+      }
+      if (message.payload === 2) {
+        let released = false;
+        void held.then(() => (released = true));
+        while (!released) {
+          await sleep(300);
+          await message.working();
+        }
+      }
+      await message.ack();
+    };
+    const a = first.consume<number>('jobs', handler('first'), { concurrency: 1, ackWaitMs: 2_000 });
+    // The consumer's deliveries not yet acked, sampled every 100 ms for as long as `during` runs.
+    const peakAckPending = async (during: () => Promise<void>): Promise<number> => {
+      let peak = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const info = await admin.jsm.consumers.info(names.stream, `q_${subjectToken('jobs')}`).catch(() => undefined);
+          peak = Math.max(peak, info?.num_ack_pending ?? 0);
+          await sleep(100);
+        }
+      })();
+      try {
+        await during();
+      } finally {
+        sampling = false;
+        await sampler;
+      }
+      return peak;
+    };
+    const peak = await peakAckPending(async () => {
+      await first.publish('jobs', 1);
+      await waitFor(() => handled.length === 1, 3_000, 'the long job');
+      for (let n = 2; n <= 5; n++) await first.publish('jobs', n);
+      await waitFor(() => handled.length === 2, 12_000, 'the second job, once the long one is done');
+      // The only slot is busy again: everything else stays on the server, for anyone.
+      await sleep(2_000);
+    });
+    assert.is(peak, 1, 'never more than the message in hand delivered to the busy replica');
+    const second = await group.open();
+    const started = Date.now();
+    const b = second.consume<number>('jobs', handler('second'), { concurrency: 1, ackWaitMs: 2_000 });
+    await waitFor(() => handled.some((x) => x.by === 'second'), 3_000, 'a delivery to the idle replica');
+    const taken = handled.find((x) => x.by === 'second');
+    assert.is(taken?.payload, 3, 'the next message in line went to the idle replica');
+    assert.ok((taken?.at ?? Infinity) - started < 500, `the idle replica waited ${(taken?.at ?? Infinity) - started} ms for it`);
+    release();
+    await waitFor(async () => (await first.pending('jobs')) === 0, 5_000, 'all acked');
+    await Promise.all([a.stop(), b.stop()]);
+    assert.equal(handled.map((x) => x.payload).sort((x, y) => x - y), [1, 2, 3, 4, 5], 'each handled once');
+    assert.ok(handled.every((x) => x.attempt === 1), 'no delivery waited out its ack wait in a buffer');
+  } finally {
+    release(); // a failed assertion must not leave the cleanup waiting on a handler
     await group.cleanup();
   }
 });
@@ -368,7 +466,8 @@ nats('a consumer deleted by an operator is created again', async () => {
     const bus = await group.open();
     const { seen, sub } = collect<number>(bus, 'jobs');
     await bus.publish('jobs', 1);
-    await waitFor(() => seen.length === 1);
+    // Acked first: an ack sent to the deleted consumer would bring the message back.
+    await waitFor(async () => seen.length === 1 && (await bus.pending('jobs')) === 0, 3000, 'the first job acked');
     await admin.jsm.consumers.delete(names.stream, `q_${subjectToken('jobs')}`);
     await bus.publish('jobs', 2);
     await waitFor(() => seen.length === 2, 15_000, 'delivery after the consumer was recreated');
