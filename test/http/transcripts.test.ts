@@ -105,8 +105,9 @@ for (const c of CASES) {
     ]);
     assert.ok(stored.every((r) => r.source === 'transcript'));
 
+    await idle(engram);
     const [extraction] = upstream.extractionRequests();
-    assert.is(upstream.extractionRequests().length, 1);
+    assert.is(upstream.extractionRequests().length, 1, 'one call');
     assert.is(extraction.path.split('?')[0], c.upstreamPath);
     assert.is(extraction.json.model, c.model);
     const transcript = transcriptOf(extraction);
@@ -151,6 +152,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     assert.is(one.status, 202);
     assert.is(one.json.turns, 2);
     await engram.waitForReflections(agent, 1);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 1);
     assert.match(transcriptOf(upstream.extractionRequests()[0]), /^<turn n="0" role="user">\nRemember[^]*role="assistant">\nNoted[^\n]*\n<\/turn>$/);
 
@@ -163,6 +165,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     assert.is(two.json.turns, 6);
     assert.is(two.json.queued_turns, 4, 'only the turns after the watermark');
     await engram.waitForReflections(agent, 2);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 2);
     const second = transcriptOf(upstream.extractionRequests()[1]);
     assert.match(second, /^<turn n="\d+" role="user">\nWhat is the first step of the release checklist\?/);
