@@ -14,6 +14,8 @@ export interface RecallQuery {
   limit: number;
   /** The session's scope and user (DESIGN section 13): only what they may see is recalled. */
   visible: Visibility;
+  /** Once aborted (the caller has gone), the search stops and the promise rejects with its reason: nothing is found, so nothing is marked used. */
+  signal?: AbortSignal;
 }
 
 const MAX_QUERY_CHARS = 2000;
@@ -22,10 +24,12 @@ const ALPHA = 0.5;
 export async function recall(
   deps: MemorySearchDeps,
   agent: Agent,
-  { query, kind, limit, visible }: RecallQuery,
+  { query, kind, limit, visible, signal }: RecallQuery,
 ): Promise<ScoredReflection[]> {
   const text = query.trim().slice(0, MAX_QUERY_CHARS);
   if (text === '') return [];
-  const results = await searchMemory(deps, agent.id, { text, keywords: keywordQuery(text), limit: limit * 3, kind, alpha: ALPHA, visible });
+  const results = await searchMemory(deps, agent.id, { text, keywords: keywordQuery(text), limit: limit * 3, kind, alpha: ALPHA, visible, signal });
+  // A search that ended as the caller left: nothing is found for a call that has gone.
+  signal?.throwIfAborted();
   return results.filter((result) => isRelated(result, deps.embedder, agent.memory.minScore)).slice(0, limit);
 }

@@ -112,9 +112,9 @@ export interface Retrieval {
   /**
    * Every candidate `judge` finds, with whether `retrieve` would take it and, if not, why
    * not: what the dashboard's reflection search shows beside each result. `visible`
-   * absent: as a request that may see everything would.
+   * absent: as a request that may see everything would. `signal`: as `retrieve`'s.
    */
-  explain(agent: Agent, query: string, visible?: Visibility): Promise<Verdict[]>;
+  explain(agent: Agent, query: string, visible?: Visibility, signal?: AbortSignal): Promise<Verdict[]>;
 }
 
 /** Why `decide` took nothing (the request log's `reason`, DESIGN section 12). */
@@ -280,8 +280,8 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
       const nearMisses = found.judged.filter((candidate) => !candidate.relevant).slice(0, NEAR_MISSES);
       return { taken: chosen, reason: nothingTaken(agent, found), nearMisses };
     },
-    async explain(agent, query, visible) {
-      const judged = await judge(agent, query, new Set(), visible);
+    async explain(agent, query, visible, signal) {
+      const judged = await judge(agent, query, new Set(), visible, signal);
       const chosen = new Set(taken(agent, judged));
       const relevant = judged.filter((candidate) => candidate.relevant);
       return judged.map((candidate): Verdict => {

@@ -39,6 +39,8 @@ export interface RelevanceSearchQuery {
   kind?: ReflectionKind;
   /** What a conversation of this scope and user would see; absent: everything. */
   visible?: Visibility;
+  /** Once aborted (the person asking has gone), both searches stop and the promise rejects. */
+  signal?: AbortSignal;
 }
 
 export async function searchWithRelevance(
@@ -47,8 +49,8 @@ export async function searchWithRelevance(
   query: RelevanceSearchQuery,
 ): Promise<RelevanceSearch> {
   const [found, verdicts] = await Promise.all([
-    searchMemory(deps.search, agent.id, { text: query.text, keywords: query.text, limit: query.limit, kind: query.kind, alpha: ALPHA, visible: query.visible }),
-    deps.retrieval.explain(agent, query.text, query.visible),
+    searchMemory(deps.search, agent.id, { text: query.text, keywords: query.text, limit: query.limit, kind: query.kind, alpha: ALPHA, visible: query.visible, signal: query.signal }),
+    deps.retrieval.explain(agent, query.text, query.visible, query.signal),
   ]);
   const judged = new Map(verdicts.map((verdict) => [verdict.judged.reflection.id, verdict]));
   const byMeaning = meaningRelevance(deps.search.embedder, agent);

@@ -7,10 +7,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { CLIENTS } from '../../src/clients/index.js';
 import { idDigest } from '../../src/control/conversation-id.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { QUILL_CHORE, quill } from '../fixtures/made-up-client/profile.js';
 
 interface Context {
@@ -79,7 +78,7 @@ test('its own chore gets no memory and teaches none', async ({ engram, upstream 
   const agent = await engram.createAgent(upstream.url);
   await quillTurn(agent, '/home/dev/src/eta-app', 'REMEMBER EVERYWHERE: Spell-check every draft with aspell.', 'quill-session-3');
   await engram.waitForReflections(agent, 1);
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  await idle(engram);
   const extractions = upstream.extractionRequests().length;
 
   const chore = await quillTurn(agent, '/home/dev/src/eta-app', `${QUILL_CHORE} REMEMBER: Drafts are due on Fridays. Summarise: spell-check every draft.`, 'quill-session-3');
@@ -90,7 +89,7 @@ test('its own chore gets no memory and teaches none', async ({ engram, upstream 
   // A real turn after it is learnt from: once that is done, the chore's lesson has not been.
   await quillTurn(agent, '/home/dev/src/eta-app', 'REMEMBER: Titles are in sentence case.', 'quill-session-4');
   await engram.waitForReflections(agent, 2);
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  await idle(engram);
   assert.is(upstream.extractionRequests().length, extractions + 1, 'one extraction: the real turn, not the chore');
   assert.not.ok((await engram.reflections(agent)).some((reflection: { content: string }) => reflection.content.includes('Fridays')));
 });

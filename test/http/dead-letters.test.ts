@@ -9,12 +9,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runCli, cleanEnv } from '../support/cli.js';
-import { ADMIN_TOKEN, eventually, startEngram, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, eventually, idle, startEngram, type TestEngram } from '../support/engram.js';
 import { idDigest } from '../../src/control/conversation-id.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 import { WebSession } from '../support/web-session.js';
 import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 
 test('a refused extraction is a dead letter, listed with its reason, and a retry learns from it', async () => {
   const upstream = await startScriptedUpstream();
@@ -162,7 +161,7 @@ test('every cause of a failed job is said in words: while it waits to be retried
       const dead = await Promise.all(retried.map(async (cause) => (await engram.api('GET', path(cause, 'extraction/dead-letters'))).json.data.length === 1));
       return dead.every(Boolean) ? true : undefined;
     }, 20_000, 'every job given up');
-    await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'the bus to be idle');
+    await idle(engram);
     for (const cause of Object.keys(CAUSES) as Cause[]) {
       const [dead] = (await engram.api('GET', path(cause, 'extraction/dead-letters'))).json.data;
       assert.equal([dead.reason, dead.last_error], [CAUSES[cause].dead, CAUSES[cause].reason], cause);

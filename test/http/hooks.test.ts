@@ -8,8 +8,7 @@ import http from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
+import { idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { fixture, releaseExtractor, transcriptOf, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -177,7 +176,7 @@ test('a body over the limit gets 413, declared or streamed, and nothing of it is
   assert.match(JSON.parse(streamed.body).error.message, /ENGRAM_TRANSCRIPT_MAX_BYTES/);
 
   // Once nothing is queued, nothing of the refused uploads reached extraction.
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  await idle(engram);
   assert.is(upstream.extractionRequests().filter((r) => JSON.stringify(r.json).includes('ee098856')).length, 0);
   const whole = await upload(agent, 'copilot/stop', base);
   assert.is(whole.status, 202, 'the refused uploads left no mark: the same session is new');

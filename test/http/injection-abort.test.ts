@@ -2,8 +2,10 @@
  * A client that leaves while its request's memories are being found takes that work with
  * it: the query's embedding request (to ENGRAM_EMBEDDINGS_URL) is closed, nothing goes
  * upstream, the request log says `aborted`, and no reflection is counted as used for a
- * request that never sent it. The embeddings endpoint is a scripted `/v1/embeddings` on a
- * real port, as in `embeddings-down.test.ts`; the rest is the real proxy over real HTTP.
+ * request that never sent it. The same holds for an MCP `recall` whose client goes and
+ * for a reflection search (`?q=`) whose asker goes. The embeddings endpoint is a scripted
+ * `/v1/embeddings` on a real port, as in `embeddings-down.test.ts`; the rest is the real
+ * proxy, MCP server and management API over real HTTP.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 /** Vectors from letter counts: deterministic, and the same text gives the same vector. */
@@ -129,6 +131,89 @@ test('a client leaving during injection: the embedding request is closed, nothin
     assert.is(answered.headers.get('x-engram-injected'), '1', 'the reflection is the one this question finds');
     await answered.text();
     await eventually(async () => ((await engram.reflections(agent))[0].use_count === 1 ? true : undefined), 10_000, 'the use counted');
+  } finally {
+    await engram.close();
+    await upstream.close();
+    await embeddings.close();
+  }
+});
+
+/** An MCP client of `agent` over the real Streamable HTTP transport. */
+async function mcpClient(agent: TestAgent): Promise<Client> {
+  const client = new Client({ name: 'injection-abort', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.baseUrl}/v0/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.token}` } } }));
+  return client;
+}
+
+test('an MCP client leaving during recall: the embedding request is closed, nothing marked used', async () => {
+  const embeddings = await embeddingsEndpoint();
+  const upstream = await startScriptedUpstream();
+  const log: string[] = [];
+  const engram = await startEngram({ 'embeddings-url': embeddings.url, 'embeddings-model': 'test-embed' }, undefined, { log });
+  try {
+    const agent = await engram.createAgent(upstream.url, { memory: { min_score: 0 } });
+    await remember(agent, MEMORY);
+
+    embeddings.hold(true);
+    const leaving = await mcpClient(agent);
+    const recalling = leaving.callTool({ name: 'recall', arguments: { query: QUESTION } }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    const [held] = await eventually(async () => (embeddings.held.length > 0 ? embeddings.held : undefined), 10_000, 'the query to be embedded');
+    // Closing its transport ends the call's HTTP request: the stateless server's tool handler sees its signal abort.
+    await leaving.close();
+    assert.ok(await recalling, 'the call did not complete');
+    assert.ok(await closedWithin(held.closed, 5_000), 'Engram closed the embedding request when the client left');
+    assert.is(embeddings.held.length, 1);
+    assert.is((await engram.reflections(agent))[0].use_count, 0, 'not used by a call that has gone');
+    assert.equal(log.filter((line) => JSON.parse(line).level >= 50), [], 'a client leaving is not an error');
+
+    // Asked by a client that stays: found, and its use counted.
+    embeddings.hold(false);
+    const staying = await mcpClient(agent);
+    try {
+      const found = await staying.callTool({ name: 'recall', arguments: { query: QUESTION } });
+      assert.not.ok(found.isError, JSON.stringify(found));
+      assert.match(JSON.stringify(found.structuredContent), 'tools/deploy.sh');
+    } finally {
+      await staying.close();
+    }
+    assert.is((await engram.reflections(agent))[0].use_count, 1);
+  } finally {
+    await engram.close();
+    await upstream.close();
+    await embeddings.close();
+  }
+});
+
+test('a person leaving a reflection search (?q=): the embedding request is closed', async () => {
+  const embeddings = await embeddingsEndpoint();
+  const upstream = await startScriptedUpstream();
+  const log: string[] = [];
+  const engram = await startEngram({ 'embeddings-url': embeddings.url, 'embeddings-model': 'test-embed' }, undefined, { log });
+  try {
+    const agent = await engram.createAgent(upstream.url);
+    await remember(agent, MEMORY);
+    const search = (signal?: AbortSignal) =>
+      fetch(`${engram.url}/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections?q=${encodeURIComponent(QUESTION)}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal });
+
+    embeddings.hold(true);
+    const leaving = new AbortController();
+    const searching = search(leaving.signal).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    const [held] = await eventually(async () => (embeddings.held.length > 0 ? embeddings.held : undefined), 10_000, 'the query to be embedded');
+    leaving.abort();
+    assert.is((await searching)?.name, 'AbortError');
+    assert.ok(await closedWithin(held.closed, 5_000), 'Engram closed the embedding request when the person left');
+    assert.equal(log.filter((line) => JSON.parse(line).level >= 50), [], 'a person leaving is not an error');
+
+    embeddings.hold(false);
+    const found = await search();
+    assert.is(found.status, 200);
+    assert.match(JSON.stringify(await found.json()), 'tools/deploy.sh');
   } finally {
     await engram.close();
     await upstream.close();

@@ -12,9 +12,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { startScriptedUpstream, type ExtractedReflection, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { onNatsReplicas, onSqlite } from '../support/engines.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 
 const test = suite<{ upstream: ScriptedUpstream }>('memory you can trust');
 
@@ -56,11 +55,6 @@ async function turn(upstream: ScriptedUpstream, agent: TestAgent, messages: Mess
   const { data, response } = await client.chat.completions.create({ model: 'gpt-test', messages }).withResponse();
   const sent = upstream.conversationRequests().at(-1)!;
   return { reply: data.choices[0].message, requestId: response.headers.get('x-engram-request-id')!, sent: sent.json.messages as any[], raw: sent.raw.toString('utf8') };
-}
-
-/** Idle: every settled conversation's extraction job has run. */
-async function idle(engram: TestEngram): Promise<void> {
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 15_000, 'an empty extraction queue');
 }
 
 /** A request's log entry through the API, once written (just after its answer), read through `engram`. */

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -51,8 +51,13 @@ async function reflections(engram: TestEngram, agent: TestAgent): Promise<any[]>
   return listed.json.data;
 }
 
-async function quiet(ms = 400) {
-  await new Promise((resolve) => setTimeout(resolve, ms));
+/** Idle once the agent's `count` turns have ended (each is logged when it ends, after any job it publishes) and no extraction job is left. */
+async function turnsEnded(engram: TestEngram, agent: TestAgent, count: number): Promise<void> {
+  await eventually(async () => {
+    const listed = await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/requests`);
+    return listed.json.data.length >= count ? true : undefined;
+  }, 10_000, `${count} request log entries`);
+  await idle(engram);
 }
 
 test('failed upstream answers and client aborts teach nothing', async ({ upstream, engram }) => {
@@ -75,7 +80,7 @@ test('failed upstream answers and client aborts teach nothing', async ({ upstrea
   assert.is(errored.status, 200);
   assert.match(await errored.text(), /"error"/, 'the upstream error event is relayed');
 
-  await quiet(600);
+  await turnsEnded(engram, agent, 4);
   assert.equal(await reflections(engram, agent), []);
   assert.is(upstream.extractionRequests().length, before, 'no extraction call was made');
 });
@@ -88,7 +93,7 @@ test('an exchange the client aborts mid-stream aborts the upstream and teaches n
   await reader.read();
   await reader.cancel();
   await eventually(async () => (upstream.conversationRequests().at(-1)!.abandoned ? true : undefined), 2000, 'the upstream request to be aborted');
-  await quiet(600);
+  await turnsEnded(engram, agent, 1);
   assert.equal(await reflections(engram, agent), []);
 });
 
@@ -137,7 +142,7 @@ test('secrets never reach a reflection, the queue, the extraction call or the fi
     const found = await reflections(engram, agent);
     return found.length >= 3 ? found : undefined;
   });
-  await quiet(200);
+  await idle(engram);
   const haystacks = [
     JSON.stringify(stored),
     JSON.stringify(upstream.extractionRequests().map((request) => request.json)),

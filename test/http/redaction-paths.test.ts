@@ -19,9 +19,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 import type { ExtractedReflection } from '../support/scripted-upstream/types.js';
 import { cleanEnv, runCli } from '../support/cli.js';
-import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { natsServerBinary, startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { fixture, upload } from '../support/transcripts.js';
 import { SAMPLES, secretParts, type Sample } from '../fixtures/secrets/corpus.js';
 
@@ -237,7 +236,7 @@ function redactionSuite(bus: 'sqlite' | 'nats'): void {
     const stores = () => [engram.dataDir, ...(nats ? [nats.dir] : [])];
     // Every job above is done (their reflections were waited for), and the bus is drained.
     await eventually(async () => (fs.existsSync(path.join(engram.dataDir, 'engram.db')) ? true : undefined), 2000, 'the database file');
-    await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'the extraction queue to drain');
+    await idle(engram);
 
     let exported = '';
     for (const agent of agents) {

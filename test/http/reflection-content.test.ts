@@ -9,9 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { cleanEnv, runCli } from '../support/cli.js';
-import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 const FRAGMENT = 'The s';
@@ -58,7 +57,7 @@ test('extraction stores what says something and drops, and counts, a fragment', 
   await answered.text();
   await engram.waitForReflections(agent, 1);
   // Idle: the job is done, so nothing more can be stored.
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'the bus to be idle');
+  await idle(engram);
   assert.equal((await engram.reflections(agent)).map((r: { content: string }) => r.content), ['Staging runs on port 8443.']);
   assert.is(await droppedNoContent(engram), 1);
 });

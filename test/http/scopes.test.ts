@@ -11,8 +11,7 @@ import OpenAI from 'openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
+import { eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { fixture, releaseExtractor, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -224,7 +223,7 @@ test('Claude Code’s session title request is its own chore: no memory goes int
   assert.is(turnEntry.injected.length, 1);
 
   const stored = await engram.waitForReflections(agent, 2);
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  await idle(engram);
   assert.is(upstream.extractionRequests().length, extractions + 1, 'one extraction: the session’s conversation, not its title request');
   const lesson = (await engram.reflections(agent)).filter((r: any) => r.content.includes('make test-gamma-app'));
   assert.is(lesson.length, 1, JSON.stringify(stored));

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EXTRACTION_SUBJECT, type UnredactedJob } from '../../src/memory/extraction-job.js';
-import { eventually, startEngram } from '../support/engram.js';
+import { idle, startEngram } from '../support/engram.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 const KEY = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a';
@@ -46,7 +46,7 @@ test('a queued extraction job holds no conversation text in the database bytes; 
     assert.match(call.raw.toString('utf8'), 'violet-heron-7731');
     assert.not.match(call.raw.toString('utf8'), KEY, 'redacted before it is sent for extraction');
     assert.match(call.raw.toString('utf8'), '[REDACTED:github_token]');
-    await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 5_000, 'the job acked');
+    await idle(engram);
   } finally {
     await engram.close();
     await upstream.close();

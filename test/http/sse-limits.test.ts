@@ -10,9 +10,8 @@ import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import WebSocket from 'ws';
 import * as assert from 'uvu/assert';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestEngram } from '../support/engram.js';
+import { idle, startEngram, type TestEngram } from '../support/engram.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -100,7 +99,7 @@ test('the client gets every byte, the answer is not learnt, and the server keeps
   assert.is(normal.status, 200);
   assert.match(await normal.text(), /data: \[DONE\]/);
   const learnt = await engram.waitForReflections(agent, 1);
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
+  await idle(engram);
 
   assert.equal(learnt.map((reflection) => reflection.content), ['the build runs on Fridays']);
   assert.equal((await engram.reflections(agent)).length, 1);

@@ -12,9 +12,8 @@ import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ExtractedReflection, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { natsServerBinary, startNatsServer } from '../support/nats-server.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction.js';
 
 interface Context {
   upstream: ScriptedUpstream;
@@ -62,11 +61,6 @@ async function chat(agent: TestAgent, conversation: string, text: string) {
   assert.is(response.status, 200, await response.clone().text());
   await response.text();
   return Number(response.headers.get('x-engram-injected'));
-}
-
-/** Idle: every settled conversation's extraction job has run (none queued, none running). */
-async function idle(engram: TestEngram): Promise<void> {
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty extraction queue');
 }
 
 async function recalled(agent: TestAgent, query: string): Promise<string[]> {

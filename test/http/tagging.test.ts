@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { TAGGING_SUBJECT } from '../../src/memory/tagging-job.js';
 import { cleanEnv, runCli } from '../support/cli.js';
-import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, eventually, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 import { natsServerBinary, startNatsServer, type NatsServer } from '../support/nats-server.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
@@ -64,12 +64,6 @@ async function chat(agent: TestAgent, content: string, conversation: string) {
 const reflectionOf = async (engram: TestEngram, agent: TestAgent, id: string) =>
   (await engram.api('GET', `/v0/orgs/${agent.orgId}/agents/${agent.agentId}/reflections/${id}`)).json;
 
-/** No extraction or tagging job stored, waiting or running: what is learnt is learnt. */
-async function idle(engram: TestEngram): Promise<void> {
-  const { bus } = engram.running.deps;
-  await eventually(async () => ((await bus.pending(EXTRACTION_SUBJECT)) + (await bus.pending(TAGGING_SUBJECT)) === 0 ? true : undefined), 15_000, 'the bus to be idle');
-}
-
 /** The loop: remembered untagged, not found by a paraphrase; a conversation settles; tagged; found. */
 async function taggingLoop(engram: TestEngram, upstream: ScriptedUpstream): Promise<void> {
   const agent = await engram.createAgent(upstream.url);
@@ -85,7 +79,7 @@ async function taggingLoop(engram: TestEngram, upstream: ScriptedUpstream): Prom
   const extractions = upstream.extractionRequests().length;
   assert.is(await chat(agent, 'REMEMBER: The storybook runs with npm run storybook.', 'teach'), 0);
   await eventually(async () => (upstream.extractionRequests().length > extractions ? true : undefined), 10_000, 'the extraction call');
-  await idle(engram);
+  await idle(engram, [EXTRACTION_SUBJECT, TAGGING_SUBJECT]);
 
   const tagged = await reflectionOf(engram, agent, id);
   assert.equal([tagged.tags, tagged.tags_by], [TAGS, 'tagging']);
@@ -190,7 +184,7 @@ test('a refused tagging call is a dead letter with its kind and reason, retried 
     upstream.setTagger(tagger);
     const retried = await cli(engram, agent, 'dead-letters', 'retry', dead.id);
     assert.is(retried.code, 0, retried.stderr);
-    await idle(engram);
+    await idle(engram, [EXTRACTION_SUBJECT, TAGGING_SUBJECT]);
     assert.is((await reflectionOf(engram, agent, id)).tags_by, 'tagging');
     assert.is(await metric(engram, /^engram_extraction_dead_letters\{kind="tagging"\}/), 0);
     assert.is(await metric(engram, /^engram_tagging_calls_total\{outcome="ok"\}/), 1);

@@ -8,9 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestEngram } from '../support/engram.js';
+import { idle, startEngram, type TestEngram } from '../support/engram.js';
 import { fixture, releaseExtractor, transcriptOf, upload } from '../support/transcripts.js';
 
 interface Context {
@@ -31,11 +30,6 @@ test.after(async ({ upstream, engram }) => {
   await engram.close();
   await upstream.close();
 });
-
-/** Idle: no extraction job stored, waiting or running, so every call one would make has been made. */
-async function idle(engram: TestEngram): Promise<void> {
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 15_000, 'an empty extraction queue');
-}
 
 interface Case {
   name: string;
@@ -111,8 +105,9 @@ for (const c of CASES) {
     ]);
     assert.ok(stored.every((r) => r.source === 'transcript'));
 
+    await idle(engram);
     const [extraction] = upstream.extractionRequests();
-    assert.is(upstream.extractionRequests().length, 1);
+    assert.is(upstream.extractionRequests().length, 1, 'one call');
     assert.is(extraction.path.split('?')[0], c.upstreamPath);
     assert.is(extraction.json.model, c.model);
     const transcript = transcriptOf(extraction);
@@ -157,6 +152,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     assert.is(one.status, 202);
     assert.is(one.json.turns, 2);
     await engram.waitForReflections(agent, 1);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 1);
     assert.match(transcriptOf(upstream.extractionRequests()[0]), /^<turn n="0" role="user">\nRemember[^]*role="assistant">\nNoted[^\n]*\n<\/turn>$/);
 
@@ -169,6 +165,7 @@ test('a grown file extracts only its new turns; an identical one does no extract
     assert.is(two.json.turns, 6);
     assert.is(two.json.queued_turns, 4, 'only the turns after the watermark');
     await engram.waitForReflections(agent, 2);
+    await idle(engram);
     assert.is(upstream.extractionRequests().length, 2);
     const second = transcriptOf(upstream.extractionRequests()[1]);
     assert.match(second, /^<turn n="\d+" role="user">\nWhat is the first step of the release checklist\?/);
@@ -318,7 +315,7 @@ test('a long new part is extracted in several bounded calls, oldest first, each 
     const answer = await upload(agent, 'copilot/stop', lines.join('\n') + '\n');
     assert.is(answer.json.turns, 80);
     assert.ok(answer.json.queued_turns < 80 && answer.json.queued_turns > 20, `bounded by max bytes x max chunks: ${answer.json.queued_turns}`);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await idle(engram);
     const calls = upstream.extractionRequests().map(transcriptOf);
     // Turns are packed in order, so the budget of 4 calls' text may take a few more calls.
     assert.ok(calls.length >= 2 && calls.length <= 8, `${calls.length} calls`);

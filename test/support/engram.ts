@@ -8,6 +8,7 @@ import path from 'node:path';
 import { loadConfig, type Overrides } from '../../src/config.js';
 import { start, type Running } from '../../src/main.js';
 import type { Deps } from '../../src/deps.js';
+import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 
 export const ADMIN_TOKEN = 'egm_admin_hf9HJTIwSqmr3lzjuSKuTPE11cRcOuXTcZ62jS1uv-M';
 
@@ -100,4 +101,24 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * Waits until the system is idle: no job of `subjects` (the extraction queue unless told)
+ * stored, waiting or running, so every call such a job would make has been made and what
+ * it learns is learnt. Assert absence ("no extraction call", "nothing stored") after this,
+ * never after a fixed sleep a late job would outlast. A turn still under way publishes its
+ * job when it ends: read its answer (or wait for its request log entry) first.
+ */
+export async function idle(engram: TestEngram, subjects: readonly string[] = [EXTRACTION_SUBJECT], timeoutMs = 15_000): Promise<void> {
+  const { bus } = engram.running.deps;
+  await eventually(
+    async () => {
+      // In order, one at a time: a job publishes its follow-up (extraction -> tagging) before it is acked.
+      for (const subject of subjects) if ((await bus.pending(subject)) > 0) return undefined;
+      return true;
+    },
+    timeoutMs,
+    `no ${subjects.join(' or ')} job stored, waiting or running`,
+  );
 }

@@ -183,7 +183,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
   app.get<{ Params: AgentParams; Querystring: ReflectionQuery }>(
     '/v0/orgs/:org/agents/:agent/reflections',
     agentRead,
-    async (request) => {
+    async (request, reply) => {
       const { agent } = await findAgent(control, request.params);
       const query = request.query;
       const q = queryString(query.q, 'q')?.trim() ?? '';
@@ -201,7 +201,15 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
         if (status !== 'current') throw invalid('status', 'A search (`q`) finds current reflections only: leave `status` out');
         // With a scope or user, a search finds what a conversation of them would see.
         const visible = scope === undefined && user === undefined ? undefined : { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
-        const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: limit + offset, kind, visible });
+        // The search stops when the person asking goes (its embedding request is closed):
+        // there is no one to answer then, and a person leaving is not an error to log.
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: limit + offset, kind, visible, signal: gone.signal }).catch((error: unknown) => {
+          if (gone.signal.aborted) return undefined;
+          throw error;
+        });
+        if (!found) return reply.hijack();
         return { query: q, data: found.results.slice(offset).map(searchedReflectionWire), limit, offset, bar: found.bar };
       }
       if (conversation !== undefined) {

@@ -30,11 +30,12 @@ export function registerRecall(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ query, kind, limit, project }) => {
+    // `signal` aborts when the call's HTTP request closes (the client went away or closed its transport).
+    async ({ query, kind, limit, project }, { signal }) => {
       const visible = callVisibility(context, project);
       if (!visible) return badProject(project);
       const agent = await context.agent();
-      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible });
+      const found = await recall(context.search, agent, { query, kind, limit: limit ?? 5, visible, signal });
       // Ranked by the search; each shown with its relevance on the agent's one scale (that of `min_score`).
       const relevance = meaningRelevance(context.search.embedder, agent);
       const results = found.map((result) => ({
