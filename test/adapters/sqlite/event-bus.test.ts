@@ -77,7 +77,9 @@ sqlite('two buses on one file (two processes) never deliver one message twice', 
     const subA = busA.consume<number>('jobs', handler, { concurrency: 3 });
     const subB = busB.consume<number>('jobs', handler, { concurrency: 3 });
     await waitFor(() => seen.length >= 40, 5000, 'all jobs');
-    await sleep(100);
+    // Idle: every message acked (an acked message is gone, so none can come again), and the
+    // handlers still running finished by stop.
+    await waitFor(async () => (await busA.pending('jobs')) === 0, 5000, 'nothing pending');
     await Promise.all([subA.stop(), subB.stop()]);
     assert.is(seen.length, 40);
     assert.equal([...seen].sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
@@ -184,7 +186,8 @@ sqlite('a stale nak after redelivery does not disturb the newer delivery', async
     { ackWaitMs: 80, concurrency: 2 },
   );
   await waitFor(() => attempts.length >= 2);
-  await sleep(200);
+  // Idle: the message acked and gone, so no delivery can follow; stop waits for a handler still running.
+  await waitFor(async () => (await bus.pending('s')) === 0, 5000, 'nothing pending');
   await sub.stop();
   assert.equal(attempts, [1, 2]);
   assert.is(await bus.pending('s'), 0);
