@@ -1,7 +1,7 @@
 /**
  * The one catalogue of Engram's own errors: stable code, HTTP status, and the error
  * type each protocol family uses for it. Each protocol renders an `EngramError` into its
- * own envelope in exactly one function (`ProtocolAdapter.renderError`).
+ * own envelope in exactly one function (`ErrorRenderer.renderError`).
  */
 export const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error', anthropic: 'invalid_request_error', message: 'Request body is not valid JSON' },

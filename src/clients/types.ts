@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PlaceMarkers } from '../domain/scope.js';
 import type { ProtocolId } from '../domain/types.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ConversationReader, JsonObject, MessageKinds, RequestCodec } from '../protocols/types.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import type { HookSpec } from '../connect/hooks.js';
 import type { ConnectRecipe } from '../connect/types.js';
@@ -42,7 +42,7 @@ export interface SessionSignal {
   /** A session id in the body, read for requests of the protocols listed. */
   body?: {
     protocols: readonly ProtocolId[];
-    read(body: JsonObject, adapter: ProtocolAdapter): string | undefined;
+    read(body: JsonObject, adapter: ConversationReader): string | undefined;
   };
 }
 
@@ -59,7 +59,7 @@ export interface PlaceSignals extends PlaceMarkers {
 }
 
 /** A housekeeping request of the client's own: answered, never learnt from. */
-export type ChoreRule = (adapter: ProtocolAdapter, body: JsonObject) => boolean;
+export type ChoreRule = (adapter: RequestCodec & MessageKinds & ConversationReader, body: JsonObject) => boolean;
 
 /** The client's transcript format, and the words its upload path takes. */
 export interface TranscriptProfile extends TranscriptFormat {

@@ -11,11 +11,11 @@
  * (`ClientProfile.chores`), which count whatever the request's session.
  */
 import { sessionDigestOf } from '../control/conversation-id.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ConversationReader, JsonObject, MessageKinds, RequestCodec } from '../protocols/types.js';
 import { CLIENTS } from '../clients/index.js';
 import type { ClientProfile } from '../clients/types.js';
 
-export function isClientChore(adapter: ProtocolAdapter, body: JsonObject, conversationId: string, clients: readonly ClientProfile[] = CLIENTS): boolean {
+export function isClientChore(adapter: RequestCodec & MessageKinds & ConversationReader, body: JsonObject, conversationId: string, clients: readonly ClientProfile[] = CLIENTS): boolean {
   const generic = sessionDigestOf(conversationId) !== undefined && adapter.structuredAnswer(body) && adapter.offeredTools(body).length === 0;
   return generic || clients.some(({ chores }) => chores?.some((chore) => chore(adapter, body)));
 }

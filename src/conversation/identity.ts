@@ -19,7 +19,7 @@ export { answeredConversationId, partitionedConversationId } from '../control/co
 import type { Turn } from '../domain/transcript.js';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../ports/index.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { ConversationReader, JsonObject, MessageKinds, ProtocolAdapter, RequestCodec } from '../protocols/types.js';
 import { CLIENTS } from '../clients/index.js';
 import type { ClientProfile } from '../clients/types.js';
 
@@ -50,7 +50,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
  * The session the request names: a session header of any client first (in `clients`'
  * order), then a body signal of a client speaking this protocol.
  */
-function clientSession(adapter: ProtocolAdapter, body: JsonObject, headers: IncomingHttpHeaders, clients: readonly ClientProfile[] = CLIENTS): string | undefined {
+function clientSession(adapter: Pick<ProtocolAdapter, 'id'> & ConversationReader, body: JsonObject, headers: IncomingHttpHeaders, clients: readonly ClientProfile[] = CLIENTS): string | undefined {
   for (const { session } of clients) {
     for (const name of session?.headers ?? []) {
       const value = header(headers, name);
@@ -67,7 +67,7 @@ function clientSession(adapter: ProtocolAdapter, body: JsonObject, headers: Inco
 
 /** `chained`: the conversation of the response this request continues, if any. */
 export function conversationName(
-  adapter: ProtocolAdapter,
+  adapter: Pick<ProtocolAdapter, 'id'> & ConversationReader & RequestCodec & MessageKinds,
   body: JsonObject,
   headers: IncomingHttpHeaders,
   chained?: string,
@@ -87,7 +87,7 @@ export function conversationName(
  * read message by message as they are asked for, so a continuation found by its first
  * answer reads one message.
  */
-function* earlierAnswers(adapter: ProtocolAdapter, body: JsonObject): Generator<Turn> {
+function* earlierAnswers(adapter: ConversationReader & RequestCodec & MessageKinds, body: JsonObject): Generator<Turn> {
   let given = 0;
   for (const message of adapter.messages(body)) {
     if (adapter.isUserInput(message) || adapter.isToolResult(message) || adapter.isSystemEntry(message)) continue;

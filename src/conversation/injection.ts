@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { ConversationState, Insertion, InsertionKind } from '../domain/conversation-state.js';
 import { stableJson } from '../protocols/shared.js';
 import { spliceArrayElements } from '../protocols/json-splice.js';
-import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
+import type { JsonObject, MessageKinds, RequestCodec } from '../protocols/types.js';
 import { turnQuery } from '../memory/turn-query.js';
 
 /** Identity of a client message, blind to the `cache_control` markers clients move. */
@@ -40,7 +40,7 @@ export interface InjectionPlan {
  * a conversation's first turn, from its newest user input on, not the whole history a
  * client may open with (Codex's environment context, a resumed session).
  */
-export function planInjection(adapter: ProtocolAdapter, messages: unknown[], state: ConversationState): InjectionPlan {
+export function planInjection(adapter: MessageKinds, messages: unknown[], state: ConversationState): InjectionPlan {
   const kept: Insertion[] = [];
   let seen = Math.min(state.seenMessages, messages.length);
   for (const insertion of [...state.insertions].sort((a, b) => a.index - b.index)) {
@@ -65,13 +65,13 @@ export function planInjection(adapter: ProtocolAdapter, messages: unknown[], sta
 }
 
 /** Index of the newest user input at or before `last`, or 0 when there is none. */
-function newestUserInput(adapter: ProtocolAdapter, messages: unknown[], last: number): number {
+function newestUserInput(adapter: MessageKinds, messages: unknown[], last: number): number {
   for (let i = last; i >= 0; i--) if (adapter.isUserInput(messages[i])) return i;
   return 0;
 }
 
 /** The message list with every insertion applied (copies only the messages it changes). */
-export function applyInsertions(adapter: ProtocolAdapter, messages: unknown[], insertions: Insertion[]): unknown[] {
+export function applyInsertions(adapter: RequestCodec, messages: unknown[], insertions: Insertion[]): unknown[] {
   if (insertions.length === 0) return messages;
   const result = messages.slice();
   for (const insertion of insertions) result[insertion.index] = adapter.appendText(result[insertion.index], insertion.block);
@@ -85,7 +85,7 @@ export function applyInsertions(adapter: ProtocolAdapter, messages: unknown[], i
  * upstream holds the first messages itself: only insertions past them are applied.
  */
 export function forwardedBody(
-  adapter: ProtocolAdapter,
+  adapter: RequestCodec,
   base: { raw: Buffer; body: JsonObject; offset: number },
   allMessages: unknown[],
   allInsertions: Insertion[],

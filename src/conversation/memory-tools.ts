@@ -15,7 +15,7 @@
  * Pure: the inject step asks, and places what it decides (DESIGN section 6).
  */
 import { ENGRAM_TOOL_MARKER, ENGRAM_TOOLS, RECALL_TOOL } from '../domain/engram-tools.js';
-import type { OfferedTool, ProtocolAdapter, ToolRef } from '../protocols/types.js';
+import type { MessageKinds, OfferedTool, ToolRef } from '../protocols/types.js';
 
 /** Engram's own name for a tool (`recall`, ...), when `tool` is one of Engram's under some client's form. */
 export function engramToolName(tool: ToolRef & { description?: string }, servers: readonly string[]): string | undefined {
@@ -69,7 +69,7 @@ export type Nudge = 'periodic' | 'failure';
  * reminder, `lastReminder` of the latest carrying a reminder; -1 when none does.
  */
 export function reminderDue(
-  adapter: ProtocolAdapter,
+  adapter: MessageKinds,
   messages: readonly unknown[],
   carrier: number,
   nudges: { lastNudge: number; lastReminder: number },
@@ -87,7 +87,7 @@ export function reminderDue(
   return turns >= REMINDER_EVERY ? 'periodic' : undefined;
 }
 
-function turnsBetween(adapter: ProtocolAdapter, messages: readonly unknown[], from: number, to: number): number {
+function turnsBetween(adapter: MessageKinds, messages: readonly unknown[], from: number, to: number): number {
   let turns = 0;
   for (let i = from + 1; i <= to; i++) if (adapter.isUserInput(messages[i]) || adapter.isToolResult(messages[i])) turns++;
   return turns;

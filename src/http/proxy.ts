@@ -24,7 +24,7 @@ import { upstreamUrl } from '../domain/base-urls.js';
 import { createRetrieval } from '../memory/retrieval.js';
 import { memorySearchDeps } from './memory-search-deps.js';
 import { DEFAULT_PROTOCOL, modelsDialect, PROTOCOLS } from '../protocols/index.js';
-import type { ProtocolAdapter } from '../protocols/types.js';
+import type { ErrorRenderer, UpstreamEndpoint } from '../protocols/types.js';
 import { agentTokenOf, authenticateFromHeaders, closeIfBodyPending } from './before-body.js';
 import { httpSink } from './http-sink.js';
 import type { RequestLimits } from './request-limits.js';
@@ -39,7 +39,7 @@ const PREFIXES = [AGENT_PREFIX, ''] as const;
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The protocol whose envelope renders this route's errors. */
-    protocol?: ProtocolAdapter;
+    protocol?: ErrorRenderer;
   }
 }
 
@@ -130,7 +130,7 @@ function tokenRoutes(app: FastifyInstance, deps: Deps, flow: ConversationFlow, p
   }
 
   /** Requests Engram does not learn from: authenticated, re-keyed and relayed as they are. */
-  const passThrough = (adapterFor: (request: FastifyRequest) => ProtocolAdapter, path: string) =>
+  const passThrough = (adapterFor: (request: FastifyRequest) => UpstreamEndpoint, path: string) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const { agent } = agentTokenOf(request);
       const secrets = await deps.control.agentSecrets(agent.id);

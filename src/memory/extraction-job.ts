@@ -98,7 +98,7 @@ export interface BuildExtractionJobInput {
   user?: string;
   /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
   cleaned?: CleanedTurns;
-  /** The conversation's instruction texts (`ProtocolAdapter.instructions`), most specific first. */
+  /** The conversation's instruction texts (`ConversationReader.instructions`), most specific first. */
   instructions?: readonly string[];
 }
 
@@ -150,7 +150,7 @@ export interface UnredactedJob extends JobHeader {
   unredacted: true;
   /** `firstTurn` .. `turnCount - 1`: the turns that may fit once redacted (`redactJob` keeps the newest that do). */
   turns: UnredactedTurn[];
-  /** The instruction texts (`ProtocolAdapter.instructions`), their first `INSTRUCTION_READ` shares only. */
+  /** The instruction texts (`ConversationReader.instructions`), their first `INSTRUCTION_READ` shares only. */
   instructions?: string[];
   /** Or, when this process split the same texts before, their units (`instructionUnits`), redacted. */
   instructionUnits?: string[];

@@ -1,7 +1,7 @@
 /**
  * The conversation's own instructions as an extraction job carries them: the sentences of
  * its system prompt, system and developer entries and the instruction files the client
- * puts in context (`ProtocolAdapter.instructions`), so extraction neither asks for nor
+ * puts in context (`ConversationReader.instructions`), so extraction neither asks for nor
  * stores what they already say (`restatement.ts`). Cleaned like the turns (Engram's blocks
  * stripped, secrets redacted), deduplicated, and bounded: extraction is never sent a
  * secret or a whole 40 KB system prompt.

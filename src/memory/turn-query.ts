@@ -22,7 +22,7 @@
 import { headAndTail, oneLine, STOPWORDS, tail, truncateEnd, withoutNoiseLines, words } from '../domain/text.js';
 import { reflectionIdsIn } from './reflection-id.js';
 import { isObject } from '../protocols/shared.js';
-import type { ProtocolAdapter, ToolCall } from '../protocols/types.js';
+import type { MessageKinds, ToolCall } from '../protocols/types.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { cleanLines, isErrorLine } from './tool-output.js';
 
@@ -89,7 +89,7 @@ export interface TurnQuery {
 }
 
 /** What the messages `from`..`to` (inclusive) of a conversation give retrieval to search for. */
-export function turnQuery(adapter: ProtocolAdapter, messages: readonly unknown[], span: { from: number; to: number }): TurnQuery {
+export function turnQuery(adapter: MessageKinds, messages: readonly unknown[], span: { from: number; to: number }): TurnQuery {
   const typed: string[] = [];
   let typedChars = 0;
   const found: Found = { errors: [], commands: [], callPaths: [], outputPaths: [], shown: new Set() };
@@ -167,7 +167,7 @@ function compose(lead: string, toolLines: string[]): string {
  * lines and paths, or, for a result showing Engram's own memories, the ids it shows.
  * Returns the characters read.
  */
-function readResult(adapter: ProtocolAdapter, message: unknown, room: number, found: Found): number {
+function readResult(adapter: MessageKinds, message: unknown, room: number, found: Found): number {
   let read = 0;
   const errors: string[] = [];
   const paths: string[] = [];

@@ -33,7 +33,7 @@ export function appendToContent(content: unknown, text: string): unknown {
 }
 
 /** Common checks of a request body; protocol-specific checks follow in each adapter. */
-export function requireBasics(body: unknown, messagesField: string): asserts body is JsonObject {
+export function requireBasics<F extends string>(body: unknown, messagesField: F): asserts body is JsonObject & Record<F, unknown[]> {
   if (!isObject(body)) throw new EngramError('invalid_request', 'The request body must be a JSON object');
   if (typeof body.model !== 'string' || body.model.length === 0) {
     throw new EngramError('missing_model', 'you must provide a model parameter', { param: 'model' });

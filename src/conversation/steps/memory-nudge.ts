@@ -10,7 +10,7 @@ import type { Visibility } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../../memory/engram-blocks.js';
 import { visibleRootIndex, type RootIndexDeps } from '../../memory/root-index.js';
-import type { ProtocolAdapter } from '../../protocols/types.js';
+import type { MessageKinds } from '../../protocols/types.js';
 import { newInsertion } from '../injection.js';
 import { reminderDue, type MemoryTools, type Nudge } from '../memory-tools.js';
 
@@ -19,7 +19,7 @@ const INDEX_TAG = Buffer.from(INDEX_OPEN.slice(1, -1));
 
 /** Where the nudge goes and what the conversation already holds. */
 export interface NudgeDraft {
-  adapter: ProtocolAdapter;
+  adapter: MessageKinds;
   /** The client's bytes, which may hold the index a session-start hook gave. */
   raw: Buffer;
   messages: unknown[];

@@ -51,14 +51,13 @@ function textPieces(content: unknown): string[] {
 }
 
 /** The functions an assistant message calls: `tool_calls`, and the legacy single `function_call`. */
-function calledFunctions(message: unknown): JsonObject[] {
+function calledFunctions(message: unknown): Array<JsonObject & { name: string }> {
   if (!isObject(message) || message.role !== 'assistant') return [];
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   const legacy = isObject(message.function_call) ? [{ function: message.function_call }] : [];
-  return [...calls, ...legacy].flatMap((call) => {
-    const fn = isObject(call) && isObject(call.function) ? call.function : undefined;
-    return fn && typeof fn.name === 'string' ? [fn] : [];
-  });
+  return [...calls, ...legacy]
+    .map((call) => (isObject(call) && isObject(call.function) ? call.function : undefined))
+    .filter((fn): fn is JsonObject & { name: string } => isObject(fn) && typeof fn.name === 'string');
 }
 
 const isToolMessage = (message: unknown): message is JsonObject => isObject(message) && (message.role === 'tool' || message.role === 'function');
@@ -92,14 +91,14 @@ export const chatCompletions: ProtocolAdapter = {
 
   validate(body: unknown): asserts body is JsonObject {
     requireBasics(body, 'messages');
-    (body.messages as unknown[]).forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+    body.messages.forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
   },
   isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',
   isToolResult: isToolMessage,
   toolResultFailed: (message) => isToolMessage(message) && looksLikeFailure(contentText(message.content)),
-  calledTools: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string })),
-  toolCalls: (message) => calledFunctions(message).map((fn) => ({ name: fn.name as string, input: toolInput(fn.arguments) })),
+  calledTools: (message) => calledFunctions(message).map((fn) => ({ name: fn.name })),
+  toolCalls: (message) => calledFunctions(message).map((fn) => ({ name: fn.name, input: toolInput(fn.arguments) })),
   toolOutputs: (message) => (isToolMessage(message) ? textPieces(message.content) : []),
   structuredAnswer: (body) => isJsonFormat(body.response_format),
   offeredTools(body) {

@@ -35,8 +35,7 @@ function blocksOf(content: unknown): JsonObject[] {
 /** What the user typed: text blocks that are not client-side context. */
 function typedText(content: unknown): string {
   return blocksOf(content)
-    .filter((block) => block.type === 'text' && typeof block.text === 'string' && !isClientContext(block.text))
-    .map((block) => block.text as string)
+    .flatMap((block) => (block.type === 'text' && typeof block.text === 'string' && !isClientContext(block.text) ? [block.text] : []))
     .join('\n');
 }
 
@@ -60,9 +59,9 @@ function blockText(block: JsonObject): string {
 }
 
 /** The client-side tool calls of an assistant message (server tools run at the provider). */
-function toolUses(message: unknown): JsonObject[] {
+function toolUses(message: unknown): Array<JsonObject & { name: string }> {
   if (!isObject(message) || message.role !== 'assistant') return [];
-  return blocksOf(message.content).filter((block) => block.type === 'tool_use' && typeof block.name === 'string');
+  return blocksOf(message.content).filter((block): block is JsonObject & { name: string } => block.type === 'tool_use' && typeof block.name === 'string');
 }
 
 /** The turns of one Messages API message: tool results, then what the user typed; thinking never. */
@@ -102,7 +101,7 @@ export const messages: ProtocolAdapter = {
 
   validate(body: unknown): asserts body is JsonObject {
     requireBasics(body, 'messages');
-    (body.messages as unknown[]).forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+    body.messages.forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
     if (body.max_tokens !== undefined && typeof body.max_tokens !== 'number') {
       throw new EngramError('invalid_request', 'max_tokens: Input should be a valid integer', { param: 'max_tokens' });
     }
@@ -120,8 +119,8 @@ export const messages: ProtocolAdapter = {
       (block) => block.type === 'tool_result' && (block.is_error === true || looksLikeFailure(blockText(block))),
     );
   },
-  calledTools: (message) => toolUses(message).map((block) => ({ name: block.name as string })),
-  toolCalls: (message) => toolUses(message).map((block) => ({ name: block.name as string, input: block.input })),
+  calledTools: (message) => toolUses(message).map((block) => ({ name: block.name })),
+  toolCalls: (message) => toolUses(message).map((block) => ({ name: block.name, input: block.input })),
   toolOutputs(message) {
     if (!isObject(message) || message.role !== 'user') return [];
     return blocksOf(message.content).flatMap((block) => {

@@ -1,7 +1,7 @@
 import type { AssembledAnswer, Turn } from '../../domain/transcript.js';
 import { isObject, parseJsonOr, renderToolCall } from '../shared.js';
 import { AnswerBudget, isPartIndex } from '../answer-budget.js';
-import type { AnswerAssembler, AssemblerOptions, JsonObject, SseEvent } from '../types.js';
+import type { AnswerAssembler, AssemblerOptions, SseEvent } from '../types.js';
 
 const FINAL_STOPS = new Set(['end_turn', 'stop_sequence']);
 
@@ -69,7 +69,7 @@ export function createMessagesAssembler({ maxBytes }: AssemblerOptions = {}): An
           return;
         case 'content_block_delta': {
           const block = isPartIndex(data.index) ? blocks[data.index] : undefined;
-          const delta = data.delta as JsonObject | undefined;
+          const delta = data.delta;
           if (!block || !isObject(delta)) return;
           if (delta.type === 'text_delta' && typeof delta.text === 'string') block.text += budget.take(delta.text);
           if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') block.input += budget.take(delta.partial_json);

@@ -117,7 +117,7 @@ export function itemTurn(item: unknown, isInstructionFile?: IsInstructionFile): 
     if (item.role === 'user') {
       const text = contentText(item.content);
       // A client's instruction files may come as a user message (Codex's AGENTS.md): not the user's
-      // words, and extraction reads them as instructions (`ProtocolAdapter.instructions`). Still a
+      // words, and extraction reads them as instructions (`ConversationReader.instructions`). Still a
       // turn, so turns count alike.
       return { role: 'user', text: isInstructionFile?.(text) ? INSTRUCTIONS_TURN : text };
     }
