@@ -14,6 +14,7 @@ import { shortBaseUrl } from '../../domain/base-urls.js';
 import { byHandNote, subjectTags } from '../../domain/reflection-text.js';
 import { EngramError } from '../../errors.js';
 import { createHandEdits } from '../../memory/hand-edits.js';
+import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
 import { barRule, relevanceAgainstBar } from '../../domain/relevance-words.js';
 import { createRetrieval } from '../../memory/retrieval.js';
@@ -167,7 +168,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     let verdicts: Record<string, InjectionNote> | undefined;
     let bar: number | undefined;
     if (q) {
-      const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: PAGE, kind, visible });
+      // The search stops when the person asking goes (its embedding request is closed).
+      const found = await whileAsked(reply, (signal) => searchWithRelevance({ search, retrieval }, agent, { text: q, limit: PAGE, kind, visible, signal }));
+      if (!found) return reply.hijack();
       injected = found.injected;
       verdicts = injectionNotes(found.results, agent);
       bar = found.bar;

@@ -6,6 +6,7 @@ import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../do
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
 import { createRetrieval } from '../../memory/retrieval.js';
+import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance } from '../../memory/search-relevance.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
 import { createHandEdits, type HandEdit } from '../../memory/hand-edits.js';
@@ -201,14 +202,8 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
         if (status !== 'current') throw invalid('status', 'A search (`q`) finds current reflections only: leave `status` out');
         // With a scope or user, a search finds what a conversation of them would see.
         const visible = scope === undefined && user === undefined ? undefined : { ...(scope ? { scope } : {}), ...(user ? { user } : {}) };
-        // The search stops when the person asking goes (its embedding request is closed):
-        // there is no one to answer then, and a person leaving is not an error to log.
-        const gone = new AbortController();
-        reply.raw.once('close', () => gone.abort());
-        const found = await searchWithRelevance({ search, retrieval }, agent, { text: q, limit: limit + offset, kind, visible, signal: gone.signal }).catch((error: unknown) => {
-          if (gone.signal.aborted) return undefined;
-          throw error;
-        });
+        // The search stops when the person asking goes (its embedding request is closed).
+        const found = await whileAsked(reply, (signal) => searchWithRelevance({ search, retrieval }, agent, { text: q, limit: limit + offset, kind, visible, signal }));
         if (!found) return reply.hijack();
         return { query: q, data: found.results.slice(offset).map(searchedReflectionWire), limit, offset, bar: found.bar };
       }
