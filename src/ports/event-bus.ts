@@ -206,6 +206,18 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/** Starts a bus's consumer, one of the bus's `consumers` until its subscription stops it. */
+export function subscribed<C extends Subscription & { start(): void }>(consumers: Set<C>, consumer: C): Subscription {
+  consumers.add(consumer);
+  consumer.start();
+  return {
+    stop: async () => {
+      await consumer.stop();
+      consumers.delete(consumer);
+    },
+  };
+}
+
 /**
  * Durable work queue. Published messages survive a process crash (a publish resolves
  * once the message is stored). All consumers of a subject, in this process or any
