@@ -25,33 +25,13 @@ import { client, directTarget, engramTarget, type Client, type ClosedLoop, type 
 import { capacityVsBare, capacityVsGateway, type CapacityVsBare, type CapacityVsGateway, type VsBare, type VsGateway } from './phases.js';
 import { ratioTo, summarise, type Summary } from './stats.js';
 import type { ByteTally, UpstreamHello } from './upstream-process.js';
-import { questions } from './workload.js';
+import { AGENT_SYSTEM, ANSWER, CODE_LINE, questions, SYSTEM_BYTES } from './workload.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 type Message = Record<string, unknown>;
 
-const SYSTEM_BYTES = 4096;
-const SYSTEM = (() => {
-  const line = 'You are a coding agent in a large monorepo. Read before you edit, run the tests that cover a change, and name files and commands in your answers. ';
-  return line.repeat(Math.ceil(SYSTEM_BYTES / line.length)).slice(0, SYSTEM_BYTES);
-})();
-const CODE_LINE = '  const result = await client.request({ path: "/v1/items", method: "GET", headers }); // fetch the page\n';
 const LOG_LINE = '2026-11-23T12:00:01Z WARN pool exhausted after 30000 ms; 12 requests waiting (db=primary)\n';
-/** About 2 KB: what an agent answers, an explanation and the code it changed. */
-const ANSWER = (turn: number) => `Turn ${turn}: I read the module and changed the request loop; here is the new code:\n${CODE_LINE.repeat(19)}`;
-/**
- * What the scripted upstream answers a request of this workload (its system prompt is
- * `SYSTEM`): the agent's answer to the turn, numbered by the answers before it. The client
- * sends that answer back with the next turn, as real clients send back what they got (and
- * as Engram finds a conversation by: its opening and its first answer). Undefined for any
- * other request.
- */
-export function workloadAnswer(body: unknown): string | undefined {
-  const messages = (body as { messages?: Array<{ role?: unknown; content?: unknown }> } | null)?.messages;
-  if (!Array.isArray(messages) || messages[0]?.content !== SYSTEM) return undefined;
-  return ANSWER(messages.filter((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content.startsWith('Turn ')).length + 1);
-}
 
 /** About 700 bytes: a follow-up with the output the user pasted. */
 const FOLLOW_UP = (ask: string) => `${ask} Here is what I see now:\n${LOG_LINE.repeat(7)}`;
@@ -84,7 +64,7 @@ export function agentShape(turns: number, historyJson = ''): Shape {
     turns,
     open: (id) => {
       const first = `Conversation ${id}: ${ASKS[id % ASKS.length]}`;
-      return growing([{ role: 'system', content: SYSTEM }, { role: 'user', content: first }], historyJson);
+      return growing([{ role: 'system', content: AGENT_SYSTEM }, { role: 'user', content: first }], historyJson);
     },
   };
 }

@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { echoReply, startScriptedUpstream, type RecordedRequest, type Reply } from '../test/support/scripted-upstream/index.js';
-import { workloadAnswer } from './multi-turn.js';
 import { rssSampler, serveParent } from './ipc.js';
+import { workloadAnswer } from './workload.js';
 
 export interface UpstreamHello {
   url: string;

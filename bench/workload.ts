@@ -135,7 +135,7 @@ export function questions(count: number, seed = 2): string[] {
 }
 
 const SYSTEM = 'You are a careful coding assistant working in a large monorepo. Prefer small, reviewed changes. ';
-const CODE_LINE = '  const result = await client.request({ path: "/v1/items", method: "GET", headers }); // fetch the page\n';
+export const CODE_LINE = '  const result = await client.request({ path: "/v1/items", method: "GET", headers }); // fetch the page\n';
 
 export type Protocol = 'chat' | 'messages' | 'responses';
 
@@ -222,4 +222,25 @@ export function bodyTemplate(protocol: Protocol, targetBytes: number, asks: stri
     return Buffer.from(p.head + String(n).padStart(7, '0') + p.middle + JSON.stringify(asks[n % asks.length]).slice(1, -1) + p.tail);
   };
   return { protocol, bytes: body(0).length, body };
+}
+
+/** The multi-turn workload's agent (`multi-turn.ts`): its system prompt and its answers. */
+export const SYSTEM_BYTES = 4096;
+export const AGENT_SYSTEM = (() => {
+  const line = 'You are a coding agent in a large monorepo. Read before you edit, run the tests that cover a change, and name files and commands in your answers. ';
+  return line.repeat(Math.ceil(SYSTEM_BYTES / line.length)).slice(0, SYSTEM_BYTES);
+})();
+/** About 2 KB: what an agent answers, an explanation and the code it changed. */
+export const ANSWER = (turn: number) => `Turn ${turn}: I read the module and changed the request loop; here is the new code:\n${CODE_LINE.repeat(19)}`;
+/**
+ * What the scripted upstream answers a request of the multi-turn workload (its system prompt is
+ * `AGENT_SYSTEM`): the agent's answer to the turn, numbered by the answers before it. The client
+ * sends that answer back with the next turn, as real clients send back what they got (and
+ * as Engram finds a conversation by: its opening and its first answer). Undefined for any
+ * other request.
+ */
+export function workloadAnswer(body: unknown): string | undefined {
+  const messages = (body as { messages?: Array<{ role?: unknown; content?: unknown }> } | null)?.messages;
+  if (!Array.isArray(messages) || messages[0]?.content !== AGENT_SYSTEM) return undefined;
+  return ANSWER(messages.filter((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content.startsWith('Turn ')).length + 1);
 }

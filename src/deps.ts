@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { Control } from './control/control.js';
 import type { Embedder, EventBus, ReflectionStore, UpstreamClient } from './ports/index.js';
@@ -37,5 +36,3 @@ export interface Deps {
   /** The client kinds whose signals requests are read for: `CLIENTS` unless given (a test adds a made-up one). */
   clients?: readonly ClientProfile[];
 }
-
-export type Logger = FastifyBaseLogger;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { ConversationState } from '../domain/conversation-state.js';
 import type { Visibility } from '../domain/types.js';
-import type { InjectedReflection, KeptReflection, NearMiss, NothingAdded, Rebuilt, Revisioned, TokenLookup } from '../ports/index.js';
+import type { InjectedReflection, RequestEntry, Revisioned, TokenLookup } from '../ports/index.js';
 import type { JsonObject, ProtocolAdapter } from '../protocols/types.js';
 import type { ClientSink, RelayOutcome } from '../streaming/relay.js';
 import type { PublishResult, RecordResult, TurnTypes } from '../../machines/conversation.machine.js';
@@ -100,19 +100,8 @@ export interface Injected {
   state: ConversationState;
 }
 
-/** What reached the model besides this turn's additions, and why nothing was added when nothing was (DESIGN section 12). */
-export interface InjectedMemory {
-  /** Re-applied from earlier turns. */
-  kept: KeptReflection[];
-  /** What changed in the kept blocks, or null. */
-  rebuilt: Rebuilt | null;
-  /** Why nothing was added; null when something was. */
-  reason: NothingAdded | null;
-  /** The agent's bar when retrieval ran; else null. */
-  bar: number | null;
-  /** When nothing was added: the candidates that came closest, under the bar. */
-  nearMisses: NearMiss[];
-}
+/** What reached the model besides this turn's additions, and why nothing was added when nothing was (DESIGN section 12): the request log's words for it. */
+export type InjectedMemory = Pick<RequestEntry, 'kept' | 'rebuilt' | 'reason' | 'bar' | 'nearMisses'>;
 
 export interface Forwarded {
   ok: boolean;

@@ -75,12 +75,9 @@ export function jobVisibility(job: Pick<ExtractionJob, 'scope' | 'user'>): Visib
 /** Extraction learns from proxied conversations and uploaded transcripts; `mcp` writes come another way. */
 export type ExtractionSource = Exclude<ReflectionSource, 'mcp'>;
 
-export interface BuildExtractionJobInput {
-  agentId: string;
-  orgId: string;
-  conversationId: string;
-  protocol: ProtocolId;
-  model: string;
+/** What the job carries as given (its conversation, model, settle time, source, scope and user), and what to build its turns from. */
+export interface BuildExtractionJobInput
+  extends Pick<ExtractionJob, 'agentId' | 'orgId' | 'conversationId' | 'protocol' | 'model' | 'settledAt' | 'source' | 'scope' | 'user'> {
   /** The conversation's turns from `offset` on (all of them by default), the final answer included. */
   turns: readonly Turn[];
   /** Index of `turns[0]` in the conversation (default 0). */
@@ -91,11 +88,6 @@ export interface BuildExtractionJobInput {
   maxBytes: number;
   /** Calls the job may take (default 1): its text is bounded by `maxBytes * maxChunks`. */
   maxChunks?: number;
-  settledAt: number;
-  source?: ExtractionSource;
-  /** The conversation's project and end user, carried to the writer. */
-  scope?: string;
-  user?: string;
   /** Turns cleaned by earlier jobs (the history a client re-sends each turn), cleaned once. */
   cleaned?: CleanedTurns;
   /** The conversation's instruction texts (`ConversationReader.instructions`), most specific first. */

@@ -6,6 +6,9 @@ import { badToolArguments } from '../protocols/forced-tool.js';
 import { isObject } from '../protocols/shared.js';
 import type { ForcedTool, ProposedReflection } from '../protocols/types.js';
 
+/** A reflection's tags as the forced tools (`record_reflections`, `record_tags`) ask for them. */
+export const TAGS_PROPERTY = { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' };
+
 /** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
 export const RECORD_REFLECTIONS_SCHEMA = {
   type: 'object',
@@ -18,7 +21,7 @@ export const RECORD_REFLECTIONS_SCHEMA = {
           kind: { type: 'string', enum: ['factual', 'procedural'] },
           content: { type: 'string' },
           topic: { type: 'string' },
-          tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
+          tags: TAGS_PROPERTY,
           // Required but nullable: strict tool schemas (Responses) need every property listed.
           turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
           // Required for the same reason; an empty list when it replaces nothing.

@@ -13,6 +13,7 @@ import type { ForcedTool } from '../protocols/types.js';
 import type { BusMessage, Embedder, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
+import { TAGS_PROPERTY } from './extraction-tool.js';
 import { renderReflectionLines } from './reflection-lines.js';
 import { validTags } from './reflection-writer.js';
 import { rebuildRootIndex } from './root-index.js';
@@ -48,7 +49,7 @@ export const RECORD_TAGS: ForcedTool = {
           type: 'object',
           properties: {
             id: { type: 'string', description: 'The reflection\'s id, as in its [id].' },
-            tags: { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' },
+            tags: TAGS_PROPERTY,
           },
           required: ['id', 'tags'],
           additionalProperties: false,

@@ -83,13 +83,18 @@ export function boundedReason(reason: string): string {
 }
 
 /**
- * The reason a bus records for a handler that threw: the error's message. Handlers whose
- * errors may quote their input (a parser's message quotes the text it choked on) catch
- * them and `nak` with a reason of their own instead.
+ * Runs a consumer's handler on one delivery, the same on every bus. A handler that threw
+ * is a nak whose reason is the error's message; the error itself is the handler's to
+ * report. Handlers whose errors may quote their input (a parser's message quotes the
+ * text it choked on) catch them and `nak` with a reason of their own instead.
  */
-export function thrownReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : (error as { message?: unknown } | null)?.message;
-  return boundedReason(typeof message === 'string' && message.trim() !== '' ? message : 'the handler failed');
+export async function runHandler<T>(handler: (message: BusMessage<T>) => Promise<void>, message: BusMessage<T>, onError: (error: unknown) => void): Promise<void> {
+  try {
+    await handler(message);
+  } catch (error) {
+    const text = error instanceof Error ? error.message : (error as { message?: unknown } | null)?.message;
+    await message.nak({ reason: boundedReason(typeof text === 'string' && text.trim() !== '' ? text : 'the handler failed') }).catch(onError);
+  }
 }
 
 /**
@@ -201,11 +206,23 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/** Starts a bus's consumer, one of the bus's `consumers` until its subscription stops it. */
+export function subscribed<C extends Subscription & { start(): void }>(consumers: Set<C>, consumer: C): Subscription {
+  consumers.add(consumer);
+  consumer.start();
+  return {
+    stop: async () => {
+      await consumer.stop();
+      consumers.delete(consumer);
+    },
+  };
+}
+
 /**
  * Durable work queue. Published messages survive a process crash (a publish resolves
  * once the message is stored). All consumers of a subject, in this process or any
  * other on the same storage, share its messages: each delivery goes to one of them. A
- * handler that throws is treated as `nak({ reason: thrownReason(error) })`. Handlers must
+ * handler that throws is treated as a `nak` with its error's message (`runHandler`). Handlers must
  * be idempotent.
  */
 export interface EventBus {

@@ -15,7 +15,6 @@ export type * from './accounts.js';
 export type * from './activity.js';
 export type * from './requests.js';
 export type * from './reflections.js';
-export { patchedReflection, storedSupersession } from './reflections.js';
 export type * from './embedder.js';
 export type * from './upstream.js';
 

@@ -9,6 +9,13 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Text of a message's content: a string, or its parts as `partText` words each ('' drops one), a line each. */
+export function partsText(content: unknown, partText: (part: JsonObject) => string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (isObject(part) ? partText(part) : '')).filter(Boolean).join('\n');
+}
+
 /** An output format asking for JSON (`json_schema`, `json_object`): a structured answer. */
 export function isJsonFormat(format: unknown): boolean {
   return isObject(format) && (format.type === 'json_schema' || format.type === 'json_object');
@@ -32,28 +39,26 @@ export function appendToContent(content: unknown, text: string): unknown {
   return text;
 }
 
-/** Common checks of a request body; protocol-specific checks follow in each adapter. */
-export function requireBasics<F extends string>(body: unknown, messagesField: F): asserts body is JsonObject & Record<F, unknown[]> {
+/**
+ * Common checks of a message-list body (chat-completions, messages): a model, `stream` a
+ * boolean, `messages` an array of messages with one of `roles`; protocol-specific checks
+ * follow in each adapter.
+ */
+export function requireMessages(body: unknown, roles: readonly string[]): asserts body is JsonObject & { messages: unknown[] } {
   if (!isObject(body)) throw new EngramError('invalid_request', 'The request body must be a JSON object');
   if (typeof body.model !== 'string' || body.model.length === 0) {
     throw new EngramError('missing_model', 'you must provide a model parameter', { param: 'model' });
   }
-  if (!Array.isArray(body[messagesField])) {
-    throw new EngramError('invalid_request', `\`${messagesField}\` must be an array`, { param: messagesField });
-  }
+  if (!Array.isArray(body.messages)) throw new EngramError('invalid_request', '`messages` must be an array', { param: 'messages' });
   if (body.stream !== undefined && typeof body.stream !== 'boolean') {
     throw new EngramError('invalid_request', '`stream` must be a boolean', { param: 'stream' });
   }
-}
-
-export function checkMessage(message: unknown, index: number, field: string, roles: readonly string[]): void {
-  if (!isObject(message) || typeof message.role !== 'string' || !roles.includes(message.role)) {
-    throw new EngramError(
-      'invalid_request',
-      `\`${field}[${index}].role\` must be one of ${roles.map((r) => `'${r}'`).join(', ')}`,
-      { param: `${field}[${index}].role` },
-    );
-  }
+  body.messages.forEach((message: unknown, index) => {
+    if (!isObject(message) || typeof message.role !== 'string' || !roles.includes(message.role)) {
+      const param = `messages[${index}].role`;
+      throw new EngramError('invalid_request', `\`${param}\` must be one of ${roles.map((r) => `'${r}'`).join(', ')}`, { param });
+    }
+  });
 }
 
 /**

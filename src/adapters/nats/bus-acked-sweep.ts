@@ -164,11 +164,6 @@ export class AckedSweep {
     this.#running = this.#loop().finally(() => (this.#running = undefined));
   }
 
-  /** Resolves once the sweep running now, if any, has finished. */
-  async idle(): Promise<void> {
-    while (this.#running) await this.#running;
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     this.#unsubscribe();

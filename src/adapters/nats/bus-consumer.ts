@@ -21,7 +21,7 @@
  * (acked, or dead-lettered) is recorded as such (`bus-settled.ts`) before its ack or term.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
-import { boundedReason, exhaustedReason, thrownReason, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
+import { boundedReason, exhaustedReason, runHandler, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
 import type { DeadLetters } from './bus-dead-letters.js';
 import type { FailureRecords } from './bus-failures.js';
@@ -200,13 +200,7 @@ export class NatsBusConsumer<T> {
         await confirmSent(this.#context.nats);
       },
     };
-    try {
-      await this.#handler(message);
-    } catch (error) {
-      // A throwing handler is a nak with its error's message (the port's rule); the error
-      // itself is the handler's to report.
-      await message.nak({ reason: thrownReason(error) }).catch(onError);
-    }
+    await runHandler(this.#handler, message, onError);
   }
 
   async #retry(delivery: JsMsg, attempt: number, { delayMs, reason }: NakOptions = {}, publishedAt: number): Promise<void> {

@@ -31,7 +31,7 @@ import {
   type QueuedQuery,
   type Subscription,
 } from '../../ports/index.js';
-import { QUEUED_LIMIT } from '../../ports/event-bus.js';
+import { QUEUED_LIMIT, subscribed } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
 import { AckedSweep } from './bus-acked-sweep.js';
 import { NatsBusConsumer } from './bus-consumer.js';
@@ -159,16 +159,9 @@ export class NatsEventBus implements EventBus {
       handler,
       settings,
     );
-    this.#consumers.add(consumer as NatsBusConsumer<unknown>);
     // A bus that consumes also moves due messages; a publish-only replica need not.
     this.#scheduler.start();
-    consumer.start();
-    return {
-      stop: async () => {
-        await consumer.stop();
-        this.#consumers.delete(consumer as NatsBusConsumer<unknown>);
-      },
-    };
+    return subscribed(this.#consumers, consumer as NatsBusConsumer<unknown>);
   }
 
   /**

@@ -7,7 +7,7 @@
  * sooner (most are published to wait, e.g. 30 s for a conversation to settle, and must
  * cost the loop nothing). The poll bound is only for writes by other connections.
  */
-import { boundedReason, exhaustedReason, thrownReason, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
+import { boundedReason, exhaustedReason, runHandler, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
 import type { BusQueue, LeasedRow, LeaseHolder } from './bus-queue.js';
 
 export interface ConsumerContext {
@@ -163,15 +163,7 @@ export class BusConsumer<T> {
         if (!settled) queue.extend(row.seq, row.attempts, now() + this.#options.ackWaitMs);
       },
     };
-    const task = (async () => {
-      try {
-        await this.#handler(message);
-      } catch (error) {
-        // A throwing handler is a nak with its error's message (the port's rule); the
-        // error itself is the handler's to report.
-        await message.nak({ reason: thrownReason(error) }).catch(onError);
-      }
-    })().finally(() => {
+    const task = runHandler(this.#handler, message, onError).finally(() => {
       this.#inFlight.delete(task);
       this.wake();
     });

@@ -16,6 +16,7 @@ import {
   consumerOptions,
   EventBusClosedError,
   QUEUED_LIMIT,
+  subscribed,
   type BusMessage,
   type ConsumerOptions,
   type DeadLetter,
@@ -64,7 +65,7 @@ export class SqliteEventBus implements EventBus {
   readonly #holder: LeaseHolder;
   readonly #onReclaim: (count: number) => void;
   #reclaimed = false;
-  readonly #consumers = new Set<Pick<BusConsumer<unknown>, 'subject' | 'published' | 'stop'>>();
+  readonly #consumers = new Set<Pick<BusConsumer<unknown>, 'subject' | 'published' | 'start' | 'stop'>>();
   #closed = false;
 
   constructor(db: SqliteDatabase, options: SqliteEventBusOptions = {}) {
@@ -102,14 +103,7 @@ export class SqliteEventBus implements EventBus {
       handler,
       settings,
     );
-    this.#consumers.add(consumer);
-    consumer.start();
-    return {
-      stop: async () => {
-        await consumer.stop();
-        this.#consumers.delete(consumer);
-      },
-    };
+    return subscribed(this.#consumers, consumer);
   }
 
   async pending(subject: string): Promise<number> {

@@ -60,7 +60,3 @@ export function openSqliteAdapters(file: string, options: { bus?: SqliteEventBus
     },
   };
 }
-
-export { openDatabase, type SqliteDatabase } from './database.js';
-export { SqliteEventBus } from './event-bus.js';
-export { SqliteReflectionStore } from './reflection-store.js';

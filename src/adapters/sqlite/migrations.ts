@@ -3,10 +3,10 @@
  * `PRAGMA user_version = N-1` to N. Append only: never edit a migration that shipped.
  */
 import { presumedTagAuthor } from '../../domain/tag-authors.js';
-import type { SqliteDatabase } from './database.js';
+import type BetterSqlite3 from 'better-sqlite3';
 
 /** SQL, or a function for steps SQL alone cannot express; run inside a transaction. */
-export type Migration = string | ((db: SqliteDatabase) => void);
+export type Migration = string | ((db: BetterSqlite3.Database) => void);
 
 export const MIGRATIONS: readonly Migration[] = [
   // 1: control store, reflection store, event bus.

@@ -11,8 +11,6 @@ import { WeaviateReflectionStore } from './reflection-store.js';
 import { DEFAULT_COLLECTION, ensureCollection } from './schema.js';
 
 export { WeaviateReflectionStore } from './reflection-store.js';
-export { WeaviateStoreError } from './errors.js';
-export { DEFAULT_COLLECTION } from './schema.js';
 export type { WeaviateConnection } from './connect.js';
 
 export interface OpenWeaviateReflectionStoreOptions extends WeaviateConnection {

@@ -59,10 +59,6 @@ export function onlyKeys(object: Json, allowed: readonly string[], prefix = ''):
   }
 }
 
-export function hasAny(object: Json, keys: readonly string[]): boolean {
-  return keys.some((key) => object[key] !== undefined);
-}
-
 export function optionalString(object: Json, key: string, prefix = '', options: { max?: number; allowEmpty?: boolean } = {}): string | undefined {
   const value = object[key];
   const param = joined(prefix, key);

@@ -5,13 +5,13 @@
 import { openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  checkMessage,
   isJsonFormat,
   isObject,
   looksLikeFailure,
   messageListBasics,
+  partsText,
   renderToolCall,
-  requireBasics,
+  requireMessages,
   stableJson,
   toolInput,
 } from '../shared.js';
@@ -27,20 +27,14 @@ const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] a
 
 /** Text of a string or an array of content parts; non-text parts become placeholders. */
 function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((part) => {
-      if (!isObject(part)) return '';
-      if (part.type === 'text' && typeof part.text === 'string') return part.text;
-      if (part.type === 'image_url') return '[image]';
-      if (part.type === 'input_audio') return '[audio]';
-      if (part.type === 'file') return '[file]';
-      if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
-      return '';
-    })
-    .filter(Boolean)
-    .join('\n');
+  return partsText(content, (part) => {
+    if (part.type === 'text' && typeof part.text === 'string') return part.text;
+    if (part.type === 'image_url') return '[image]';
+    if (part.type === 'input_audio') return '[audio]';
+    if (part.type === 'file') return '[file]';
+    if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+    return '';
+  });
 }
 
 /** The text parts of a content (a string is one), uncopied: tool outputs can be huge. */
@@ -90,8 +84,7 @@ export const chatCompletions: ProtocolAdapter = {
   upstreamPath: '/v1/chat/completions',
 
   validate(body: unknown): asserts body is JsonObject {
-    requireBasics(body, 'messages');
-    body.messages.forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+    requireMessages(body, ROLES);
   },
   isSystemEntry: (message) => isObject(message) && (message.role === 'system' || message.role === 'developer'),
   isUserInput: (message) => isObject(message) && message.role === 'user',

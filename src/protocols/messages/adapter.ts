@@ -6,14 +6,13 @@
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
 import {
-  checkMessage,
   isClientContext,
   isJsonFormat,
   isObject,
   looksLikeFailure,
   messageListBasics,
   renderToolCall,
-  requireBasics,
+  requireMessages,
   stableJson,
 } from '../shared.js';
 import {
@@ -100,8 +99,7 @@ export const messages: ProtocolAdapter = {
   upstreamPath: '/v1/messages',
 
   validate(body: unknown): asserts body is JsonObject {
-    requireBasics(body, 'messages');
-    body.messages.forEach((message, index) => checkMessage(message, index, 'messages', ROLES));
+    requireMessages(body, ROLES);
     if (body.max_tokens !== undefined && typeof body.max_tokens !== 'number') {
       throw new EngramError('invalid_request', 'max_tokens: Input should be a valid integer', { param: 'max_tokens' });
     }

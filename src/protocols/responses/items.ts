@@ -5,7 +5,7 @@
  * Reasoning items (and their `encrypted_content`) are never turned into text.
  */
 import type { Turn } from '../../domain/transcript.js';
-import { isObject, renderToolCall, toolInput } from '../shared.js';
+import { isObject, partsText, renderToolCall, toolInput } from '../shared.js';
 import type { IsInstructionFile, JsonObject, ToolCall } from '../types.js';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
@@ -86,20 +86,14 @@ export function isMessage(item: unknown): item is JsonObject & { role: string } 
 
 /** Text of a message's content: a string, or parts (`input_text`, `output_text`, images, files, refusals). */
 export function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((part) => {
-      if (!isObject(part)) return '';
-      if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
-      if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
-      if (part.type === 'input_image') return '[image]';
-      if (part.type === 'input_file') return '[file]';
-      if (part.type === 'input_audio') return '[audio]';
-      return '';
-    })
-    .filter(Boolean)
-    .join('\n');
+  return partsText(content, (part) => {
+    if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
+    if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+    if (part.type === 'input_image') return '[image]';
+    if (part.type === 'input_file') return '[file]';
+    if (part.type === 'input_audio') return '[audio]';
+    return '';
+  });
 }
 
 /** A tool output: a string, or content parts like a message's. */

@@ -35,6 +35,7 @@ import {
   CallerError,
   createKey,
   forEachLimited,
+  PRUNE_CONCURRENCY,
   guarded,
   isWrongLastSequence,
   purgeRevision,
@@ -71,8 +72,6 @@ interface RecordRules<T> {
 
 /** Far more than concurrent writers of one record ever are; each lost race re-reads. */
 const UPDATE_ATTEMPTS = 50;
-/** Purges in flight at once while pruning. */
-const PRUNE_CONCURRENCY = 16;
 const CONFLICT_EMAIL = 'A user with this email already exists';
 
 

@@ -20,7 +20,7 @@ import { EngramError } from '../../../errors.js';
 import type { ActivityStore, DailyActivity, DailyCounts } from '../../../ports/activity.js';
 import type { NatsContext } from '../connection.js';
 import { activityKeys, kvSubject } from './keys.js';
-import { createKey, forEachLimited, guarded, purgeRevision, purgeSubjects, readJson, retryLostRaces, scanLatest } from './kv-support.js';
+import { createKey, guarded, pruneOld, purgeSubjects, readJson, retryLostRaces, scanLatest } from './kv-support.js';
 
 export interface NatsActivityStoreOptions {
   bucket: string;
@@ -35,8 +35,6 @@ interface StoredDay extends DailyActivity {
 
 /** Far more than the writers of one agent's day ever are (one per replica every few seconds); each lost race re-reads. */
 const ADD_ATTEMPTS = 50;
-/** Purges in flight at once while pruning. */
-const PRUNE_CONCURRENCY = 16;
 
 const byDay = (a: DailyActivity, b: DailyActivity) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);
 
@@ -104,14 +102,7 @@ export class NatsActivityStore implements ActivityStore {
   async prune(beforeDay: string): Promise<number> {
     checkDay(beforeDay, 'beforeDay');
     return this.#guard('prune', async () => {
-      const old = await scanLatest(this.#kv, activityKeys.days(), this.#options.timeoutMs, (entry) =>
-        entry.json<StoredDay>().day < beforeDay ? true : undefined,
-      );
-      let pruned = 0;
-      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision }) => {
-        if (await purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision)) pruned++;
-      });
-      return pruned;
+      return pruneOld(this.#ctx.jsm, this.#kv, this.#options.bucket, activityKeys.days(), this.#options.timeoutMs, (entry) => entry.json<StoredDay>().day < beforeDay);
     });
   }
 

@@ -30,7 +30,7 @@ import type { ConversationState } from '../../../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../../../ports/conversations.js';
 import type { NatsContext } from '../connection.js';
 import { conversationKeys, keyPart, kvSubject } from './keys.js';
-import { createKey, forEachLimited, guarded, isWrongLastSequence, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
+import { createKey, forEachLimited, guarded, isWrongLastSequence, PRUNE_CONCURRENCY, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
 import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A session mark's value: the full ids (keys may hold only their digests) and the last time. */
@@ -77,8 +77,6 @@ export interface NatsConversationStoreOptions {
   timeoutMs: number;
 }
 
-/** Purges in flight at once while pruning. */
-const PRUNE_CONCURRENCY = 16;
 
 export class NatsConversationStore implements ConversationStore {
   readonly #ctx: NatsContext;

@@ -36,7 +36,6 @@ import { NatsResponseStore } from './responses.js';
 import { NatsRootIndexStore } from './root-index.js';
 
 export { controlBuckets, controlStreams } from './keys.js';
-export { NatsStoreError } from './kv-support.js';
 
 export interface NatsControlOptions {
   /** Bucket name prefix (default `engram`): letters, digits, `_` and `-`. */

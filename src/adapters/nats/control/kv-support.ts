@@ -208,6 +208,23 @@ export async function scanLatest<T>(kv: KV, filter: string, idleMs: number, sele
   return [...latest].flatMap(([key, { revision, item }]) => (item === undefined ? [] : [{ key, revision, item }]));
 }
 
+/**
+ * Purges, `PRUNE_CONCURRENCY` at a time, the keys under `filter` whose newest value is
+ * `old`, each at the revision the scan saw (`purgeRevision`: a key written since
+ * survives). How many went.
+ */
+export async function pruneOld(jsm: JetStreamManager, kv: KV, bucket: string, filter: string, idleMs: number, old: (entry: KvEntry) => boolean): Promise<number> {
+  const found = await scanLatest(kv, filter, idleMs, (entry) => (old(entry) ? true : undefined));
+  let pruned = 0;
+  await forEachLimited(found, PRUNE_CONCURRENCY, async ({ key, revision }) => {
+    if (await purgeRevision(jsm, `KV_${bucket}`, kvSubject(bucket, key), revision)) pruned++;
+  });
+  return pruned;
+}
+
+/** Purges in flight at once while pruning. */
+export const PRUNE_CONCURRENCY = 16;
+
 /** Runs `task` over `items` with at most `limit` in flight; resolves when all are done. */
 export async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -22,7 +22,7 @@ import type { AnswerLimit, InjectedReflection, NothingAdded, RequestEntry, Reque
 import { keptList, matchesFilter, nearMissList, rebuiltOf, storedEntry } from '../../request-entries.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject, requestKeys } from './keys.js';
-import { forEachLimited, guarded, purgeRevision, purgeSubjects, readJson, scanLatest } from './kv-support.js';
+import { guarded, pruneOld, purgeSubjects, readJson, scanLatest } from './kv-support.js';
 
 export interface NatsRequestLogOptions {
   bucket: string;
@@ -30,8 +30,6 @@ export interface NatsRequestLogOptions {
   timeoutMs: number;
 }
 
-/** Purges in flight at once while pruning. */
-const PRUNE_CONCURRENCY = 16;
 
 /** The NATS KV RequestLog; the connection belongs to its opener. */
 export class NatsRequestLog implements RequestLog {
@@ -80,14 +78,7 @@ export class NatsRequestLog implements RequestLog {
   /** Scans every agent's entries and purges those from before `before` (each key is written once). */
   async prune(before: number): Promise<number> {
     return this.#guard('prune', async () => {
-      const old = await scanLatest(this.#kv, requestKeys.requests(), this.#options.timeoutMs, (entry) =>
-        entry.json<RequestEntry>().at < before ? true : undefined,
-      );
-      let pruned = 0;
-      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision }) => {
-        if (await purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision)) pruned++;
-      });
-      return pruned;
+      return pruneOld(this.#ctx.jsm, this.#kv, this.#options.bucket, requestKeys.requests(), this.#options.timeoutMs, (entry) => entry.json<RequestEntry>().at < before);
     });
   }
 

@@ -15,7 +15,7 @@ import type { KV } from '@nats-io/kv';
 import type { ResponseStore, StoredResponse } from '../../../ports/responses.js';
 import type { NatsContext } from '../connection.js';
 import { kvSubject, responseKeys } from './keys.js';
-import { createKey, forEachLimited, guarded, isWrongLastSequence, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
+import { createKey, forEachLimited, guarded, isWrongLastSequence, PRUNE_CONCURRENCY, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
 import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A large record in the KV bucket: everything but `sealed`, which is in the named object. */
@@ -37,7 +37,6 @@ export interface NatsResponseStoreOptions {
 
 /** Writes and deletes that lose a race with a replacement retry this often. */
 const ATTEMPTS = 5;
-const PRUNE_CONCURRENCY = 16;
 
 export class NatsResponseStore implements ResponseStore {
   readonly #ctx: NatsContext;
