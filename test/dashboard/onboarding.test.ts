@@ -11,9 +11,8 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { CLIENT_KINDS } from '../../src/clients/index.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { openBrowser, type TestBrowser } from '../support/chromium.js';
-import { eventually, startEngram, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestEngram, idle } from '../support/engram.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
 
 interface Context {
@@ -105,7 +104,7 @@ test('from an empty data dir to a client receiving injected memory, then delete 
   const client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: copied, maxRetries: 0 });
   upstream.enqueue({ type: 'text', text: 'Noted.' });
   await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'REMEMBER: The release checklist lives in docs/RELEASING.md.' }] });
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'extraction done');
+  await idle(engram);
 
   // ...and the next request carries the reflection.
   upstream.enqueue({ type: 'text', text: 'It is in docs/RELEASING.md.' });
@@ -115,7 +114,7 @@ test('from an empty data dir to a client receiving injected memory, then delete 
 
   // The overview counts today's requests, the injected reflection and the two conversations
   // learnt from (written every few seconds: the page is reloaded until they show).
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'second extraction done');
+  await idle(engram);
   await page.goto(`${engram.url}/orgs/${orgId}/agents/${agentId}`);
   const today = new Date().toISOString().slice(0, 10);
   await eventually(async () => {

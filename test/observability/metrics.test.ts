@@ -10,9 +10,8 @@ import { suite, test as single } from 'uvu';
 import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { ADMIN_TOKEN, eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { ADMIN_TOKEN, idle, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
 
 const test = suite<{ upstream: ScriptedUpstream; engram: TestEngram; agent: TestAgent }>('metrics');
 
@@ -100,7 +99,7 @@ test('extraction jobs: scheduled, started and done are counted, the queue gauge 
   });
   await answered.text();
   await engram.waitForReflections(agent, 1);
-  await eventually(async () => ((await engram.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 5_000, 'the job acked');
+  await idle(engram);
 
   const after = await scrape(engram);
   assert.ok(sample(after, 'engram_extraction_jobs_scheduled_total')! > scheduledBefore, 'scheduled');

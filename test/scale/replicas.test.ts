@@ -12,9 +12,8 @@ import * as assert from 'uvu/assert';
 import OpenAI from 'openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram, type TestAgent, type TestEngram } from '../support/engram.js';
+import { eventually, startEngram, type TestAgent, type TestEngram, idle } from '../support/engram.js';
 import { natsServerBinary, startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 interface Context {
@@ -145,7 +144,7 @@ test('every conversation is extracted once across both replicas', async ({ a, b,
       return listed.length >= facts.length ? listed : undefined;
     }, 15_000, 'every fact learnt');
     // Idle: nothing left on the bus, so no extraction can still be on its way.
-    await eventually(async () => ((await a.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 10_000, 'an empty queue');
+    await idle(a);
     assert.is(stored.length, facts.length, 'each fact stored once');
     const calls = upstream.extractionRequests().filter((request) => JSON.stringify(request.json).includes('Service number'));
     assert.is(calls.length, facts.length, 'each conversation extracted once');

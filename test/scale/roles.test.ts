@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EXTRACTION_SUBJECT } from '../../src/memory/extraction-job.js';
 import { startScriptedUpstream } from '../support/scripted-upstream/index.js';
-import { eventually, startEngram } from '../support/engram.js';
+import { idle, startEngram } from '../support/engram.js';
 import { startNatsServer } from '../support/nats-server.js';
 
 test('an api replica queues the job and runs no extraction; a worker replica extracts it and serves no API', async () => {
@@ -37,7 +37,7 @@ test('an api replica queues the job and runs no extraction; a worker replica ext
     const learnt = await api.waitForReflections(agent, 1);
     assert.match(learnt[0].content, 'flags.yaml');
     assert.is(upstream.extractionRequests().length, 1, 'extracted once, by the worker');
-    await eventually(async () => ((await api.running.deps.bus.pending(EXTRACTION_SUBJECT)) === 0 ? true : undefined), 5_000, 'the job acked');
+    await idle(api);
 
     const onWorker = await fetch(`${worker.url}/v0/orgs/${agent.orgId}/agents/${agent.agentId}/v1/chat/completions`, {
       method: 'POST',
