@@ -27,6 +27,8 @@ export interface ClientProfile {
   chores?: readonly ChoreRule[];
   /** A text the client puts among the user's messages that carries the project's instruction files (`AGENTS.md`, `CLAUDE.md`). */
   isInstructionFile?(text: string): boolean;
+  /** How the client names an MCP server's tools to the model. */
+  mcpTools?: McpToolNames;
   transcript?: TranscriptProfile;
   hooks?: HookProfile;
   connect?: ConnectRecipe;
@@ -61,6 +63,14 @@ export interface PlaceSignals extends PlaceMarkers {
 /** A housekeeping request of the client's own: answered, never learnt from. */
 export type ChoreRule = (adapter: RequestCodec & MessageKinds & ConversationReader, body: JsonObject) => boolean;
 
+/** How a client shows the model a tool of an MCP server registered under `server`. */
+export interface McpToolNames {
+  /** Before the tool's own name: `mcp__engram__` for `mcp__engram__recall`. */
+  prefix(server: string): string;
+  /** A namespace holding the tool under its own name (Codex over Responses: `mcp__engram`). */
+  namespace?(server: string): string;
+}
+
 /** The client's transcript format, and the words its upload path takes. */
 export interface TranscriptProfile extends TranscriptFormat {
   /** The `…/transcripts/<route>` words that upload this format, the one the CLI uses first. */
@@ -74,6 +84,4 @@ export interface TranscriptProfile extends TranscriptFormat {
 export interface HookProfile extends HookSpec {
   /** The answer holds the index's counts beside the context (Copilot CLI), not only `hookSpecificOutput`. */
   answer: 'additionalContext' | 'hookSpecificOutput';
-  /** How the client shows the model a tool of an MCP server registered under `server`. */
-  toolName(server: string, tool: string): string;
 }
