@@ -27,8 +27,11 @@ export interface ClientProfile {
   chores?: readonly ChoreRule[];
   /** A text the client puts among the user's messages that carries the project's instruction files (`AGENTS.md`, `CLAUDE.md`). */
   isInstructionFile?(text: string): boolean;
-  /** How the client names an MCP server's tools to the model. */
-  mcpTools?: McpToolNames;
+  /**
+   * How the client names a tool of an MCP server registered under `server` to the model: a prefix
+   * before the tool's own name (`mcp__engram__` for `mcp__engram__recall`), or a namespace holding it (Codex over Responses).
+   */
+  mcpTools?: { prefix(server: string): string; namespace?(server: string): string };
   transcript?: TranscriptProfile;
   hooks?: HookProfile;
   connect?: ConnectRecipe;
@@ -62,14 +65,6 @@ export interface PlaceSignals extends PlaceMarkers {
 
 /** A housekeeping request of the client's own: answered, never learnt from. */
 export type ChoreRule = (adapter: RequestCodec & MessageKinds & ConversationReader, body: JsonObject) => boolean;
-
-/** How a client shows the model a tool of an MCP server registered under `server`. */
-export interface McpToolNames {
-  /** Before the tool's own name: `mcp__engram__` for `mcp__engram__recall`. */
-  prefix(server: string): string;
-  /** A namespace holding the tool under its own name (Codex over Responses: `mcp__engram`). */
-  namespace?(server: string): string;
-}
 
 /** The client's transcript format, and the words its upload path takes. */
 export interface TranscriptProfile extends TranscriptFormat {

@@ -49,7 +49,6 @@ export const codex: ClientProfile = {
     isPlaceMessage: (text) => text.trimStart().startsWith('<environment_context>'),
   },
   isInstructionFile,
-  // Over Responses a namespace holds the server's tools; older versions named them as Claude Code does.
   mcpTools: { prefix: (server) => `mcp__${server}__`, namespace: (server) => `mcp__${server}` },
   transcript: { ...codexFormat, routes: ['codex'] },
   hooks,

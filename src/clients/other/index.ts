@@ -44,8 +44,4 @@ The MCP server and the hook endpoints take only Authorization: Bearer.
 });
 
 /** Any other tool, shown the endpoints of the `kinds` before it. */
-export const other = (kinds: readonly ClientProfile[]): ClientProfile => ({
-  id: 'other',
-  title: 'Any other tool',
-  connect: recipe(kinds.flatMap(({ hooks }) => (hooks ? [hooks] : []))),
-});
+export const other = (kinds: readonly ClientProfile[]): ClientProfile => ({ id: 'other', title: 'Any other tool', connect: recipe(kinds.flatMap(({ hooks }) => (hooks ? [hooks] : []))) });

@@ -23,17 +23,10 @@ type HookedClient = ClientProfile & { hooks: HookProfile };
 
 /** The client whose hook form `?format=` asks for (the default form's when none). */
 export function sessionStartFormat(value: unknown, clients: readonly ClientProfile[] = CLIENTS): HookedClient {
-  const forms = clients
-    .filter((client): client is HookedClient => client.hooks !== undefined)
-    .sort((a, b) => Number(b.hooks.defaultForm ?? false) - Number(a.hooks.defaultForm ?? false));
+  const forms = clients.filter((client): client is HookedClient => client.hooks !== undefined).sort((a, b) => Number(b.hooks.defaultForm ?? false) - Number(a.hooks.defaultForm ?? false));
   const found = value === undefined || value === '' ? forms.find(({ hooks }) => hooks.defaultForm) : forms.find(({ hooks }) => hooks.format === value);
   if (found) return found;
   throw new EngramError('invalid_request', `\`format\` must be one of ${forms.map(({ hooks }) => hooks.format).join(', ')}`, { param: 'format' });
-}
-
-/** How the client shows the model an MCP server's tools (`server` is the name Engram was registered under). */
-function toolNames(client: ClientProfile, server: string): Record<string, string> {
-  return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, `${client.mcpTools?.prefix(server) ?? ''}${tool}`]));
 }
 
 interface IndexSummary {
@@ -79,7 +72,9 @@ export async function sessionStartAnswer(
   visible: Visibility = {},
 ): Promise<object> {
   const markdown = await currentRootIndex(deps, agent.id, visible);
-  const context = renderIndexBlock(markdown, { names: toolNames(client, server), deferred: false }, visible.scope);
+  // Engram's tools as the client shows them to the model (`server`: the name Engram was registered under).
+  const names = Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, `${client.mcpTools?.prefix(server) ?? ''}${tool}`]));
+  const context = renderIndexBlock(markdown, { names, deferred: false }, visible.scope);
   if (client.hooks.answer === 'hookSpecificOutput') {
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   }
