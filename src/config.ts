@@ -619,16 +619,17 @@ export interface ConnectConfig {
   home: string | undefined;
   /** `$XDG_CONFIG_HOME` (opencode, Crush and Engram's hook scripts live below it). */
   configHome: string | undefined;
-  /** `$CODEX_HOME` (Codex's config dir, `~/.codex` by default). */
-  codexHome: string | undefined;
+  /** The variables asked for (a client kind's, `ConnectRecipe.env`); undefined when unset. */
+  vars: Record<string, string | undefined>;
   /** `$ENGRAM_TOKEN`: the agent token the connected clients and hooks read. */
   token: string | undefined;
 }
 
-export function loadConnectConfig(env: NodeJS.ProcessEnv = process.env): ConnectConfig {
+export function loadConnectConfig(env: NodeJS.ProcessEnv = process.env, names: readonly string[] = []): ConnectConfig {
   const get = (name: string): string | undefined => {
     const value = env[name];
     return value === undefined || value === '' ? undefined : value;
   };
-  return { home: get('HOME'), configHome: get('XDG_CONFIG_HOME'), codexHome: get('CODEX_HOME'), token: get('ENGRAM_TOKEN') };
+  const vars = Object.fromEntries(names.map((name) => [name, get(name)]));
+  return { home: get('HOME'), configHome: get('XDG_CONFIG_HOME'), vars, token: get('ENGRAM_TOKEN') };
 }

@@ -19,7 +19,8 @@ import { opencode } from './opencode/index.js';
 import { other } from './other/index.js';
 import type { ClientProfile } from './types.js';
 
-export const CLIENTS: readonly ClientProfile[] = [openaiSdk, anthropicSdk, codex, claudeCode, copilot, opencode, crush, editorPlugin, editorExtension, agentsSdk, other];
+const KINDS: readonly ClientProfile[] = [openaiSdk, anthropicSdk, codex, claudeCode, copilot, opencode, crush, editorPlugin, editorExtension, agentsSdk];
+export const CLIENTS: readonly ClientProfile[] = [...KINDS, other(KINDS)];
 
 /** The kinds `engram connect` sets up, as its commands and views name them. */
 export function clientKinds(clients: readonly ClientProfile[] = CLIENTS): ClientKind[] {

@@ -27,6 +27,11 @@ export interface ClientProfile {
   chores?: readonly ChoreRule[];
   /** A text the client puts among the user's messages that carries the project's instruction files (`AGENTS.md`, `CLAUDE.md`). */
   isInstructionFile?(text: string): boolean;
+  /**
+   * How the client names a tool of an MCP server registered under `server` to the model: a prefix
+   * before the tool's own name (`mcp__engram__` for `mcp__engram__recall`), or a namespace holding it (Codex over Responses).
+   */
+  mcpTools?: { prefix(server: string): string; namespace?(server: string): string };
   transcript?: TranscriptProfile;
   hooks?: HookProfile;
   connect?: ConnectRecipe;
@@ -74,6 +79,4 @@ export interface TranscriptProfile extends TranscriptFormat {
 export interface HookProfile extends HookSpec {
   /** The answer holds the index's counts beside the context (Copilot CLI), not only `hookSpecificOutput`. */
   answer: 'additionalContext' | 'hookSpecificOutput';
-  /** How the client shows the model a tool of an MCP server registered under `server`. */
-  toolName(server: string, tool: string): string;
 }

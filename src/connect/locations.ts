@@ -6,8 +6,8 @@ export interface LocationSettings {
   home: string;
   /** `$XDG_CONFIG_HOME`, when set and no explicit home was asked for. */
   configHome?: string;
-  /** `$CODEX_HOME`, likewise. */
-  codexHome?: string;
+  /** The variables a recipe reads (`ConnectRecipe.env`), likewise. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export function locations(settings: LocationSettings): Locations {
@@ -15,7 +15,7 @@ export function locations(settings: LocationSettings): Locations {
   return {
     home: settings.home,
     configHome,
-    codexHome: settings.codexHome ?? path.join(settings.home, '.codex'),
+    env: settings.env ?? {},
     hooksDir: path.join(configHome, 'engram', 'hooks'),
   };
 }

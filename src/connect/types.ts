@@ -21,8 +21,8 @@ export interface Locations {
   home: string;
   /** `~/.config` (or `$XDG_CONFIG_HOME`). */
   configHome: string;
-  /** `~/.codex` (or `$CODEX_HOME`). */
-  codexHome: string;
+  /** The variables the kind's recipe reads (`ConnectRecipe.env`), undefined when unset; none under an explicit `--home`. */
+  env: Readonly<Record<string, string | undefined>>;
   /** `~/.config/engram/hooks`: the hook scripts `connect --write` writes. */
   hooksDir: string;
 }
@@ -117,6 +117,8 @@ export interface ConnectRecipe {
   baseUrlForm?: 'openai' | 'anthropic';
   /** It takes `--settings-env`: its settings file can carry the base URL and token header (`ConnectInput.settingsEnv`). */
   settingsEnv?: boolean;
+  /** Environment variables that name the kind's dirs, read into `Locations.env`. */
+  env?: readonly string[];
   plan(input: ConnectInput): Setup;
 }
 

@@ -1,36 +1,32 @@
 /**
  * Whether a request offers Engram's MCP tools (item 5 of the interface), and when to
  * nudge the model towards them. Clients name MCP tools after the server they were
- * registered under, each in its own way:
- *
- * | client                     | form                                          |
- * |----------------------------|-----------------------------------------------|
- * | Claude Code, older Codex   | `mcp__engram__recall`                         |
- * | Codex over Responses       | namespace `mcp__engram` holding `recall`      |
- * | Copilot CLI                | `engram-recall`                               |
- * | opencode                   | `engram_recall`                               |
- * | Crush                      | `mcp_engram_recall`                           |
- * | Agents SDKs                | `recall`, its description carrying the marker |
+ * registered under, each in its own way (`ClientProfile.mcpTools`: `mcp__engram__recall`,
+ * a namespace `mcp__engram` holding `recall`, `engram-recall`, ...); a tool offered
+ * under its bare name (the Agents SDKs) is Engram's when its description carries the marker.
  *
  * Pure: the inject step asks, and places what it decides (DESIGN section 6).
  */
 import { ENGRAM_TOOL_MARKER, ENGRAM_TOOLS, RECALL_TOOL } from '../domain/engram-tools.js';
 import type { MessageKinds, OfferedTool, ToolRef } from '../protocols/types.js';
+import { CLIENTS } from '../clients/index.js';
+import type { ClientProfile } from '../clients/types.js';
 
 /** Engram's own name for a tool (`recall`, ...), when `tool` is one of Engram's under some client's form. */
-export function engramToolName(tool: ToolRef & { description?: string }, servers: readonly string[]): string | undefined {
-  const name = tool.name;
+export function engramToolName(tool: ToolRef & { description?: string }, servers: readonly string[], clients: readonly ClientProfile[] = CLIENTS): string | undefined {
+  const { name, namespace } = tool;
+  const forms = clients.flatMap(({ mcpTools }) => (mcpTools ? [mcpTools] : []));
   for (const server of servers) {
     const s = server.toLowerCase();
-    if (tool.namespace !== undefined) {
-      if (tool.namespace.toLowerCase() === `mcp__${s}` && ENGRAM_TOOLS.includes(name)) return name;
+    if (namespace !== undefined) {
+      if (forms.some((form) => form.namespace?.(s) === namespace.toLowerCase()) && ENGRAM_TOOLS.includes(name)) return name;
       continue;
     }
-    for (const prefix of [`mcp__${s}__`, `${s}-`, `${s}_`, `mcp_${s}_`]) {
+    for (const prefix of forms.map((form) => form.prefix(s))) {
       if (name.toLowerCase().startsWith(prefix) && ENGRAM_TOOLS.includes(name.slice(prefix.length))) return name.slice(prefix.length);
     }
   }
-  if (tool.namespace === undefined && ENGRAM_TOOLS.includes(name) && tool.description?.includes(ENGRAM_TOOL_MARKER)) return name;
+  if (namespace === undefined && ENGRAM_TOOLS.includes(name) && tool.description?.includes(ENGRAM_TOOL_MARKER)) return name;
   return undefined;
 }
 

@@ -127,13 +127,13 @@ export const connectCommand: Command = {
     const org = requireOption(context, 'org');
     const agentRef = requireOption(context, 'agent');
 
-    const environment = loadConnectConfig();
+    const environment = loadConnectConfig(undefined, kind.env);
     const home = stringOption(context, 'home');
     // An explicit --home stands for a whole user account: the variables naming dirs inside the real one do not apply.
     const locations = locationsFor(
       home !== undefined
         ? { home: path.resolve(home) }
-        : { home: environment.home ?? os.homedir(), configHome: environment.configHome, codexHome: environment.codexHome },
+        : { home: environment.home ?? os.homedir(), configHome: environment.configHome, env: environment.vars },
     );
 
     const agent = agentInfo(await context.api().get<AgentJson>(agentPath(context)));

@@ -41,6 +41,7 @@ export const claudeCode: ClientProfile = {
     projectKey: { pattern: /\.claude[/\\]projects[/\\]([A-Za-z0-9-]+)[/\\]/g, of: (path) => path.replace(/[^A-Za-z0-9]/g, '-') },
   },
   isInstructionFile: (text) => /^\s*<system-reminder>/.test(text) && /# claudeMd|CLAUDE\.md|AGENTS\.md/.test(text),
+  mcpTools: { prefix: (server) => `mcp__${server}__` },
   transcript: { ...claudeCodeFormat, routes: ['claude', 'claude-code'] },
   hooks,
   connect: recipe,

@@ -11,14 +11,16 @@ import { hooks as spec } from './hooks.js';
 
 export const recipe: ConnectRecipe = {
   summary: 'OpenAI\'s terminal agent: a Responses provider in config.toml, the memory tools, and session hooks',
+  env: ['CODEX_HOME'],
   plan(input) {
     const { agent, locations } = input;
+    const codexHome = locations.env.CODEX_HOME ?? path.join(locations.home, '.codex');
     const hooks = hookScripts(input, spec);
     return {
       files: [
         {
           type: 'structured',
-          path: path.join(locations.codexHome, 'config.toml'),
+          path: path.join(codexHome, 'config.toml'),
           format: 'toml',
           purpose: 'Engram as the model provider, and its MCP server',
           edits: [
@@ -33,7 +35,7 @@ export const recipe: ConnectRecipe = {
         },
         {
           type: 'structured',
-          path: path.join(locations.codexHome, 'hooks.json'),
+          path: path.join(codexHome, 'hooks.json'),
           format: 'json',
           purpose: 'SessionStart and Stop hooks',
           edits: commandHookEdits(hooks),

@@ -12,5 +12,4 @@ export const hooks: HookProfile = {
   transcriptField: '.transcript_path',
   sessionField: '.session_id',
   answer: 'hookSpecificOutput',
-  toolName: (server, tool) => `mcp__${server}__${tool}`,
 };

@@ -49,6 +49,7 @@ export const codex: ClientProfile = {
     isPlaceMessage: (text) => text.trimStart().startsWith('<environment_context>'),
   },
   isInstructionFile,
+  mcpTools: { prefix: (server) => `mcp__${server}__`, namespace: (server) => `mcp__${server}` },
   transcript: { ...codexFormat, routes: ['codex'] },
   hooks,
   connect: recipe,

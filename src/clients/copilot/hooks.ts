@@ -14,5 +14,4 @@ export const hooks: HookProfile = {
   transcriptField: '.transcriptPath',
   sessionField: '.sessionId',
   answer: 'additionalContext',
-  toolName: (server, tool) => `${server}-${tool}`,
 };

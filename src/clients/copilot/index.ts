@@ -29,6 +29,7 @@ export const copilot: ClientProfile = {
     mentions: ['repository root'],
     root: /git repository root:\s*([^\n\r<]+)/gi,
   },
+  mcpTools: { prefix: (server) => `${server}-` },
   transcript: { ...copilotFormat, routes: ['copilot'] },
   hooks,
   connect: recipe,

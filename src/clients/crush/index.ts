@@ -62,4 +62,4 @@ const recipe: ConnectRecipe = {
   },
 };
 
-export const crush: ClientProfile = { id: 'crush', title: 'Crush', connect: recipe };
+export const crush: ClientProfile = { id: 'crush', title: 'Crush', mcpTools: { prefix: (server) => `mcp_${server}_` }, connect: recipe };

@@ -60,4 +60,4 @@ const recipe: ConnectRecipe = {
   },
 };
 
-export const opencode: ClientProfile = { id: 'opencode', title: 'opencode', connect: recipe };
+export const opencode: ClientProfile = { id: 'opencode', title: 'opencode', mcpTools: { prefix: (server) => `${server}_` }, connect: recipe };

@@ -1,15 +1,17 @@
 /** Any other tool: the base URLs per protocol (the one base URL first), the MCP URL, the hooks and the token header forms. */
 import { shortBaseUrl, shortMcpUrl } from '../../domain/base-urls.js';
 import type { ConnectRecipe } from '../../connect/types.js';
-import { TOKEN_ENV } from '../../connect/hooks.js';
+import { SESSION_START_PATH, TOKEN_ENV, type HookSpec } from '../../connect/hooks.js';
 import type { ClientProfile } from '../types.js';
 
-const recipe: ConnectRecipe = {
+/** `hooks`: the other kinds' hooks, whose endpoints it lists (their session-start formats alphabetically). */
+const recipe = (hooks: readonly HookSpec[]): ConnectRecipe => ({
   summary: 'Every address Engram serves (chat completions, Messages, Responses, MCP, hooks) and the headers that carry the token',
   plan(input) {
     const { agent } = input;
     const base = agent.baseUrl;
     const server = agent.serverUrl;
+    const formats = hooks.flatMap(({ format, defaultForm }) => (defaultForm ? [] : [`?format=${format}`])).sort();
     const text = `One base URL for every agent (the token says which):
 Messages (Anthropic-style) base URL     ${server}            (the client appends /v1/messages)
 Chat completions base URL               ${shortBaseUrl(server)}         (the client appends /chat/completions)
@@ -19,8 +21,8 @@ MCP server (Streamable HTTP)            ${shortMcpUrl(server)}
 The agent's own base URL serves the same (append /v1 as above), and the hooks:
 Agent base URL                          ${base}
 Agent MCP server                        ${agent.mcpUrl}
-Session-start hook (POST, JSON)         ${base}/copilot/session-start   (?format=claude, ?format=codex)
-Transcript upload (POST, raw file)      ${base}/transcripts/codex, ${base}/transcripts/claude, ${base}/copilot/stop
+Session-start hook (POST, JSON)         ${base}${SESSION_START_PATH}   (${formats.join(', ')})
+Transcript upload (POST, raw file)      ${hooks.map(({ stopPath }) => `${base}${stopPath}`).join(', ')}
 
 Send the token as any one of:
   Authorization: Bearer $${TOKEN_ENV}
@@ -39,6 +41,7 @@ The MCP server and the hook endpoints take only Authorization: Bearer.
       ],
     };
   },
-};
+});
 
-export const other: ClientProfile = { id: 'other', title: 'Any other tool', connect: recipe };
+/** Any other tool, shown the endpoints of the `kinds` before it. */
+export const other = (kinds: readonly ClientProfile[]): ClientProfile => ({ id: 'other', title: 'Any other tool', connect: recipe(kinds.flatMap(({ hooks }) => (hooks ? [hooks] : []))) });

@@ -63,11 +63,11 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
   app.addHook('onRequest', limits.onRequest);
 
   app.post<{ Params: Params; Querystring: Query }>(`${PREFIX}${SESSION_START_PATH}`, async (request, reply) => {
-    const hooks = sessionStartFormat(request.query.format, clients);
+    const client = sessionStartFormat(request.query.format, clients);
     // The hook's input says which session starts, why, and where (its `cwd`: the session's scope).
     const input = await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
     const visible = sessionVisibility(request.headers, input, clients);
-    return reply.send(await sessionStartAnswer(deps, agentOf(request), hooks, deps.config.mcp.serverNames[0] ?? 'engram', visible));
+    return reply.send(await sessionStartAnswer(deps, agentOf(request), client, deps.config.mcp.serverNames[0] ?? 'engram', visible));
   });
 
   const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {

@@ -19,17 +19,14 @@ import { CLIENTS } from '../../clients/index.js';
 import type { ClientProfile, HookProfile } from '../../clients/types.js';
 import { placeSignals } from '../../conversation/scope.js';
 
-/** The hooks of the client whose form `?format=` asks for (the default form's when none). */
-export function sessionStartFormat(value: unknown, clients: readonly ClientProfile[] = CLIENTS): HookProfile {
-  const forms = clients.flatMap(({ hooks }) => (hooks ? [hooks] : [])).sort((a, b) => Number(b.defaultForm ?? false) - Number(a.defaultForm ?? false));
-  const found = value === undefined || value === '' ? forms.find((hooks) => hooks.defaultForm) : forms.find((hooks) => hooks.format === value);
-  if (found) return found;
-  throw new EngramError('invalid_request', `\`format\` must be one of ${forms.map((hooks) => hooks.format).join(', ')}`, { param: 'format' });
-}
+type HookedClient = ClientProfile & { hooks: HookProfile };
 
-/** How the client shows the model an MCP server's tools (`server` is the name Engram was registered under). */
-function toolNames(hooks: HookProfile, server: string): Record<string, string> {
-  return Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, hooks.toolName(server, tool)]));
+/** The client whose hook form `?format=` asks for (the default form's when none). */
+export function sessionStartFormat(value: unknown, clients: readonly ClientProfile[] = CLIENTS): HookedClient {
+  const forms = clients.filter((client): client is HookedClient => client.hooks !== undefined).sort((a, b) => Number(b.hooks.defaultForm ?? false) - Number(a.hooks.defaultForm ?? false));
+  const found = value === undefined || value === '' ? forms.find(({ hooks }) => hooks.defaultForm) : forms.find(({ hooks }) => hooks.format === value);
+  if (found) return found;
+  throw new EngramError('invalid_request', `\`format\` must be one of ${forms.map(({ hooks }) => hooks.format).join(', ')}`, { param: 'format' });
 }
 
 interface IndexSummary {
@@ -70,13 +67,15 @@ export function pathHeader(headers: IncomingHttpHeaders, name: string): string |
 export async function sessionStartAnswer(
   deps: { control: Control; reflections: ReflectionStore },
   agent: Agent,
-  hooks: HookProfile,
+  client: HookedClient,
   server: string,
   visible: Visibility = {},
 ): Promise<object> {
   const markdown = await currentRootIndex(deps, agent.id, visible);
-  const context = renderIndexBlock(markdown, { names: toolNames(hooks, server), deferred: false }, visible.scope);
-  if (hooks.answer === 'hookSpecificOutput') {
+  // Engram's tools as the client shows them to the model (`server`: the name Engram was registered under).
+  const names = Object.fromEntries(ENGRAM_TOOLS.map((tool) => [tool, `${client.mcpTools?.prefix(server) ?? ''}${tool}`]));
+  const context = renderIndexBlock(markdown, { names, deferred: false }, visible.scope);
+  if (client.hooks.answer === 'hookSpecificOutput') {
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   }
   return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown, visible) };
