@@ -20,30 +20,26 @@
  * recorded beside the message (`bus-failures.ts`) before the nak, and a finished one
  * (acked, or dead-lettered) is recorded as such (`bus-settled.ts`) before its ack or term.
  */
-import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { boundedReason, exhaustedReason, runHandler, type BusMessage, type ConsumerOptions, type NakOptions } from '../../ports/event-bus.js';
-import type { NatsContext } from './connection.js';
 import type { DeadLetters } from './bus-dead-letters.js';
 import type { FailureRecords } from './bus-failures.js';
-import { confirmSent, Fetches, Pause, PULL, recover, SUSPICIOUSLY_FAST_MS, type ConnectionGate } from './bus-loop.js';
+import { DurableConsumer, type DurableContext } from './bus-durable.js';
+import { confirmSent, PULL, SUSPICIOUSLY_FAST_MS } from './bus-loop.js';
 import { objectOf, type BusPayloads, type ReadPayload } from './bus-payloads.js';
-import { ensureDurableConsumer } from './bus-streams.js';
 import type { SettledRecords } from './bus-settled.js';
 import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
 
 /** Deliveries unacked at once across all replicas; concurrency is bounded per consume() instead. */
 const MAX_ACK_PENDING = 10_000;
 
-export interface ConsumerContext {
-  nats: NatsContext;
-  gate: ConnectionGate;
+export interface ConsumerContext extends DurableContext {
   names: BusNames;
   payloads: BusPayloads;
   deadLetters: DeadLetters;
   failures: FailureRecords;
   settled: SettledRecords;
   now: () => number;
-  onError: (error: unknown) => void;
 }
 
 export class NatsBusConsumer<T> {
@@ -51,12 +47,11 @@ export class NatsBusConsumer<T> {
   readonly #context: ConsumerContext;
   readonly #handler: (message: BusMessage<T>) => Promise<void>;
   readonly #options: ConsumerOptions;
-  readonly #fetches = new Fetches();
-  readonly #pause = new Pause();
+  /** The open fetches, which stop() cancels: the server no longer delivers to them. */
+  readonly #fetches = new Set<ConsumerMessages>();
+  readonly #durable: DurableConsumer;
   readonly #slots: Promise<void>[] = [];
   #running = false;
-  /** The durable consumer, created (or updated) once and again after any fetch error. */
-  #consumer: Promise<Consumer> | undefined;
 
   constructor(
     context: ConsumerContext,
@@ -68,80 +63,49 @@ export class NatsBusConsumer<T> {
     this.subject = subject;
     this.#handler = handler;
     this.#options = options;
+    this.#durable = new DurableConsumer(context, {
+      stream: context.names.stream,
+      name: context.names.consumer(subject),
+      filterSubject: context.names.work(subject),
+      ackWaitMs: options.ackWaitMs,
+      maxAckPending: MAX_ACK_PENDING,
+    });
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    for (let i = 0; i < this.#options.concurrency; i++) this.#slots.push(this.#slot());
+    const what = `NATS event bus: fetching ${JSON.stringify(this.subject)} failed`;
+    for (let i = 0; i < this.#options.concurrency; i++) {
+      this.#slots.push(this.#durable.loop(() => this.#running, what, (consumer) => this.#pullOne(consumer)));
+    }
   }
 
   /** Cancels the pull requests and waits for the handlers already running. */
   async stop(): Promise<void> {
     this.#running = false;
-    this.#fetches.stopAll();
-    this.#pause.wake();
+    for (const batch of this.#fetches) batch.stop();
+    this.#durable.wake();
     await Promise.all(this.#slots);
   }
 
-  async #slot(): Promise<void> {
-    let failures = 0;
-    while (this.#running) {
-      const started = Date.now();
-      let message: JsMsg | undefined;
-      try {
-        message = await this.#fetchOne();
-      } catch (error) {
-        if (!this.#running) break;
-        // The consumer may be gone (an operator deleted it, the server lost its state):
-        // the next attempt creates it again.
-        this.#consumer = undefined;
-        this.#context.onError(new Error(`NATS event bus: fetching ${JSON.stringify(this.subject)} failed`, { cause: error }));
-        await recover(this.#pause, this.#context.gate, ++failures, error);
-        continue;
-      }
-      if (message) {
-        failures = 0;
-        if (this.#running) await this.#deliver(message);
-        // Arrived as we stopped: hand it straight back rather than start new work.
-        else message.nak();
-      } else if (this.#running && Date.now() - started < SUSPICIOUSLY_FAST_MS) {
-        await recover(this.#pause, this.#context.gate, ++failures, undefined);
-      } else {
-        failures = 0;
-      }
-    }
-  }
-
-  /** One message, or undefined when the pull request expired (or was cancelled by stop). */
-  async #fetchOne(): Promise<JsMsg | undefined> {
-    const consumer = await this.#ready();
-    if (!this.#running) return undefined;
+  /** A slot's pull: fetches one message and handles it; false when the fetch ended at once, empty. */
+  async #pullOne(consumer: Consumer): Promise<boolean> {
+    const started = Date.now();
     const batch = await consumer.fetch({ max_messages: 1, ...PULL });
-    if (!this.#running) {
+    let message: JsMsg | undefined;
+    this.#fetches.add(batch);
+    try {
+      if (this.#running) for await (message of batch) break;
+    } finally {
+      this.#fetches.delete(batch);
       batch.stop();
-      return undefined;
     }
-    for await (const message of this.#fetches.drain(batch)) return message;
-    return undefined;
-  }
-
-  #ready(): Promise<Consumer> {
-    const { nats, names } = this.#context;
-    this.#consumer ??= ensureDurableConsumer(nats.jsm, {
-      stream: names.stream,
-      name: names.consumer(this.subject),
-      filterSubject: names.work(this.subject),
-      ackWaitMs: this.#options.ackWaitMs,
-      maxAckPending: MAX_ACK_PENDING,
-    }).then(
-      (info) => nats.js.consumers.getConsumerFromInfo(info),
-      (error: unknown) => {
-        this.#consumer = undefined;
-        throw error;
-      },
-    );
-    return this.#consumer;
+    if (!message) return Date.now() - started >= SUSPICIOUSLY_FAST_MS;
+    if (this.#running) await this.#deliver(message);
+    // Arrived as we stopped: hand it straight back rather than start new work.
+    else message.nak();
+    return true;
   }
 
   /** Runs the handler on one delivery; never throws (failures are reported). */

@@ -4,7 +4,7 @@
  * deleted by an operator), report it, back off so they never spin hot, and stop promptly
  * when asked.
  */
-import { JetStreamError, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { JetStreamError } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { NatsContext } from './connection.js';
 
@@ -156,29 +156,6 @@ export async function recover(pause: Pause, gate: ConnectionGate, failures: numb
     await pause.sleep(retryDelayMs(failures));
   }
   await pause.until(gate.up());
-}
-
-/**
- * The running pull requests of a loop, so `stop()` can cancel them: a cancelled request
- * loses its interest, and the server no longer delivers to it.
- */
-export class Fetches {
-  readonly #open = new Set<ConsumerMessages>();
-
-  /** Iterates one fetch, tracked until it ends. */
-  async *drain(batch: ConsumerMessages): AsyncGenerator<JsMsg> {
-    this.#open.add(batch);
-    try {
-      yield* batch;
-    } finally {
-      this.#open.delete(batch);
-      batch.stop();
-    }
-  }
-
-  stopAll(): void {
-    for (const batch of this.#open) batch.stop();
-  }
 }
 
 /**

@@ -20,9 +20,9 @@
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import type { NatsContext } from './connection.js';
-import { confirmSent, Pause, PULL, recover, type ConnectionGate } from './bus-loop.js';
-import { ensureDurableConsumer, storeMessage } from './bus-streams.js';
+import { DurableConsumer, type DurableContext } from './bus-durable.js';
+import { confirmSent, PULL } from './bus-loop.js';
+import { storeMessage } from './bus-streams.js';
 import type { SettledRecords } from './bus-settled.js';
 import { BUS_HEADERS, decodeTime, MSG_ID_HEADER, type BusNames } from './bus-subjects.js';
 
@@ -38,18 +38,15 @@ const BATCH = 100;
 /** After a failed republish (the server away), try again this much later. */
 const RETRY_MS = 1_000;
 
-export interface SchedulerContext {
-  nats: NatsContext;
-  gate: ConnectionGate;
+export interface SchedulerContext extends DurableContext {
   names: BusNames;
   settled: SettledRecords;
   now: () => number;
-  onError: (error: unknown) => void;
 }
 
 export class DelayScheduler {
   readonly #context: SchedulerContext;
-  readonly #pause = new Pause();
+  readonly #durable: DurableConsumer;
   /** Messages due soon, with the timer that releases each. */
   readonly #held = new Map<JsMsg, { due: number; timer: NodeJS.Timeout }>();
   readonly #releasing = new Set<Promise<void>>();
@@ -57,11 +54,18 @@ export class DelayScheduler {
   #loop: Promise<void> = Promise.resolve();
   #messages: ConsumerMessages | undefined;
   #unlisten: () => void = () => undefined;
-  /** Consecutive ends of the consume (reset by a message or a heartbeat): the backoff before the next. */
-  #failures = 0;
 
   constructor(context: SchedulerContext) {
     this.#context = context;
+    this.#durable = new DurableConsumer(context, {
+      stream: context.names.delayStream,
+      name: context.names.scheduler,
+      filterSubject: context.names.delayAll,
+      ackWaitMs: ACK_WAIT_MS,
+      // Every waiting message is "ack pending" here (nak'ed with a delay): no cap, or a
+      // backlog of far-off messages would block one that is due now.
+      maxAckPending: -1,
+    });
   }
 
   start(): void {
@@ -72,7 +76,7 @@ export class DelayScheduler {
     this.#unlisten = this.#context.gate.onReconnect(() => {
       this.#context.onError(new Error('NATS event bus: the delay scheduler lost its pull request with the connection; pulling again'));
     });
-    this.#loop = this.#run();
+    this.#loop = this.#durable.loop(() => this.#running, 'NATS event bus: the delay scheduler stopped consuming', (consumer, alive) => this.#consume(consumer, alive));
   }
 
   /** Stops pulling; held messages go back to the server at once, for another replica. */
@@ -80,7 +84,7 @@ export class DelayScheduler {
     this.#running = false;
     this.#unlisten();
     this.#messages?.stop();
-    this.#pause.wake();
+    this.#durable.wake();
     await this.#loop;
     for (const [message, { due, timer }] of this.#held) {
       clearTimeout(timer);
@@ -91,50 +95,30 @@ export class DelayScheduler {
     await confirmSent(this.#context.nats).catch(this.#context.onError);
   }
 
-  async #run(): Promise<void> {
-    while (this.#running) {
-      let error: unknown;
-      try {
-        error = await this.#consume();
-      } catch (failure) {
-        error = failure;
-      }
-      if (!this.#running) break;
-      this.#context.onError(new Error('NATS event bus: the delay scheduler stopped consuming', { cause: error }));
-      await recover(this.#pause, this.#context.gate, ++this.#failures, error);
-    }
-  }
-
-  /** Creates (or updates) the durable consumer and consumes it until the library gives up; resolves with why. */
-  async #consume(): Promise<unknown> {
-    const { nats, names } = this.#context;
-    const info = await ensureDurableConsumer(nats.jsm, {
-      stream: names.delayStream,
-      name: names.scheduler,
-      filterSubject: names.delayAll,
-      ackWaitMs: ACK_WAIT_MS,
-      // Every waiting message is "ack pending" here (nak'ed with a delay): no cap, or a
-      // backlog of far-off messages would block one that is due now.
-      maxAckPending: -1,
-    });
-    if (!this.#running) return undefined;
-    const consumer: Consumer = nats.js.consumers.getConsumerFromInfo(info);
+  /**
+   * Consumes until the library gives up, and throws why. A message or a heartbeat is
+   * `alive()`: it proves the server has the pull request.
+   */
+  async #consume(consumer: Consumer, alive: () => void): Promise<never> {
     const messages = await consumer.consume({
-      callback: (message) => this.#schedule(message),
+      callback: (message) => {
+        alive();
+        this.#schedule(message);
+      },
       max_messages: BATCH,
       ...PULL,
       abort_on_missing_resource: true,
     });
     this.#messages = messages;
     if (!this.#running) messages.stop();
-    void this.#watch(messages);
-    return (await messages.closed()) ?? new Error('the consume ended');
+    void this.#watch(messages, alive);
+    throw (await messages.closed()) ?? new Error('the consume ended');
   }
 
-  /** The consume's status events: a heartbeat proves the server has the pull request; missed ones are reported once. */
-  async #watch(messages: ConsumerMessages): Promise<void> {
+  /** The consume's status events: missed heartbeats are reported once. */
+  async #watch(messages: ConsumerMessages, alive: () => void): Promise<void> {
     for await (const status of messages.status()) {
-      if (status.type === 'heartbeat') this.#failures = 0;
+      if (status.type === 'heartbeat') alive();
       // The library then asks for the consumer's info and pulls again, or ends the consume if it is gone.
       else if (status.type === 'heartbeats_missed' && status.count === 2) {
         this.#context.onError(new Error('NATS event bus: the delay scheduler\'s pull request went unanswered', { cause: new Error('heartbeats missed') }));
@@ -144,7 +128,6 @@ export class DelayScheduler {
 
   /** The consume's callback: synchronous, and never throws (a throw would end the consume). */
   #schedule(message: JsMsg): void {
-    this.#failures = 0;
     try {
       if (!this.#running) {
         message.nak();

@@ -1,19 +1,15 @@
 /**
- * The server side of the NATS event bus: its streams and durable consumers, created
- * idempotently (several replicas start at once, and a restart must not fail on what
- * the previous run created), plus the few stream-level calls the bus makes.
+ * The server side of the NATS event bus: its streams, created idempotently (several
+ * replicas start at once, and a restart must not fail on what the previous run created),
+ * plus the few stream-level calls the bus makes. Their durable consumers: `bus-durable.ts`.
  *
  * Nothing here needs a server newer than 2.9: no per-message TTL, no scheduled delivery,
  * no priority groups, no multi-filter consumers, no pull consumers without acks.
  */
 import {
-  AckPolicy,
-  DeliverPolicy,
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
-  type ConsumerConfig,
-  type ConsumerInfo,
   type JetStreamManager,
   type PubAck,
   type StreamConfig,
@@ -32,8 +28,6 @@ export const MIN_SERVER_VERSION = [2, 9, 4] as const;
 const STREAM_NAME_IN_USE = 10058;
 /** What nats-server 2.9 answers, instead of "name in use", to a replica that adds a stream another is adding at that moment. */
 const STREAM_SUBJECT_OVERLAP = 10065;
-const CONSUMER_NAME_IN_USE = 10013;
-const CONSUMER_ALREADY_EXISTS = 10148;
 const NO_MESSAGE_FOUND = 10037;
 const STREAM_STORE_EOF = 10057;
 
@@ -114,53 +108,6 @@ async function streamExists(jsm: JetStreamManager, name: string): Promise<boolea
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
-}
-
-export interface DurableConsumer {
-  stream: string;
-  name: string;
-  filterSubject: string;
-  ackWaitMs: number;
-  maxAckPending: number;
-}
-
-/**
- * Creates a durable pull consumer, or updates its ack wait: every replica shares it (the
- * last replica to start sets the ack wait when they differ).
- */
-export async function ensureDurableConsumer(jsm: JetStreamManager, consumer: DurableConsumer): Promise<ConsumerInfo> {
-  const config: Partial<ConsumerConfig> = {
-    durable_name: consumer.name,
-    filter_subject: consumer.filterSubject,
-    deliver_policy: DeliverPolicy.All,
-    ack_policy: AckPolicy.Explicit,
-    ack_wait: nanos(consumer.ackWaitMs),
-    // Unlimited on the server; the adapter bounds deliveries and dead-letters
-    // (`bus-consumer.ts`). In a work-queue stream a message past the server's max_deliver
-    // stays stored forever (nats-server#5564, and #4998 for interest streams), announced
-    // only by one MAX_DELIVERIES advisory on core NATS, lost when no replica listens at
-    // that instant (and not sent again, #7148): it would still count as pending and could
-    // hold the ack floor the sweep waits on. A backstop of maxDeliver + 1 is no better: a
-    // crash before that delivery's burial leaves the message undelivered for good.
-    // No server `backoff` either: it spaces only redeliveries after the ack wait, never a
-    // nak (nats-server#4726), and replaces the ack wait with its first step, which the
-    // port's `backoffMs` (after a nak or throw) and `working()` do not mean.
-    max_deliver: -1,
-    max_ack_pending: consumer.maxAckPending,
-  };
-  try {
-    // 2.9 treats a create of an existing durable as an update; newer servers refuse a
-    // differing configuration, then it is updated explicitly.
-    return await jsm.consumers.add(consumer.stream, config);
-  } catch (error) {
-    const exists = error instanceof JetStreamApiError && [CONSUMER_NAME_IN_USE, CONSUMER_ALREADY_EXISTS].includes(error.code);
-    if (!exists) throw error;
-    return jsm.consumers.update(consumer.stream, consumer.name, {
-      ack_wait: config.ack_wait,
-      max_deliver: config.max_deliver,
-      max_ack_pending: config.max_ack_pending,
-    });
-  }
 }
 
 export interface StoreRequest {

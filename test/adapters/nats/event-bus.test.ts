@@ -98,6 +98,27 @@ function collect<T>(bus: NatsEventBus, subject: string, options: Parameters<Nats
   return { seen, sub };
 }
 
+/**
+ * Waits until the bus is idle on `subject`, as the contract's idle() does: nothing
+ * pending, and no delivery for `quietMs` (one ack wait) since. Then "handled once" can fail.
+ */
+async function idle(bus: NatsEventBus, subject: string, deliveries: () => number, quietMs: number): Promise<void> {
+  let count = -1;
+  let since = 0;
+  await waitFor(
+    async () => {
+      if ((await bus.pending(subject)) > 0 || deliveries() !== count) {
+        count = deliveries();
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= quietMs;
+    },
+    10_000,
+    'the bus to be idle',
+  );
+}
+
 nats('the sweep tells which consumer a stored message belongs to by the server\'s subject rules', () => {
   assert.ok(subjectMatches('engram.bus.w.jobs', 'engram.bus.w.jobs'));
   assert.not.ok(subjectMatches('engram.bus.w.jobs', 'engram.bus.w.jobs2'));
@@ -391,7 +412,7 @@ nats('a delivery past maxDeliver is dead-lettered without reaching the handler',
       ackWaitMs: 100,
     });
     await waitFor(async () => (await bus.deadLetters('stuck')).length === 1, 3000, 'dead letter');
-    await sleep(200);
+    await idle(bus, 'stuck', () => attempts.length, 100);
     await sub.stop();
     assert.equal(attempts, [1, 2, 3]);
     const [dead] = await bus.deadLetters('stuck');
@@ -481,16 +502,33 @@ nats('a consumer deleted by an operator is created again', async () => {
 
 nats('a running consumer receives messages published before and after a nats-server restart', async () => {
   const group = replicas(namespace('restart'));
+  let release!: () => void;
+  const restartDone = new Promise<void>((resolve) => (release = resolve));
   try {
     const bus = await group.open();
     const { seen, sub } = collect<string>(bus, 'jobs');
+    // A handler busy across the restart: its ack, after the reconnection, is its only delivery's.
+    const busy: number[] = [];
+    let acked = false;
+    const busySub = bus.consume<string>(
+      'busy',
+      async (message) => {
+        busy.push(message.attempt);
+        await restartDone;
+        await message.ack();
+        acked = true;
+      },
+      { ackWaitMs: 5_000 },
+    );
+    await bus.publish('busy', 'across');
     await bus.publish('jobs', 'before');
-    await waitFor(() => seen.length === 1, 3000, 'the first message');
+    await waitFor(() => seen.length === 1 && busy.length === 1, 3000, 'the first message, and the busy one');
     // Cleanup talks to the server through the admin connection: it must be back first.
     const adminBack = (async () => {
       for await (const status of admin.nc.status()) if (status.type === 'reconnect') return;
     })();
     await server.restart({ downMs: 300 });
+    release();
     const restarted = Date.now();
     await bus.publish('jobs', 'after');
     await waitFor(() => seen.length === 2, 20_000, 'the message published after the restart');
@@ -500,7 +538,12 @@ nats('a running consumer receives messages published before and after a nats-ser
     await sub.stop();
     assert.equal(seen.map((x) => x.message.payload), ['before', 'after']);
     assert.ok(group.errors.length > 0, 'the interruption was reported through onError');
+    await waitFor(() => acked, 5_000, 'the busy handler acked after the restart');
+    await idle(bus, 'busy', () => busy.length, 1_000);
+    await busySub.stop();
+    assert.equal(busy, [1], 'handled once: the ack after the reconnection settled it');
   } finally {
+    release(); // a failed assertion must not leave the cleanup waiting on a handler
     await group.cleanup();
   }
 });
