@@ -12,17 +12,28 @@ import type { MessageKinds, OfferedTool, ToolRef } from '../protocols/types.js';
 import { CLIENTS } from '../clients/index.js';
 import type { ClientProfile } from '../clients/types.js';
 
+type ToolForm = NonNullable<ClientProfile['mcpTools']>;
+const FORMS = new WeakMap<readonly ClientProfile[], ToolForm[]>();
+
+/** The clients' MCP naming forms, gathered once per list of profiles (a request asks for each tool it offers). */
+function toolForms(clients: readonly ClientProfile[]): ToolForm[] {
+  let forms = FORMS.get(clients);
+  if (!forms) FORMS.set(clients, (forms = clients.flatMap(({ mcpTools }) => (mcpTools ? [mcpTools] : []))));
+  return forms;
+}
+
 /** Engram's own name for a tool (`recall`, ...), when `tool` is one of Engram's under some client's form. */
 export function engramToolName(tool: ToolRef & { description?: string }, servers: readonly string[], clients: readonly ClientProfile[] = CLIENTS): string | undefined {
   const { name, namespace } = tool;
-  const forms = clients.flatMap(({ mcpTools }) => (mcpTools ? [mcpTools] : []));
+  const forms = toolForms(clients);
   for (const server of servers) {
     const s = server.toLowerCase();
     if (namespace !== undefined) {
       if (forms.some((form) => form.namespace?.(s) === namespace.toLowerCase()) && ENGRAM_TOOLS.includes(name)) return name;
       continue;
     }
-    for (const prefix of forms.map((form) => form.prefix(s))) {
+    for (const form of forms) {
+      const prefix = form.prefix(s);
       if (name.toLowerCase().startsWith(prefix) && ENGRAM_TOOLS.includes(name.slice(prefix.length))) return name.slice(prefix.length);
     }
   }

@@ -46,9 +46,13 @@ export function requestVisibility(
   return withScope(given, stateScope(body, places.flatMap((place) => place.rootsFromHeaders?.(headers) ?? []), clients));
 }
 
-/** What the clients say of where they run. */
+const PLACES = new WeakMap<readonly ClientProfile[], PlaceSignals[]>();
+
+/** What the clients say of where they run: one list per list of profiles, so what is derived from it is built once. */
 export function placeSignals(clients: readonly ClientProfile[] = CLIENTS): PlaceSignals[] {
-  return clients.flatMap(({ place }) => (place ? [place] : []));
+  let places = PLACES.get(clients);
+  if (!places) PLACES.set(clients, (places = clients.flatMap(({ place }) => (place ? [place] : []))));
+  return places;
 }
 
 /** The scope and user the headers give (MCP, hooks: requests that carry no client prompt). */

@@ -63,20 +63,38 @@ export function emptyPlace(): StatedPlace {
   return { roots: [], projectKeys: [] };
 }
 
+/** `markers` and the generic form, with their needles and mentions: built once per list, not per text a request walks. */
+interface MarkerTable {
+  all: readonly PlaceMarkers[];
+  needles: readonly string[];
+  mentions: readonly string[];
+}
+const TABLES = new WeakMap<readonly PlaceMarkers[], MarkerTable>();
+
+function tableOf(markers: readonly PlaceMarkers[]): MarkerTable {
+  let table = TABLES.get(markers);
+  if (!table) {
+    const all = [...markers, ANY_CLIENT];
+    table = { all, needles: all.flatMap((marker) => marker.needles), mentions: all.flatMap((marker) => marker.mentions) };
+    TABLES.set(markers, table);
+  }
+  return table;
+}
+
 /** Every needle of `markers` and of the generic form (see `PlaceMarkers.needles`). */
-export function placeNeedles(markers: readonly PlaceMarkers[]): string[] {
-  return [...markers, ANY_CLIENT].flatMap((marker) => marker.needles);
+export function placeNeedles(markers: readonly PlaceMarkers[]): readonly string[] {
+  return tableOf(markers).needles;
 }
 
 /** True when `text` may state where the client runs: the test the walks over a request do before `placeFromText`. */
 export function statesPlace(text: string, markers: readonly PlaceMarkers[]): boolean {
-  return [...markers, ANY_CLIENT].some((marker) => marker.mentions.some((mention) => text.includes(mention)));
+  return tableOf(markers).mentions.some((mention) => text.includes(mention));
 }
 
 /** Adds what `text` states to `place`: the first directory and root (the first found wins), every project key. */
 export function placeFromText(text: string, place: StatedPlace, markers: readonly PlaceMarkers[]): StatedPlace {
   if (!statesPlace(text, markers)) return place;
-  const all = [...markers, ANY_CLIENT];
+  const { all } = tableOf(markers);
   place.root ??= firstOf(all, (marker) => marker.root && firstPath(text, marker.root));
   place.directory ??= firstOf(all, (marker) => marker.directory && firstPath(text, marker.directory));
   for (const { projectKey } of markers) {
