@@ -17,7 +17,15 @@
  * in between republishes it under the same id, which the work queue's dedup window
  * discards. Its first real delivery is attempt 1, because it is a new message in the work
  * queue.
+ *
+ * A scheduler that stops releases what it holds itself, at the due times (so `stop` takes
+ * up to `HOLD_MS`), rather than nak it back: nats-server 2.9 gives a redelivery to the
+ * oldest waiting pull request without checking that anyone still listens on it (its
+ * `nextWaiting` leaves that to `processWaiting`, which runs only once the consumer is
+ * idle), so a nak right after this consume ended could go to its own dead request and
+ * come back only after the whole ack wait, 10 s late.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { DurableConsumer, type DurableContext } from './bus-durable.js';
@@ -47,9 +55,8 @@ export interface SchedulerContext extends DurableContext {
 export class DelayScheduler {
   readonly #context: SchedulerContext;
   readonly #durable: DurableConsumer;
-  /** Messages due soon, with the timer that releases each. */
-  readonly #held = new Map<JsMsg, { due: number; timer: NodeJS.Timeout }>();
-  readonly #releasing = new Set<Promise<void>>();
+  /** Messages due soon, each until released. */
+  readonly #held = new Set<Promise<void>>();
   #running = false;
   #loop: Promise<void> = Promise.resolve();
   #messages: ConsumerMessages | undefined;
@@ -79,19 +86,14 @@ export class DelayScheduler {
     this.#loop = this.#durable.loop(() => this.#running, 'NATS event bus: the delay scheduler stopped consuming', (consumer, alive) => this.#consume(consumer, alive));
   }
 
-  /** Stops pulling; held messages go back to the server at once, for another replica. */
+  /** Stops pulling, and returns once the messages it held are released (within `HOLD_MS`). */
   async stop(): Promise<void> {
     this.#running = false;
     this.#unlisten();
     this.#messages?.stop();
     this.#durable.wake();
     await this.#loop;
-    for (const [message, { due, timer }] of this.#held) {
-      clearTimeout(timer);
-      message.nak(Math.max(0, Math.round(due - this.#context.now())) || undefined);
-    }
-    this.#held.clear();
-    await Promise.allSettled([...this.#releasing]);
+    await Promise.allSettled([...this.#held]);
     await confirmSent(this.#context.nats).catch(this.#context.onError);
   }
 
@@ -145,20 +147,15 @@ export class DelayScheduler {
   }
 
   #hold(message: JsMsg, due: number): void {
-    const timer = setTimeout(
-      () => {
-        this.#held.delete(message);
-        // Timers may fire a millisecond early against the wall clock: never deliver early.
-        if (this.#context.now() < due) {
-          this.#hold(message, due);
-          return;
-        }
-        const release = this.#release(message).finally(() => this.#releasing.delete(release));
-        this.#releasing.add(release);
-      },
-      Math.max(0, due - this.#context.now()),
-    );
-    this.#held.set(message, { due, timer });
+    const held = this.#untilDue(due)
+      .then(() => this.#release(message))
+      .finally(() => this.#held.delete(held));
+    this.#held.add(held);
+  }
+
+  async #untilDue(due: number): Promise<void> {
+    // Timers may fire a millisecond early against the wall clock: never deliver early.
+    for (let wait = due - this.#context.now(); wait > 0; wait = due - this.#context.now()) await sleep(wait);
   }
 
   async #release(message: JsMsg): Promise<void> {

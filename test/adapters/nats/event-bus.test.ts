@@ -228,7 +228,7 @@ nats('notBefore: the scheduler releases messages within tens of ms of their due 
   }
 });
 
-nats('a closing scheduler hands its held messages back to another replica on time', async () => {
+nats('a closing scheduler releases the messages it held on time, and another replica delivers them', async () => {
   const group = replicas(namespace('handover'));
   try {
     const first = await group.open();
@@ -249,6 +249,38 @@ nats('a closing scheduler hands its held messages back to another replica on tim
     await group.cleanup();
   }
 });
+
+nats('a scheduler closing while 50 delayed messages come due releases those it held: each is delivered once, on time', async () => {
+  const group = replicas(namespace('handover-many'));
+  try {
+    const first = await group.open();
+    const unrelated = first.consume('unrelated', async () => {}); // starts first's scheduler
+    const second = await group.open(); // its scheduler starts only when it consumes, after first closed
+    await sleep(50);
+    const start = Date.now();
+    // Most are due within the hold (the last few come back from a nak first). When first closes, half
+    // still wait in its memory: a nak back to the server then could reach first's dead pull request
+    // (2.9 gives redeliveries to the oldest one) and come back one ack wait (10 s) late.
+    const dues = Array.from({ length: 50 }, (_, i) => start + 600 + i * 10);
+    for (const [i, due] of dues.entries()) await first.publish('job', i, { notBefore: due });
+    await sleep(start + 850 - Date.now());
+    await unrelated.stop();
+    await group.crash(first);
+    const { seen, sub } = collect<number>(second, 'job', { ackWaitMs: 1_000 });
+    await waitFor(() => seen.length >= dues.length, 5_000, 'every message delivered by the second replica');
+    await idle(second, 'job', () => seen.length, 1_000);
+    await sub.stop();
+    assert.equal(seen.map((x) => x.message.payload).sort((x, y) => x - y), dues.map((_, i) => i), 'each delivered once');
+    for (const { message, at } of seen) {
+      const late = at - dues[message.payload];
+      assert.ok(late >= 0 && late < 1_000, `message ${message.payload} delivered ${late} ms after its due time (not after the scheduler's 10 s ack wait)`);
+      assert.is(message.attempt, 1);
+    }
+  } finally {
+    await group.cleanup();
+  }
+});
+
 
 nats("the scheduler's consumer deleted by an operator is created again, and delayed messages still move on time", async () => {
   const names = namespace('scheduler-gone');
