@@ -90,7 +90,7 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
   const largeValues = new LargeValues(bodies, ctx.jsm, { bucket: buckets.responseBodies, idleMs: ctx.timeoutMs, now, onError });
   const conversations = new NatsConversationStore(ctx, conversationsKv, largeValues, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
   const responses = new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs });
-  const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
+  const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes, timeoutMs: ctx.timeoutMs });
   const accounts = new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs: ctx.timeoutMs, staleClaimMs, now, onError });
   const activity = new NatsActivityStore(ctx, activityKv, { bucket: buckets.activity, timeoutMs: ctx.timeoutMs });
   const requests = new NatsRequestLog(ctx, requestsKv, { bucket: buckets.requests, timeoutMs: ctx.timeoutMs });
