@@ -15,9 +15,7 @@
  * Every value carries its full ids and readers check them (a key may hold only a digest,
  * `keyPart`). Updates are revision-checked (`kv.update(key, value, revision)`): a writer
  * that lost the race runs `change` again on the newer record, so two refreshes of one
- * grant can never both rotate it. Removals purge the stored message instead of writing a
- * delete marker: nothing watches this bucket, and hourly pruning would otherwise leave a
- * marker per session forever.
+ * grant can never both rotate it. Removals purge (`KvStore`).
  *
  * Two keys cannot change atomically, so the steps are ordered to leave nothing harmful
  * behind a crash: an email is claimed before its user is written (a claim without its

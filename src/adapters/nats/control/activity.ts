@@ -10,9 +10,6 @@
  * replica reads again and adds to the newer sum, so no increment is lost or counted twice.
  * One exception no store can rule out: an `add` that timed out may still have landed, and
  * the caller cannot tell (the recorder keeps its counts for the next flush).
- *
- * Removals purge the stored messages instead of writing delete markers: nothing watches
- * this bucket, and daily pruning would otherwise leave a marker per agent and day forever.
  */
 import { ACTIVITY_COUNTS, checkIncrement, dayProblem, emptyCounts, isEmptyIncrement, type ActivityIncrement } from '../../../domain/activity.js';
 import { EngramError } from '../../../errors.js';

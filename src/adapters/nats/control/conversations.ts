@@ -19,10 +19,7 @@
  * Order of writes: the object before its pointer, the pointer's removal (or replacement)
  * before its object. A reader holding a pointer whose object is gone reads the key again.
  * Objects left without a pointer (a crash between the two writes, a failed removal) are
- * swept by `prune` once they are an hour old.
- *
- * Removals purge the stored message instead of writing a delete marker: nothing watches
- * this bucket, and hourly pruning would otherwise leave a marker per conversation forever.
+ * swept by `prune` once they are an hour old. Removals purge (`KvStore`).
  */
 import type { KV } from '@nats-io/kv';
 import { nuid } from '@nats-io/transport-node';

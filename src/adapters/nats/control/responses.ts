@@ -15,7 +15,7 @@ import type { KV } from '@nats-io/kv';
 import type { ResponseStore, StoredResponse } from '../../../ports/responses.js';
 import type { NatsContext } from '../connection.js';
 import { responseKeys } from './keys.js';
-import { createKey, isWrongLastSequence, KvStore, readJson, type KvStoreOptions, type Stored } from './kv-support.js';
+import { createKey, KvStore, readJson, retryLostRaces, type KvStoreOptions, type Stored } from './kv-support.js';
 import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A large record in the KV bucket: everything but `sealed`, which is in the named object. */
@@ -119,30 +119,17 @@ export class NatsResponseStore extends KvStore implements ResponseStore {
   }
 
   /**
-   * Writes `value` under `key`: created when new (one request in the common case), else
-   * replacing whatever is there. Returns the value it replaced.
+   * Writes `value` under `key`: created when new (one request in the common case, so the
+   * first try reads nothing), else replacing whatever is there. Returns the value it replaced.
    */
   async #write(key: string, value: string): Promise<StoredValue | undefined> {
-    try {
-      await createKey(this.kv, key, value);
-      return undefined;
-    } catch (error) {
-      if (!isWrongLastSequence(error)) throw error;
-    }
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const previous = await readJson<StoredValue>(this.kv, key);
-      try {
-        if (!previous) {
-          await createKey(this.kv, key, value);
-          return undefined;
-        }
-        await this.kv.update(key, value, previous.revision);
-        return previous.value;
-      } catch (error) {
-        if (!isWrongLastSequence(error)) throw error; // else another writer came first: look again
-      }
-    }
-    throw new Error(`${key} kept changing under ${ATTEMPTS} attempts to write it`);
+    let tries = 0;
+    return retryLostRaces(ATTEMPTS + 1, `${key} kept changing under ${ATTEMPTS} attempts to write it`, async () => {
+      const previous = tries++ === 0 ? undefined : await readJson<StoredValue>(this.kv, key);
+      if (previous) await this.kv.update(key, value, previous.revision);
+      else await createKey(this.kv, key, value);
+      return previous?.value;
+    });
   }
 
   /** The stored value, unless it belongs to another (agent, id) whose key digest collides. */
