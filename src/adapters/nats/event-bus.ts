@@ -17,7 +17,7 @@
  * Port subjects are encoded into one NATS token each (`bus-subjects.ts`).
  */
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { headers as natsHeaders, nuid } from '@nats-io/transport-node';
+import { nuid } from '@nats-io/transport-node';
 import {
   consumerOptions,
   DEDUP_WINDOW_MS,
@@ -43,7 +43,7 @@ import { SettledRecords } from './bus-settled.js';
 import { listQueued } from './bus-queued.js';
 import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
-import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
+import { BUS_HEADERS, busNames, messageHeaders, type BusNames } from './bus-subjects.js';
 
 export interface NatsEventBusOptions {
   /** Work-queue stream name; the delay and dead-letter streams add `_DELAY` and `_DEAD`. */
@@ -104,9 +104,7 @@ export class NatsEventBus implements EventBus {
     const { nats, gate, names, payloads, onError } = this.#context;
     const now = this.#context.now();
     const delayed = options.notBefore !== undefined && options.notBefore > now;
-    const headers = natsHeaders();
-    headers.set(BUS_HEADERS.subject, encodeText(subject));
-    headers.set(BUS_HEADERS.publishedAt, String(now));
+    const headers = messageHeaders(subject, now);
     if (delayed) headers.set(BUS_HEADERS.notBefore, String(options.notBefore));
     const { data, object } = await payloads.encode(payload, headers);
     const stream = delayed ? names.delayStream : names.stream;

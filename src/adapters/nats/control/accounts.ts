@@ -148,7 +148,7 @@ export class NatsAccountStore extends KvStore<NatsAccountStoreOptions> implement
   }
 
   async createSession(session: SessionRecord): Promise<void> {
-    await this.guard('createSession', () => this.#create(accountKeys.session(session.id), session, 'A session with this id already exists'));
+    await this.guard('createSession', () => this.create(accountKeys.session(session.id), session, 'A session with this id already exists'));
   }
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
@@ -162,7 +162,7 @@ export class NatsAccountStore extends KvStore<NatsAccountStoreOptions> implement
   }
 
   async createClient(client: OAuthClient): Promise<void> {
-    await this.guard('createClient', () => this.#create(accountKeys.client(client.id), client, 'An OAuth client with this id already exists'));
+    await this.guard('createClient', () => this.create(accountKeys.client(client.id), client, 'An OAuth client with this id already exists'));
   }
 
   async getClient(id: string): Promise<OAuthClient | undefined> {
@@ -211,7 +211,7 @@ export class NatsAccountStore extends KvStore<NatsAccountStoreOptions> implement
       const marker: GrantMarker = { userId: grant.userId, grantId: grant.id };
       await this.kv.put(markerKey, JSON.stringify(marker));
       try {
-        await this.#create(accountKeys.grant(grant.id), grant, 'A grant with this id already exists');
+        await this.create(accountKeys.grant(grant.id), grant, 'A grant with this id already exists');
       } catch (error) {
         // The id is another user's grant: this marker would list nothing, so it goes now.
         if (error instanceof EngramError && (await this.#read<OAuthGrant>(accountKeys.grant(grant.id), grant.id))?.userId !== grant.userId) {
@@ -309,15 +309,6 @@ export class NatsAccountStore extends KvStore<NatsAccountStoreOptions> implement
   /** The record under `key`, unless it is another id's whose key digest collides. */
   async #read<T extends { id: string }>(key: string, id: string): Promise<T | undefined> {
     return (await readJson<T>(this.kv, key, (value) => value.id === id))?.value;
-  }
-
-  async #create(key: string, record: unknown, conflict: string): Promise<void> {
-    try {
-      await createKey(this.kv, key, JSON.stringify(record));
-    } catch (error) {
-      if (isWrongLastSequence(error)) throw new EngramError('conflict', conflict);
-      throw error;
-    }
   }
 
   /** Whether the claim's holder is a user with that email (a live claim), `name-claims.ts`. */

@@ -27,7 +27,6 @@ import { directoryKeys } from './keys.js';
 import {
   byCreation,
   CallerError,
-  createKey,
   isWrongLastSequence,
   KvStore,
   readJson,
@@ -230,13 +229,7 @@ export class NatsDirectory extends KvStore<NatsDirectoryOptions> implements Dire
       if (!(await readJson(this.kv, agentKey))) throw noAgent();
       const key = directoryKeys.token(tokenHash);
       const stored: StoredToken = { hash: tokenHash, token };
-      let revision: number;
-      try {
-        revision = await createKey(this.kv, key, JSON.stringify(stored));
-      } catch (error) {
-        if (isWrongLastSequence(error)) throw new EngramError('conflict', 'A token with this hash already exists');
-        throw error;
-      }
+      const revision = await this.create(key, stored, 'A token with this hash already exists');
       if (!(await readJson(this.kv, agentKey))) {
         // The agent was deleted while the token was being written (its delete lists tokens after removing it).
         await this.#deleteIfAt(key, revision);
@@ -345,9 +338,8 @@ export class NatsDirectory extends KvStore<NatsDirectoryOptions> implements Dire
    */
   async #createRecord(key: string, value: unknown, rollback: () => Promise<unknown>): Promise<number> {
     try {
-      return await createKey(this.kv, key, JSON.stringify(value));
+      return await this.create(key, value, 'A record with this id already exists');
     } catch (error) {
-      if (isWrongLastSequence(error)) throw new EngramError('conflict', 'A record with this id already exists');
       if (error instanceof JetStreamApiError) {
         await rollback().catch((undo: unknown) => this.options.onError(undo, `releasing the name claim of ${key}`));
       }

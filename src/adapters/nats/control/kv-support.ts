@@ -100,6 +100,16 @@ export abstract class KvStore<Options extends KvStoreOptions = KvStoreOptions> {
     return guarded(`NATS KV ${this.options.bucket}: ${operation}`, run);
   }
 
+  /** Creates `key` holding `record` and returns its revision; `EngramError('conflict', conflict)` when it holds a live value. */
+  protected async create(key: string, record: unknown, conflict: string): Promise<number> {
+    try {
+      return await createKey(this.kv, key, JSON.stringify(record));
+    } catch (error) {
+      if (isWrongLastSequence(error)) throw new EngramError('conflict', conflict);
+      throw error;
+    }
+  }
+
   /** Removes `key`'s value stored at `revision` (a newer one stays), leaving no delete marker. */
   protected purge(key: string, revision: number): Promise<boolean> {
     return purgeRevision(this.ctx.jsm, this.stream, kvSubject(this.options.bucket, key), revision);
