@@ -78,10 +78,10 @@ export interface KvStoreOptions {
 
 /**
  * What the control stores share around their bucket: each operation named in what it
- * throws (`guarded`), removals that purge instead of writing delete markers (nothing
- * watches these buckets, and pruning would otherwise leave a marker per key forever),
- * scans bounded by `timeoutMs`. Nothing to stop on close: the connection belongs to the
- * store's opener.
+ * throws (`guarded`), scans bounded by `timeoutMs`, and purges, which the stores whose
+ * bucket nothing watches remove with (a delete marker would stay per pruned key forever;
+ * the watched directory writes markers). Nothing to stop on close: the connection
+ * belongs to the store's opener.
  */
 export abstract class KvStore<Options extends KvStoreOptions = KvStoreOptions> {
   protected readonly stream: string;
