@@ -5,13 +5,13 @@
  * sequence in that stream. A payload kept in the Object Store stays there: the dead
  * letter carries the same object reference.
  */
-import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import type { MsgHdrs } from '@nats-io/transport-node';
 import type { DeadLetter } from '../../ports/index.js';
 import type { NatsContext } from './connection.js';
 import type { ConnectionGate } from './bus-loop.js';
 import type { BusPayloads } from './bus-payloads.js';
 import { isNoMessage, storeMessage } from './bus-streams.js';
-import { BUS_HEADERS, decodeText, decodeTime, encodeText, type BusNames } from './bus-subjects.js';
+import { BUS_HEADERS, decodeText, decodeTime, encodeText, messageHeaders, type BusNames } from './bus-subjects.js';
 
 /** A reason is a header; an error message with a stack trace must not crowd out the payload. */
 const MAX_REASON_LENGTH = 1000;
@@ -48,11 +48,7 @@ export class DeadLetters {
   /** Stores the dead letter; resolves once the server has it (the caller terminates the original after). */
   async bury(request: BurialRequest): Promise<void> {
     const { nats, gate, names, now } = this.#context;
-    const headers = natsHeaders();
-    headers.set(BUS_HEADERS.subject, encodeText(request.subject));
-    headers.set(BUS_HEADERS.publishedAt, String(request.publishedAt));
-    const object = request.headers?.get(BUS_HEADERS.payloadObject);
-    if (object) headers.set(BUS_HEADERS.payloadObject, object);
+    const headers = messageHeaders(request.subject, request.publishedAt, request.headers?.get(BUS_HEADERS.payloadObject));
     const reason =
       request.reason.length > MAX_REASON_LENGTH ? `${request.reason.slice(0, MAX_REASON_LENGTH)}… (truncated)` : request.reason;
     headers.set(BUS_HEADERS.deadReason, encodeText(reason));
@@ -99,12 +95,8 @@ export class DeadLetters {
     const stored = await nats.jsm.streams.getMessage(names.deadStream, { seq });
     const subject = stored ? decodeText(stored.header?.get(BUS_HEADERS.subject)) : undefined;
     if (!stored || subject === undefined) return false;
-    const headers = natsHeaders();
-    headers.set(BUS_HEADERS.subject, encodeText(subject));
-    headers.set(BUS_HEADERS.publishedAt, String(now()));
     // The object (if any) now belongs to the fresh message, whose ack deletes it.
-    const object = stored.header?.get(BUS_HEADERS.payloadObject);
-    if (object) headers.set(BUS_HEADERS.payloadObject, object);
+    const headers = messageHeaders(subject, now(), stored.header?.get(BUS_HEADERS.payloadObject));
     await storeMessage(nats, gate, {
       stream: names.stream,
       subject: names.work(subject),
@@ -122,17 +114,11 @@ export class DeadLetters {
   }
 
   async #toDeadLetter(seq: number, headers: MsgHdrs | undefined, data: Uint8Array): Promise<DeadLetter> {
-    const read = await this.#context.payloads.read(headers, data).catch((error: unknown) => {
-      this.#context.onError(error);
-      return { ok: false as const, reason: String(error) };
-    });
     const lastError = decodeText(headers?.get(BUS_HEADERS.deadLastError));
     return {
       id: String(seq),
       subject: decodeText(headers?.get(BUS_HEADERS.subject)) ?? '',
-      // A payload that cannot be read (its object gone) is listed as null rather than
-      // hiding the dead letter.
-      payload: read.ok ? read.payload : null,
+      payload: await this.#context.payloads.listed(headers, data, this.#context.onError),
       attempts: Number(headers?.get(BUS_HEADERS.deadAttempts)) || 0,
       reason: decodeText(headers?.get(BUS_HEADERS.deadReason)) ?? '',
       ...(lastError === undefined ? {} : { lastError }),

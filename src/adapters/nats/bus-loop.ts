@@ -6,7 +6,7 @@
  */
 import { JetStreamError } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { NatsContext } from './connection.js';
+import { withDeadline, type NatsContext } from './connection.js';
 
 /** Backoff after `failures` consecutive failures: 100 ms doubling to 5 s, with jitter. */
 export function retryDelayMs(failures: number): number {
@@ -114,16 +114,7 @@ export class ConnectionGate {
 
   /** Resolves once the connection is up; rejects when it is still down after `ms`. */
   async upWithin(ms: number): Promise<void> {
-    if (this.#up) return;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`NATS connection still down after ${ms} ms`)), ms);
-    });
-    try {
-      await Promise.race([this.up(), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    if (!this.#up) await withDeadline(this.up(), ms, () => new Error(`NATS connection still down after ${ms} ms`));
   }
 
   close(): void {
@@ -164,13 +155,5 @@ export async function recover(pause: Pause, gate: ConnectionGate, failures: numb
  * during an outage must not hang `stop()`. The ack wait covers a settle that was lost.
  */
 export async function confirmSent(nats: Pick<NatsContext, 'nc' | 'timeoutMs'>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`NATS did not confirm within ${nats.timeoutMs} ms`)), nats.timeoutMs);
-  });
-  try {
-    await Promise.race([nats.nc.flush(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await withDeadline(nats.nc.flush(), nats.timeoutMs, () => new Error(`NATS did not confirm within ${nats.timeoutMs} ms`));
 }

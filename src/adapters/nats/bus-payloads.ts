@@ -65,6 +65,18 @@ export class BusPayloads {
     }
   }
 
+  /**
+   * The payload as a listing (queued messages, dead letters) shows it: one that cannot be
+   * read (its object gone) is null rather than hiding its message; a failed read is reported.
+   */
+  async listed(headers: MsgHdrs | undefined, data: Uint8Array, onError: (error: unknown) => void): Promise<unknown> {
+    const read = await this.read(headers, data).catch((error: unknown) => {
+      onError(error);
+      return undefined;
+    });
+    return read?.ok ? read.payload : null;
+  }
+
   /** Deletes an object nothing references any more. */
   async remove(object: string): Promise<void> {
     await (await this.#objects()).delete(object);

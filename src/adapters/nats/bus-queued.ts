@@ -96,15 +96,10 @@ async function toQueued(
   stored: StoredMsg,
   state: Pick<QueuedMessage, 'state' | 'dueAt' | 'attempts' | 'lastError'>,
 ): Promise<QueuedMessage> {
-  const read = await context.payloads.read(stored.header, stored.data).catch((error: unknown) => {
-    context.onError(error);
-    return { ok: false as const, reason: String(error) };
-  });
   return {
     id: String(stored.seq),
     subject,
-    // A payload that cannot be read (its object gone) is listed as null, as a dead letter's is.
-    payload: read.ok ? read.payload : null,
+    payload: await context.payloads.listed(stored.header, stored.data, context.onError),
     publishedAt: decodeTime(stored.header?.get(BUS_HEADERS.publishedAt)) ?? stored.time.getTime(),
     ...state,
   };

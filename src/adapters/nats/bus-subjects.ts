@@ -10,6 +10,7 @@
  * filter can match another's (`a.b` must not be delivered to a consumer of `a`).
  */
 import { createHash } from 'node:crypto';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 
 /** Headers on the bus's stored messages (the port subject and times survive republishing). */
 export const BUS_HEADERS = {
@@ -28,6 +29,15 @@ export const BUS_HEADERS = {
   deadAttempts: 'Engram-Dead-Attempts',
   deadFailedAt: 'Engram-Dead-Failed-At',
 } as const;
+
+/** The headers every stored bus message starts with: its port subject, publish time, and payload object if any. */
+export function messageHeaders(subject: string, publishedAt: number, object?: string): MsgHdrs {
+  const headers = natsHeaders();
+  headers.set(BUS_HEADERS.subject, encodeText(subject));
+  headers.set(BUS_HEADERS.publishedAt, String(publishedAt));
+  if (object) headers.set(BUS_HEADERS.payloadObject, object);
+  return headers;
+}
 
 /** JetStream's own deduplication header. */
 export const MSG_ID_HEADER = 'Nats-Msg-Id';

@@ -73,3 +73,16 @@ export async function connectNats(options: NatsOptions): Promise<NatsContext> {
     },
   };
 }
+
+/** What `promise` settles to, unless `ms` pass first: then it rejects with `late()`. */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -17,7 +17,7 @@
  * Port subjects are encoded into one NATS token each (`bus-subjects.ts`).
  */
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { headers as natsHeaders, nuid } from '@nats-io/transport-node';
+import { nuid } from '@nats-io/transport-node';
 import {
   consumerOptions,
   DEDUP_WINDOW_MS,
@@ -34,7 +34,7 @@ import {
 import { QUEUED_LIMIT, subscribed } from '../../ports/event-bus.js';
 import type { NatsContext } from './connection.js';
 import { AckedSweep } from './bus-acked-sweep.js';
-import { NatsBusConsumer } from './bus-consumer.js';
+import { NatsBusConsumer, type ConsumerContext } from './bus-consumer.js';
 import { DeadLetters } from './bus-dead-letters.js';
 import { FailureRecords } from './bus-failures.js';
 import { ConnectionGate } from './bus-loop.js';
@@ -43,7 +43,7 @@ import { SettledRecords } from './bus-settled.js';
 import { listQueued } from './bus-queued.js';
 import { DelayScheduler } from './bus-scheduler.js';
 import { assertServerVersion, countOnSubject, ensureBusStreams, storeMessage } from './bus-streams.js';
-import { BUS_HEADERS, busNames, encodeText, type BusNames } from './bus-subjects.js';
+import { BUS_HEADERS, busNames, messageHeaders, type BusNames } from './bus-subjects.js';
 
 export interface NatsEventBusOptions {
   /** Work-queue stream name; the delay and dead-letter streams add `_DELAY` and `_DEAD`. */
@@ -60,16 +60,9 @@ export interface NatsEventBusOptions {
 }
 
 export class NatsEventBus implements EventBus {
-  readonly #nats: NatsContext;
-  readonly #names: BusNames;
-  readonly #now: () => number;
-  readonly #onError: (error: unknown) => void;
-  readonly #payloads: BusPayloads;
-  readonly #deadLetters: DeadLetters;
-  readonly #failures: FailureRecords;
-  readonly #settled: SettledRecords;
+  /** What the consumers share, and the bus itself uses. */
+  readonly #context: ConsumerContext;
   readonly #scheduler: DelayScheduler;
-  readonly #gate: ConnectionGate;
   readonly #sweep: AckedSweep;
   readonly #consumers = new Set<NatsBusConsumer<unknown>>();
   #closed = false;
@@ -87,38 +80,37 @@ export class NatsEventBus implements EventBus {
   }
 
   private constructor(nats: NatsContext, names: BusNames, options: NatsEventBusOptions) {
-    this.#nats = nats;
-    this.#names = names;
-    this.#now = options.now ?? Date.now;
-    this.#onError = options.onError ?? ((error) => console.error('engram event bus (nats):', error));
-    this.#payloads = new BusPayloads(nats, names.payloadBucket);
-    this.#gate = new ConnectionGate(nats.nc);
-    const context = { nats, gate: this.#gate, names, now: this.#now, onError: this.#onError };
-    this.#deadLetters = new DeadLetters({ ...context, payloads: this.#payloads });
-    this.#failures = new FailureRecords(context);
-    this.#settled = new SettledRecords(context);
-    this.#scheduler = new DelayScheduler({ ...context, settled: this.#settled });
+    const onError = options.onError ?? ((error) => console.error('engram event bus (nats):', error));
+    const context = { nats, gate: new ConnectionGate(nats.nc), names, now: options.now ?? Date.now, onError };
+    const payloads = new BusPayloads(nats, names.payloadBucket);
+    const settled = new SettledRecords(context);
+    this.#context = {
+      ...context,
+      payloads,
+      deadLetters: new DeadLetters({ ...context, payloads }),
+      failures: new FailureRecords(context),
+      settled,
+    };
+    this.#scheduler = new DelayScheduler({ ...context, settled });
     // What the streams hold is what `pending` and `queued` report: acked messages a killed
     // server brought back are removed at start and after every reconnection.
-    this.#sweep = new AckedSweep({ ...context, settled: this.#settled, streams: [names.stream, names.delayStream] });
+    this.#sweep = new AckedSweep({ ...context, settled, streams: [names.stream, names.delayStream] });
     this.#sweep.run();
   }
 
   /** Resolves once the server has stored the message (its PubAck). */
   async publish(subject: string, payload: unknown, options: PublishOptions = {}): Promise<void> {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
-    const names = this.#names;
-    const now = this.#now();
+    const { nats, gate, names, payloads, onError } = this.#context;
+    const now = this.#context.now();
     const delayed = options.notBefore !== undefined && options.notBefore > now;
-    const headers = natsHeaders();
-    headers.set(BUS_HEADERS.subject, encodeText(subject));
-    headers.set(BUS_HEADERS.publishedAt, String(now));
+    const headers = messageHeaders(subject, now);
     if (delayed) headers.set(BUS_HEADERS.notBefore, String(options.notBefore));
-    const { data, object } = await this.#payloads.encode(payload, headers);
+    const { data, object } = await payloads.encode(payload, headers);
     const stream = delayed ? names.delayStream : names.stream;
     let stored: Awaited<ReturnType<typeof storeMessage>>;
     try {
-      stored = await storeMessage(this.#nats, this.#gate, {
+      stored = await storeMessage(nats, gate, {
         stream,
         subject: delayed ? names.delayed(subject) : names.work(subject),
         data,
@@ -129,7 +121,7 @@ export class NatsEventBus implements EventBus {
     } catch (error) {
       // The server refused the message: its object is nobody's. (After a timeout the
       // message may be stored, so the object stays.)
-      if (object && error instanceof JetStreamApiError) await this.#payloads.remove(object).catch(this.#onError);
+      if (object && error instanceof JetStreamApiError) await payloads.remove(object).catch(onError);
       throw error;
     }
     const { ack, retried } = stored;
@@ -142,23 +134,7 @@ export class NatsEventBus implements EventBus {
     options: Partial<ConsumerOptions> = {},
   ): Subscription {
     if (this.#closed) throw new EventBusClosedError('The event bus is closed');
-    const settings = consumerOptions(options);
-    const consumer = new NatsBusConsumer<T>(
-      {
-        nats: this.#nats,
-        gate: this.#gate,
-        names: this.#names,
-        payloads: this.#payloads,
-        deadLetters: this.#deadLetters,
-        failures: this.#failures,
-        settled: this.#settled,
-        now: this.#now,
-        onError: this.#onError,
-      },
-      subject,
-      handler,
-      settings,
-    );
+    const consumer = new NatsBusConsumer<T>(this.#context, subject, handler, consumerOptions(options));
     // A bus that consumes also moves due messages; a publish-only replica need not.
     this.#scheduler.start();
     return subscribed(this.#consumers, consumer as NatsBusConsumer<unknown>);
@@ -169,26 +145,25 @@ export class NatsEventBus implements EventBus {
    * delay stream to the work queue may count twice for an instant.
    */
   async pending(subject: string): Promise<number> {
-    const { jsm } = this.#nats;
+    const { nats, names } = this.#context;
     const [ready, waiting] = await Promise.all([
-      countOnSubject(jsm, this.#names.stream, this.#names.work(subject)),
-      countOnSubject(jsm, this.#names.delayStream, this.#names.delayed(subject)),
+      countOnSubject(nats.jsm, names.stream, names.work(subject)),
+      countOnSubject(nats.jsm, names.delayStream, names.delayed(subject)),
     ]);
     return ready + waiting;
   }
 
   queued(subject: string, query: QueuedQuery = {}): Promise<QueuedMessage[]> {
-    const context = { nats: this.#nats, names: this.#names, payloads: this.#payloads, failures: this.#failures, now: this.#now, onError: this.#onError };
-    return listQueued(context, subject, query.limit ?? QUEUED_LIMIT);
+    return listQueued(this.#context, subject, query.limit ?? QUEUED_LIMIT);
   }
 
   deadLetters(subject?: string): Promise<DeadLetter[]> {
-    return this.#deadLetters.list(subject);
+    return this.#context.deadLetters.list(subject);
   }
 
   retryDeadLetter(id: string): Promise<boolean> {
     if (this.#closed) return Promise.reject(new EventBusClosedError('The event bus is closed'));
-    return this.#deadLetters.retry(id);
+    return this.#context.deadLetters.retry(id);
   }
 
   /** Stops every consumer (waiting for running handlers) and the scheduler; the shared connection stays open. */
@@ -197,7 +172,7 @@ export class NatsEventBus implements EventBus {
     const consumers = [...this.#consumers];
     this.#consumers.clear();
     await Promise.all([...consumers.map((consumer) => consumer.stop()), this.#scheduler.stop(), this.#sweep.close()]);
-    this.#gate.close();
+    this.#context.gate.close();
   }
 
   /**
@@ -209,12 +184,12 @@ export class NatsEventBus implements EventBus {
   async #dropUnreferenced(stream: string, seq: number, object: string, retried: boolean): Promise<void> {
     try {
       if (retried) {
-        const original = await this.#nats.jsm.streams.getMessage(stream, { seq });
+        const original = await this.#context.nats.jsm.streams.getMessage(stream, { seq });
         if (!original || original.header?.get(BUS_HEADERS.payloadObject) === object) return;
       }
-      await this.#payloads.remove(object);
+      await this.#context.payloads.remove(object);
     } catch (error) {
-      this.#onError(error);
+      this.#context.onError(error);
     }
   }
 }

@@ -133,17 +133,14 @@ export class BusConsumer<T> {
       return;
     }
     let settled = false;
-    const settle = (apply: () => void): Promise<void> => {
-      if (settled) return Promise.resolve();
+    const settle = async (apply: () => void): Promise<void> => {
+      if (settled) return;
       settled = true;
       try {
         apply();
-      } catch (error) {
-        return Promise.reject(error);
       } finally {
         this.wake();
       }
-      return Promise.resolve();
     };
     const message: BusMessage<T> = {
       id: String(row.seq),

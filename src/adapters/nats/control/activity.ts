@@ -10,23 +10,12 @@
  * replica reads again and adds to the newer sum, so no increment is lost or counted twice.
  * One exception no store can rule out: an `add` that timed out may still have landed, and
  * the caller cannot tell (the recorder keeps its counts for the next flush).
- *
- * Removals purge the stored messages instead of writing delete markers: nothing watches
- * this bucket, and daily pruning would otherwise leave a marker per agent and day forever.
  */
-import type { KV } from '@nats-io/kv';
 import { ACTIVITY_COUNTS, checkIncrement, dayProblem, emptyCounts, isEmptyIncrement, type ActivityIncrement } from '../../../domain/activity.js';
 import { EngramError } from '../../../errors.js';
 import type { ActivityStore, DailyActivity, DailyCounts } from '../../../ports/activity.js';
-import type { NatsContext } from '../connection.js';
-import { activityKeys, kvSubject } from './keys.js';
-import { createKey, guarded, pruneOld, purgeSubjects, readJson, retryLostRaces, scanLatest } from './kv-support.js';
-
-export interface NatsActivityStoreOptions {
-  bucket: string;
-  /** A scan with no progress for this long fails (NATS went away mid-scan). */
-  timeoutMs: number;
-}
+import { activityKeys } from './keys.js';
+import { createKey, KvStore, readJson, retryLostRaces } from './kv-support.js';
 
 /** What one key holds. */
 interface StoredDay extends DailyActivity {
@@ -39,35 +28,23 @@ const ADD_ATTEMPTS = 50;
 const byDay = (a: DailyActivity, b: DailyActivity) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);
 
 /** The NATS KV ActivityStore; the connection belongs to its opener. */
-export class NatsActivityStore implements ActivityStore {
-  readonly #ctx: NatsContext;
-  readonly #kv: KV;
-  readonly #options: NatsActivityStoreOptions;
-  readonly #stream: string;
-
-  constructor(ctx: NatsContext, kv: KV, options: NatsActivityStoreOptions) {
-    this.#ctx = ctx;
-    this.#kv = kv;
-    this.#options = options;
-    this.#stream = `KV_${options.bucket}`;
-  }
-
+export class NatsActivityStore extends KvStore implements ActivityStore {
   async add(agentId: string, day: string, counts: Partial<DailyCounts>): Promise<void> {
     const checked = checkIncrement(day, counts);
     if (!checked.ok) throw new EngramError('invalid_request', checked.problem);
     const increment = checked.counts;
     if (isEmptyIncrement(increment)) return; // days with nothing stay absent
-    await this.#guard('add', async () => {
+    await this.guard('add', async () => {
       const key = activityKeys.day(agentId, day);
       await retryLostRaces(ADD_ATTEMPTS, `${key} kept changing under ${ADD_ATTEMPTS} attempts to add to it`, async () => {
-        const stored = await readJson<StoredDay>(this.#kv, key);
+        const stored = await readJson<StoredDay>(this.kv, key);
         // Another agent's day under this key would take a SHA-256 collision of two ids: it is replaced, as if absent.
         const base = stored?.value.agentId === agentId && stored.value.day === day ? stored.value : undefined;
         const sum = countsOf(base);
         for (const name of ACTIVITY_COUNTS) sum[name] += increment[name];
         const next: StoredDay = { agentId, day, ...sum };
-        if (stored) await this.#kv.update(key, JSON.stringify(next), stored.revision);
-        else await createKey(this.#kv, key, JSON.stringify(next));
+        if (stored) await this.kv.update(key, JSON.stringify(next), stored.revision);
+        else await createKey(this.kv, key, JSON.stringify(next));
       });
     });
   }
@@ -79,8 +56,8 @@ export class NatsActivityStore implements ActivityStore {
    */
   async read(agentId: string, fromDay: string): Promise<DailyActivity[]> {
     checkDay(fromDay, 'fromDay');
-    return this.#guard('read', async () => {
-      const days = await scanLatest(this.#kv, activityKeys.days(agentId), this.#options.timeoutMs, (entry) => {
+    return this.guard('read', async () => {
+      const days = await this.scan(activityKeys.days(agentId), (entry) => {
         const stored = entry.json<StoredDay>();
         return stored.agentId === agentId && stored.day >= fromDay ? { day: stored.day, ...countsOf(stored) } : undefined;
       });
@@ -89,9 +66,7 @@ export class NatsActivityStore implements ActivityStore {
   }
 
   async deleteAgent(agentId: string): Promise<void> {
-    await this.#guard('deleteAgent', async () => {
-      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, activityKeys.days(agentId)));
-    });
+    await this.guard('deleteAgent', () => this.purgeAll(activityKeys.days(agentId)));
   }
 
   /**
@@ -101,16 +76,7 @@ export class NatsActivityStore implements ActivityStore {
    */
   async prune(beforeDay: string): Promise<number> {
     checkDay(beforeDay, 'beforeDay');
-    return this.#guard('prune', async () => {
-      return pruneOld(this.#ctx.jsm, this.#kv, this.#options.bucket, activityKeys.days(), this.#options.timeoutMs, (entry) => entry.json<StoredDay>().day < beforeDay);
-    });
-  }
-
-  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
-  async close(): Promise<void> {}
-
-  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+    return this.guard('prune', () => this.pruneOld(activityKeys.days(), (entry) => entry.json<StoredDay>().day < beforeDay));
   }
 }
 

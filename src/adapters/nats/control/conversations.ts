@@ -19,18 +19,15 @@
  * Order of writes: the object before its pointer, the pointer's removal (or replacement)
  * before its object. A reader holding a pointer whose object is gone reads the key again.
  * Objects left without a pointer (a crash between the two writes, a failed removal) are
- * swept by `prune` once they are an hour old.
- *
- * Removals purge the stored message instead of writing a delete marker: nothing watches
- * this bucket, and hourly pruning would otherwise leave a marker per conversation forever.
+ * swept by `prune` once they are an hour old. Removals purge (`KvStore`).
  */
 import type { KV } from '@nats-io/kv';
 import { nuid } from '@nats-io/transport-node';
 import type { ConversationState } from '../../../domain/conversation-state.js';
 import type { ConversationStore, Revisioned } from '../../../ports/conversations.js';
 import type { NatsContext } from '../connection.js';
-import { conversationKeys, keyPart, kvSubject } from './keys.js';
-import { createKey, forEachLimited, guarded, isWrongLastSequence, PRUNE_CONCURRENCY, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
+import { conversationKeys, keyPart } from './keys.js';
+import { createKey, isWrongLastSequence, KvStore, readJson, type KvStoreOptions, type Stored } from './kv-support.js';
 import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A session mark's value: the full ids (keys may hold only their digests) and the last time. */
@@ -72,31 +69,16 @@ function fromPortRevision(revision: number): At | undefined {
   return { revision: Math.floor(revision / 2), pointer: revision % 2 === 1 };
 }
 
-export interface NatsConversationStoreOptions {
-  bucket: string;
-  timeoutMs: number;
-}
-
-
-export class NatsConversationStore implements ConversationStore {
-  readonly #ctx: NatsContext;
-  readonly #kv: KV;
+export class NatsConversationStore extends KvStore implements ConversationStore {
   readonly #objects: LargeValues;
-  readonly #bucket: string;
-  readonly #stream: string;
-  readonly #timeoutMs: number;
 
-  constructor(ctx: NatsContext, kv: KV, objects: LargeValues, options: NatsConversationStoreOptions) {
-    this.#ctx = ctx;
-    this.#kv = kv;
+  constructor(ctx: NatsContext, kv: KV, objects: LargeValues, options: KvStoreOptions) {
+    super(ctx, kv, options);
     this.#objects = objects;
-    this.#bucket = options.bucket;
-    this.#stream = `KV_${options.bucket}`;
-    this.#timeoutMs = options.timeoutMs;
   }
 
   async get(agentId: string, id: string): Promise<Revisioned<ConversationState> | undefined> {
-    return this.#guard('get', async () => {
+    return this.guard('get', async () => {
       const key = conversationKeys.conversation(agentId, id);
       return this.#objects.readThrough(
         () => this.#read(key, agentId, id),
@@ -111,7 +93,7 @@ export class NatsConversationStore implements ConversationStore {
   }
 
   async put(state: ConversationState, expected: number | undefined): Promise<number | undefined> {
-    return this.#guard('put', async () => {
+    return this.guard('put', async () => {
       const at = expected === undefined ? undefined : fromPortRevision(expected);
       if (expected !== undefined && !at) return undefined; // no stored state has such a revision
       const key = conversationKeys.conversation(state.agentId, state.id);
@@ -125,7 +107,7 @@ export class NatsConversationStore implements ConversationStore {
       }
       const json = JSON.stringify(state);
       let written: At | undefined;
-      if (Buffer.byteLength(json, 'utf8') <= maxValueBytes(this.#ctx)) {
+      if (Buffer.byteLength(json, 'utf8') <= maxValueBytes(this.ctx)) {
         const revision = await this.#write(key, json, at?.revision);
         written = revision === undefined ? undefined : { revision, pointer: false };
       } else {
@@ -144,89 +126,69 @@ export class NatsConversationStore implements ConversationStore {
   }
 
   async prune(idleSince: number): Promise<number> {
-    return this.#guard('prune', async () => {
+    return this.guard('prune', async () => {
       // Only the activity and the object's name of each state are kept: inline states can be large.
-      const states = await scanLatest(this.#kv, conversationKeys.conversations(), this.#timeoutMs, (entry) => {
+      const states = await this.scan(conversationKeys.conversations(), (entry) => {
         const value = entry.json<StoredValue>();
         return { lastActivityAt: value.lastActivityAt, object: objectOf(value) };
       });
-      const marks = await scanLatest(this.#kv, conversationKeys.sessions(), this.#timeoutMs, (entry) =>
-        entry.json<SessionMark>().at < idleSince ? true : undefined,
-      );
+      const marks = await this.scan(conversationKeys.sessions(), (entry) => (entry.json<SessionMark>().at < idleSince ? true : undefined));
       const referenced = new Set<string>();
       const idle: typeof states = [];
       for (const state of states) {
         if (state.item.lastActivityAt < idleSince) idle.push(state);
         else if (state.item.object !== undefined) referenced.add(state.item.object);
       }
-      let pruned = 0;
       // Each purge takes only the revision that was seen idle: a conversation that became
       // active since (a newer revision) stays, and its writer deletes the object it replaced.
-      await forEachLimited(idle, PRUNE_CONCURRENCY, async ({ key, revision, item }) => {
-        if (!(await this.#purge(key, revision))) {
-          if (item.object !== undefined) referenced.add(item.object);
-          return;
-        }
-        pruned++;
-        if (item.object !== undefined) await this.#objects.discard(item.object);
+      const pruned = await this.purgeScanned(idle, async ({ item }, purged) => {
+        if (item.object === undefined) return;
+        if (purged) await this.#objects.discard(item.object);
+        else referenced.add(item.object);
       });
-      await forEachLimited(marks, PRUNE_CONCURRENCY, async ({ key, revision }) => {
-        await this.#purge(key, revision);
-      });
+      await this.purgeScanned(marks);
       await this.#objects.sweepOrphans(ownsObject, referenced);
       return pruned;
     });
   }
 
   async deleteAgent(agentId: string): Promise<void> {
-    await this.#guard('deleteAgent', async () => {
+    await this.guard('deleteAgent', async () => {
       const filter = conversationKeys.conversations(agentId);
-      const objects = (await scanLatest(this.#kv, filter, this.#timeoutMs, (entry) => objectOf(entry.json<StoredValue>()))).map(({ item }) => item);
-      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#bucket, filter));
-      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#bucket, conversationKeys.sessions(agentId)));
-      await this.#objects.discardAll(objects);
+      const objects = await this.scan(filter, (entry) => objectOf(entry.json<StoredValue>()));
+      await this.purgeAll(filter);
+      await this.purgeAll(conversationKeys.sessions(agentId));
+      await this.#objects.discardAll(objects.map(({ item }) => item));
     });
   }
 
   /** Last writer wins: marks only feed hourly pruning, where milliseconds of disorder do not matter. */
   async markSession(agentId: string, sessionDigest: string, at: number): Promise<void> {
-    await this.#guard('markSession', async () => {
+    await this.guard('markSession', async () => {
       const mark: SessionMark = { agentId, digest: sessionDigest, at };
-      await this.#kv.put(conversationKeys.session(agentId, sessionDigest), JSON.stringify(mark));
+      await this.kv.put(conversationKeys.session(agentId, sessionDigest), JSON.stringify(mark));
     });
   }
 
   async hasSession(agentId: string, sessionDigest: string): Promise<boolean> {
-    return this.#guard('hasSession', async () => {
-      const stored = await readJson<SessionMark>(this.#kv, conversationKeys.session(agentId, sessionDigest));
+    return this.guard('hasSession', async () => {
+      const stored = await readJson<SessionMark>(this.kv, conversationKeys.session(agentId, sessionDigest));
       return stored?.value.agentId === agentId && stored.value.digest === sessionDigest;
     });
   }
 
-  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
-  async close(): Promise<void> {}
-
   /** The stored value, unless it belongs to another (agent, id) whose key digest collides. */
-  async #read(key: string, agentId: string, id: string): Promise<Stored<StoredValue> | undefined> {
-    const stored = await readJson<StoredValue>(this.#kv, key);
-    return stored && stored.value.agentId === agentId && stored.value.id === id ? stored : undefined;
+  #read(key: string, agentId: string, id: string): Promise<Stored<StoredValue> | undefined> {
+    return readJson<StoredValue>(this.kv, key, (value) => value.agentId === agentId && value.id === id);
   }
 
   /** Writes `value` if `key` is still at `expected` (undefined: absent); the new KV revision, or undefined when another writer came first. */
   async #write(key: string, value: string, expected: number | undefined): Promise<number | undefined> {
     try {
-      return expected === undefined ? await createKey(this.#kv, key, value) : await this.#kv.update(key, value, expected);
+      return expected === undefined ? await createKey(this.kv, key, value) : await this.kv.update(key, value, expected);
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
       throw error;
     }
-  }
-
-  #purge(key: string, revision: number): Promise<boolean> {
-    return purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#bucket, key), revision);
-  }
-
-  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return guarded(`NATS KV ${this.#bucket}: ${operation}`, run);
   }
 }

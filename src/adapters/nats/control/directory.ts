@@ -24,13 +24,21 @@ import type { AgentEntry, Directory, TokenLookup } from '../../../ports/director
 import type { NatsContext } from '../connection.js';
 import { DirectoryMirror, type StoredToken } from './directory-mirror.js';
 import { directoryKeys } from './keys.js';
-import { CallerError, createKey, guarded, isWrongLastSequence, readJson, writeDeleteMarker, type ErrorReporter } from './kv-support.js';
+import {
+  byCreation,
+  CallerError,
+  isWrongLastSequence,
+  KvStore,
+  readJson,
+  retryLostRaces,
+  writeDeleteMarker,
+  type ErrorReporter,
+  type KvStoreOptions,
+} from './kv-support.js';
 import { NameClaims, type NameClaim } from './name-claims.js';
 import { TokenUses } from './token-uses.js';
 
-export interface NatsDirectoryOptions {
-  bucket: string;
-  timeoutMs: number;
+export interface NatsDirectoryOptions extends KvStoreOptions {
   now: () => number;
   /** `lastUsedAt` is written at most this often per token (default in `index.ts`: 60 s). */
   lastUsedResolutionMs: number;
@@ -44,22 +52,14 @@ export interface NatsDirectoryOptions {
 /** Far more than concurrent writers of one agent ever are; each lost race re-reads. */
 const UPDATE_ATTEMPTS = 50;
 
-const byCreation = <T extends { createdAt: number; id: string }>(a: T, b: T) =>
-  a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-export class NatsDirectory implements Directory {
-  readonly #ctx: NatsContext;
-  readonly #kv: KV;
+export class NatsDirectory extends KvStore<NatsDirectoryOptions> implements Directory {
   readonly #mirror: DirectoryMirror;
   readonly #claims: NameClaims;
-  readonly #options: NatsDirectoryOptions;
   readonly #uses: TokenUses;
 
   private constructor(ctx: NatsContext, kv: KV, mirror: DirectoryMirror, options: NatsDirectoryOptions) {
-    this.#ctx = ctx;
-    this.#kv = kv;
+    super(ctx, kv, options);
     this.#mirror = mirror;
-    this.#options = options;
     this.#claims = new NameClaims({ kv, js: ctx.js, bucket: options.bucket, staleAfterMs: options.staleClaimMs, now: options.now });
     this.#uses = new TokenUses(kv, mirror, {
       resolutionMs: options.lastUsedResolutionMs,
@@ -78,7 +78,7 @@ export class NatsDirectory implements Directory {
   }
 
   async createOrg(org: Org): Promise<void> {
-    await this.#guard('createOrg', async () => {
+    await this.guard('createOrg', async () => {
       const nameKey = directoryKeys.orgName(org.name);
       const conflict = `An organisation named "${org.name}" already exists`;
       await this.#claims.take(nameKey, { id: org.id, name: org.name }, (held) => this.#orgHolds(held), conflict);
@@ -98,15 +98,15 @@ export class NatsDirectory implements Directory {
   }
 
   async deleteOrg(id: string): Promise<string[] | undefined> {
-    return this.#guard('deleteOrg', async () => {
+    return this.guard('deleteOrg', async () => {
       const key = directoryKeys.org(id);
-      const org = await readJson<Org>(this.#kv, key);
+      const org = await readJson<Org>(this.kv, key);
       if (!org) return undefined;
       // The org goes first: an agent created concurrently checks for its org after writing
       // itself and withdraws; one written before that is listed below.
       let last = await this.#deleteIfAt(key, org.revision);
       if (last === undefined) return undefined; // another replica deleted it first
-      await this.#mirror.fresh(this.#options.timeoutMs);
+      await this.#mirror.fresh(this.options.timeoutMs);
       const agentIds = this.#mirror.agentsOf(id).map((agent) => agent.id);
       for (const agentId of agentIds) last = Math.max(last, (await this.#removeAgent(id, agentId)) ?? 0);
       last = Math.max(last, (await this.#claims.release(directoryKeys.orgName(org.value.name), id)) ?? 0);
@@ -116,18 +116,18 @@ export class NatsDirectory implements Directory {
   }
 
   async createAgent(entry: AgentEntry): Promise<void> {
-    await this.#guard('createAgent', async () => {
+    await this.guard('createAgent', async () => {
       const { agent } = entry;
       const orgKey = directoryKeys.org(agent.orgId);
       const noOrg = () => new EngramError('not_found', `No organisation with id "${agent.orgId}"`);
-      if (!(await readJson(this.#kv, orgKey))) throw noOrg();
+      if (!(await readJson(this.kv, orgKey))) throw noOrg();
       const nameKey = directoryKeys.agentName(agent.orgId, agent.name);
       const conflict = `An agent named "${agent.name}" already exists in this organisation`;
       const claim = { id: agent.id, name: agent.name, orgId: agent.orgId };
       await this.#claims.take(nameKey, claim, (held) => this.#agentHolds(held), conflict);
       const key = directoryKeys.agent(agent.id);
       const revision = await this.#createRecord(key, entry, () => this.#claims.release(nameKey, agent.id));
-      if (!(await readJson(this.#kv, orgKey))) {
+      if (!(await readJson(this.kv, orgKey))) {
         // The org was deleted while this agent was being written: withdraw it.
         await this.#deleteIfAt(key, revision);
         await this.#claims.release(nameKey, agent.id);
@@ -155,7 +155,7 @@ export class NatsDirectory implements Directory {
   }
 
   async updateAgent(orgId: string, agentId: string, change: (current: AgentEntry) => AgentEntry): Promise<Agent | undefined> {
-    return this.#guard('updateAgent', async () => {
+    return this.guard('updateAgent', async () => {
       const key = directoryKeys.agent(agentId);
       // A claim taken for a new name in an earlier attempt, kept while the change still wants that name.
       let claimed: string | undefined;
@@ -164,7 +164,7 @@ export class NatsDirectory implements Directory {
         claimed = undefined;
       };
       for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
-        const stored = await readJson<AgentEntry>(this.#kv, key);
+        const stored = await readJson<AgentEntry>(this.kv, key);
         if (!stored || stored.value.agent.orgId !== orgId) {
           await dropClaim();
           return undefined;
@@ -191,7 +191,7 @@ export class NatsDirectory implements Directory {
         }
         let revision: number;
         try {
-          revision = await this.#kv.update(key, JSON.stringify(next), stored.revision);
+          revision = await this.kv.update(key, JSON.stringify(next), stored.revision);
         } catch (error) {
           if (!isWrongLastSequence(error)) {
             await dropClaim().catch(() => undefined);
@@ -214,7 +214,7 @@ export class NatsDirectory implements Directory {
   }
 
   async deleteAgent(orgId: string, agentId: string): Promise<boolean> {
-    return this.#guard('deleteAgent', async () => {
+    return this.guard('deleteAgent', async () => {
       const last = await this.#removeAgent(orgId, agentId);
       if (last === undefined) return false;
       await this.#settle(last);
@@ -223,20 +223,14 @@ export class NatsDirectory implements Directory {
   }
 
   async createToken(token: TokenRecord, tokenHash: string): Promise<void> {
-    await this.#guard('createToken', async () => {
+    await this.guard('createToken', async () => {
       const agentKey = directoryKeys.agent(token.agentId);
       const noAgent = () => new EngramError('not_found', `No agent with id "${token.agentId}"`);
-      if (!(await readJson(this.#kv, agentKey))) throw noAgent();
+      if (!(await readJson(this.kv, agentKey))) throw noAgent();
       const key = directoryKeys.token(tokenHash);
       const stored: StoredToken = { hash: tokenHash, token };
-      let revision: number;
-      try {
-        revision = await createKey(this.#kv, key, JSON.stringify(stored));
-      } catch (error) {
-        if (isWrongLastSequence(error)) throw new EngramError('conflict', 'A token with this hash already exists');
-        throw error;
-      }
-      if (!(await readJson(this.#kv, agentKey))) {
+      const revision = await this.create(key, stored, 'A token with this hash already exists');
+      if (!(await readJson(this.kv, agentKey))) {
         // The agent was deleted while the token was being written (its delete lists tokens after removing it).
         await this.#deleteIfAt(key, revision);
         throw noAgent();
@@ -253,14 +247,14 @@ export class NatsDirectory implements Directory {
   async findToken(tokenHash: string): Promise<TokenLookup | undefined> {
     let stored = this.#mirror.token(tokenHash);
     if (!stored) {
-      await this.#mirror.fresh(this.#options.timeoutMs).catch(() => undefined);
+      await this.#mirror.fresh(this.options.timeoutMs).catch(() => undefined);
       stored = this.#mirror.token(tokenHash);
     }
     if (!stored || stored.value.token.revokedAt !== null) return undefined;
     const entry = this.#liveAgent(stored.value.token.agentId);
     if (!entry) return undefined;
     const token = { ...stored.value.token };
-    const now = this.#options.now();
+    const now = this.options.now();
     if (this.#uses.due(token, now)) {
       this.#uses.record(stored, now);
       token.lastUsedAt = now;
@@ -285,31 +279,25 @@ export class NatsDirectory implements Directory {
   }
 
   async revokeToken(agentId: string, tokenId: string, at: number): Promise<boolean> {
-    return this.#guard('revokeToken', async () => {
+    return this.guard('revokeToken', async () => {
       // A token another replica issued a moment ago must be found too.
-      await this.#mirror.fresh(this.#options.timeoutMs);
+      await this.#mirror.fresh(this.options.timeoutMs);
       const hash = this.#mirror.tokenHash(tokenId);
       if (hash === undefined) return false;
       const key = directoryKeys.token(hash);
-      for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
-        const stored = await readJson<StoredToken>(this.#kv, key);
+      return retryLostRaces(UPDATE_ATTEMPTS, `token ${tokenId} kept changing under ${UPDATE_ATTEMPTS} attempts to revoke it`, async () => {
+        const stored = await readJson<StoredToken>(this.kv, key);
         const token = stored?.value.token;
         if (!stored || !token || token.id !== tokenId || token.agentId !== agentId || token.revokedAt !== null) return false;
-        try {
-          // Revision-checked, so a concurrent `lastUsedAt` write can never undo the revocation.
-          const revision = await this.#kv.update(key, JSON.stringify({ ...stored.value, token: { ...token, revokedAt: at } }), stored.revision);
-          await this.#settle(revision);
-          return true;
-        } catch (error) {
-          if (!isWrongLastSequence(error)) throw error;
-        }
-      }
-      throw new Error(`token ${tokenId} kept changing under ${UPDATE_ATTEMPTS} attempts to revoke it`);
+        // Revision-checked, so a concurrent `lastUsedAt` write can never undo the revocation.
+        await this.#settle(await this.kv.update(key, JSON.stringify({ ...stored.value, token: { ...token, revokedAt: at } }), stored.revision));
+        return true;
+      });
     });
   }
 
   /** Stops the mirror's watch and waits for background `lastUsedAt` writes; the connection stays open. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await this.#uses.settled();
     await this.#mirror.close();
   }
@@ -326,19 +314,17 @@ export class NatsDirectory implements Directory {
    */
   async #removeAgent(orgId: string, agentId: string): Promise<number | undefined> {
     const key = directoryKeys.agent(agentId);
-    let removed: AgentEntry | undefined;
-    let last = 0;
-    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS && !removed; attempt++) {
-      const stored = await readJson<AgentEntry>(this.#kv, key);
+    const removed = await retryLostRaces(UPDATE_ATTEMPTS, `agent ${agentId} kept changing under ${UPDATE_ATTEMPTS} attempts to delete it`, async () => {
+      const stored = await readJson<AgentEntry>(this.kv, key);
       if (!stored || stored.value.agent.orgId !== orgId) return undefined;
-      const revision = await this.#deleteIfAt(key, stored.revision);
-      if (revision !== undefined) [removed, last] = [stored.value, revision];
-    }
-    if (!removed) throw new Error(`agent ${agentId} kept changing under ${UPDATE_ATTEMPTS} attempts to delete it`);
+      return { agent: stored.value.agent, revision: await writeDeleteMarker(this.ctx.js, this.options.bucket, key, stored.revision) };
+    });
+    if (!removed) return undefined;
+    let last = removed.revision;
     // Tokens are listed after the agent is gone: one created concurrently withdraws itself.
-    await this.#mirror.fresh(this.#options.timeoutMs);
+    await this.#mirror.fresh(this.options.timeoutMs);
     for (const { value } of this.#mirror.tokensOf(agentId)) {
-      last = Math.max(last, await writeDeleteMarker(this.#ctx.js, this.#options.bucket, directoryKeys.token(value.hash)));
+      last = Math.max(last, await writeDeleteMarker(this.ctx.js, this.options.bucket, directoryKeys.token(value.hash)));
     }
     const released = await this.#claims.release(directoryKeys.agentName(orgId, removed.agent.name), agentId);
     return Math.max(last, released ?? 0);
@@ -352,11 +338,10 @@ export class NatsDirectory implements Directory {
    */
   async #createRecord(key: string, value: unknown, rollback: () => Promise<unknown>): Promise<number> {
     try {
-      return await createKey(this.#kv, key, JSON.stringify(value));
+      return await this.create(key, value, 'A record with this id already exists');
     } catch (error) {
-      if (isWrongLastSequence(error)) throw new EngramError('conflict', 'A record with this id already exists');
       if (error instanceof JetStreamApiError) {
-        await rollback().catch((undo: unknown) => this.#options.onError(undo, `releasing the name claim of ${key}`));
+        await rollback().catch((undo: unknown) => this.options.onError(undo, `releasing the name claim of ${key}`));
       }
       throw error;
     }
@@ -375,7 +360,7 @@ export class NatsDirectory implements Directory {
   /** Writes a delete marker if `key` is still at `revision`; the marker's revision, or undefined if it moved on. */
   async #deleteIfAt(key: string, revision: number): Promise<number | undefined> {
     try {
-      return await writeDeleteMarker(this.#ctx.js, this.#options.bucket, key, revision);
+      return await writeDeleteMarker(this.ctx.js, this.options.bucket, key, revision);
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
       throw error;
@@ -383,12 +368,12 @@ export class NatsDirectory implements Directory {
   }
 
   async #orgHolds(held: NameClaim): Promise<boolean> {
-    const org = await readJson<Org>(this.#kv, directoryKeys.org(held.id));
+    const org = await readJson<Org>(this.kv, directoryKeys.org(held.id));
     return org?.value.name === held.name;
   }
 
   async #agentHolds(held: NameClaim): Promise<boolean> {
-    const entry = await readJson<AgentEntry>(this.#kv, directoryKeys.agent(held.id));
+    const entry = await readJson<AgentEntry>(this.kv, directoryKeys.agent(held.id));
     return entry?.value.agent.name === held.name && entry.value.agent.orgId === held.orgId;
   }
 
@@ -398,16 +383,12 @@ export class NatsDirectory implements Directory {
    * write is durable either way, so a mirror still behind after that is only reported.
    */
   async #settle(revision: number): Promise<void> {
-    const { timeoutMs, onError } = this.#options;
+    const { timeoutMs, onError } = this.options;
     if (await this.#mirror.waitFor(revision, timeoutMs)) return;
     onError(new Error(`the directory mirror has not applied revision ${revision} within ${timeoutMs} ms; restarting its watch`), 'directory watch');
     this.#mirror.kick();
     if (await this.#mirror.waitFor(revision, timeoutMs)) return;
     onError(new Error(`the directory mirror has still not applied revision ${revision}`), 'directory watch');
-  }
-
-  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
   }
 }
 

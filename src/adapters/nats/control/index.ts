@@ -88,30 +88,20 @@ async function open(ctx: NatsContext, options: NatsControlOptions): Promise<Nats
     onError,
   });
   const largeValues = new LargeValues(bodies, ctx.jsm, { bucket: buckets.responseBodies, idleMs: ctx.timeoutMs, now, onError });
-  const conversations = new NatsConversationStore(ctx, conversationsKv, largeValues, { bucket: buckets.conversations, timeoutMs: ctx.timeoutMs });
-  const responses = new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs: ctx.timeoutMs });
-  const indexes = new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes });
-  const accounts = new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs: ctx.timeoutMs, staleClaimMs, now, onError });
-  const activity = new NatsActivityStore(ctx, activityKv, { bucket: buckets.activity, timeoutMs: ctx.timeoutMs });
-  const requests = new NatsRequestLog(ctx, requestsKv, { bucket: buckets.requests, timeoutMs: ctx.timeoutMs });
-  return {
+  const timeoutMs = ctx.timeoutMs;
+  const stores = {
     directory,
-    conversations,
-    responses,
-    indexes,
-    accounts,
-    activity,
-    requests,
+    conversations: new NatsConversationStore(ctx, conversationsKv, largeValues, { bucket: buckets.conversations, timeoutMs }),
+    responses: new NatsResponseStore(ctx, responsesKv, largeValues, { bucket: buckets.responses, timeoutMs }),
+    indexes: new NatsRootIndexStore(ctx, indexesKv, { bucket: buckets.indexes, timeoutMs }),
+    accounts: new NatsAccountStore(ctx, accountsKv, { bucket: buckets.accounts, timeoutMs, staleClaimMs, now, onError }),
+    activity: new NatsActivityStore(ctx, activityKv, { bucket: buckets.activity, timeoutMs }),
+    requests: new NatsRequestLog(ctx, requestsKv, { bucket: buckets.requests, timeoutMs }),
+  };
+  return {
+    ...stores,
     async close() {
-      await Promise.all([
-        directory.close(),
-        conversations.close(),
-        responses.close(),
-        indexes.close(),
-        accounts.close(),
-        activity.close(),
-        requests.close(),
-      ]);
+      await Promise.all(Object.values(stores).map((store) => store.close()));
     },
   };
 }

@@ -70,6 +70,84 @@ export async function guarded<T>(where: string, run: () => Promise<T>): Promise<
   }
 }
 
+export interface KvStoreOptions {
+  bucket: string;
+  /** A scan with no progress for this long fails (NATS went away mid-scan). */
+  timeoutMs: number;
+}
+
+/**
+ * What the control stores share around their bucket: each operation named in what it
+ * throws (`guarded`), scans bounded by `timeoutMs`, and purges, which the stores whose
+ * bucket nothing watches remove with (a delete marker would stay per pruned key forever;
+ * the watched directory writes markers). Nothing to stop on close: the connection
+ * belongs to the store's opener.
+ */
+export abstract class KvStore<Options extends KvStoreOptions = KvStoreOptions> {
+  protected readonly stream: string;
+
+  constructor(
+    protected readonly ctx: NatsContext,
+    protected readonly kv: KV,
+    protected readonly options: Options,
+  ) {
+    this.stream = `KV_${options.bucket}`;
+  }
+
+  async close(): Promise<void> {}
+
+  protected guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return guarded(`NATS KV ${this.options.bucket}: ${operation}`, run);
+  }
+
+  /** Creates `key` holding `record` and returns its revision; `EngramError('conflict', conflict)` when it holds a live value. */
+  protected async create(key: string, record: unknown, conflict: string): Promise<number> {
+    try {
+      return await createKey(this.kv, key, JSON.stringify(record));
+    } catch (error) {
+      if (isWrongLastSequence(error)) throw new EngramError('conflict', conflict);
+      throw error;
+    }
+  }
+
+  /** Removes `key`'s value stored at `revision` (a newer one stays), leaving no delete marker. */
+  protected purge(key: string, revision: number): Promise<boolean> {
+    return purgeRevision(this.ctx.jsm, this.stream, kvSubject(this.options.bucket, key), revision);
+  }
+
+  /** Removes every value under a key filter (`conv.<agent>.>`) in one request. */
+  protected async purgeAll(filter: string): Promise<number> {
+    return (await this.ctx.jsm.streams.purge(this.stream, { filter: kvSubject(this.options.bucket, filter) })).purged;
+  }
+
+  protected scan<T>(filter: string, select: (entry: KvEntry) => T | undefined): Promise<Scanned<T>[]> {
+    return scanLatest(this.kv, filter, this.options.timeoutMs, select);
+  }
+
+  /**
+   * Purges, `PRUNE_CONCURRENCY` at a time, what a scan found, each at the revision the
+   * scan saw (a key written since survives); `then` learns whether each went. How many went.
+   */
+  protected async purgeScanned<T>(found: Scanned<T>[], then?: (scanned: Scanned<T>, purged: boolean) => Promise<void> | void): Promise<number> {
+    let pruned = 0;
+    await forEachLimited(found, PRUNE_CONCURRENCY, async (scanned) => {
+      const purged = await this.purge(scanned.key, scanned.revision);
+      if (purged) pruned++;
+      await then?.(scanned, purged);
+    });
+    return pruned;
+  }
+
+  /** Purges the keys under `filter` whose newest value is `old`, as `purgeScanned` does. */
+  protected async pruneOld(filter: string, old: (entry: KvEntry) => boolean): Promise<number> {
+    return this.purgeScanned(await this.scan(filter, (entry) => (old(entry) ? true : undefined)));
+  }
+}
+
+/** Oldest first; records created in the same millisecond by id. */
+export const byCreation = (a: { createdAt: number; id: string }, b: { createdAt: number; id: string }): number =>
+  a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Opens (creating when missing) a KV bucket with one value per key, on file storage. */
 export function openBucket(ctx: NatsContext, bucket: string, replicas: number): Promise<KV> {
   // Only options 2.9 knows: no compression, metadata or markerTTL (those make the client
@@ -134,10 +212,15 @@ export async function createKey(kv: KV, key: string, value: string): Promise<num
   }
 }
 
-/** The live value of `key` parsed as JSON, or undefined when it is absent or deleted. */
-export async function readJson<T>(kv: KV, key: string): Promise<Stored<T> | undefined> {
+/**
+ * The live value of `key` parsed as JSON, or undefined when it is absent or deleted, or
+ * when `owns` finds it another record's (ids whose key digests collide, `keyPart`).
+ */
+export async function readJson<T>(kv: KV, key: string, owns?: (value: T) => boolean): Promise<Stored<T> | undefined> {
   const entry = await kv.get(key);
-  return entry && entry.operation === 'PUT' ? { value: entry.json<T>(), revision: entry.revision } : undefined;
+  if (!entry || entry.operation !== 'PUT') return undefined;
+  const value = entry.json<T>();
+  return !owns || owns(value) ? { value, revision: entry.revision } : undefined;
 }
 
 /**
@@ -165,11 +248,6 @@ export async function writeDeleteMarker(js: JetStreamClient, bucket: string, key
 export async function purgeRevision(jsm: JetStreamManager, stream: string, subject: string, revision: number): Promise<boolean> {
   const response = await jsm.streams.purge(stream, { filter: subject, seq: revision + 1 });
   return response.purged > 0;
-}
-
-/** Removes every value under a subject filter (`$KV.<bucket>.conv.<agent>.>`) in one request. */
-export async function purgeSubjects(jsm: JetStreamManager, stream: string, filter: string): Promise<number> {
-  return (await jsm.streams.purge(stream, { filter })).purged;
 }
 
 /** What a scan kept of one key: its revision and what `select` made of its value. */
@@ -206,20 +284,6 @@ export async function scanLatest<T>(kv: KV, filter: string, idleMs: number, sele
     clearTimeout(watchdog);
   }
   return [...latest].flatMap(([key, { revision, item }]) => (item === undefined ? [] : [{ key, revision, item }]));
-}
-
-/**
- * Purges, `PRUNE_CONCURRENCY` at a time, the keys under `filter` whose newest value is
- * `old`, each at the revision the scan saw (`purgeRevision`: a key written since
- * survives). How many went.
- */
-export async function pruneOld(jsm: JetStreamManager, kv: KV, bucket: string, filter: string, idleMs: number, old: (entry: KvEntry) => boolean): Promise<number> {
-  const found = await scanLatest(kv, filter, idleMs, (entry) => (old(entry) ? true : undefined));
-  let pruned = 0;
-  await forEachLimited(found, PRUNE_CONCURRENCY, async ({ key, revision }) => {
-    if (await purgeRevision(jsm, `KV_${bucket}`, kvSubject(bucket, key), revision)) pruned++;
-  });
-  return pruned;
 }
 
 /** Purges in flight at once while pruning. */

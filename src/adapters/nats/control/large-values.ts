@@ -21,7 +21,7 @@
  */
 import type { ObjectInfo, ObjectStore } from '@nats-io/obj';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { NatsContext } from '../connection.js';
+import { withDeadline, type NatsContext } from '../connection.js';
 import { forEachLimited, NatsStalledError, purgeRevision, type ErrorReporter } from './kv-support.js';
 
 /** Listing metadata is one small message per object: this many idle timeouts is ample. */
@@ -182,17 +182,9 @@ export class LargeValues {
    * Every live object (names and modification times). Bounded by a deadline: the client's
    * listing only notices a vanished server through heartbeats.
    */
-  async #list(): Promise<ObjectInfo[]> {
+  #list(): Promise<ObjectInfo[]> {
     const deadlineMs = this.#options.idleMs * LIST_DEADLINE_FACTOR;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new NatsStalledError(`listing ${this.#options.bucket} took over ${deadlineMs} ms`)), deadlineMs);
-    });
-    try {
-      return await Promise.race([this.#os.list(), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(this.#os.list(), deadlineMs, () => new NatsStalledError(`listing ${this.#options.bucket} took over ${deadlineMs} ms`));
   }
 }
 

@@ -15,38 +15,17 @@
  * scan, before the page is cut, so a page holds `limit` matching entries and its cursor
  * (a revision) pages on under the same filter.
  */
-import type { KV } from '@nats-io/kv';
 import { cursorOf, pageStart } from '../../../domain/request-log.js';
 import { EngramError } from '../../../errors.js';
 import type { AnswerLimit, InjectedReflection, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../../ports/requests.js';
 import { keptList, matchesFilter, nearMissList, rebuiltOf, storedEntry } from '../../request-entries.js';
-import type { NatsContext } from '../connection.js';
-import { kvSubject, requestKeys } from './keys.js';
-import { guarded, pruneOld, purgeSubjects, readJson, scanLatest } from './kv-support.js';
-
-export interface NatsRequestLogOptions {
-  bucket: string;
-  /** A scan with no progress for this long fails (NATS went away mid-scan). */
-  timeoutMs: number;
-}
-
+import { requestKeys } from './keys.js';
+import { KvStore, readJson } from './kv-support.js';
 
 /** The NATS KV RequestLog; the connection belongs to its opener. */
-export class NatsRequestLog implements RequestLog {
-  readonly #ctx: NatsContext;
-  readonly #kv: KV;
-  readonly #options: NatsRequestLogOptions;
-  readonly #stream: string;
-
-  constructor(ctx: NatsContext, kv: KV, options: NatsRequestLogOptions) {
-    this.#ctx = ctx;
-    this.#kv = kv;
-    this.#options = options;
-    this.#stream = `KV_${options.bucket}`;
-  }
-
+export class NatsRequestLog extends KvStore implements RequestLog {
   async append(entry: RequestEntry): Promise<void> {
-    await this.#guard('append', () => this.#kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(storedEntry(entry))));
+    await this.guard('append', () => this.kv.put(requestKeys.request(entry.agentId, entry.id), JSON.stringify(storedEntry(entry))));
   }
 
   async list(agentId: string, options: { limit: number; cursor?: string } & RequestFilter): Promise<RequestPage> {
@@ -54,8 +33,8 @@ export class NatsRequestLog implements RequestLog {
     const start = pageStart(options);
     if ('problem' in start) throw new EngramError('invalid_request', start.problem, { param: start.param });
     const { below } = start;
-    return this.#guard('list', async () => {
-      const found = await scanLatest(this.#kv, requestKeys.requests(agentId), this.#options.timeoutMs, (entry) => {
+    return this.guard('list', async () => {
+      const found = await this.scan(requestKeys.requests(agentId), (entry) => {
         if (entry.revision >= below) return undefined;
         const value = entry.json<StoredEntry>();
         if (value.agentId !== agentId) return undefined;
@@ -69,28 +48,19 @@ export class NatsRequestLog implements RequestLog {
   }
 
   async get(agentId: string, id: string): Promise<RequestEntry | undefined> {
-    return this.#guard('get', async () => {
-      const stored = await readJson<StoredEntry>(this.#kv, requestKeys.request(agentId, id));
-      return stored?.value.agentId === agentId && stored.value.id === id ? entryOf(stored.value) : undefined;
+    return this.guard('get', async () => {
+      const stored = await readJson<StoredEntry>(this.kv, requestKeys.request(agentId, id), (value) => value.agentId === agentId && value.id === id);
+      return stored && entryOf(stored.value);
     });
   }
 
   /** Scans every agent's entries and purges those from before `before` (each key is written once). */
   async prune(before: number): Promise<number> {
-    return this.#guard('prune', async () => {
-      return pruneOld(this.#ctx.jsm, this.#kv, this.#options.bucket, requestKeys.requests(), this.#options.timeoutMs, (entry) => entry.json<RequestEntry>().at < before);
-    });
+    return this.guard('prune', () => this.pruneOld(requestKeys.requests(), (entry) => entry.json<RequestEntry>().at < before));
   }
 
   async deleteAgent(agentId: string): Promise<void> {
-    await this.#guard('deleteAgent', () => purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, requestKeys.requests(agentId))));
-  }
-
-  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
-  async close(): Promise<void> {}
-
-  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+    await this.guard('deleteAgent', () => this.purgeAll(requestKeys.requests(agentId)));
   }
 }
 

@@ -14,8 +14,8 @@
 import type { KV } from '@nats-io/kv';
 import type { ResponseStore, StoredResponse } from '../../../ports/responses.js';
 import type { NatsContext } from '../connection.js';
-import { kvSubject, responseKeys } from './keys.js';
-import { createKey, forEachLimited, guarded, isWrongLastSequence, PRUNE_CONCURRENCY, purgeRevision, purgeSubjects, readJson, scanLatest, type Stored } from './kv-support.js';
+import { responseKeys } from './keys.js';
+import { createKey, KvStore, readJson, retryLostRaces, type KvStoreOptions, type Stored } from './kv-support.js';
 import { maxValueBytes, type LargeValues } from './large-values.js';
 
 /** A large record in the KV bucket: everything but `sealed`, which is in the named object. */
@@ -30,34 +30,22 @@ const bodyOf = (value: StoredValue): string | undefined => (isPointer(value) ? v
 /** Body names never hold a `/` (`responseKeys.body`); other stores' names in the shared bucket do. */
 const ownsObject = (name: string): boolean => !name.includes('/');
 
-export interface NatsResponseStoreOptions {
-  bucket: string;
-  timeoutMs: number;
-}
-
 /** Writes and deletes that lose a race with a replacement retry this often. */
 const ATTEMPTS = 5;
 
-export class NatsResponseStore implements ResponseStore {
-  readonly #ctx: NatsContext;
-  readonly #kv: KV;
+export class NatsResponseStore extends KvStore implements ResponseStore {
   readonly #bodies: LargeValues;
-  readonly #options: NatsResponseStoreOptions;
-  readonly #stream: string;
 
-  constructor(ctx: NatsContext, kv: KV, bodies: LargeValues, options: NatsResponseStoreOptions) {
-    this.#ctx = ctx;
-    this.#kv = kv;
+  constructor(ctx: NatsContext, kv: KV, bodies: LargeValues, options: KvStoreOptions) {
+    super(ctx, kv, options);
     this.#bodies = bodies;
-    this.#options = options;
-    this.#stream = `KV_${options.bucket}`;
   }
 
   async put(record: StoredResponse): Promise<void> {
-    await this.#guard('put', async () => {
+    await this.guard('put', async () => {
       const key = responseKeys.response(record.agentId, record.id);
       const whole = JSON.stringify(record);
-      if (Buffer.byteLength(whole, 'utf8') <= maxValueBytes(this.#ctx)) {
+      if (Buffer.byteLength(whole, 'utf8') <= maxValueBytes(this.ctx)) {
         const previous = await this.#write(key, whole);
         if (previous && isPointer(previous)) await this.#bodies.discard(previous.sealedObject);
         return;
@@ -72,7 +60,7 @@ export class NatsResponseStore implements ResponseStore {
   }
 
   async get(agentId: string, id: string): Promise<StoredResponse | undefined> {
-    return this.#guard('get', async () => {
+    return this.guard('get', async () => {
       const key = responseKeys.response(agentId, id);
       return this.#bodies.readThrough(
         () => this.#read(key, agentId, id),
@@ -83,12 +71,12 @@ export class NatsResponseStore implements ResponseStore {
   }
 
   async delete(agentId: string, id: string): Promise<boolean> {
-    return this.#guard('delete', async () => {
+    return this.guard('delete', async () => {
       const key = responseKeys.response(agentId, id);
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
         const stored = await this.#read(key, agentId, id);
         if (!stored) return false;
-        if (await this.#purge(key, stored.revision)) {
+        if (await this.purge(key, stored.revision)) {
           if (isPointer(stored.value)) await this.#bodies.discard(stored.value.sealedObject);
           return true;
         }
@@ -99,20 +87,18 @@ export class NatsResponseStore implements ResponseStore {
   }
 
   async deleteAgent(agentId: string): Promise<void> {
-    await this.#guard('deleteAgent', async () => {
+    await this.guard('deleteAgent', async () => {
       const filter = responseKeys.responses(agentId);
-      const objects = (await scanLatest(this.#kv, filter, this.#options.timeoutMs, (entry) => bodyOf(entry.json<StoredValue>()))).map(
-        ({ item }) => item,
-      );
-      await purgeSubjects(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, filter));
-      await this.#bodies.discardAll(objects);
+      const objects = await this.scan(filter, (entry) => bodyOf(entry.json<StoredValue>()));
+      await this.purgeAll(filter);
+      await this.#bodies.discardAll(objects.map(({ item }) => item));
     });
   }
 
   async prune(createdBefore: number): Promise<number> {
-    return this.#guard('prune', async () => {
+    return this.guard('prune', async () => {
       // Only the age and the body's name of each record are kept: inline records can be large.
-      const records = await scanLatest(this.#kv, responseKeys.responses(), this.#options.timeoutMs, (entry) => {
+      const records = await this.scan(responseKeys.responses(), (entry) => {
         const value = entry.json<StoredValue>();
         return { createdAt: value.createdAt, body: bodyOf(value) };
       });
@@ -122,62 +108,33 @@ export class NatsResponseStore implements ResponseStore {
         if (record.item.createdAt < createdBefore) old.push(record);
         else if (record.item.body !== undefined) referenced.add(record.item.body);
       }
-      let pruned = 0;
-      await forEachLimited(old, PRUNE_CONCURRENCY, async ({ key, revision, item }) => {
-        if (!(await this.#purge(key, revision))) {
-          if (item.body !== undefined) referenced.add(item.body); // replaced since the scan: kept
-          return;
-        }
-        pruned++;
-        if (item.body !== undefined) await this.#bodies.discard(item.body);
+      const pruned = await this.purgeScanned(old, async ({ item }, purged) => {
+        if (item.body === undefined) return;
+        if (purged) await this.#bodies.discard(item.body);
+        else referenced.add(item.body); // replaced since the scan: kept
       });
       await this.#bodies.sweepOrphans(ownsObject, referenced);
       return pruned;
     });
   }
 
-  /** Nothing to stop: the store holds no watch, and the connection belongs to its opener. */
-  async close(): Promise<void> {}
-
   /**
-   * Writes `value` under `key`: created when new (one request in the common case), else
-   * replacing whatever is there. Returns the value it replaced.
+   * Writes `value` under `key`: created when new (one request in the common case, so the
+   * first try reads nothing), else replacing whatever is there. Returns the value it replaced.
    */
   async #write(key: string, value: string): Promise<StoredValue | undefined> {
-    try {
-      await createKey(this.#kv, key, value);
-      return undefined;
-    } catch (error) {
-      if (!isWrongLastSequence(error)) throw error;
-    }
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const previous = await readJson<StoredValue>(this.#kv, key);
-      try {
-        if (!previous) {
-          await createKey(this.#kv, key, value);
-          return undefined;
-        }
-        await this.#kv.update(key, value, previous.revision);
-        return previous.value;
-      } catch (error) {
-        if (!isWrongLastSequence(error)) throw error; // else another writer came first: look again
-      }
-    }
-    throw new Error(`${key} kept changing under ${ATTEMPTS} attempts to write it`);
+    let tries = 0;
+    return retryLostRaces(ATTEMPTS + 1, `${key} kept changing under ${ATTEMPTS} attempts to write it`, async () => {
+      const previous = tries++ === 0 ? undefined : await readJson<StoredValue>(this.kv, key);
+      if (previous) await this.kv.update(key, value, previous.revision);
+      else await createKey(this.kv, key, value);
+      return previous?.value;
+    });
   }
 
   /** The stored value, unless it belongs to another (agent, id) whose key digest collides. */
-  async #read(key: string, agentId: string, id: string): Promise<Stored<StoredValue> | undefined> {
-    const stored = await readJson<StoredValue>(this.#kv, key);
-    return stored && stored.value.agentId === agentId && stored.value.id === id ? stored : undefined;
-  }
-
-  #purge(key: string, revision: number): Promise<boolean> {
-    return purgeRevision(this.#ctx.jsm, this.#stream, kvSubject(this.#options.bucket, key), revision);
-  }
-
-  #guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    return guarded(`NATS KV ${this.#options.bucket}: ${operation}`, run);
+  #read(key: string, agentId: string, id: string): Promise<Stored<StoredValue> | undefined> {
+    return readJson<StoredValue>(this.kv, key, (value) => value.agentId === agentId && value.id === id);
   }
 }
 
