@@ -294,20 +294,17 @@ export class SqliteReflectionStore implements ReflectionStore {
     });
   }
 
-  /**
-   * Counted in memory and written within `usageFlushMs`, in one transaction with every
-   * other use counted meanwhile (before any other write, and on close). This store's
-   * reads (`get`, `list`, `search`, `nearest`) include the uses at once. Other readers
-   * of the file (another process, another store instance) see them once written, so up
-   * to `usageFlushMs` late; search results of this store show another reader's uses only
-   * once the agent's snapshot is rebuilt. A crash loses at most the last `usageFlushMs`
-   * of uses: counters that rank reflections, not data.
-   */
   /** `reflection_tenants.version`: bumped inside every writing transaction, by any connection. */
   async version(agentId: string): Promise<number> {
     return this.#versions.version(agentId);
   }
 
+  /**
+   * Written as the header says. This store's reads and searches include the uses at once;
+   * other readers of the file (another process or store) see them once written, up to
+   * `usageFlushMs` late, and this store's searches show theirs once the agent's snapshot is
+   * rebuilt. A crash loses at most the last `usageFlushMs` of uses: ranking counters, not data.
+   */
   async markUsed(agentId: string, ids: string[], at: number): Promise<void> {
     if (ids.length === 0) return;
     const distinct = new Set(ids);
