@@ -344,10 +344,7 @@ export class SqliteReflectionStore implements ReflectionStore {
   /** The agent's change list in this write; the first call bumps its version. */
   #touch(log: WriteLog, agentId: string, create: boolean): SnapshotChange[] {
     let entry = log.get(agentId);
-    if (!entry) {
-      entry = { version: this.#versions.bump(agentId, create), changes: [] };
-      log.set(agentId, entry);
-    }
+    if (!entry) log.set(agentId, (entry = { version: this.#versions.bump(agentId, create), changes: [] }));
     return entry.changes;
   }
 
