@@ -2,8 +2,8 @@
  * What each agent did, per day (UTC): requests proxied, reflections injected into them,
  * conversations learnt from (extraction jobs done), and what Engram's extraction and
  * tagging calls to its upstream spent (calls, input and output tokens, the input read from
- * the provider's prompt cache), which a daily
- * budget caps. The dashboard's "counts over time". Counts arrive as increments, summed by the process over a few seconds
+ * the provider's prompt cache), which a daily budget caps. The dashboard's "counts over
+ * time". Counts arrive as increments, summed by the process over a few seconds
  * (`observability/activity.ts`), so the store sees one write per agent and day every few
  * seconds, never one per request. Every adapter passes `test/contracts/activity.contract.ts`.
  *

@@ -18,10 +18,7 @@ const loaded = new Map<number, WordVectors>();
 
 export function loadWordVectors(limit = DEFAULT_WORDS): WordVectors {
   let vectors = loaded.get(limit);
-  if (!vectors) {
-    vectors = readWordVectorsFromPackage(limit);
-    loaded.set(limit, vectors);
-  }
+  if (!vectors) loaded.set(limit, (vectors = readWordVectorsFromPackage(limit)));
   return vectors;
 }
 

@@ -18,11 +18,11 @@
  * a new file instead.
  * Network file systems may not honour the lock: keep a data dir on a local disk.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { StartupError } from '../../errors.js';
+import { createPrivateFile } from './database.js';
 
 export const LOCK_FILE = 'engram.lock';
 
@@ -67,12 +67,7 @@ function lockOnce(dataDir: string): DataDirLock {
   const file = path.join(dataDir, LOCK_FILE);
   let db: BetterSqlite3.Database;
   try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    try {
-      closeSync(openSync(file, 'wx', 0o600));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+    createPrivateFile(file);
     // timeout 0: a held lock answers SQLITE_BUSY at once instead of after a wait.
     db = new BetterSqlite3(file, { timeout: 0 });
   } catch (error) {

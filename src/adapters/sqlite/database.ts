@@ -65,8 +65,8 @@ export function migrate(db: SqliteDatabase): void {
   }
 }
 
-/** The file holds conversation data and sealed secrets: only its owner may read it. */
-function createPrivateFile(file: string): void {
+/** Creates the file and its folder unless they exist, owner-only: the database holds conversations and secrets. */
+export function createPrivateFile(file: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   try {
     closeSync(openSync(file, 'wx', 0o600));

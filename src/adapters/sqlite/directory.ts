@@ -9,12 +9,6 @@ import type { AgentEntry, Directory, TokenLookup } from '../../ports/directory.j
 import type { SqliteDatabase } from './database.js';
 import { conflictOr, isSqliteError } from './sqlite-errors.js';
 
-interface OrgRow {
-  id: string;
-  name: string;
-  created_at: number;
-}
-
 interface AgentRow {
   id: string;
   org_id: string;
@@ -25,18 +19,7 @@ interface AgentRow {
   updated_at: number;
 }
 
-interface TokenRow {
-  id: string;
-  agent_id: string;
-  org_id: string;
-  name: string;
-  prefix: string;
-  created_at: number;
-  revoked_at: number | null;
-  last_used_at: number | null;
-}
-
-type TokenAgentRow = TokenRow & { a_name: string; a_upstream: string; a_memory: string; a_created_at: number; a_updated_at: number };
+type TokenAgentRow = TokenRecord & Pick<AgentRow, 'upstream' | 'memory' | 'created_at' | 'updated_at'> & { agent_name: string };
 
 export interface SqliteDirectoryOptions {
   now?: () => number;
@@ -45,7 +28,10 @@ export interface SqliteDirectoryOptions {
 }
 
 const AGENT_COLUMNS = 'id, org_id, name, upstream, memory, created_at, updated_at';
-const TOKEN_COLUMNS = 'id, agent_id, org_id, name, prefix, created_at, revoked_at, last_used_at';
+/** Orgs and tokens are read named as their records, in their order: the row is the record. */
+const ORG_COLUMNS = 'id, name, created_at AS createdAt';
+const TOKEN_COLUMNS =
+  'id, agent_id AS agentId, org_id AS orgId, name, prefix, created_at AS createdAt, revoked_at AS revokedAt, last_used_at AS lastUsedAt';
 /** Tokens (and agent entries) kept at most (all of them are forgotten when it is reached). */
 const FOUND_MAX = 10_000;
 
@@ -76,10 +62,10 @@ export class SqliteDirectory implements Directory {
     this.#lastUsedResolutionMs = options.lastUsedResolutionMs ?? 60_000;
     this.#sql = {
       insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
-      orgByIdOrName: db.prepare<[string, string, string], OrgRow>(
-        'SELECT id, name, created_at FROM orgs WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1',
+      orgByIdOrName: db.prepare<[string, string, string], Org>(
+        `SELECT ${ORG_COLUMNS} FROM orgs WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1`,
       ),
-      listOrgs: db.prepare<[], OrgRow>('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
+      listOrgs: db.prepare<[], Org>(`SELECT ${ORG_COLUMNS} FROM orgs ORDER BY created_at, id`),
       agentIdsOfOrg: db.prepare<[string], string>('SELECT id FROM agents WHERE org_id = ?').pluck(),
       deleteOrgTokens: db.prepare('DELETE FROM tokens WHERE agent_id IN (SELECT id FROM agents WHERE org_id = ?)'),
       deleteOrgAgents: db.prepare('DELETE FROM agents WHERE org_id = ?'),
@@ -103,16 +89,16 @@ export class SqliteDirectory implements Directory {
       ),
       // The hot path: one lookup through the unique index on hash, agent joined in.
       findToken: db.prepare<[string], TokenAgentRow>(
-        `SELECT t.id, t.agent_id, t.org_id, t.name, t.prefix, t.created_at, t.revoked_at, t.last_used_at,
-                a.name AS a_name, a.upstream AS a_upstream, a.memory AS a_memory,
-                a.created_at AS a_created_at, a.updated_at AS a_updated_at
+        `SELECT t.id, t.agent_id AS agentId, t.org_id AS orgId, t.name, t.prefix, t.created_at AS createdAt,
+                t.revoked_at AS revokedAt, t.last_used_at AS lastUsedAt,
+                a.name AS agent_name, a.upstream, a.memory, a.created_at, a.updated_at
          FROM tokens t JOIN agents a ON a.id = t.agent_id
          WHERE t.hash = ? AND t.revoked_at IS NULL`,
       ),
-      revokedToken: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = ? AND revoked_at IS NOT NULL`),
+      revokedToken: db.prepare<[string], TokenRecord>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = ? AND revoked_at IS NOT NULL`),
       tokenHashes: db.prepare<[string], { id: string; hash: string }>('SELECT id, hash FROM tokens WHERE agent_id = ?'),
       touchToken: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
-      listTokens: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE agent_id = ? ORDER BY created_at, id`),
+      listTokens: db.prepare<[string], TokenRecord>(`SELECT ${TOKEN_COLUMNS} FROM tokens WHERE agent_id = ? ORDER BY created_at, id`),
       revokeToken: db.prepare('UPDATE tokens SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL'),
     };
   }
@@ -126,12 +112,11 @@ export class SqliteDirectory implements Directory {
   }
 
   async getOrg(idOrName: string): Promise<Org | undefined> {
-    const row = this.#sql.orgByIdOrName.get(idOrName, idOrName, idOrName);
-    return row && toOrg(row);
+    return this.#sql.orgByIdOrName.get(idOrName, idOrName, idOrName);
   }
 
   async listOrgs(): Promise<Org[]> {
-    return this.#sql.listOrgs.all().map(toOrg);
+    return this.#sql.listOrgs.all();
   }
 
   async deleteOrg(id: string): Promise<string[] | undefined> {
@@ -241,16 +226,9 @@ export class SqliteDirectory implements Directory {
     if (!found) {
       const row = this.#sql.findToken.get(tokenHash);
       if (!row) return undefined;
-      const agent = toAgent({
-        id: row.agent_id,
-        org_id: row.org_id,
-        name: row.a_name,
-        upstream: row.a_upstream,
-        memory: row.a_memory,
-        created_at: row.a_created_at,
-        updated_at: row.a_updated_at,
-      });
-      found = { token: toToken(row), agent: freezeAgent(agent) };
+      const { agent_name: name, upstream, memory, created_at, updated_at, ...token } = row;
+      const agent = toAgent({ id: token.agentId, org_id: token.orgId, name, upstream, memory, created_at, updated_at });
+      found = { token, agent: freezeAgent(agent) };
       if (this.#found.size >= FOUND_MAX) this.#found.clear();
       this.#found.set(tokenHash, found);
     }
@@ -270,12 +248,11 @@ export class SqliteDirectory implements Directory {
   }
 
   async revokedToken(tokenHash: string): Promise<TokenRecord | undefined> {
-    const row = this.#sql.revokedToken.get(tokenHash);
-    return row ? toToken(row) : undefined;
+    return this.#sql.revokedToken.get(tokenHash);
   }
 
   async listTokens(agentId: string): Promise<TokenRecord[]> {
-    return this.#sql.listTokens.all(agentId).map(toToken);
+    return this.#sql.listTokens.all(agentId);
   }
 
   async tokenHashes(agentId: string): Promise<Map<string, string>> {
@@ -287,18 +264,14 @@ export class SqliteDirectory implements Directory {
     return this.#sql.revokeToken.run(at, agentId, tokenId).changes > 0;
   }
 
-  /** Does not close the shared database handle; its opener does (see database.ts). */
   /** Every write to orgs, agents or tokens: nothing kept from before it is served again. */
   #forget(): void {
     this.#found.clear();
     this.#entries.clear();
   }
 
+  /** Does not close the shared database handle; its opener does (see database.ts). */
   async close(): Promise<void> {}
-}
-
-function toOrg(row: OrgRow): Org {
-  return { id: row.id, name: row.name, createdAt: row.created_at };
 }
 
 function toAgent(row: AgentRow): Agent {
@@ -312,17 +285,4 @@ function toAgent(row: AgentRow): Agent {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   });
-}
-
-function toToken(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    orgId: row.org_id,
-    name: row.name,
-    prefix: row.prefix,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    lastUsedAt: row.last_used_at,
-  };
 }

@@ -76,9 +76,6 @@ const groups = new WeakMap<SqliteDatabase, GroupCommit>();
 /** The handle's one group commit, shared by every adapter writing through it. */
 export function groupCommitOf(db: SqliteDatabase): GroupCommit {
   let group = groups.get(db);
-  if (!group) {
-    group = new GroupCommit(db);
-    groups.set(db, group);
-  }
+  if (!group) groups.set(db, (group = new GroupCommit(db)));
   return group;
 }

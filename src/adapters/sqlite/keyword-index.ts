@@ -5,8 +5,8 @@
  * A document is a reflection's content, topic and tags as one field, tokenised by
  * `keywordTerms()` (stems of content words, as queries are). It lives in the agent's
  * snapshot (agent-snapshot.ts) and is patched by this process's own writes, so a query
- * touches no SQL: the cost is one pass over the
- * postings of its terms (bounded by `pruneTerms`) and a selection of the best `limit`.
+ * touches no SQL: it costs one pass over the postings of its terms (bounded by
+ * `pruneTerms`) and a selection of the best `limit`.
  * (No closures in the query path: see top-candidates.ts.)
  */
 import { TopCandidates } from './top-candidates.js';

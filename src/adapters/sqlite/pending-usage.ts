@@ -33,10 +33,7 @@ export class PendingUsage {
   /** One use of each id, at `at`; `ids` must be distinct (one SQL update each). */
   add(agentId: string, ids: Iterable<string>, at: number): void {
     let uses = this.#byAgent.get(agentId);
-    if (!uses) {
-      uses = new Map();
-      this.#byAgent.set(agentId, uses);
-    }
+    if (!uses) this.#byAgent.set(agentId, (uses = new Map()));
     for (const id of ids) {
       const use = uses.get(id);
       if (!use) uses.set(id, { count: 1, at });
@@ -70,10 +67,7 @@ export class PendingUsage {
   restore(log: UseLog): void {
     for (const [agentId, uses] of log) {
       let current = this.#byAgent.get(agentId);
-      if (!current) {
-        current = new Map();
-        this.#byAgent.set(agentId, current);
-      }
+      if (!current) this.#byAgent.set(agentId, (current = new Map()));
       for (const [id, use] of uses) {
         const known = current.get(id);
         current.set(id, known ? { count: known.count + use.count, at: Math.max(known.at, use.at) } : { ...use });

@@ -60,25 +60,6 @@ export interface SqliteReflectionStoreOptions {
   onError?: (error: unknown) => void;
 }
 
-interface ListParameters {
-  agentId: string;
-  kind: string | null;
-  /** 1, 0 or null: better-sqlite3 binds no booleans. */
-  superseded: number | null;
-  needsTags: number;
-  /** The visibility filter: 1 when given, then its scope and user (null: none). */
-  visible: number;
-  visibleScope: string | null;
-  visibleUser: string | null;
-  /** The exact filters: 1 when given, then the value (null: only rows without one). */
-  byScope: number;
-  scope: string | null;
-  byUser: number;
-  user: string | null;
-  limit: number;
-  offset: number;
-}
-
 /** `list`'s filters; each order is its own statement (SQLite binds no ORDER BY direction). */
 const LIST = `SELECT ${COLUMNS} FROM reflections WHERE agent_id = @agentId AND (@kind IS NULL OR kind = @kind)
     AND (@superseded IS NULL OR (superseded_by IS NOT NULL) = @superseded)
@@ -136,8 +117,8 @@ export class SqliteReflectionStore implements ReflectionStore {
       get: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id = ?`),
       // The ids as one JSON array: one statement whatever their number.
       getMany: db.prepare<[string, string], ReflectionRow>(`SELECT ${COLUMNS} FROM reflections WHERE agent_id = ? AND id IN (SELECT value FROM json_each(?))`),
-      list: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`),
-      listOldest: db.prepare<[ListParameters], ReflectionRow>(`${LIST} ORDER BY updated_at, seq LIMIT @limit OFFSET @offset`),
+      list: db.prepare<[Record<string, unknown>], ReflectionRow>(`${LIST} ORDER BY updated_at DESC, seq DESC LIMIT @limit OFFSET @offset`),
+      listOldest: db.prepare<[Record<string, unknown>], ReflectionRow>(`${LIST} ORDER BY updated_at, seq LIMIT @limit OFFSET @offset`),
       count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM reflections WHERE agent_id = ?'),
       vector: db.prepare<[string, string], Buffer>('SELECT vector FROM reflections WHERE agent_id = ? AND id = ?').pluck(),
       update: db.prepare(
@@ -166,23 +147,14 @@ export class SqliteReflectionStore implements ReflectionStore {
       for (const r of reflections) {
         const changes = this.#touch(log, r.agentId, true);
         const vector = vectorBlob(r.vector);
-        const { supersededBy, supersededAt } = storedSupersession(r);
+        const { supersededBy = null, supersededAt = null } = storedSupersession(r);
         const stored = this.#sql.upsert.get({
-          agentId: r.agentId,
-          id: r.id,
-          kind: r.kind,
-          content: r.content,
-          topic: r.topic,
+          ...r,
           tags: JSON.stringify(r.tags),
-          source: r.source,
-          createdAt: r.createdAt,
-          updatedAt: r.updatedAt,
-          lastUsedAt: r.lastUsedAt,
-          useCount: r.useCount,
-          embedderId: r.embedderId,
+          lastUsedAt: r.lastUsedAt ?? null, // bound as before when an imported record lacks it
           origin: originText(r.origin),
-          supersededBy: supersededBy ?? null,
-          supersededAt: supersededAt ?? null,
+          supersededBy,
+          supersededAt,
           tagsBy: r.tagsBy ?? null,
           scope: r.scope || null,
           user: r.user || null,
@@ -216,22 +188,22 @@ export class SqliteReflectionStore implements ReflectionStore {
   }
 
   async list(agentId: string, query: ListQuery = {}): Promise<Reflection[]> {
-    const limit = query.limit ?? -1; // SQLite: a negative LIMIT means no limit.
-    const superseded = query.superseded === undefined ? null : Number(query.superseded);
     return (query.oldestFirst ? this.#sql.listOldest : this.#sql.list)
       .all({
+        // Flags are 1 or 0 (better-sqlite3 binds no booleans); `superseded` null: either.
         agentId,
         kind: query.kind ?? null,
-        superseded,
+        superseded: query.superseded === undefined ? null : Number(query.superseded),
         needsTags: Number(query.needsTags === true),
         visible: Number(query.visible !== undefined),
         visibleScope: query.visible?.scope ?? null,
         visibleUser: query.visible?.user ?? null,
+        // The exact filters: the flag, then the value (null: only rows without one).
         byScope: Number(query.scope !== undefined),
         scope: query.scope ?? null,
         byUser: Number(query.user !== undefined),
         user: query.user ?? null,
-        limit,
+        limit: query.limit ?? -1, // SQLite: a negative LIMIT means no limit.
         offset: query.offset ?? 0,
       })
       .map((row) => this.#withPendingUse(toReflection(row)));
@@ -263,15 +235,9 @@ export class SqliteReflectionStore implements ReflectionStore {
       const written = patch.vector && vectorBlob(patch.vector);
       const vector = written ?? (restored ? this.#sql.vector.get(agentId, id) : undefined);
       this.#sql.update.run({
-        agentId,
-        id,
-        kind: next.kind,
-        content: next.content,
-        topic: next.topic,
+        ...next,
         tags: JSON.stringify(next.tags),
-        embedderId: next.embedderId,
         vector: written ?? null,
-        updatedAt: next.updatedAt,
         supersededBy: next.supersededBy ?? null,
         supersededAt: next.supersededAt ?? null,
         tagsBy: next.tagsBy ?? null,
@@ -328,20 +294,17 @@ export class SqliteReflectionStore implements ReflectionStore {
     });
   }
 
-  /**
-   * Counted in memory and written within `usageFlushMs`, in one transaction with every
-   * other use counted meanwhile (before any other write, and on close). This store's
-   * reads (`get`, `list`, `search`, `nearest`) include the uses at once. Other readers
-   * of the file (another process, another store instance) see them once written, so up
-   * to `usageFlushMs` late; search results of this store show another reader's uses only
-   * once the agent's snapshot is rebuilt. A crash loses at most the last `usageFlushMs`
-   * of uses: counters that rank reflections, not data.
-   */
   /** `reflection_tenants.version`: bumped inside every writing transaction, by any connection. */
   async version(agentId: string): Promise<number> {
     return this.#versions.version(agentId);
   }
 
+  /**
+   * Written as the header says. This store's reads and searches include the uses at once;
+   * other readers of the file (another process or store) see them once written, up to
+   * `usageFlushMs` late, and this store's searches show theirs once the agent's snapshot is
+   * rebuilt. A crash loses at most the last `usageFlushMs` of uses: ranking counters, not data.
+   */
   async markUsed(agentId: string, ids: string[], at: number): Promise<void> {
     if (ids.length === 0) return;
     const distinct = new Set(ids);
@@ -381,10 +344,7 @@ export class SqliteReflectionStore implements ReflectionStore {
   /** The agent's change list in this write; the first call bumps its version. */
   #touch(log: WriteLog, agentId: string, create: boolean): SnapshotChange[] {
     let entry = log.get(agentId);
-    if (!entry) {
-      entry = { version: this.#versions.bump(agentId, create), changes: [] };
-      log.set(agentId, entry);
-    }
+    if (!entry) log.set(agentId, (entry = { version: this.#versions.bump(agentId, create), changes: [] }));
     return entry.changes;
   }
 

@@ -7,34 +7,24 @@
  */
 import { cursorOf, pageStart } from '../../domain/request-log.js';
 import { EngramError } from '../../errors.js';
-import type { AnswerLimit, NothingAdded, RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../ports/requests.js';
+import type { RequestEntry, RequestFilter, RequestLog, RequestPage } from '../../ports/requests.js';
 import { storedEntry } from '../request-entries.js';
 import type { SqliteDatabase } from './database.js';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
 
-interface Row {
+/** A row named as the entry, in its order; its lists are JSON text. */
+type Row = Omit<RequestEntry, 'injected' | 'kept' | 'rebuilt' | 'nearMisses'> & {
   seq: number;
-  id: string;
-  agent_id: string;
-  at: number;
-  protocol: string;
-  conversation_id: string | null;
-  status: number | null;
-  outcome: string;
-  latency_ms: number;
-  upstream_ms: number | null;
   injected: string;
   kept: string;
   rebuilt: string | null;
-  reason: string | null;
-  bar: number | null;
-  near_misses: string;
-  scope: string | null;
-  user_id: string | null;
-  answer_limit: string | null;
-}
+  nearMisses: string;
+};
 
-const COLUMNS = 'seq, id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id, answer_limit';
+const COLUMNS =
+  'seq, id, agent_id AS agentId, at, protocol, conversation_id AS conversationId, status, outcome, latency_ms AS latencyMs, ' +
+  'upstream_ms AS upstreamMs, injected, kept, rebuilt, reason, bar, near_misses AS nearMisses, scope, user_id AS user, ' +
+  'answer_limit AS answerLimit';
 
 /**
  * `RequestFilter` in SQL, as `matchesFilter` (`request-entries.ts`) states it: an empty
@@ -60,7 +50,8 @@ export class SqliteRequestLog implements RequestLog {
     this.#sql = {
       append: db.prepare(
         `INSERT INTO request_log (id, agent_id, at, protocol, conversation_id, status, outcome, latency_ms, upstream_ms, injected, kept, rebuilt, reason, bar, near_misses, scope, user_id, answer_limit)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (@id, @agentId, @at, @protocol, @conversationId, @status, @outcome, @latencyMs, @upstreamMs, @injected, @kept,
+                 @rebuilt, @reason, @bar, @nearMisses, @scope, @user, @answerLimit)`,
       ),
       get: db.prepare<[string, string], Row>(`SELECT ${COLUMNS} FROM request_log WHERE id = ? AND agent_id = ?`),
       prune: db.prepare<[number]>('DELETE FROM request_log WHERE at < ?'),
@@ -72,26 +63,13 @@ export class SqliteRequestLog implements RequestLog {
   append(entry: RequestEntry): Promise<void> {
     const stored = storedEntry(entry);
     return this.#group.run(() => {
-      this.#sql.append.run(
-        stored.id,
-        stored.agentId,
-        stored.at,
-        stored.protocol,
-        stored.conversationId,
-        stored.status,
-        stored.outcome,
-        stored.latencyMs,
-        stored.upstreamMs,
-        JSON.stringify(stored.injected),
-        JSON.stringify(stored.kept),
-        stored.rebuilt === null ? null : JSON.stringify(stored.rebuilt),
-        stored.reason,
-        stored.bar,
-        JSON.stringify(stored.nearMisses),
-        stored.scope,
-        stored.user,
-        stored.answerLimit,
-      );
+      this.#sql.append.run({
+        ...stored,
+        injected: JSON.stringify(stored.injected),
+        kept: JSON.stringify(stored.kept),
+        rebuilt: stored.rebuilt === null ? null : JSON.stringify(stored.rebuilt),
+        nearMisses: JSON.stringify(stored.nearMisses),
+      });
     });
   }
 
@@ -142,25 +120,12 @@ export class SqliteRequestLog implements RequestLog {
   }
 }
 
-function entryOf(row: Row): RequestEntry {
+function entryOf({ seq: _seq, ...row }: Row): RequestEntry {
   return {
-    id: row.id,
-    agentId: row.agent_id,
-    at: row.at,
-    protocol: row.protocol,
-    conversationId: row.conversation_id,
-    status: row.status,
-    outcome: row.outcome,
-    latencyMs: row.latency_ms,
-    upstreamMs: row.upstream_ms,
+    ...row,
     injected: JSON.parse(row.injected) as RequestEntry['injected'],
     kept: JSON.parse(row.kept) as RequestEntry['kept'],
     rebuilt: row.rebuilt === null ? null : (JSON.parse(row.rebuilt) as RequestEntry['rebuilt']),
-    reason: row.reason as NothingAdded | null,
-    bar: row.bar,
-    nearMisses: JSON.parse(row.near_misses) as RequestEntry['nearMisses'],
-    scope: row.scope,
-    user: row.user_id,
-    answerLimit: row.answer_limit as AnswerLimit | null,
+    nearMisses: JSON.parse(row.nearMisses) as RequestEntry['nearMisses'],
   };
 }

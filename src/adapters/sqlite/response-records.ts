@@ -2,15 +2,6 @@
 import type { ResponseStore, StoredResponse } from '../../ports/responses.js';
 import type { SqliteDatabase } from './database.js';
 
-interface ResponseRow {
-  agent_id: string;
-  id: string;
-  conversation_id: string;
-  previous_id: string | null;
-  created_at: number;
-  sealed: string;
-}
-
 export class SqliteResponseStore implements ResponseStore {
   readonly #sql;
 
@@ -21,8 +12,11 @@ export class SqliteResponseStore implements ResponseStore {
          ON CONFLICT (agent_id, id) DO UPDATE SET conversation_id = excluded.conversation_id,
            previous_id = excluded.previous_id, created_at = excluded.created_at, sealed = excluded.sealed`,
       ),
-      get: db.prepare<[string, string], ResponseRow>(
-        'SELECT agent_id, id, conversation_id, previous_id, created_at, sealed FROM responses WHERE agent_id = ? AND id = ?',
+      // Named as the port's record, in its order: the row is the record.
+      get: db.prepare<[string, string], StoredResponse>(
+        `SELECT id, agent_id AS agentId, conversation_id AS conversationId, previous_id AS previousResponseId,
+                created_at AS createdAt, sealed
+         FROM responses WHERE agent_id = ? AND id = ?`,
       ),
       delete: db.prepare('DELETE FROM responses WHERE agent_id = ? AND id = ?'),
       deleteAgent: db.prepare('DELETE FROM responses WHERE agent_id = ?'),
@@ -35,17 +29,7 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async get(agentId: string, id: string): Promise<StoredResponse | undefined> {
-    const row = this.#sql.get.get(agentId, id);
-    return (
-      row && {
-        id: row.id,
-        agentId: row.agent_id,
-        conversationId: row.conversation_id,
-        previousResponseId: row.previous_id,
-        createdAt: row.created_at,
-        sealed: row.sealed,
-      }
-    );
+    return this.#sql.get.get(agentId, id);
   }
 
   async delete(agentId: string, id: string): Promise<boolean> {

@@ -42,15 +42,8 @@ export async function openWeaviateReflectionStore(
     await client.close().catch(() => undefined);
     throw storeError(`open collection ${collection} at ${redactUrl(options.url)}`, error, secrets);
   }
-  return new WeaviateReflectionStore(client, {
-    collection,
-    secrets,
-    ownsClient: true,
-    usageFlushMs: options.usageFlushMs,
-    maxQueryResults: options.maxQueryResults,
-    onError: options.onError,
-    now: options.now,
-  });
+  // The store reads its own options (usageFlushMs, maxQueryResults, onError, now) of these.
+  return new WeaviateReflectionStore(client, { ...options, collection, secrets, ownsClient: true });
 }
 
 /**

@@ -248,11 +248,6 @@ export class WeaviateReflectionStore implements ReflectionStore {
     });
   }
 
-  /**
-   * BM25 by Weaviate over the query's words (keyword-terms.ts); no words, no call. With a
-   * query vector, each match's stored vector comes back with it and the cosine is computed
-   * here (one round trip instead of a second search).
-   */
   async vectors(agentId: string, ids: string[]): Promise<Map<string, Float32Array>> {
     this.#open('vectors');
     return this.#read('vectors', agentId, new Map<string, Float32Array>(), async (objects) => {
@@ -266,7 +261,12 @@ export class WeaviateReflectionStore implements ReflectionStore {
     });
   }
 
-  /** As for `nearest`, a search whose `signal` has aborted is not sent. */
+  /**
+   * BM25 by Weaviate over the query's words (keyword-terms.ts); no words, no call. With a
+   * query vector, each match's stored vector comes back with it and the cosine is computed
+   * here (one round trip instead of a second search). As for `nearest`, a search whose
+   * `signal` has aborted is not sent.
+   */
   async keywords(agentId: string, query: KeywordQuery): Promise<Match[]> {
     this.#open('keywords');
     query.signal?.throwIfAborted();
