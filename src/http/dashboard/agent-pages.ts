@@ -13,16 +13,14 @@ import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { shortBaseUrl } from '../../domain/base-urls.js';
 import { byHandNote, subjectTags } from '../../domain/reflection-text.js';
 import { EngramError } from '../../errors.js';
-import { createHandEdits } from '../../memory/hand-edits.js';
 import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
 import { barRule, relevanceAgainstBar } from '../../domain/relevance-words.js';
-import { createRetrieval } from '../../memory/retrieval.js';
 import { signalOf } from '../../conversation/request-log.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
 import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
-import { memorySearchDeps } from '../memory-search-deps.js';
+import { reflectionRouteDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
 import type { DailyActivity } from '../../ports/activity.js';
@@ -90,13 +88,7 @@ function perDay(activity: DailyActivity[], reflections: Reflection[], now: numbe
 
 export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
-  const search = memorySearchDeps(deps, app.log);
-  const retrieval = createRetrieval(search);
-  const hand = createHandEdits({
-    ...deps,
-    maxReflections: deps.config.limits.maxReflections,
-    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
-  });
+  const { search, retrieval, hand } = reflectionRouteDeps(deps, app.log);
   app.addHook('preHandler', requireSignedIn);
   const base = '/orgs/:org/agents/:agent';
 

@@ -5,12 +5,11 @@ import { z } from 'zod';
 import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import { createRetrieval } from '../../memory/retrieval.js';
 import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance } from '../../memory/search-relevance.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
-import { createHandEdits, type HandEdit } from '../../memory/hand-edits.js';
-import { memorySearchDeps } from '../memory-search-deps.js';
+import type { HandEdit } from '../../memory/hand-edits.js';
+import { reflectionRouteDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
 import { invalid, parseBody, queryInteger, queryString } from './validate.js';
@@ -159,14 +158,7 @@ function kindOf(value: unknown, param: string): ReflectionKind | undefined {
  */
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
-  const search = memorySearchDeps(deps, app.log);
-  // A search answers each result's relevance as injection judges it (`search-relevance.ts`).
-  const retrieval = createRetrieval(search);
-  const hand = createHandEdits({
-    ...deps,
-    maxReflections: deps.config.limits.maxReflections,
-    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
-  });
+  const { search, retrieval, hand } = reflectionRouteDeps(deps, app.log);
 
   /** The agent's reflections learnt from one conversation, most recently updated first. */
   const learntIn = async (agentId: string, conversation: string): Promise<Reflection[]> =>
