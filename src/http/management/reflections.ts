@@ -12,7 +12,7 @@ import type { HandEdit } from '../../memory/hand-edits.js';
 import { reflectionRouteDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import { invalid, parseBody, queryInteger, queryString } from './validate.js';
+import { invalid, parseBody, queryInteger, queryOneOf, queryString } from './validate.js';
 import { reflectionWire, searchedReflectionWire } from './wire.js';
 import { MAX_SCOPE_LENGTH, validName } from '../../domain/scope.js';
 
@@ -121,18 +121,6 @@ function handEdit(body: EditBody): HandEdit {
  * listed only when asked for.
  */
 export const REFLECTION_STATUSES = ['current', 'superseded', 'all'] as const;
-type ReflectionStatus = (typeof REFLECTION_STATUSES)[number];
-
-function statusOf(value: string | undefined): ReflectionStatus {
-  if (value === undefined || value === '') return 'current';
-  if ((REFLECTION_STATUSES as readonly string[]).includes(value)) return value as ReflectionStatus;
-  throw invalid('status', `\`status\` must be one of: ${REFLECTION_STATUSES.join(', ')}`);
-}
-
-/** The store's `superseded` filter for a status: all is no filter. */
-function supersededFilter(status: ReflectionStatus): boolean | undefined {
-  return status === 'all' ? undefined : status === 'superseded';
-}
 
 /**
  * A listing's `scope` or `user` filter: absent, no filter; empty (`?scope=`), only those
@@ -144,12 +132,6 @@ function nameFilter(value: string | undefined, param: string): string | null | u
   if (name === '') return null;
   if (!validName(name)) throw invalid(param, `\`${param}\` must be a printable name of 1 to ${MAX_SCOPE_LENGTH} characters`);
   return name;
-}
-
-function kindOf(value: unknown, param: string): ReflectionKind | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string' && (REFLECTION_KINDS as readonly string[]).includes(value)) return value as ReflectionKind;
-  throw invalid(param, `\`${param}\` must be one of: ${REFLECTION_KINDS.join(', ')}`);
 }
 
 /**
@@ -180,13 +162,15 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       const { agent } = await findAgent(control, request.params);
       const query = request.query;
       const q = queryString(query.q, 'q')?.trim() ?? '';
-      const kind = kindOf(queryString(query.kind, 'kind'), 'kind');
+      // An empty `kind` or `status` is as good as none.
+      const kind = queryOneOf(query.kind || undefined, 'kind', REFLECTION_KINDS);
       const limit = queryInteger(query.limit, 'limit', { min: 1, max: MAX_LIMIT, fallback: 20 });
       const offset = queryInteger(query.offset, 'offset', { min: 0, max: 100_000, fallback: 0 });
       const conversation = queryString(query.conversation, 'conversation');
       if (conversation !== undefined && q !== '') throw invalid('conversation', '`conversation` cannot be combined with `q`');
-      const status = statusOf(queryString(query.status, 'status'));
-      const superseded = supersededFilter(status);
+      const status = queryOneOf(query.status || undefined, 'status', REFLECTION_STATUSES) ?? 'current';
+      // The store's filter: `all` is none.
+      const superseded = status === 'all' ? undefined : status === 'superseded';
       const scope = nameFilter(queryString(query.scope, 'scope'), 'scope');
       const user = nameFilter(queryString(query.user, 'user'), 'user');
 
@@ -232,8 +216,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     agentRead,
     async (request, reply) => {
       const { agent } = await findAgent(control, request.params);
-      const format = queryString(request.query.format, 'format') ?? 'jsonl';
-      if (format !== 'jsonl' && format !== 'json') throw invalid('format', '`format` must be one of: jsonl, json');
+      const format = queryOneOf(request.query.format, 'format', ['jsonl', 'json'] as const) ?? 'jsonl';
       async function* lines(): AsyncGenerator<string> {
         if (format === 'json') yield `{"agent_id":${JSON.stringify(agent.id)},"data":[`;
         let first = true;

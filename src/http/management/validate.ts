@@ -114,6 +114,13 @@ export function queryString(raw: unknown, param: string): string | undefined {
   return raw;
 }
 
+/** A query-string value out of `values`, such as `?format=json`. */
+export function queryOneOf<T extends string>(raw: unknown, param: string, values: readonly T[]): T | undefined {
+  const value = queryString(raw, param);
+  if (value !== undefined && !(values as readonly string[]).includes(value)) throw invalid(param, `\`${param}\` must be one of: ${values.join(', ')}`);
+  return value as T | undefined;
+}
+
 /**
  * A body checked against a zod schema, the same schema the OpenAPI document shows
  * (`openapi.ts`). The first issue becomes the `invalid_request`: its field as the dotted
