@@ -18,7 +18,7 @@ import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemov
 import { MAX_REQUESTS_LIMIT, OUTCOMES, RequestJson, RequestPageJson } from './requests.js';
 import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody, UpstreamCheckBody } from './validate.js';
-import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
+import { AgentJson, ErrorJson, Kind, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
 
 export const OPENAPI_PATH = '/v0/openapi.json';
 
@@ -64,7 +64,6 @@ const SearchResult = z.object({
   offset: z.number().int(),
   bar: z.number().describe('The agent’s bar (`min_score`): a result whose `relevance` reaches it is injected into a request saying the query'),
 });
-const Kind = z.enum(['factual', 'procedural']);
 
 const LIST_QUERY: QueryParameter[] = [
   { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search, best first; each result with its `relevance` beside the agent’s `bar`' },
@@ -94,13 +93,7 @@ const LIST_QUERY: QueryParameter[] = [
 ];
 
 export const OPERATIONS: readonly Operation[] = [
-  {
-    method: 'get',
-    path: OPENAPI_PATH,
-    summary: 'This document',
-    open: true,
-    response: z.object({ openapi: z.string() }).catchall(z.unknown()),
-  },
+  { method: 'get', path: OPENAPI_PATH, summary: 'This document', open: true, response: z.object({ openapi: z.string() }).catchall(z.unknown()) },
   { method: 'post', path: '/v0/orgs', summary: 'Create an organisation', body: OrgBody, status: 201, response: OrgJson, errors: [409] },
   { method: 'get', path: '/v0/orgs', summary: 'List organisations', response: list(OrgJson) },
   { method: 'get', path: ORG, summary: 'One organisation (by id or name)', response: OrgJson },
@@ -116,12 +109,7 @@ export const OPERATIONS: readonly Operation[] = [
     alsoSucceeds: [{ status: 201, description: 'Invited: no account had this email', response: MemberInvitedJson }],
   },
   { method: 'get', path: `${ORG}/members`, summary: "The organisation's members, invited ones included", response: list(MemberJson) },
-  {
-    method: 'delete',
-    path: `${ORG}/members/:user`,
-    summary: 'Take the organisation from a member',
-    response: MemberRemovedJson,
-  },
+  { method: 'delete', path: `${ORG}/members/:user`, summary: 'Take the organisation from a member', response: MemberRemovedJson },
   {
     method: 'post',
     path: `${ORG}/agents`,

@@ -23,7 +23,7 @@ import type { SearchedReflection } from '../../memory/search-relevance.js';
  * (`openapi.ts`) is generated from them.
  */
 export const Time = z.iso.datetime().describe('ISO 8601 instant (UTC)');
-const Kind = z.enum(['factual', 'procedural']);
+export const Kind = z.enum(['factual', 'procedural']);
 
 export const ErrorJson = z
   .object({
