@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import type { Control } from '../control/control.js';
 import { authenticateAgent, authenticateToken } from '../control/auth.js';
 import { EngramError } from '../errors.js';
+import { bodyDeclared } from './lingering-close.js';
 import type { TokenLookup } from '../ports/index.js';
 
 declare module 'fastify' {
@@ -22,9 +23,7 @@ declare module 'fastify' {
 
 /** The request still has body bytes on their way that nobody has read. */
 export function bodyPending(request: FastifyRequest): boolean {
-  const { headers } = request;
-  const declared = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
-  return declared && !request.raw.complete;
+  return bodyDeclared(request.raw) && !request.raw.complete;
 }
 
 /**

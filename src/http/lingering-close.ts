@@ -77,7 +77,7 @@ export function lingerBeforeClosing(server: Server, bounds: LingerBounds): void 
   });
 }
 
-function bodyDeclared(request: IncomingMessage): boolean {
+export function bodyDeclared(request: IncomingMessage): boolean {
   const { headers } = request;
   return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
 }

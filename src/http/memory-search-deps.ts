@@ -7,6 +7,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { MemorySearchDeps } from '../memory/memory-search.js';
+import { createHandEdits } from '../memory/hand-edits.js';
+import { createRetrieval } from '../memory/retrieval.js';
 
 const REPORT_EVERY_MS = 60_000;
 
@@ -30,4 +32,19 @@ export function memorySearchDeps(deps: Deps, log: FastifyBaseLogger): MemorySear
       since = 0;
     },
   };
+}
+
+/**
+ * What the routes that search and change reflections (the management API, the dashboard)
+ * share: the search, the injection's own retrieval (a search answers each result's
+ * relevance as injection judges it, `search-relevance.ts`), and the hand edits.
+ */
+export function reflectionRouteDeps(deps: Deps, log: FastifyBaseLogger) {
+  const search = memorySearchDeps(deps, log);
+  const hand = createHandEdits({
+    ...deps,
+    maxReflections: deps.config.limits.maxReflections,
+    onIndexError: (error, agentId) => log.warn({ err: error, agentId }, 'root index rebuild failed'),
+  });
+  return { search, retrieval: createRetrieval(search), hand };
 }

@@ -18,6 +18,7 @@ import { EngramError } from '../errors.js';
 import { modelIds } from '../connect/models.js';
 import { discard, readText } from '../memory/http-body.js';
 import { DEFAULT_ANTHROPIC_VERSION } from '../protocols/messages/adapter.js';
+import { parseJsonOr } from '../protocols/shared.js';
 import { isAddressRefusal } from '../security/address-policy.js';
 import { parseAgentPatch } from './management/agent-input.js';
 
@@ -73,7 +74,7 @@ export async function checkUpstream(upstream: UpstreamClient, target: CheckTarge
       return { ok: false, summary: `${url.origin} answered ${status}.${hint}` };
     }
     // Only how many models: the ids are the upstream's text.
-    const count = modelIds(parsed(await readText(response.body, MAX_BODY)))?.length ?? 0;
+    const count = modelIds(parseJsonOr(await readText(response.body, MAX_BODY), undefined))?.length ?? 0;
     return { ok: true, summary: `Connected: ${url.origin} answered ${status}${count ? ` and lists ${count} model${count === 1 ? '' : 's'}` : ''}.` };
   } catch (error) {
     return { ok: false, summary: `Could not connect to ${url.origin}: ${failureReason(error)}.` };
@@ -113,12 +114,4 @@ function refusalOf(error: unknown): string {
   const message = error instanceof Error ? error.message : '';
   const why = /is refused: (.*)$/.exec(message)?.[1];
   return why ? `refused: ${why.replace(/\.$/, '')}` : 'refused by the address policy';
-}
-
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

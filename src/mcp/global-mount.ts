@@ -9,27 +9,19 @@
  * (`egm_…`, as on the one base URL `/v1`) is taken too and serves its own agent, for
  * clients configured with a token rather than a sign-in; neither kind reaches another agent.
  */
-import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
-import type { Deps } from '../deps.js';
+import type { FastifyPluginAsync } from 'fastify';
 import { authenticateToken } from '../control/auth.js';
 import { EngramError } from '../errors.js';
 import { looksLikeToken } from '../security/tokens.js';
 import type { TokenLookup } from '../ports/index.js';
-import type { RequestLimits } from '../http/request-limits.js';
 import { allowAnyOrigin } from '../http/oauth/cors.js';
 import type { Access, AuthorizationServer } from '../oauth/authorization-server.js';
 import { OAUTH_PATHS, RESOURCE_PATH } from '../oauth/metadata.js';
 import { OAuthError } from '../oauth/oauth-error.js';
-import { mcpMethodNotAllowed, mcpScope } from './http-mount.js';
+import { mcpScope, type McpMountOptions } from './http-mount.js';
 
-export interface GlobalMcpOptions {
-  deps: Deps;
-  version: string;
+export interface GlobalMcpOptions extends McpMountOptions {
   server: AuthorizationServer;
-  /** The app's count of bodies being read per client address (`createBodyReads`). */
-  bodyReads: onRequestHookHandler;
-  /** The app's per-tenant and process-wide limits. */
-  limits: RequestLimits;
 }
 
 const BEARER = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i;
@@ -47,50 +39,40 @@ function asTokenLookup(access: Access): TokenLookup {
 }
 
 /** `/v0/mcp`: POST served for the token's agent; GET and DELETE 405; CORS open (bearer tokens, no cookies). */
-export const globalMcpRoutes: FastifyPluginAsync<GlobalMcpOptions> = async (app, { deps, version, server, bodyReads, limits }) => {
+export const globalMcpRoutes: FastifyPluginAsync<GlobalMcpOptions> = async (app, { server, ...options }) => {
+  const { deps } = options;
   // The preflight is answered here, outside the scope below whose hooks want a token.
   allowAnyOrigin(app, [RESOURCE_PATH]);
 
   await app.register(async (scope) => {
-    const serve = mcpScope(scope, {
-      deps,
-      version,
+    mcpScope(scope, {
+      ...options,
+      path: RESOURCE_PATH,
       challenge: (_request, given) => `Bearer resource_metadata="${server.issuer}${OAUTH_PATHS.resourceMetadata}"${given ? ', error="invalid_token"' : ''}`,
+      agentOf: (request) => ({ orgId: (request.agentToken as TokenLookup).agent.orgId, agentId: (request.agentToken as TokenLookup).agent.id }),
+      authenticate: async (request) => {
+        const header = request.headers.authorization;
+        const match = header === undefined ? null : BEARER.exec(header);
+        if (!match) {
+          throw new EngramError(
+            'unauthorized',
+            header === undefined
+              ? 'Sign in first: this MCP server takes an OAuth access token (Authorization: Bearer); your MCP client finds how to get one from the WWW-Authenticate header'
+              : 'The Authorization header is not a bearer token',
+          );
+        }
+        // Agent tokens have their prefix; OAuth access tokens are JWTs, which never start with it.
+        if (looksLikeToken(match[1])) {
+          request.agentToken = await authenticateToken(deps.control, request.headers, deps.adminTokenHash);
+          return;
+        }
+        try {
+          request.agentToken = asTokenLookup(await server.authenticate(match[1]));
+        } catch (error) {
+          if (error instanceof OAuthError) throw new EngramError('unauthorized', error.message);
+          throw error;
+        }
+      },
     });
-    scope.decorateRequest('agentToken', null);
-
-    // The token is checked from the headers before any byte of the body is read.
-    scope.addHook('onRequest', async (request) => {
-      const header = request.headers.authorization;
-      const match = header === undefined ? null : BEARER.exec(header);
-      if (!match) {
-        throw new EngramError(
-          'unauthorized',
-          header === undefined
-            ? 'Sign in first: this MCP server takes an OAuth access token (Authorization: Bearer); your MCP client finds how to get one from the WWW-Authenticate header'
-            : 'The Authorization header is not a bearer token',
-        );
-      }
-      // Agent tokens have their prefix; OAuth access tokens are JWTs, which never start with it.
-      if (looksLikeToken(match[1])) {
-        request.agentToken = await authenticateToken(deps.control, request.headers, deps.adminTokenHash);
-        return;
-      }
-      try {
-        request.agentToken = asTokenLookup(await server.authenticate(match[1]));
-      } catch (error) {
-        if (error instanceof OAuthError) throw new EngramError('unauthorized', error.message);
-        throw error;
-      }
-    });
-    scope.addHook('onRequest', limits.onRequest);
-    scope.addHook('onRequest', bodyReads);
-
-    scope.post(RESOURCE_PATH, (request, reply) => {
-      const { agent } = request.agentToken as TokenLookup;
-      return serve(request, reply, { orgId: agent.orgId, agentId: agent.id });
-    });
-    scope.get(RESOURCE_PATH, mcpMethodNotAllowed);
-    scope.delete(RESOURCE_PATH, mcpMethodNotAllowed);
   });
 };

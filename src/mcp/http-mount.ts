@@ -52,24 +52,30 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return reply.code(status).header('content-type', 'application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/** Serves one MCP POST for one agent: what every MCP mount does once it knows the agent. */
-export type ServeAgentMcp = (request: FastifyRequest, reply: FastifyReply, agent: { orgId: string; agentId: string }) => Promise<unknown>;
-
-export interface McpScopeOptions {
-  deps: Deps;
-  version: string;
+export interface McpScopeOptions extends McpMountOptions {
+  path: string;
+  /** Checks the credential from the headers alone, so before any byte of the body is read; sets `request.agentToken`. */
+  authenticate(request: FastifyRequest): Promise<unknown>;
   /** The `WWW-Authenticate` value of a 401; `given`: the request carried a credential. */
   challenge(request: FastifyRequest, given: boolean): string;
+  /** The agent a POST is served for, once authenticated. */
+  agentOf(request: FastifyRequest): { orgId: string; agentId: string };
 }
 
 /**
- * Makes `app` (an encapsulated plugin) an MCP scope: JSON-RPC bodies read as text and
- * parsed by the handler (a malformed one gets a JSON-RPC parse error), errors rendered as
- * JSON-RPC error objects, 401s with the mount's challenge. Answers the handler that
- * serves an agent's tools; the per-agent mount and the global one (`global-mount.ts`)
- * differ only in how they find the agent.
+ * Makes `app` (an encapsulated plugin) an MCP scope at `path`: the credential checked, then
+ * the limits; JSON-RPC bodies read as text and parsed by the handler (a malformed one gets a
+ * JSON-RPC parse error), errors rendered as JSON-RPC error objects, 401s with the mount's
+ * challenge; GET and DELETE 405. The per-agent mount and the global one (`global-mount.ts`)
+ * differ only in how they authenticate and find the agent.
  */
-export function mcpScope(app: FastifyInstance, { deps, version, challenge }: McpScopeOptions): ServeAgentMcp {
+export function mcpScope(app: FastifyInstance, options: McpScopeOptions): void {
+  const { deps, version, challenge } = options;
+  app.decorateRequest('agentToken', null);
+  app.addHook('onRequest', options.authenticate);
+  app.addHook('onRequest', options.limits.onRequest);
+  app.addHook('onRequest', options.bodyReads);
+
   const writer = createReflectionWriter({ ...deps, maxReflections: deps.config.limits.maxReflections });
   const index = createIndexRefresher({ ...deps, onError: (error) => app.log.error({ err: error }, 'rebuilding a root index failed') });
   app.addHook('onClose', async () => {
@@ -103,7 +109,8 @@ export function mcpScope(app: FastifyInstance, { deps, version, challenge }: Mcp
     return rpcError(reply, engramError.status, INVALID_REQUEST, engramError.message);
   });
 
-  return async (request, reply, { orgId, agentId }) => {
+  app.post(options.path, async (request, reply) => {
+    const { orgId, agentId } = options.agentOf(request);
     const text = typeof request.body === 'string' ? request.body : '';
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       return rpcError(reply, 400, PARSE_ERROR, `Parse error: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
@@ -124,11 +131,13 @@ export function mcpScope(app: FastifyInstance, { deps, version, challenge }: Mcp
     await server.connect(transport);
     reply.hijack();
     await transport.handleRequest(request.raw, reply.raw, body);
-  };
+  });
+  app.get(options.path, methodNotAllowed);
+  app.delete(options.path, methodNotAllowed);
 }
 
 /** GET (a server-to-client stream) and DELETE (ending a session) of a stateless MCP server: 405. */
-export async function mcpMethodNotAllowed(request: FastifyRequest, reply: FastifyReply) {
+async function methodNotAllowed(request: FastifyRequest, reply: FastifyReply) {
   return rpcError(
     reply.header('allow', 'POST'),
     405,
@@ -139,20 +148,13 @@ export async function mcpMethodNotAllowed(request: FastifyRequest, reply: Fastif
   );
 }
 
-export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, { deps, version, bodyReads, limits }) => {
-  // The message is the one every surface gives (src/control/auth.ts); the header is OAuth's.
-  const serve = mcpScope(app, { deps, version, challenge: (_request, given) => `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}` });
-  app.decorateRequest('agentToken', null);
-
-  // The token is checked from the headers before any byte of the body is read.
-  app.addHook('onRequest', async (request) => {
-    await authenticateFromHeaders(deps.control, request, deps.adminTokenHash);
+export const mcpRoutes: FastifyPluginAsync<McpMountOptions> = async (app, options) => {
+  mcpScope(app, {
+    ...options,
+    path: '/v0/orgs/:org/agents/:agent/v0/mcp',
+    authenticate: (request) => authenticateFromHeaders(options.deps.control, request, options.deps.adminTokenHash),
+    // The message is the one every surface gives (src/control/auth.ts); the header is OAuth's.
+    challenge: (_request, given) => `Bearer realm="engram"${given ? ', error="invalid_token"' : ''}`,
+    agentOf: (request) => ({ orgId: (request.params as Params).org, agentId: (request.params as Params).agent }),
   });
-  app.addHook('onRequest', limits.onRequest);
-  app.addHook('onRequest', bodyReads);
-
-  const path = '/v0/orgs/:org/agents/:agent/v0/mcp';
-  app.post<{ Params: Params }>(path, (request, reply) => serve(request, reply, { orgId: request.params.org, agentId: request.params.agent }));
-  app.get<{ Params: Params }>(path, mcpMethodNotAllowed);
-  app.delete<{ Params: Params }>(path, mcpMethodNotAllowed);
 };

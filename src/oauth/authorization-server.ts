@@ -11,7 +11,7 @@
  * §4.3.1: a replay means a copy leaked, and the server cannot tell which holder is real).
  */
 import type { Accounts } from '../accounts/accounts.js';
-import { SPENT_REFRESH_KEPT, type OAuthClient, type OAuthGrant, type User } from '../domain/account-records.js';
+import { newOAuthClient, SPENT_REFRESH_KEPT, type OAuthClient, type OAuthGrant, type User } from '../domain/account-records.js';
 import { newId } from '../domain/ids.js';
 import type { Agent } from '../domain/types.js';
 import type { AccountStore } from '../ports/accounts.js';
@@ -21,7 +21,7 @@ import { authorizeFields, parseAuthorizeRequest, responseLocation, type Authoriz
 import { authorizationServerMetadata, protectedResourceMetadata, resourceOf } from './metadata.js';
 import { OAuthError } from './oauth-error.js';
 import { optional, required, type Params } from './params.js';
-import { parseClientMetadata, registerClient, registrationResponse } from './registration.js';
+import { parseClientMetadata, registrationResponse } from './registration.js';
 import { pkceMatches, splitGrantToken } from './secrets.js';
 import { hashToken, newSecret, sameHash } from '../security/tokens.js';
 import { SigningKeys } from './signing-keys.js';
@@ -142,7 +142,7 @@ export class AuthorizationServer {
         { status: 503, retryAfterSeconds: FULL_RETRY_AFTER_S },
       );
     }
-    const client = registerClient(request, this.#now());
+    const client = newOAuthClient(request.name, request.redirectUris, this.#now());
     await this.#store.createClient(client);
     if (this.#clients) this.#clients.count++;
     return registrationResponse(client);

@@ -50,11 +50,6 @@ export async function parseAuthorizeRequest(params: Params, context: AuthorizeCo
   let state: string | undefined;
   const fail = (code: OAuthErrorCode, description: string) =>
     new OAuthError(code, description, { location: responseLocation(redirectUri, context.issuer, state, { error: code, error_description: description }) });
-  try {
-    state = optional(params, 'state');
-  } catch (error) {
-    throw fail('invalid_request', (error as Error).message);
-  }
   const read = (name: string): string | undefined => {
     try {
       return optional(params, name);
@@ -62,6 +57,8 @@ export async function parseAuthorizeRequest(params: Params, context: AuthorizeCo
       throw fail('invalid_request', (error as Error).message);
     }
   };
+  // A `state` that does not read is answered without one.
+  state = read('state');
 
   if (read('response_type') !== 'code') throw fail('unsupported_response_type', 'Only response_type=code is supported');
   const method = read('code_challenge_method');

@@ -6,7 +6,7 @@
  * rather than silently registered, so the client learns at once instead of at its first
  * token request. Unknown metadata is ignored (§2).
  */
-import { newOAuthClient, type OAuthClient } from '../domain/account-records.js';
+import type { OAuthClient } from '../domain/account-records.js';
 import { OAuthError } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uris.js';
 
@@ -67,11 +67,6 @@ export function parseClientMetadata(body: unknown): ClientRequest {
   if (responseTypes.some((type) => type !== 'code')) throw metadataError('Only the response type "code" is supported');
 
   return { name: cleanName(metadata.client_name, new URL(redirectUris[0]).hostname), redirectUris: [...new Set(redirectUris)] };
-}
-
-/** The stored client of a checked request. */
-export function registerClient(request: ClientRequest, now: number): OAuthClient {
-  return newOAuthClient(request.name, request.redirectUris, now);
 }
 
 /**

@@ -6,23 +6,21 @@
  * (queued, running, failed, dead letters with retry). Changes go through the same core
  * code as the management API (`memory/hand-edits.ts`, `management/issue-token.ts`).
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { REFLECTION_KINDS, type Agent, type Reflection, type ReflectionKind } from '../../domain/types.js';
+import { REFLECTION_KINDS, type Agent, type Org, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { shortBaseUrl } from '../../domain/base-urls.js';
 import { byHandNote, subjectTags } from '../../domain/reflection-text.js';
 import { EngramError } from '../../errors.js';
-import { createHandEdits } from '../../memory/hand-edits.js';
 import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance, type SearchedReflection } from '../../memory/search-relevance.js';
 import { barRule, relevanceAgainstBar } from '../../domain/relevance-words.js';
-import { createRetrieval } from '../../memory/retrieval.js';
 import { signalOf } from '../../conversation/request-log.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { issueToken } from '../management/issue-token.js';
 import { agentJobs, jobKind, retryAgentDeadLetter } from '../../memory/agent-jobs.js';
-import { memorySearchDeps } from '../memory-search-deps.js';
+import { reflectionRouteDeps } from '../memory-search-deps.js';
 import { requireSignedIn } from '../web/session.js';
 import { dayOf } from '../../observability/activity.js';
 import type { DailyActivity } from '../../ports/activity.js';
@@ -90,13 +88,7 @@ function perDay(activity: DailyActivity[], reflections: Reflection[], now: numbe
 
 export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
-  const search = memorySearchDeps(deps, app.log);
-  const retrieval = createRetrieval(search);
-  const hand = createHandEdits({
-    ...deps,
-    maxReflections: deps.config.limits.maxReflections,
-    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
-  });
+  const { search, retrieval, hand } = reflectionRouteDeps(deps, app.log);
   app.addHook('preHandler', requireSignedIn);
   const base = '/orgs/:org/agents/:agent';
 
@@ -137,6 +129,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       next: days.some((day) => day.requests > 0) ? undefined : nextStep(deps.publicUrl(), agent),
     });
   });
+
+  const reflectionsPage = (reply: FastifyReply, org: Org, agent: Agent, context: Record<string, unknown>, status?: number) =>
+    reply.page('agent-reflections', { title: `${agent.name}: reflections`, tab: 'reflections', org, agent, page: PAGE, ...TAG_VIEW, ...context }, status);
 
   /** The reflections that replaced these (a deleted one is missing), by id: each superseded row links to its replacement. */
   const replacersOf = async (agentId: string, rows: readonly Reflection[]): Promise<Record<string, Reflection>> => {
@@ -183,11 +178,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     }
     if (source) rows = rows.filter((row) => row.reflection.source === source);
     const replacers = await replacersOf(agent.id, rows.map((row) => row.reflection));
-    return reply.page('agent-reflections', {
-      title: `${agent.name}: reflections`,
-      tab: 'reflections',
-      org,
-      agent,
+    return reflectionsPage(reply, org, agent, {
       rows,
       q,
       kind,
@@ -200,11 +191,9 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       replacers,
       offset,
       more,
-      page: PAGE,
       injected,
       verdicts,
       barRule: bar === undefined ? undefined : barRule(bar),
-      ...TAG_VIEW,
     });
   });
 
@@ -227,26 +216,8 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     } catch (error) {
       if (!(error instanceof EngramError) || error.status >= 500) throw error;
       const rows = (await reflections.list(agent.id, { limit: PAGE, superseded: false })).map((reflection) => ({ reflection }));
-      return reply.page(
-        'agent-reflections',
-        {
-          title: `${agent.name}: reflections`,
-          tab: 'reflections',
-          org,
-          agent,
-          rows,
-          q: '',
-          status: 'current',
-          replacers: {},
-          offset: 0,
-          more: false,
-          page: PAGE,
-          ...TAG_VIEW,
-          form,
-          error: error.message.replaceAll('`', '"'),
-        },
-        error.status,
-      );
+      const message = error.message.replaceAll('`', '"');
+      return reflectionsPage(reply, org, agent, { rows, q: '', status: 'current', replacers: {}, offset: 0, more: false, form, error: message }, error.status);
     }
   });
 
@@ -257,12 +228,19 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
     return { replacer: undefined, replaced: history.filter((r) => r.supersededBy === reflection.id) };
   };
 
+  const reflectionPage = async (reply: FastifyReply, org: Org, agent: Agent, reflection: Reflection, context: Record<string, unknown>, status?: number) =>
+    reply.page(
+      'agent-reflection',
+      { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, ...TAG_VIEW, ...(await historyOf(reflection)), ...context },
+      status,
+    );
+
   app.get<{ Params: ReflectionParams; Querystring: { restored?: string } }>(`${base}/reflections/:id`, async (request, reply) => {
     const { org, agent } = await ownAgent(deps, request);
     const reflection = await reflections.get(agent.id, request.params.id);
     if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
     const restored = request.query.restored === '1';
-    return reply.page('agent-reflection', { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, restored, ...TAG_VIEW, ...(await historyOf(reflection)) });
+    return reflectionPage(reply, org, agent, reflection, { restored });
   });
 
   app.post<{ Params: ReflectionParams; Body: ReflectionForm }>(`${base}/reflections/:id`, { preValidation: app.csrfProtection }, async (request, reply) => {
@@ -282,11 +260,7 @@ export const agentPages: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps
       if (!(error instanceof EngramError) || error.code !== 'invalid_request') throw error;
       const reflection = await reflections.get(agent.id, request.params.id);
       if (!reflection) throw new EngramError('not_found', 'There is no such reflection (it may have been deleted).');
-      return reply.page(
-        'agent-reflection',
-        { title: `${agent.name}: reflection`, tab: 'reflections', org, agent, reflection, ...TAG_VIEW, ...(await historyOf(reflection)), error: error.message.replaceAll('`', '"') },
-        400,
-      );
+      return reflectionPage(reply, org, agent, reflection, { error: error.message.replaceAll('`', '"') }, 400);
     }
   });
 

@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../../deps.js';
-import type { Agent, ProtocolId } from '../../domain/types.js';
+import type { ProtocolId } from '../../domain/types.js';
 import { EngramError, tooLarge } from '../../errors.js';
 import { jsonErrorHandler } from '../json-errors.js';
 import { createSessionQueue, ingestTranscript, type IngestResult } from '../../memory/transcript-ingest.js';
@@ -67,12 +67,12 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
     // The hook's input says which session starts, why, and where (its `cwd`: the session's scope).
     const input = await readJsonBody(body(request), SESSION_START_BODY_LIMIT);
     const visible = sessionVisibility(request.headers, input, clients);
-    return reply.send(await sessionStartAnswer(deps, agentOf(request), client, deps.config.mcp.serverNames[0] ?? 'engram', visible));
+    return reply.send(await sessionStartAnswer(deps, agentTokenOf(request).agent, client, deps.config.mcp.serverNames[0] ?? 'engram', visible));
   });
 
   const upload = async (request: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply, format: TranscriptFormat) => {
     checkLength(request, deps.config.transcriptMaxBytes);
-    const agent = agentOf(request);
+    const { agent } = agentTokenOf(request);
     const release = uploading.enter(agent.id);
     if (!release) {
       reply.header('retry-after', String(UPLOAD_RETRY_AFTER_S));
@@ -113,17 +113,12 @@ export const hookRoutes: FastifyPluginAsync<{ deps: Deps; limits: RequestLimits 
     }
     return upload(request, reply, format);
   });
-
-  function agentOf(request: FastifyRequest): Agent {
-    return agentTokenOf(request).agent;
-  }
 };
 
 /** The unread request body (an empty one when the request had none). */
 function body(request: FastifyRequest): Readable | AsyncIterable<Buffer> {
   return (request.body as Readable | undefined) ?? (async function* () {})();
 }
-
 
 /** A declared length over the limit is refused before any byte is read. */
 function checkLength(request: FastifyRequest, limit: number): void {

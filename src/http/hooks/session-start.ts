@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Visibility } from '../../domain/types.js';
 import { hookScope } from '../../domain/scope.js';
-import { headerVisibility, withScope } from '../../conversation/scope.js';
+import { headerVisibility, placeSignals, withScope } from '../../conversation/scope.js';
 import { EngramError } from '../../errors.js';
 import { renderIndexBlock } from '../../memory/engram-blocks.js';
 import { ENGRAM_TOOLS } from '../../domain/engram-tools.js';
@@ -17,7 +17,6 @@ import type { Control } from '../../control/control.js';
 import { currentRootIndex, listAllReflections, topicKey } from '../../memory/root-index.js';
 import { CLIENTS } from '../../clients/index.js';
 import type { ClientProfile, HookProfile } from '../../clients/types.js';
-import { placeSignals } from '../../conversation/scope.js';
 
 type HookedClient = ClientProfile & { hooks: HookProfile };
 
@@ -27,14 +26,6 @@ export function sessionStartFormat(value: unknown, clients: readonly ClientProfi
   const found = value === undefined || value === '' ? forms.find(({ hooks }) => hooks.defaultForm) : forms.find(({ hooks }) => hooks.format === value);
   if (found) return found;
   throw new EngramError('invalid_request', `\`format\` must be one of ${forms.map(({ hooks }) => hooks.format).join(', ')}`, { param: 'format' });
-}
-
-interface IndexSummary {
-  reflections: number;
-  procedural: number;
-  factual: number;
-  topics: Array<{ topic: string; count: number }>;
-  markdown: string;
 }
 
 /**
@@ -81,7 +72,8 @@ export async function sessionStartAnswer(
   return { additionalContext: context, index: await summary(deps.reflections, agent.id, markdown, visible) };
 }
 
-async function summary(store: ReflectionStore, agentId: string, markdown: string, visible: Visibility): Promise<IndexSummary> {
+/** The `index` beside a top-level `additionalContext`: counts by kind and topic, and the index itself. */
+async function summary(store: ReflectionStore, agentId: string, markdown: string, visible: Visibility) {
   // What the index lists: current reflections (superseded ones are history) the session may see.
   const all = await listAllReflections(store, agentId, { superseded: false, visible });
   const topics = new Map<string, number>();

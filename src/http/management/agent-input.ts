@@ -1,31 +1,20 @@
 /**
  * Agent bodies of the management API (snake_case) → `NewAgent` / `AgentPatch`.
  */
+import type { z } from 'zod';
 import type { MemorySettings, ResponsesState } from '../../domain/types.js';
 import { hostRefusal, type AddressPolicy } from '../../security/address-policy.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../../domain/types.js';
 import type { AgentPatch, NewAgent } from '../../domain/directory-records.js';
-import {
-  AgentBody,
-  AgentPatchBody,
-  asObject,
-  invalid,
-  MAX_DAILY_TOKEN_BUDGET,
-  onlyKeys,
-  optionalBoolean,
-  optionalNumber,
-  optionalString,
-  parseBody,
-  requiredString,
-  resourceName,
-  type Json,
-} from './validate.js';
+import { AgentBody, AgentPatchBody, invalid, optionalString, parseBody, requiredString, resourceName } from './validate.js';
 
-const AGENT_FIELDS = ['name', 'type', 'upstream', 'memory'] as const;
-const UPSTREAM_FIELDS = ['base_url', 'api_key', 'headers', 'responses_state'] as const;
-const RESPONSES_STATES = ['service', 'upstream'] as const;
-const MEMORY_FIELDS = ['inject', 'extract', 'top_k', 'token_budget', 'min_score', 'extraction_model', 'daily_token_budget'] as const;
-const AGENT_TYPES = ['api_provider'] as const;
+/*
+ * Bodies are parsed with their documented schema first (`parseBody`): fields, types, ranges
+ * and enums are the schema's. The checks here add what a schema cannot say: names and
+ * strings that are blank or deceptive, the upstream URL's form and address, header names.
+ */
+type UpstreamJson = NonNullable<z.output<typeof AgentPatchBody>['upstream']>;
+type MemoryJson = NonNullable<z.output<typeof AgentBody>['memory']>;
 
 /** Headers the upstream client manages itself; a per-agent value would break the request. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
@@ -36,13 +25,6 @@ export interface UpstreamInput {
   apiKey?: string;
   headers?: Record<string, string>;
   responsesState?: ResponsesState;
-}
-
-function checkType(body: Json): void {
-  const type = optionalString(body, 'type');
-  if (type !== undefined && !(AGENT_TYPES as readonly string[]).includes(type)) {
-    throw invalid('type', `\`type\` must be one of: ${AGENT_TYPES.join(', ')}`);
-  }
 }
 
 /**
@@ -97,24 +79,17 @@ export function refuseForbiddenUpstream(baseUrl: string, policy: AddressPolicy):
   if (why) throw invalid('upstream.base_url', `The upstream base URL is refused: ${why}`);
 }
 
-function headerMap(value: unknown, param: string): Record<string, string> {
-  const object = asObject(value, param);
-  const headers: Record<string, string> = {};
-  for (const [name, headerValue] of Object.entries(object)) {
+function headerMap(headers: Record<string, string>, param: string): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
     const where = `${param}.${name}`;
     if (!HEADER_NAME.test(name)) throw invalid(where, `\`${name}\` is not a valid header name`);
     if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid(where, `\`${name}\` is set by Engram itself`);
-    if (typeof headerValue !== 'string' || /[\r\n\0]/.test(headerValue)) {
-      throw invalid(where, `\`${where}\` must be a string without line breaks`);
-    }
-    headers[name] = headerValue;
+    if (/[\r\n\0]/.test(value)) throw invalid(where, `\`${where}\` must be a string without line breaks`);
   }
   return headers;
 }
 
-function parseUpstream(value: unknown, requireBaseUrl: boolean): UpstreamInput {
-  const object = asObject(value, 'upstream');
-  onlyKeys(object, UPSTREAM_FIELDS, 'upstream');
+function parseUpstream(object: UpstreamJson, requireBaseUrl: boolean): UpstreamInput {
   const rawBase = requireBaseUrl
     ? requiredString(object, 'base_url', 'upstream')
     : optionalString(object, 'base_url', 'upstream');
@@ -123,32 +98,25 @@ function parseUpstream(value: unknown, requireBaseUrl: boolean): UpstreamInput {
   if (apiKey !== undefined && /[\r\n\0]/.test(apiKey)) {
     throw invalid('upstream.api_key', '`upstream.api_key` must not contain line breaks');
   }
-  const responsesState = optionalString(object, 'responses_state', 'upstream');
-  if (responsesState !== undefined && !(RESPONSES_STATES as readonly string[]).includes(responsesState)) {
-    throw invalid('upstream.responses_state', `\`upstream.responses_state\` must be one of: ${RESPONSES_STATES.join(', ')}`);
-  }
   return {
-    responsesState: responsesState as ResponsesState | undefined,
+    responsesState: object.responses_state,
     baseUrl: rawBase === undefined ? undefined : upstreamBaseUrl(rawBase, 'upstream.base_url'),
     apiKey: apiKey?.trim(),
     headers: object.headers === undefined ? undefined : headerMap(object.headers, 'upstream.headers'),
   };
 }
 
-function parseMemory(value: unknown): Partial<MemorySettings> {
-  const object = asObject(value, 'memory');
-  onlyKeys(object, MEMORY_FIELDS, 'memory');
+function parseMemory(object: MemoryJson): Partial<MemorySettings> {
   const model = object.extraction_model === null ? null : optionalString(object, 'extraction_model', 'memory', { max: 200 });
   const memory: Partial<MemorySettings> = {
-    inject: optionalBoolean(object, 'inject', 'memory'),
-    extract: optionalBoolean(object, 'extract', 'memory'),
-    topK: optionalNumber(object, 'top_k', 'memory', { min: 1, max: 100, integer: true }),
-    tokenBudget: optionalNumber(object, 'token_budget', 'memory', { min: 1, max: 100_000, integer: true }),
-    minScore: optionalNumber(object, 'min_score', 'memory', { min: 0, max: 1 }),
+    inject: object.inject,
+    extract: object.extract,
+    topK: object.top_k,
+    tokenBudget: object.token_budget,
+    minScore: object.min_score,
     extractionModel: model === undefined ? undefined : model === null ? null : model.trim(),
     // null lifts the budget; absent leaves it as it is.
-    dailyTokenBudget:
-      object.daily_token_budget === null ? null : optionalNumber(object, 'daily_token_budget', 'memory', { min: 1, max: MAX_DAILY_TOKEN_BUDGET, integer: true }),
+    dailyTokenBudget: object.daily_token_budget,
   };
   // Absent fields stay absent, so a patch only touches what it names.
   for (const key of Object.keys(memory) as (keyof MemorySettings)[]) {
@@ -158,12 +126,8 @@ function parseMemory(value: unknown): Partial<MemorySettings> {
 }
 
 export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
-  // The documented schema decides the shape; the checks below add what a schema cannot say.
-  const body = parseBody(AgentBody, rawBody) as Json;
-  onlyKeys(body, AGENT_FIELDS);
+  const body = parseBody(AgentBody, rawBody);
   const name = resourceName(body, 'name', true);
-  checkType(body);
-  if (body.upstream === undefined) throw invalid('upstream', '`upstream` is required: {base_url, api_key, headers?, responses_state?}');
   const upstream = parseUpstream(body.upstream, true);
   const memory = body.memory === undefined ? {} : parseMemory(body.memory);
   return {
@@ -176,10 +140,8 @@ export function parseNewAgent(rawBody: unknown, orgId: string): NewAgent {
 }
 
 export function parseAgentPatch(rawBody: unknown): AgentPatch {
-  const body = parseBody(AgentPatchBody, rawBody) as Json;
-  onlyKeys(body, AGENT_FIELDS);
-  // `type` may be repeated as is, but an agent never changes type.
-  checkType(body);
+  // `type` may be repeated as is (the schema allows only the one there is), but an agent never changes type.
+  const body = parseBody(AgentPatchBody, rawBody);
   const patch: AgentPatch = {};
   const name = resourceName(body, 'name', false);
   if (name !== undefined) patch.name = name;

@@ -18,7 +18,7 @@ import { MemberAddedJson, MemberBody, MemberInvitedJson, MemberJson, MemberRemov
 import { MAX_REQUESTS_LIMIT, OUTCOMES, RequestJson, RequestPageJson } from './requests.js';
 import { NewReflectionBody, REFLECTION_STATUSES, ReflectionPatchBody, ReplaceReflectionBody } from './reflections.js';
 import { AgentBody, AgentPatchBody, OrgBody, TokenBody, UpstreamCheckBody } from './validate.js';
-import { AgentJson, ErrorJson, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
+import { AgentJson, ErrorJson, Kind, OrgJson, ReflectionJson, ScoredReflectionJson, TokenJson, UpstreamCheckJson } from './wire.js';
 
 export const OPENAPI_PATH = '/v0/openapi.json';
 
@@ -41,12 +41,12 @@ interface Operation {
   open?: boolean;
   query?: QueryParameter[];
   body?: z.ZodType;
-  /** The success answer: status and JSON schema, or a streamed media type. */
-  status: number;
+  /** The success answer: status (default 200) and JSON schema, or a streamed media type. */
+  status?: number;
   response: z.ZodType | { mediaTypes: Record<string, z.ZodType> };
   /** Other success answers, each with its own status and schema. */
   alsoSucceeds?: Array<{ status: number; description: string; response: z.ZodType }>;
-  /** Error statuses beyond 400/401 (and 403 for admin routes), which every route may answer. */
+  /** Error statuses beyond 400/401 (and 403 for admin routes, 404 for a path with a parameter), which every route may answer. */
   errors?: number[];
 }
 
@@ -64,7 +64,6 @@ const SearchResult = z.object({
   offset: z.number().int(),
   bar: z.number().describe('The agent’s bar (`min_score`): a result whose `relevance` reaches it is injected into a request saying the query'),
 });
-const Kind = z.enum(['factual', 'procedural']);
 
 const LIST_QUERY: QueryParameter[] = [
   { name: 'q', schema: z.string(), description: 'Hybrid (vector + keyword) search, best first; each result with its `relevance` beside the agent’s `bar`' },
@@ -94,18 +93,11 @@ const LIST_QUERY: QueryParameter[] = [
 ];
 
 export const OPERATIONS: readonly Operation[] = [
-  {
-    method: 'get',
-    path: OPENAPI_PATH,
-    summary: 'This document',
-    open: true,
-    status: 200,
-    response: z.object({ openapi: z.string() }).catchall(z.unknown()),
-  },
+  { method: 'get', path: OPENAPI_PATH, summary: 'This document', open: true, response: z.object({ openapi: z.string() }).catchall(z.unknown()) },
   { method: 'post', path: '/v0/orgs', summary: 'Create an organisation', body: OrgBody, status: 201, response: OrgJson, errors: [409] },
-  { method: 'get', path: '/v0/orgs', summary: 'List organisations', status: 200, response: list(OrgJson) },
-  { method: 'get', path: ORG, summary: 'One organisation (by id or name)', status: 200, response: OrgJson, errors: [404] },
-  { method: 'delete', path: ORG, summary: 'Delete an organisation with its agents and their reflections', status: 200, response: Deleted, errors: [404] },
+  { method: 'get', path: '/v0/orgs', summary: 'List organisations', response: list(OrgJson) },
+  { method: 'get', path: ORG, summary: 'One organisation (by id or name)', response: OrgJson },
+  { method: 'delete', path: ORG, summary: 'Delete an organisation with its agents and their reflections', response: Deleted },
   {
     method: 'post',
     path: `${ORG}/members`,
@@ -113,20 +105,11 @@ export const OPERATIONS: readonly Operation[] = [
       'Give a person the organisation on the dashboard: a user with this email becomes a member (200, idempotent); ' +
       'an email without an account is invited (201: a link to choose a password, shown once, valid 7 days; inviting again replaces it)',
     body: MemberBody,
-    status: 200,
     response: MemberAddedJson,
     alsoSucceeds: [{ status: 201, description: 'Invited: no account had this email', response: MemberInvitedJson }],
-    errors: [404],
   },
-  { method: 'get', path: `${ORG}/members`, summary: "The organisation's members, invited ones included", status: 200, response: list(MemberJson), errors: [404] },
-  {
-    method: 'delete',
-    path: `${ORG}/members/:user`,
-    summary: 'Take the organisation from a member',
-    status: 200,
-    response: MemberRemovedJson,
-    errors: [404],
-  },
+  { method: 'get', path: `${ORG}/members`, summary: "The organisation's members, invited ones included", response: list(MemberJson) },
+  { method: 'delete', path: `${ORG}/members/:user`, summary: 'Take the organisation from a member', response: MemberRemovedJson },
   {
     method: 'post',
     path: `${ORG}/agents`,
@@ -134,20 +117,19 @@ export const OPERATIONS: readonly Operation[] = [
     body: AgentBody,
     status: 201,
     response: AgentJson.extend({ token: z.string() }),
-    errors: [404, 409],
+    errors: [409],
   },
   {
     method: 'post',
     path: '/v0/upstream-check',
     summary: "Check an upstream before saving it (as the dashboard's Test connection): asks its GET /v1/models with the key and headers given; nothing is stored",
     body: UpstreamCheckBody,
-    status: 200,
     response: UpstreamCheckJson,
   },
-  { method: 'get', path: `${ORG}/agents`, summary: "List an organisation's agents", status: 200, response: list(AgentJson), errors: [404] },
-  { method: 'get', path: AGENT, summary: 'One agent', agentToken: true, status: 200, response: AgentJson, errors: [404] },
-  { method: 'patch', path: AGENT, summary: 'Change an agent', body: AgentPatchBody, status: 200, response: AgentJson, errors: [404, 409] },
-  { method: 'delete', path: AGENT, summary: 'Delete an agent and its reflections', status: 200, response: Deleted, errors: [404] },
+  { method: 'get', path: `${ORG}/agents`, summary: "List an organisation's agents", response: list(AgentJson) },
+  { method: 'get', path: AGENT, summary: 'One agent', agentToken: true, response: AgentJson },
+  { method: 'patch', path: AGENT, summary: 'Change an agent', body: AgentPatchBody, response: AgentJson, errors: [409] },
+  { method: 'delete', path: AGENT, summary: 'Delete an agent and its reflections', response: Deleted },
   {
     method: 'post',
     path: `${AGENT}/tokens`,
@@ -155,16 +137,13 @@ export const OPERATIONS: readonly Operation[] = [
     body: TokenBody,
     status: 201,
     response: z.object({ id: z.string(), name: z.string(), prefix: z.string(), token: z.string(), created_at: z.iso.datetime() }),
-    errors: [404],
   },
-  { method: 'get', path: `${AGENT}/tokens`, summary: "List an agent's tokens (never their values)", status: 200, response: list(TokenJson), errors: [404] },
+  { method: 'get', path: `${AGENT}/tokens`, summary: "List an agent's tokens (never their values)", response: list(TokenJson) },
   {
     method: 'delete',
     path: `${AGENT}/tokens/:tokenId`,
     summary: 'Revoke a token',
-    status: 200,
     response: z.object({ id: z.string(), revoked: z.literal(true) }),
-    errors: [404],
   },
   {
     method: 'get',
@@ -172,9 +151,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: "List an agent's reflections, most recently updated first, or search them (`q`)",
     agentToken: true,
     query: LIST_QUERY,
-    status: 200,
     response: z.union([Page, SearchResult]),
-    errors: [404],
   },
   {
     method: 'post',
@@ -183,16 +160,14 @@ export const OPERATIONS: readonly Operation[] = [
     body: NewReflectionBody,
     status: 201,
     response: ReflectionJson,
-    errors: [404, 409],
+    errors: [409],
   },
   {
     method: 'delete',
     path: REFLECTIONS,
     summary: 'Delete everything learnt from one conversation',
     query: [{ name: 'conversation', schema: z.string(), description: 'Required: the conversation whose reflections go' }],
-    status: 200,
     response: z.object({ conversation_id: z.string(), deleted: z.number().int(), ids: z.array(z.string()) }),
-    errors: [404],
   },
   {
     method: 'get',
@@ -200,16 +175,14 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Every reflection of the agent (superseded ones too), streamed: JSON lines (default) or one JSON document',
     agentToken: true,
     query: [{ name: 'format', schema: z.enum(['jsonl', 'json']), description: 'Default `jsonl`: one Reflection per line' }],
-    status: 200,
     response: {
       mediaTypes: {
         'application/x-ndjson': ReflectionJson,
         'application/json': z.object({ agent_id: z.string(), data: z.array(ReflectionJson) }),
       },
     },
-    errors: [404],
   },
-  { method: 'get', path: `${REFLECTIONS}/:id`, summary: 'One reflection', agentToken: true, status: 200, response: ReflectionJson, errors: [404] },
+  { method: 'get', path: `${REFLECTIONS}/:id`, summary: 'One reflection', agentToken: true, response: ReflectionJson },
   {
     method: 'patch',
     path: `${REFLECTIONS}/:id`,
@@ -217,20 +190,16 @@ export const OPERATIONS: readonly Operation[] = [
       'Edit some fields of a reflection, or restore a superseded one (`superseded_by: null`: current again, injected and found again): ' +
       'it keeps its id and origin, is re-embedded and tagged `edited-by-hand`, so extraction never supersedes it',
     body: ReflectionPatchBody,
-    status: 200,
     response: ReflectionJson,
-    errors: [404],
   },
   {
     method: 'put',
     path: `${REFLECTIONS}/:id`,
     summary: 'Replace the content, kind, topic (and tags) of a reflection, keeping its id and origin',
     body: ReplaceReflectionBody,
-    status: 200,
     response: ReflectionJson,
-    errors: [404],
   },
-  { method: 'delete', path: `${REFLECTIONS}/:id`, summary: 'Delete a reflection', status: 200, response: Deleted, errors: [404] },
+  { method: 'delete', path: `${REFLECTIONS}/:id`, summary: 'Delete a reflection', response: Deleted },
   {
     method: 'get',
     path: `${AGENT}/index`,
@@ -240,35 +209,27 @@ export const OPERATIONS: readonly Operation[] = [
       { name: 'scope', schema: z.string(), description: 'The index a conversation in this project sees (its reflections and those that hold everywhere)' },
       { name: 'user', schema: z.string(), description: "The index a conversation with this end user sees (theirs and the agent's own)" },
     ],
-    status: 200,
     response: z.object({ agent_id: z.string(), markdown: z.string() }),
-    errors: [404],
   },
   {
     method: 'get',
     path: `${AGENT}/jobs`,
     summary: "The agent's extraction jobs: queued (with when they run), running, failed (awaiting a retry) and dead",
     agentToken: true,
-    status: 200,
     response: JobsJson,
-    errors: [404],
   },
   {
     method: 'get',
     path: `${AGENT}/extraction/dead-letters`,
     summary: 'Extraction jobs that failed for good, with the reason',
     agentToken: true,
-    status: 200,
     response: list(DeadLetterJson),
-    errors: [404],
   },
   {
     method: 'post',
     path: `${AGENT}/extraction/dead-letters/:id/retry`,
     summary: 'Queue a dead-lettered extraction job again',
-    status: 200,
     response: RetriedJson,
-    errors: [404],
   },
   {
     method: 'get',
@@ -288,18 +249,14 @@ export const OPERATIONS: readonly Operation[] = [
         description: '`true`: only requests to which nothing was added (each says why); `false`: only those that got something',
       },
     ],
-    status: 200,
     response: RequestPageJson,
-    errors: [404],
   },
   {
     method: 'get',
     path: `${AGENT}/requests/:id`,
     summary: 'One proxied request, by the `x-engram-request-id` its answer carried',
     agentToken: true,
-    status: 200,
     response: RequestJson,
-    errors: [404],
   },
 ];
 
@@ -376,7 +333,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         : { 'application/json': { schema: convert(operation.response as z.ZodType, 'output') } };
     const errorStatuses = operation.open
       ? []
-      : [400, 401, ...(operation.agentToken ? [] : [403]), ...(operation.errors ?? []), ...(operation.body ? [413] : [])];
+      : [400, 401, ...(operation.agentToken ? [] : [403]), ...(operation.path.includes(':') ? [404] : [])].concat(
+          operation.errors ?? [],
+          operation.body ? [413] : [],
+        );
     paths[path] ??= {};
     paths[path][operation.method] = {
       operationId: operationId(operation),
@@ -388,7 +348,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         ? { required: true, content: { 'application/json': { schema: convert(operation.body, 'input') } } }
         : undefined,
       responses: {
-        [operation.status]: { description: 'Success', content: success },
+        [operation.status ?? 200]: { description: 'Success', content: success },
         ...Object.fromEntries(
           (operation.alsoSucceeds ?? []).map(({ status, description, response }) => [
             status,

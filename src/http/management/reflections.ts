@@ -5,15 +5,14 @@ import { z } from 'zod';
 import { REFLECTION_KINDS, type Reflection, type ReflectionKind } from '../../domain/types.js';
 import type { Deps } from '../../deps.js';
 import { EngramError } from '../../errors.js';
-import { createRetrieval } from '../../memory/retrieval.js';
 import { whileAsked } from '../while-asked.js';
 import { searchWithRelevance } from '../../memory/search-relevance.js';
 import { MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TOPIC_CHARS } from '../../memory/reflection-writer.js';
-import { createHandEdits, type HandEdit } from '../../memory/hand-edits.js';
-import { memorySearchDeps } from '../memory-search-deps.js';
+import type { HandEdit } from '../../memory/hand-edits.js';
+import { reflectionRouteDeps } from '../memory-search-deps.js';
 import { buildRootIndex, listAllReflections } from '../../memory/root-index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import { invalid, parseBody, queryInteger, queryString } from './validate.js';
+import { invalid, parseBody, queryInteger, queryOneOf, queryString } from './validate.js';
 import { reflectionWire, searchedReflectionWire } from './wire.js';
 import { MAX_SCOPE_LENGTH, validName } from '../../domain/scope.js';
 
@@ -122,18 +121,6 @@ function handEdit(body: EditBody): HandEdit {
  * listed only when asked for.
  */
 export const REFLECTION_STATUSES = ['current', 'superseded', 'all'] as const;
-type ReflectionStatus = (typeof REFLECTION_STATUSES)[number];
-
-function statusOf(value: string | undefined): ReflectionStatus {
-  if (value === undefined || value === '') return 'current';
-  if ((REFLECTION_STATUSES as readonly string[]).includes(value)) return value as ReflectionStatus;
-  throw invalid('status', `\`status\` must be one of: ${REFLECTION_STATUSES.join(', ')}`);
-}
-
-/** The store's `superseded` filter for a status: all is no filter. */
-function supersededFilter(status: ReflectionStatus): boolean | undefined {
-  return status === 'all' ? undefined : status === 'superseded';
-}
 
 /**
  * A listing's `scope` or `user` filter: absent, no filter; empty (`?scope=`), only those
@@ -147,26 +134,13 @@ function nameFilter(value: string | undefined, param: string): string | null | u
   return name;
 }
 
-function kindOf(value: unknown, param: string): ReflectionKind | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string' && (REFLECTION_KINDS as readonly string[]).includes(value)) return value as ReflectionKind;
-  throw invalid(param, `\`${param}\` must be one of: ${REFLECTION_KINDS.join(', ')}`);
-}
-
 /**
  * `/v0/orgs/:org/agents/:agent/reflections` and `/index`. Reads are open to the agent's
  * own token; changes are admin only and rebuild the root memory index.
  */
 export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, { deps }) => {
   const { control, reflections } = deps;
-  const search = memorySearchDeps(deps, app.log);
-  // A search answers each result's relevance as injection judges it (`search-relevance.ts`).
-  const retrieval = createRetrieval(search);
-  const hand = createHandEdits({
-    ...deps,
-    maxReflections: deps.config.limits.maxReflections,
-    onIndexError: (error, agentId) => app.log.warn({ err: error, agentId }, 'root index rebuild failed'),
-  });
+  const { search, retrieval, hand } = reflectionRouteDeps(deps, app.log);
 
   /** The agent's reflections learnt from one conversation, most recently updated first. */
   const learntIn = async (agentId: string, conversation: string): Promise<Reflection[]> =>
@@ -188,13 +162,15 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
       const { agent } = await findAgent(control, request.params);
       const query = request.query;
       const q = queryString(query.q, 'q')?.trim() ?? '';
-      const kind = kindOf(queryString(query.kind, 'kind'), 'kind');
+      // An empty `kind` or `status` is as good as none.
+      const kind = queryOneOf(query.kind || undefined, 'kind', REFLECTION_KINDS);
       const limit = queryInteger(query.limit, 'limit', { min: 1, max: MAX_LIMIT, fallback: 20 });
       const offset = queryInteger(query.offset, 'offset', { min: 0, max: 100_000, fallback: 0 });
       const conversation = queryString(query.conversation, 'conversation');
       if (conversation !== undefined && q !== '') throw invalid('conversation', '`conversation` cannot be combined with `q`');
-      const status = statusOf(queryString(query.status, 'status'));
-      const superseded = supersededFilter(status);
+      const status = queryOneOf(query.status || undefined, 'status', REFLECTION_STATUSES) ?? 'current';
+      // The store's filter: `all` is none.
+      const superseded = status === 'all' ? undefined : status === 'superseded';
       const scope = nameFilter(queryString(query.scope, 'scope'), 'scope');
       const user = nameFilter(queryString(query.user, 'user'), 'user');
 
@@ -240,8 +216,7 @@ export const reflectionRoutes: FastifyPluginAsync<{ deps: Deps }> = async (app, 
     agentRead,
     async (request, reply) => {
       const { agent } = await findAgent(control, request.params);
-      const format = queryString(request.query.format, 'format') ?? 'jsonl';
-      if (format !== 'jsonl' && format !== 'json') throw invalid('format', '`format` must be one of: jsonl, json');
+      const format = queryOneOf(request.query.format, 'format', ['jsonl', 'json'] as const) ?? 'jsonl';
       async function* lines(): AsyncGenerator<string> {
         if (format === 'json') yield `{"agent_id":${JSON.stringify(agent.id)},"data":[`;
         let first = true;

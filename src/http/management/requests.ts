@@ -15,7 +15,7 @@ import { ANSWER_LIMITS, NOTHING_ADDED_REASONS } from '../../domain/request-log-w
 import { EngramError } from '../../errors.js';
 import type { AnswerLimit, NothingAdded, RequestEntry, RequestFilter } from '../../ports/index.js';
 import { agentRead, findAgent, type AgentParams } from './access.js';
-import { invalid, queryInteger, queryString } from './validate.js';
+import { invalid, queryInteger, queryOneOf, queryString } from './validate.js';
 import { isoTime, Time } from './wire.js';
 
 export const MAX_REQUESTS_LIMIT = 200;
@@ -134,10 +134,7 @@ interface RequestsQuery {
 export function requestFilter(query: RequestsQuery): RequestFilter {
   const conversationId = queryString(query.conversation_id, 'conversation_id');
   if (conversationId !== undefined && conversationId.trim() === '') throw invalid('conversation_id', '`conversation_id` must not be empty');
-  const outcome = queryString(query.outcome, 'outcome');
-  if (outcome !== undefined && !(OUTCOMES as string[]).includes(outcome)) {
-    throw invalid('outcome', `\`outcome\` must be one of: ${OUTCOMES.join(', ')}`);
-  }
+  const outcome = queryOneOf(query.outcome, 'outcome', OUTCOMES);
   const nothingAdded = queryString(query.nothing_added, 'nothing_added');
   if (nothingAdded !== undefined && nothingAdded !== 'true' && nothingAdded !== 'false') {
     throw invalid('nothing_added', '`nothing_added` must be `true` (only requests that got nothing) or `false` (only those that got something)');

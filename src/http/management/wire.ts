@@ -23,7 +23,7 @@ import type { SearchedReflection } from '../../memory/search-relevance.js';
  * (`openapi.ts`) is generated from them.
  */
 export const Time = z.iso.datetime().describe('ISO 8601 instant (UTC)');
-const Kind = z.enum(['factual', 'procedural']);
+export const Kind = z.enum(['factual', 'procedural']);
 
 export const ErrorJson = z
   .object({
@@ -130,9 +130,7 @@ export const ScoredReflectionJson = ReflectionJson.extend({
     ),
   vector_score: z.number().describe('The cosine of the query and the reflection (the embedder’s own scale; `relevance` is this moved to the bar’s)'),
   keyword_score: z.number().describe('The keyword (BM25) score, normalised to 0..1 within these results'),
-}).meta({
-  id: 'ScoredReflection',
-});
+}).meta({ id: 'ScoredReflection' });
 
 /** Instants travel as ISO 8601 strings; the domain keeps epoch milliseconds. */
 export function isoTime(ms: number): string;
@@ -215,7 +213,6 @@ export function reflectionWire(reflection: Reflection): z.output<typeof Reflecti
     last_used_at: isoTime(reflection.lastUsedAt),
     use_count: reflection.useCount,
     embedder_id: reflection.embedderId,
-    // Where a learnt reflection came from; null for one stored on purpose.
     origin: reflection.origin
       ? { conversation_id: reflection.origin.conversation, turn: reflection.origin.turn ?? null, role: reflection.origin.role ?? null }
       : null,

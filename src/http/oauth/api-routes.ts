@@ -48,17 +48,16 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, {
   await app.register(fastifyFormbody, { bodyLimit: BODY_LIMIT });
   allowAnyOrigin(app, [OAUTH_PATHS.resourceMetadata, OAUTH_PATHS.resourceMetadataRoot, OAUTH_PATHS.serverMetadata, OAUTH_PATHS.register, OAUTH_PATHS.token, OAUTH_PATHS.revoke]);
 
-  const limiters = {
-    register: new RateLimiter(LIMITS.register, deps.now),
-    token: new RateLimiter(LIMITS.token, deps.now),
-    revoke: new RateLimiter(LIMITS.revoke, deps.now),
-  };
-  const limited = (kind: keyof typeof limiters) => async (request: FastifyRequest) => {
-    const wait = limiters[kind].take(request.ip);
-    if (wait > 0) {
-      const seconds = Math.ceil(wait / 1000);
-      throw new OAuthError('temporarily_unavailable', `Too many requests from this address; retry in ${seconds} s`, { status: 429, retryAfterSeconds: seconds });
-    }
+  // One limiter per endpoint: each route below asks once.
+  const limited = (kind: keyof typeof LIMITS) => {
+    const limiter = new RateLimiter(LIMITS[kind], deps.now);
+    return async (request: FastifyRequest) => {
+      const wait = limiter.take(request.ip);
+      if (wait > 0) {
+        const seconds = Math.ceil(wait / 1000);
+        throw new OAuthError('temporarily_unavailable', `Too many requests from this address; retry in ${seconds} s`, { status: 429, retryAfterSeconds: seconds });
+      }
+    };
   };
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
