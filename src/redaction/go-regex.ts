@@ -110,6 +110,25 @@ const POSIX: Record<string, Ranges> = {
 };
 
 const SIMPLE_ESCAPES: Record<string, number> = { a: 0x07, f: 0x0c, t: 0x09, n: 0x0a, r: 0x0d, v: 0x0b };
+const CLASS_ESCAPES: Record<string, Ranges> = {
+  d: DIGIT,
+  D: complement(DIGIT),
+  s: SPACE,
+  S: complement(SPACE),
+  w: WORD,
+  W: complement(WORD),
+};
+
+type AssertKind = Extract<GoRegexNode, { type: 'assert' }>['kind'];
+const ESCAPE_ASSERTS: Record<string, AssertKind> = { A: 'start', z: 'end', b: 'wordBoundary', B: 'notWordBoundary' };
+const ASSERT_SOURCES: Record<AssertKind, string> = {
+  start: '^',
+  end: '$',
+  lineStart: '(?<![^\\n])',
+  lineEnd: '(?![^\\n])',
+  wordBoundary: '\\b',
+  notWordBoundary: '\\B',
+};
 
 /** Sorted and merged. */
 function normalise(ranges: Ranges): Ranges {
@@ -271,21 +290,12 @@ export function parseGoRegex(pattern: string): GoRegexNode {
     const c = pattern[at];
     if (c === undefined) return fail('trailing backslash');
     at++;
-    switch (c) {
-      case 'A':
-        return { type: 'assert', kind: 'start' };
-      case 'z':
-        return { type: 'assert', kind: 'end' };
-      case 'b':
-        return { type: 'assert', kind: 'wordBoundary' };
-      case 'B':
-        return { type: 'assert', kind: 'notWordBoundary' };
-      case 'Q': {
-        const end = pattern.indexOf('\\E', at);
-        const literal = pattern.slice(at, end === -1 ? undefined : end);
-        at = end === -1 ? pattern.length : end + 2;
-        return { type: 'seq', items: [...literal].map((ch) => charNode(ch.charCodeAt(0), flags)) };
-      }
+    if (Object.hasOwn(ESCAPE_ASSERTS, c)) return { type: 'assert', kind: ESCAPE_ASSERTS[c] };
+    if (c === 'Q') {
+      const end = pattern.indexOf('\\E', at);
+      const literal = pattern.slice(at, end === -1 ? undefined : end);
+      at = end === -1 ? pattern.length : end + 2;
+      return { type: 'seq', items: [...literal].map((ch) => charNode(ch.charCodeAt(0), flags)) };
     }
     const ranges = classEscape(c);
     if (ranges) return { type: 'class', ranges, negated: false };
@@ -294,25 +304,8 @@ export function parseGoRegex(pattern: string): GoRegexNode {
 
   /** The ranges of `\d \D \s \S \w \W`, or undefined. */
   function classEscape(c: string): Ranges | undefined {
-    switch (c) {
-      case 'd':
-        return DIGIT;
-      case 'D':
-        return complement(DIGIT);
-      case 's':
-        return SPACE;
-      case 'S':
-        return complement(SPACE);
-      case 'w':
-        return WORD;
-      case 'W':
-        return complement(WORD);
-      case 'p':
-      case 'P':
-        return fail('Unicode classes are not supported');
-      default:
-        return undefined;
-    }
+    if (c === 'p' || c === 'P') return fail('Unicode classes are not supported');
+    return Object.hasOwn(CLASS_ESCAPES, c) ? CLASS_ESCAPES[c] : undefined;
   }
 
   /** The character an escape other than a class or an assertion stands for; `at` is past `c`. */
@@ -389,7 +382,7 @@ export function parseGoRegex(pattern: string): GoRegexNode {
     at += 2;
     const escaped = pattern[at - 1];
     if (escaped === undefined) return fail('trailing backslash');
-    if (escaped === 'b' || escaped === 'A' || escaped === 'z' || escaped === 'B' || escaped === 'Q') return fail(`\\${escaped} in a class`);
+    if (Object.hasOwn(ESCAPE_ASSERTS, escaped) || escaped === 'Q') return fail(`\\${escaped} in a class`);
     return escapedChar(escaped);
   }
 
@@ -437,20 +430,7 @@ export function toJavaScript(node: GoRegexNode): string {
     case 'class':
       return classSource(node.ranges, node.negated);
     case 'assert':
-      switch (node.kind) {
-        case 'start':
-          return '^';
-        case 'end':
-          return '$';
-        case 'lineStart':
-          return '(?<![^\\n])';
-        case 'lineEnd':
-          return '(?![^\\n])';
-        case 'wordBoundary':
-          return '\\b';
-        case 'notWordBoundary':
-          return '\\B';
-      }
+      return ASSERT_SOURCES[node.kind];
   }
 }
 
