@@ -94,22 +94,15 @@ export function statesPlace(text: string, markers: readonly PlaceMarkers[]): boo
 /** Adds what `text` states to `place`: the first directory and root (the first found wins), every project key. */
 export function placeFromText(text: string, place: StatedPlace, markers: readonly PlaceMarkers[]): StatedPlace {
   if (!statesPlace(text, markers)) return place;
-  const { all } = tableOf(markers);
-  place.root ??= firstOf(all, (marker) => marker.root && firstPath(text, marker.root));
-  place.directory ??= firstOf(all, (marker) => marker.directory && firstPath(text, marker.directory));
+  for (const marker of tableOf(markers).all) {
+    place.root ??= marker.root && firstPath(text, marker.root);
+    place.directory ??= marker.directory && firstPath(text, marker.directory);
+  }
   for (const { projectKey } of markers) {
     if (!projectKey) continue;
     for (const match of text.matchAll(projectKey.pattern)) if (!place.projectKeys.includes(match[1])) place.projectKeys.push(match[1]);
   }
   return place;
-}
-
-function firstOf(markers: readonly PlaceMarkers[], read: (marker: PlaceMarkers) => string | undefined): string | undefined {
-  for (const marker of markers) {
-    const found = read(marker);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }
 
 /** The scope a text of the client's states, if it states a working directory or a repository root. */

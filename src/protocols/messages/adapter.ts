@@ -5,20 +5,8 @@
  */
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
-import {
-  isClientContext,
-  isJsonFormat,
-  isObject,
-  looksLikeFailure,
-  messageListBasics,
-  renderToolCall,
-  requireMessages,
-  stableJson,
-} from '../shared.js';
-import {
-  type JsonObject,
-  type ProtocolAdapter,
-} from '../types.js';
+import { isClientContext, isJsonFormat, isObject, looksLikeFailure, messageListBasics, renderToolCall, requireMessages, stableJson } from '../shared.js';
+import type { JsonObject, ProtocolAdapter } from '../types.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall } from '../forced-tool.js';
 import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';

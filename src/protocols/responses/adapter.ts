@@ -7,11 +7,7 @@
 import { z } from 'zod';
 import { EngramError, openAiErrorBody } from '../../errors.js';
 import { isJsonFormat, isObject, looksLikeFailure, stableJson } from '../shared.js';
-import {
-  type JsonObject,
-  type OfferedTool,
-  type ProtocolAdapter,
-} from '../types.js';
+import type { JsonObject, OfferedTool, ProtocolAdapter } from '../types.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
