@@ -24,7 +24,7 @@ export const DSN_RULE: Rule = {
 };
 
 /** Identifier characters around a credential word: `DB_PASSWORD`, `apiKey`, `x-api-key`, `aws.secret`. */
-const isNameChar = (c: number) =>
+export const isNameChar = (c: number) =>
   (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2e;
 /** A value's characters: base64 (both alphabets), hex, `.` and `~` of tokens. */
 const isValueChar = (c: number) => isNameChar(c) || c === 0x2b || c === 0x2f || c === 0x3d || c === 0x7e;

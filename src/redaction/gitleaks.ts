@@ -36,7 +36,7 @@
  */
 import { parse } from 'smol-toml';
 import type { Anchors } from './anchors.js';
-import { namesCredential } from './context.js';
+import { isNameChar, namesCredential } from './context.js';
 import { entropy } from './entropy.js';
 import { captureCount, parseGoRegex, toJavaScript } from './go-regex.js';
 import { lineGap, prefixOf, startKeywords, withoutOptionalPrefix, type Prefix } from './gitleaks-shape.js';
@@ -150,7 +150,7 @@ export interface Gitleaks {
 /** The rules of `toml` (gitleaks' configuration format), compiled. */
 export function compileGitleaks(toml: string): Gitleaks {
   const config = parse(toml) as unknown as ConfigData;
-  const keywords: string[] = [];
+  // Each keyword's index, in the order first met: the keyword scan's order.
   const keywordIndex = new Map<string, number>();
   const rules: GitleaksRule[] = [];
   const skipped: SkippedRule[] = [];
@@ -168,12 +168,8 @@ export function compileGitleaks(toml: string): Gitleaks {
       if (readsMatch && tree.type === 'alt') [node, stripped] = [tree, []];
       const ids = (data.keywords ?? []).map((word) => {
         const lower = word.toLowerCase();
-        let index = keywordIndex.get(lower);
-        if (index === undefined) {
-          index = keywords.push(lower) - 1;
-          keywordIndex.set(lower, index);
-        }
-        return index;
+        if (!keywordIndex.has(lower)) keywordIndex.set(lower, keywordIndex.size);
+        return keywordIndex.get(lower)!;
       });
       rules.push({
         id: data.id,
@@ -194,7 +190,7 @@ export function compileGitleaks(toml: string): Gitleaks {
     }
   }
   const global = [...(config.allowlist ? [config.allowlist] : []), ...(config.allowlists ?? [])].map(compileAllowlist);
-  return { rules, skipped, global, scan: new KeywordScan(keywords) };
+  return { rules, skipped, global, scan: new KeywordScan([...keywordIndex.keys()]) };
 }
 
 /**
@@ -238,7 +234,6 @@ function allowed(allowlists: readonly Allowlist[], secret: string, match: () => 
   }
   return false;
 }
-
 
 /**
  * The findings of one rule in `view` (an `escapeView`); the spans are the same in the text
@@ -365,7 +360,6 @@ const isGeneric = (rule: GitleaksRule) => rule.id === 'generic-api-key' || rule.
 
 /** Characters between a name and its value: blanks, quotes, escapes, `= : > | ? ,`. */
 const isSeparator = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c || '"\'`\\=:>|?,'.includes(String.fromCharCode(c));
-const isNameChar = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2e;
 
 /** Types written between a name and its value: `var apiToken string = "…"`. */
 const TYPE_NAMES = new Set(['string', 'String', 'str', 'char', 'bytes', 'text']);
