@@ -6,15 +6,12 @@
  * `PlaceMarkers`; the one form that is no client's own, "Working directory: /path", is
  * read here for every request.
  *
- * The scope is the repository's own name: the repository root the client names (Copilot),
- * else the nearest folder holding the working directory that the client shows is a
- * repository root (Codex's workspaces, Claude Code's project key), else the working
- * directory itself; of that path only the last name is kept, so the user's home and the
- * machine's layout (`/home/alice/src/`, `C:\Users\alice\`) drop out and the same
- * repository is one scope on every machine, whichever subfolder a client starts in.
- * Limits: two repositories of the same name share a scope, and a client that names no
- * root (an older client, a folder outside git) started in a subfolder scopes to the
- * subfolder's name; `x-engram-scope` says otherwise.
+ * The scope is the repository's own name: the root the client names (Copilot), else the
+ * nearest folder holding the working directory that the client shows is a repository root
+ * (Codex's workspaces, Claude Code's project key), else the working directory; only its
+ * last name is kept, so the same repository is one scope on every machine. Limits: two
+ * repositories of the same name share a scope, and a client that names no root scopes a
+ * subfolder to its own name; `x-engram-scope` says otherwise.
  */
 
 /** The longest scope or user name accepted (a header's value; longer is refused, not cut). */
