@@ -158,9 +158,8 @@ const PROSE_VERB = /^(?:is|was|are|:|=|is:)$/i;
 const PASSWORD_SIGNS = /[0-9!@#$%^&*+=~?<>|\\/]/;
 
 /**
- * How many words the phrase may hold before its verb: "the password used by the nightly
- * export job is X" has six between the word and "is". Further away, "is" belongs to another
- * clause as often as not.
+ * Words the phrase may hold before its verb ("the password used by the nightly export job
+ * is X" has six); further away, "is" belongs to another clause as often as not.
  */
 const PROSE_WORDS = 8;
 /** A date, a time or a version after the verb is what the sentence is about ("… rotation is 2024-12-01"). */
@@ -168,13 +167,11 @@ const NOT_A_PASSWORD = /^(?:\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?:
 
 /**
  * A password told in prose: "the admin password is Tr0ub4dor&3", "password for root was
- * `hunter2`", "the password for root: X", "the password used by the nightly export job is
- * X". After the word, up to `PROSE_WORDS` more words, then "is", "was", ":" or "=" (or a
- * word ending in ":"), then the value, which must hold a digit or a symbol, or be quoted,
- * so "the password is stored in the vault" and "the password is required" stay. A closing
- * `!` is kept in the value ("hunter2Xy!"): a password ends with one more often than a
- * sentence about one does. secretlint and gitleaks scan files, where passwords are
- * assigned, not told.
+ * `hunter2`", "the password for root: X". After the word, up to `PROSE_WORDS` more words,
+ * then "is", "was", ":" or "=" (or a word ending in ":"), then the value, which must hold a
+ * digit or a symbol, or be quoted, so "the password is required" stays. A closing `!` is
+ * kept ("hunter2Xy!"): a password ends with one more often than a sentence about one does.
+ * secretlint and gitleaks scan files, where passwords are assigned, not told.
  */
 export const prosePasswordFinder: Finder = {
   name: 'prose_password',

@@ -344,15 +344,12 @@ export function gitleaksFindings(text: string, gitleaks: Gitleaks, rules: readon
 }
 
 /**
- * Two steps. The rules for a provider's format run after secretlint's, before Engram's
- * generic ones. The generic ones run last, after Engram's own assignment and entropy
- * rules, which name a `password` or a `secret`, keep its quotes, and leave code and
- * placeholders alone: `generic-api-key` (a credential word, an assignment, a value of 10
- * or more characters with entropy above 3.5) and the four rules gitleaks keeps to some
- * files (`password = "…"` in Terraform, Kubernetes secrets, `nuget.config`, Freemius in
- * PHP). `generic-api-key` also takes Engram's judgement of the name as one more
- * allowlist: `token_id`, `idempotency_key`, `public_key` name something about a
- * credential, not one, so a JSON log's ids and keys stay.
+ * Two steps. The rules for a provider's format run after secretlint's. The generic ones
+ * (`generic-api-key` and the four gitleaks keeps to some files) run last, after Engram's
+ * own assignment and entropy rules, which name a `password` or a `secret`, keep its quotes,
+ * and leave code and placeholders alone. `generic-api-key` also takes Engram's judgement of
+ * the name as one more allowlist: `token_id`, `idempotency_key`, `public_key` name
+ * something about a credential, not one, so a JSON log's ids and keys stay.
  */
 const isGeneric = (rule: GitleaksRule) => rule.id === 'generic-api-key' || rule.onlyIn !== undefined;
 

@@ -5,15 +5,12 @@
  * because the two dialects differ where a textual rewrite cannot see:
  *
  * - flags: Go sets `(?i)` anywhere, for the rest of the enclosing group, and scopes them
- *   (`(?i:…)`, `(?-i:…)`, `(?s:…)`); Node 20's regular expressions take flags only for the
- *   whole pattern. Case-insensitive parts are written out with both cases (`k` as `[kK]`,
- *   `[a-f]` as `[a-fA-F]`), `.` as `[^\n]` or, under `s`, `[\s\S]`; `m` and `U` are kept
- *   the same way. No JavaScript flag is needed, so parts with and without `i` mix.
+ *   (`(?i:…)`); Node 20 takes flags only for the whole pattern. So no JavaScript flag is
+ *   used: case-insensitive parts are written with both cases (`k` as `[kK]`), `.` as `[^\n]`
+ *   or, under `s`, `[\s\S]`; `m` and `U` are resolved the same way.
  * - escapes and classes: Go's `\s` is `[\t\n\f\r ]` and its `\d`, `\w`, `\b` are ASCII;
- *   `\z`, `\A`, `\Q…\E`, `\x{…}`, octal escapes and POSIX classes (`[[:alpha:]]`) have no
- *   JavaScript spelling. Every class is written out as ranges.
- * - `$` without `m` is the end of the text in both (JavaScript has no `\Z` quirk either);
- *   `{` that does not start a repetition is a literal in both, and is escaped anyway.
+ *   `\z`, `\A`, `\Q…\E`, `\x{…}`, octal escapes and POSIX classes have no JavaScript
+ *   spelling. Every class is written out as ranges; `{` is escaped when it is a literal.
  * - named groups (`(?P<name>…)`) become plain capture groups: numbering is what callers
  *   use, and Go accepts names JavaScript does not.
  *
