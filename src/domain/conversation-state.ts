@@ -1,12 +1,10 @@
 /**
  * What a conversation keeps between its turns, and the rules that change it: the state a
  * settling turn writes over the latest one (`settledState`), and the one home of its
- * extraction bookkeeping (DESIGN section 5): what of the conversation is not yet
- * extracted (the watermark, `extractedTurns`), and which of its jobs is the one to run (a
- * newer job replaces an older one). The proxy's settling steps, the Responses WebSocket
- * (the same steps), uploaded transcripts and the extraction consumer all decide through
- * these functions (`memory/watermark.ts` publishes the jobs and writes the watermark), and
- * nothing else reads or writes `extractedTurns` or `lastFinalAt`.
+ * extraction bookkeeping (DESIGN section 5): the watermark (`extractedTurns`) and which of
+ * its jobs is the one to run. The settling steps, uploaded transcripts and the extraction
+ * consumer all decide through these functions (`memory/watermark.ts` writes what they
+ * decide), and nothing else reads or writes `extractedTurns` or `lastFinalAt`.
  *
  * The rules:
  * - A job covers the turns from the watermark to its `turnCount`. A history that no
