@@ -3,16 +3,7 @@
  * ports, once per app (`.provide()`); each turn runs as an actor of it (`run-exchange.ts`).
  */
 import { fromPromise } from 'xstate';
-import {
-  conversationMachine,
-  type ConversationOutput,
-  type Forwarding,
-  type Injecting,
-  type Publishing,
-  type Recording,
-  type Relaying,
-  type Resolving,
-} from '../../machines/conversation.machine.js';
+import { conversationMachine, type ConversationOutput, type Forwarding, type Injecting, type Publishing, type Recording, type Relaying, type Resolving } from '../../machines/conversation.machine.js';
 import { redactJob } from '../memory/extraction.js';
 import type { ConversationActorDeps, EngramTurn, ExchangeRequest } from './exchange.js';
 import { authenticate } from './steps/authenticate.js';

@@ -1,10 +1,8 @@
 /**
  * A client's chore: a request a coding client sends beside its conversation for its own
- * bookkeeping, like the title Claude Code asks for at the start of each session (its
- * session id, the user's first prompt framed as data, a JSON schema for the answer, no
- * tools). It is no turn of the user's conversation: memory is neither injected into it
- * (the title would not use it, and tokens are spent) nor learnt from it (it restates the
- * prompt the real conversation carries, without the project that conversation names).
+ * bookkeeping, like the title Claude Code asks for at the start of each session (the first
+ * prompt framed as data, a JSON schema for the answer, no tools). Memory is neither injected
+ * into it (wasted tokens) nor learnt from it (it restates the real conversation's prompt).
  *
  * Only requests of a client session count, so an app's own structured-output call (no
  * session signal) keeps its memory. A client's profile may name chores of its own

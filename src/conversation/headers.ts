@@ -5,32 +5,15 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
-const HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'trailers',
-  'transfer-encoding',
-  'upgrade',
-];
+const HOP_BY_HOP = (
+  'connection keep-alive proxy-connection proxy-authenticate proxy-authorization te trailer trailers ' +
+  'transfer-encoding upgrade'
+).split(' ');
 
 const NOT_FORWARDED = new Set([
   ...HOP_BY_HOP,
-  'host',
-  'content-length',
-  'content-type',
-  'accept-encoding',
-  'expect',
-  'cookie',
-  'authorization',
-  'x-api-key',
-  'x-engram-api-key',
-  'x-service-api-key',
-  'x-engram-conversation',
+  ...'host content-length content-type accept-encoding expect cookie'.split(' '),
+  ...'authorization x-api-key x-engram-api-key x-service-api-key x-engram-conversation'.split(' '),
   // The app's end user and the project are Engram's to know, not the provider's.
   'x-engram-scope',
   'x-engram-user',
@@ -61,11 +44,7 @@ export function engramHeaders(injected: number, requestId: string): Record<strin
   return { [INJECTED_HEADER]: String(injected), [REQUEST_ID_HEADER]: requestId };
 }
 
-export function upstreamHeaders(
-  client: IncomingHttpHeaders,
-  auth: Record<string, string>,
-  extra: Record<string, string>,
-): Record<string, string> {
+export function upstreamHeaders(client: IncomingHttpHeaders, auth: Record<string, string>, extra: Record<string, string>): Record<string, string> {
   const listed = connectionListed(client);
   const headers: Record<string, string> = { ...auth };
   for (const [name, value] of Object.entries(client)) {

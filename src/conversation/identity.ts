@@ -6,12 +6,9 @@
  * a body field its `ClientProfile.session` names) when it sends one, since one session
  * can run several threads.
  *
- * An opening does not name a conversation by itself: two chats may open with the same
- * words (a support bot's fixed first question, a scheduled agent's prompt), and they are
- * two conversations. So a conversation named by its opening is named by its opening and
- * the first answer Engram relayed in it (`answeredConversationId`): a request holding no
- * earlier answer opens a new conversation, named once its answer is relayed; a later
- * request is found by the answers it holds, oldest first.
+ * Two chats may open with the same words (a support bot's fixed first question), so a
+ * conversation named by its opening is named by its opening and the first answer Engram
+ * relayed in it (`answeredConversationId`); a later request is found by the answers it holds.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { answeredConversationId, idDigest as digest, sessionConversationId } from '../control/conversation-id.js';

@@ -1,14 +1,11 @@
 /**
  * A kept block is re-applied only while it is true (DESIGN section 6). Every turn
- * re-applies, byte for byte, the blocks Engram added on earlier turns, so the forwarded
- * request stays an extension of the previous one and the provider's prompt cache holds.
- * Before that, each reflection a block shows is read again: a block whose reflections are
- * all still current, visible to the conversation and unchanged goes on as it was; one
- * that shows a reflection since deleted, edited, superseded or moved out of the
- * conversation's project or end user is rewritten in its place (a superseded one's
- * replacement takes its place), or left out when nothing of it remains. That turn's
- * request differs from the previous one from the block on: one prompt-cache miss, said in
- * the request log (`rebuilt`). A deleted reflection's text never reaches an upstream again.
+ * re-applies, byte for byte, the blocks Engram added on earlier turns, so the provider's
+ * prompt cache holds; but first each reflection a block shows is read again. A block that
+ * shows one since deleted, edited, superseded or moved out of sight is rewritten in its
+ * place (a replacement for a superseded one), or left out when nothing of it remains: one
+ * prompt-cache miss, said in the request log (`rebuilt`). A deleted reflection's text
+ * never reaches an upstream again.
  */
 import type { Insertion } from '../domain/conversation-state.js';
 import { isVisible, type Reflection, type Visibility } from '../domain/types.js';

@@ -49,11 +49,11 @@ export interface MemoryTools {
 }
 
 /** Engram's tools as this request offers them, or undefined when it does not offer `recall`. */
-export function detectMemoryTools(offered: readonly OfferedTool[], servers: readonly string[]): MemoryTools | undefined {
+export function detectMemoryTools(offered: readonly OfferedTool[], servers: readonly string[], clients?: readonly ClientProfile[]): MemoryTools | undefined {
   const names: Record<string, string> = {};
   let deferred = false;
   for (const tool of offered) {
-    const engramName = engramToolName(tool, servers);
+    const engramName = engramToolName(tool, servers, clients);
     if (!engramName || engramName in names) continue;
     names[engramName] = tool.namespace ? `${tool.namespace}.${tool.name}` : tool.name;
     if (engramName === RECALL_TOOL) deferred = tool.deferred === true;
@@ -81,11 +81,12 @@ export function reminderDue(
   carrier: number,
   nudges: { lastNudge: number; lastReminder: number },
   servers: readonly string[],
+  clients?: readonly ClientProfile[],
 ): Nudge | undefined {
   const { lastNudge, lastReminder } = nudges;
   let lastRecall = -1;
   for (let i = carrier - 1; i >= 0 && lastRecall === -1; i--) {
-    if (adapter.calledTools(messages[i]).some((tool) => engramToolName(tool, servers) === RECALL_TOOL)) lastRecall = i;
+    if (adapter.calledTools(messages[i]).some((tool) => engramToolName(tool, servers, clients) === RECALL_TOOL)) lastRecall = i;
   }
   const turns = turnsBetween(adapter, messages, Math.max(lastRecall, lastNudge), carrier);
   if (adapter.toolResultFailed(messages[carrier]) && (lastReminder === -1 || turnsBetween(adapter, messages, lastReminder, carrier) > REMINDER_MIN_GAP)) {

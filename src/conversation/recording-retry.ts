@@ -1,24 +1,14 @@
 /**
- * Turns whose recording the store did not take, kept in this process's memory and
- * written again until it does.
+ * Turns whose recording the store did not take (state, extraction job, Responses record),
+ * kept in this process's memory and written again, with backoff, until it does. The
+ * client already has the whole answer with a 200: failing the response would only make
+ * it resend a turn the upstream answered. While anything waits, `/readyz` says not ready
+ * (`check`), so a load balancer stops sending turns that cannot be recorded.
  *
- * A turn is recorded after its answer was relayed, before the response ends: the
- * conversation's state, its extraction job, its Responses record. When a write fails (a
- * full disk, NATS away) the client already has the whole answer, with a 200; failing
- * the response then would only make the client resend a turn the upstream has already
- * answered. So the turn is kept and retried instead: the response ends, and the writes
- * that failed, and those ordered after them, run again with backoff until they land.
- * While anything waits, `/readyz` says not ready (`check`), so a load balancer stops
- * sending turns that cannot be recorded; `/metrics` counts what waits, what was retried
- * and what was lost.
- *
- * What it holds is bounded (`maxTurns`, `maxBytes`): past either, the oldest turn is
- * dropped, logged and counted as lost. A crash loses what waits (at most those bounds);
- * a graceful stop tries each once more and logs what it still loses.
- *
- * Writes must be idempotent and must not undo what a newer turn wrote (see
- * `steps/settlement.ts`): a retry may land after later turns of the same conversation
- * did. Within one conversation, retries still go oldest first.
+ * Bounded (`maxTurns`, `maxBytes`): past either, the oldest turn is dropped, logged and
+ * counted as lost. A crash loses what waits; a graceful stop tries each once more.
+ * Writes must be idempotent and must not undo what a newer turn wrote (`steps/settlement.ts`):
+ * a retry may land after later turns of the conversation. Within one, retries go oldest first.
  */
 import type { Log } from '../log.js';
 
@@ -156,7 +146,6 @@ export class RecordingRetry {
     this.#flushMs = options.flushMs ?? FLUSH_MS;
   }
 
-  /** Turns waiting to be recorded. */
   get pending(): number {
     return this.#waiting.length;
   }

@@ -64,15 +64,11 @@ export function headerVisibility(headers: IncomingHttpHeaders): Visibility {
 
 /**
  * What the request states of where the client runs (`domain/scope.ts`). The client's own
- * fields are read first: the system prompt (`system`, `instructions`, messages of role
- * `system` or `developer`, where Claude Code's environment and Copilot's header text are)
- * and the user messages a client writes about its place (`PlaceSignals.isPlaceMessage`),
- * with the roots a client's metadata lists (in the body, or in its headers, given as
- * `roots`). When they name a working directory or a repository
- * root, no user or tool text is read: a pasted "Working directory: …" never moves a turn
- * to another project. Otherwise (a client that states its place only in text), the texts
- * are read in the request's own order up to the first naming one; the tool list is skipped,
- * since tool descriptions talk about working directories too.
+ * texts are read first (`clientTexts`), with the roots its metadata lists (in the body, or
+ * in its headers, given as `roots`). When they name a working directory or a root, no user
+ * or tool text is read: a pasted "Working directory: …" never moves a turn to another
+ * project. Otherwise the texts are read in the request's order up to the first naming one,
+ * the tool list skipped (tool descriptions talk about working directories too).
  */
 export function stateScope(body: unknown, roots: readonly string[] = [], clients: readonly ClientProfile[] = CLIENTS): string | undefined {
   const places = placeSignals(clients);

@@ -1,12 +1,10 @@
 /**
  * What a conversation keeps between its turns, and the rules that change it: the state a
  * settling turn writes over the latest one (`settledState`), and the one home of its
- * extraction bookkeeping (DESIGN section 5): what of the conversation is not yet
- * extracted (the watermark, `extractedTurns`), and which of its jobs is the one to run (a
- * newer job replaces an older one). The proxy's settling steps, the Responses WebSocket
- * (the same steps), uploaded transcripts and the extraction consumer all decide through
- * these functions (`memory/watermark.ts` publishes the jobs and writes the watermark), and
- * nothing else reads or writes `extractedTurns` or `lastFinalAt`.
+ * extraction bookkeeping (DESIGN section 5): the watermark (`extractedTurns`) and which of
+ * its jobs is the one to run. The settling steps, uploaded transcripts and the extraction
+ * consumer all decide through these functions (`memory/watermark.ts` writes what they
+ * decide), and nothing else reads or writes `extractedTurns` or `lastFinalAt`.
  *
  * The rules:
  * - A job covers the turns from the watermark to its `turnCount`. A history that no
@@ -89,21 +87,15 @@ export interface ConversationState {
  * to) or the file was rewritten.
  */
 export interface TranscriptUploadMark {
-  /** SHA-256 of the uploaded body. */
+  /** Of the uploaded body. */
   sha256: string;
-  /** Turns the upload held. */
   turns: number;
   /** Fingerprint of those turns. */
   fingerprint: string;
   at: number;
 }
 
-export function newConversationState(
-  agentId: string,
-  id: string,
-  protocol: ProtocolId,
-  now: number,
-): ConversationState {
+export function newConversationState(agentId: string, id: string, protocol: ProtocolId, now: number): ConversationState {
   return {
     agentId,
     id,
@@ -120,12 +112,9 @@ export function newConversationState(
 
 /**
  * The conversation's state once this turn settled, applied to the latest stored state
- * (another turn, an extraction job or an upload may have written since this request
- * read it): this turn's blocks and what it saw, unless a later turn of the conversation
- * settled first (more messages seen, or settled later: a retried recording lands after
- * newer turns); every reflection ever injected; the latest activity; the extraction
- * bookkeeping as `markQueued` decides it (the watermark reset after a compaction, unless a
- * newer turn settled since; the job queued).
+ * (another turn, a job or an upload may have written since this request read it): this
+ * turn's blocks and what it saw, unless a later turn settled first; every reflection ever
+ * injected; the latest activity; the extraction bookkeeping as `markQueued` decides it.
  */
 export function settledState(
   current: ConversationState | undefined,

@@ -5,13 +5,12 @@
  * open another one (DESIGN section 5). One escaping rule serves every frame, so what one
  * frame guards against, all do.
  *
- * "Holds a tag" is read as a model would read it, not as an XML parser would: `< / TRANSCRIPT >`,
- * `</trans\u200Bcript>` (a zero-width space inside), `＜／ｔｕｒｎ＞` (fullwidth forms),
- * `〈∕turn〉` and `‹transcript›` (brackets and slashes that look like them) and a NUL between
- * the letters all count. Precisely: after Unicode compatibility folding (NFKC),
- * without whitespace, control and format characters, and lowercased, the text never holds
- * `<name` or `</name` for a framed name, a look-alike bracket or slash read as `<` or `/`. Only the `<` (or its look-alike) changes, so the rest of the text
- * (code, HTML, `&&`, `[REDACTED:...]` markers) reads exactly as it was written.
+ * "Holds a tag" is read as a model would read it, not as an XML parser would:
+ * `< / TRANSCRIPT >`, `</trans\u200Bcript>`, fullwidth forms (`＜／ｔｕｒｎ＞`), look-alike
+ * brackets and slashes (`〈∕turn〉`, `‹transcript›`) and a NUL between the letters all count.
+ * Precisely: after NFKC folding, without whitespace, control and format characters, and
+ * lowercased, the text never holds `<name` or `</name` for a framed name (a look-alike read
+ * as `<` or `/`). Only the `<` changes, so the rest (code, HTML, markers) reads as written.
  */
 
 /**

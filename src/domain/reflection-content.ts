@@ -7,13 +7,9 @@
  * `MIN_CONTENT_WORDS` content words: words other than the function words keyword search
  * ignores (`STOPWORDS`: "the", "is", "to", ...) and one-character ones.
  *
- * The bar was set from what the evaluation sets and the test suite hold as reflections
- * (the 677 observations of the LoCoMo dev set `bench/eval/locomo.ts` reads, the 107 of
- * the two injection sets in bench/eval, the reflections the tests store): the shortest
- * have three words ("John practices taekwondo.", "Tests use uvu.") and the fewest content
- * words is two ("Gina has been to Rome once.", "The queue is nats."); none of them is
- * refused. Two-word notes ("Use pnpm.") are: a reflection is one self-contained sentence,
- * and "Builds use pnpm." passes.
+ * The bar was set from the reflections the evaluation sets (`bench/eval`: LoCoMo's 677, the
+ * injection sets' 107) and the tests hold: the shortest have three words ("Tests use uvu.")
+ * and two content words ("The queue is nats."); none is refused. "Use pnpm." is.
  *
  * Scripts written without spaces (Chinese, Japanese) count each of their characters as a
  * word, so a sentence in them is not taken for one long word.

@@ -6,15 +6,12 @@
  * `PlaceMarkers`; the one form that is no client's own, "Working directory: /path", is
  * read here for every request.
  *
- * The scope is the repository's own name: the repository root the client names (Copilot),
- * else the nearest folder holding the working directory that the client shows is a
- * repository root (Codex's workspaces, Claude Code's project key), else the working
- * directory itself; of that path only the last name is kept, so the user's home and the
- * machine's layout (`/home/alice/src/`, `C:\Users\alice\`) drop out and the same
- * repository is one scope on every machine, whichever subfolder a client starts in.
- * Limits: two repositories of the same name share a scope, and a client that names no
- * root (an older client, a folder outside git) started in a subfolder scopes to the
- * subfolder's name; `x-engram-scope` says otherwise.
+ * The scope is the repository's own name: the root the client names (Copilot), else the
+ * nearest folder holding the working directory that the client shows is a repository root
+ * (Codex's workspaces, Claude Code's project key), else the working directory; only its
+ * last name is kept, so the same repository is one scope on every machine. Limits: two
+ * repositories of the same name share a scope, and a client that names no root scopes a
+ * subfolder to its own name; `x-engram-scope` says otherwise.
  */
 
 /** The longest scope or user name accepted (a header's value; longer is refused, not cut). */
@@ -94,22 +91,15 @@ export function statesPlace(text: string, markers: readonly PlaceMarkers[]): boo
 /** Adds what `text` states to `place`: the first directory and root (the first found wins), every project key. */
 export function placeFromText(text: string, place: StatedPlace, markers: readonly PlaceMarkers[]): StatedPlace {
   if (!statesPlace(text, markers)) return place;
-  const { all } = tableOf(markers);
-  place.root ??= firstOf(all, (marker) => marker.root && firstPath(text, marker.root));
-  place.directory ??= firstOf(all, (marker) => marker.directory && firstPath(text, marker.directory));
+  for (const marker of tableOf(markers).all) {
+    place.root ??= marker.root && firstPath(text, marker.root);
+    place.directory ??= marker.directory && firstPath(text, marker.directory);
+  }
   for (const { projectKey } of markers) {
     if (!projectKey) continue;
     for (const match of text.matchAll(projectKey.pattern)) if (!place.projectKeys.includes(match[1])) place.projectKeys.push(match[1]);
   }
   return place;
-}
-
-function firstOf(markers: readonly PlaceMarkers[], read: (marker: PlaceMarkers) => string | undefined): string | undefined {
-  for (const marker of markers) {
-    const found = read(marker);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }
 
 /** The scope a text of the client's states, if it states a working directory or a repository root. */

@@ -54,12 +54,6 @@ export function tail(text: string, max: number): string {
 }
 
 /**
- * The first `head` and the last `tailLength` characters of `text`, for a long text whose
- * start and end both matter (a question, a pasted log, the question again). Each cut moves
- * to whitespace within a few characters, so no half word is left, and never falls inside
- * a surrogate pair. A text that fits in both comes back whole, as `tail`.
- */
-/**
  * Lines a person pastes around a question that say nothing of what they ask: stack
  * frames (JavaScript, Java, Python, Go, Rust), and lines without a single word of three
  * letters (hex dumps, separators, numbers). They would drown the question in a search.
@@ -79,6 +73,12 @@ export function withoutNoiseLines(text: string): string {
   return kept.length === 0 || kept.length === lines.length ? text : kept.join('\n');
 }
 
+/**
+ * The first `head` and the last `tailLength` characters of `text`, for a long text whose
+ * start and end both matter (a question, a pasted log, the question again). Each cut moves
+ * to whitespace within a few characters, so no half word is left, and never falls inside
+ * a surrogate pair. A text that fits in both comes back whole, as `tail`.
+ */
 export function headAndTail(text: string, head: number, tailLength: number): { head: string; tail: string } {
   if (text.length <= head + tailLength) return { head: '', tail: text };
   let headEnd = safeCut(text, head);

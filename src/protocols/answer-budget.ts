@@ -41,15 +41,10 @@ export class AnswerBudget {
   /** The part of `piece` that still fits (all of it, a prefix, or ''); all of it is counted. */
   take(piece: string): string {
     if (piece === '') return piece;
-    const bytes = Buffer.byteLength(piece, 'utf8');
-    this.#seen += bytes;
-    if (this.#full) return '';
-    if (bytes <= this.#maxBytes - this.#kept) {
-      this.#kept += bytes;
-      return piece;
-    }
-    this.#full = true;
-    const kept = utf8Prefix(piece, this.#maxBytes - this.#kept);
+    const [full, room] = [this.#full, this.#maxBytes - this.#kept];
+    if (this.fits(Buffer.byteLength(piece, 'utf8'))) return piece;
+    if (full) return '';
+    const kept = utf8Prefix(piece, room);
     this.#kept += Buffer.byteLength(kept, 'utf8');
     return kept;
   }

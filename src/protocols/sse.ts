@@ -3,12 +3,10 @@
  * the upstream's chunks as they arrive. Only the extraction side of the tee uses it:
  * the client receives the upstream's bytes untouched.
  *
- * It works on bytes, in time linear in them whatever their shape: each byte is scanned
- * once for a line end (CR and LF never occur inside a UTF-8 sequence, so a line is
- * decoded only once it is whole), and a line arriving in many chunks is kept as the
- * list of its pieces and joined once. What it holds is bounded by `maxEventBytes`: a
- * longer event (a misbehaving upstream's line without an end) is counted through to
- * its end, never kept, and not dispatched.
+ * It works on bytes, in linear time whatever their shape: each byte is scanned once for a
+ * line end (never inside a UTF-8 sequence), and a line arriving in many chunks is kept as
+ * its pieces and joined once. What it holds is bounded by `maxEventBytes`: a longer event
+ * is counted through to its end, never kept, and not dispatched.
  */
 import type { SseEvent } from './types.js';
 

@@ -3,16 +3,10 @@ import type { TokenUsage } from './types.js';
 
 /**
  * The token counts of a non-streaming answer's `usage` object, read under the protocol's
- * own names (`prompt_tokens`/`completion_tokens` on Chat Completions, `input_tokens`/
- * `output_tokens` on Responses and Messages). Undefined when the answer reports none
- * (some compatible servers omit it): the call still counts, its tokens cannot. A count
- * that is not a non-negative integer counts 0 rather than poisoning the day's sum.
- *
- * `inputTokens` counts every input token, those read from the provider's prompt cache
- * included; `cachedInputTokens` says how many of them were (`names.cached`, a path under
- * `usage`). Where the protocol counts cache reads and writes beside its input count
- * (Messages: `cache_read_input_tokens`, `cache_creation_input_tokens`), `names.added`
- * names them, and they are added to `inputTokens`.
+ * own names. Undefined when the answer reports none (some compatible servers omit it). A
+ * count that is not a non-negative integer counts 0 rather than poisoning the day's sum.
+ * `names.cached` is the path under `usage` of the input's cached part; `names.added`, counts
+ * a protocol keeps beside its input count (Messages' cache reads and writes), added to it.
  */
 export function tokenUsage(
   body: unknown,

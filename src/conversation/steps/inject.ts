@@ -14,7 +14,7 @@ import { indexBlock, memoryNudge } from './memory-nudge.js';
  * when the client has Engram's tools. `signal` fires when the client goes away.
  */
 export async function inject(
-  deps: Pick<ConversationActorDeps, 'config' | 'control' | 'reflections' | 'retrieval' | 'now'>,
+  deps: Pick<ConversationActorDeps, 'config' | 'control' | 'reflections' | 'retrieval' | 'now' | 'clients'>,
   { request, authenticated, resolved }: Injecting<EngramTurn>,
   signal: AbortSignal,
 ): Promise<Injected> {
@@ -29,7 +29,7 @@ export async function inject(
   const injectedIds = new Set([...state.injectedIds, ...plan.shown]);
   // Engram's tools as the client offers them: read only when an index or a reminder is at stake.
   let offered: { tools: MemoryTools | undefined } | undefined;
-  const memoryTools = () => (offered ??= { tools: detectMemoryTools(adapter.offeredTools(body), config.mcp.serverNames) }).tools;
+  const memoryTools = () => (offered ??= { tools: detectMemoryTools(adapter.offeredTools(body), config.mcp.serverNames, deps.clients) }).tools;
   // What earlier turns added, re-applied only while it is true.
   const checked = await checkKeptBlocks(plan.kept, {
     agentId: agent.id,

@@ -7,6 +7,7 @@
  */
 import type { Insertion } from '../../domain/conversation-state.js';
 import type { Visibility } from '../../domain/types.js';
+import type { ClientProfile } from '../../clients/types.js';
 import type { Deps } from '../../deps.js';
 import { INDEX_OPEN, renderIndexBlock, renderReminderBlock } from '../../memory/engram-blocks.js';
 import { visibleRootIndex, type RootIndexDeps } from '../../memory/root-index.js';
@@ -30,10 +31,14 @@ export interface NudgeDraft {
 }
 
 /** Which nudge the newest message gets: the index, a reminder, or none. */
-export function nudgeDue({ adapter, raw, messages, carrier, insertions }: NudgeDraft, serverNames: readonly string[]): 'index' | Nudge | undefined {
+export function nudgeDue(
+  { adapter, raw, messages, carrier, insertions }: NudgeDraft,
+  serverNames: readonly string[],
+  clients?: readonly ClientProfile[],
+): 'index' | Nudge | undefined {
   if (!insertions.some((insertion) => insertion.kind === 'index') && !raw.includes(INDEX_TAG)) return 'index';
   const last = (...kinds: string[]) => Math.max(-1, ...insertions.filter((i) => kinds.includes(i.kind ?? '')).map((i) => i.index));
-  return reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, serverNames);
+  return reminderDue(adapter, messages, carrier, { lastNudge: last('index', 'reminder'), lastReminder: last('reminder') }, serverNames, clients);
 }
 
 /** The root memory index block a conversation of `visible` gets now, with the reflections it lists. */
@@ -44,11 +49,11 @@ export async function indexBlock(deps: RootIndexDeps, agentId: string, visible: 
 
 /** The nudge `nudgeDue` names, as a block for the newest message; the index is read for `visible` now. */
 export async function memoryNudge(
-  deps: RootIndexDeps & Pick<Deps, 'config'>,
+  deps: RootIndexDeps & Pick<Deps, 'config' | 'clients'>,
   draft: NudgeDraft & { agentId: string; visible: Visibility; tools: MemoryTools },
 ): Promise<Insertion | undefined> {
   const { messages, carrier, tools } = draft;
-  const due = nudgeDue(draft, deps.config.mcp.serverNames);
+  const due = nudgeDue(draft, deps.config.mcp.serverNames, deps.clients);
   if (due === 'index') {
     const { block, reflections } = await indexBlock(deps, draft.agentId, draft.visible, tools);
     return { ...newInsertion(messages, carrier, block, 'index'), reflections };

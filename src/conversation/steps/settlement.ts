@@ -3,12 +3,10 @@
  * Responses record, cached at once; after a final answer, the new turns for extraction.
  * Settled once, by `publish` for a final answer, else by `record`.
  *
- * The client already has the whole answer: writes the store refuses are not an error of
- * the exchange but kept and retried (`RecordingRetry`). So each write may run again,
- * later, after newer turns of the conversation landed: the response record is the same
- * record again, the job is re-published under its own message id without replacing a
- * newer waiting job, the state is re-applied to the latest one (`settledState`, which
- * undoes nothing a newer turn wrote), the session mark only moves forward.
+ * Writes the store refuses are kept and retried (`RecordingRetry`), so each may run again
+ * after newer turns landed: the response record is the same record again, the job is
+ * re-published under its own message id without replacing a newer waiting job, the state is
+ * re-applied to the latest one (`settledState`), the session mark only moves forward.
  */
 import type { Publishing } from '../../../machines/conversation.machine.js';
 import { pendingTurns } from '../../domain/conversation-state.js';

@@ -4,21 +4,8 @@
  */
 import { openAiErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
-import {
-  isJsonFormat,
-  isObject,
-  looksLikeFailure,
-  messageListBasics,
-  partsText,
-  renderToolCall,
-  requireMessages,
-  stableJson,
-  toolInput,
-} from '../shared.js';
-import {
-  type JsonObject,
-  type ProtocolAdapter,
-} from '../types.js';
+import { isJsonFormat, isObject, looksLikeFailure, messageListBasics, partsText, renderToolCall, requireMessages, stableJson, toolInput } from '../shared.js';
+import type { JsonObject, ProtocolAdapter } from '../types.js';
 import { assembleChatJson, createChatAssembler } from './assembler.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';

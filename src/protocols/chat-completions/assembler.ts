@@ -72,9 +72,7 @@ export function createChatAssembler({ maxBytes }: AssemblerOptions = {}): Answer
 /** The same fold for a non-streaming `chat.completion` body. */
 export function assembleChatJson(body: unknown): AssembledAnswer {
   const choice = isObject(body) && Array.isArray(body.choices) ? body.choices[0] : undefined;
-  if (!isObject(choice) || !isObject(choice.message)) {
-    return { final: false, stopReason: null, errored: true, turns: [] };
-  }
+  if (!isObject(choice) || !isObject(choice.message)) return { final: false, stopReason: null, errored: true, turns: [] };
   const message = choice.message;
   const calls: PendingCall[] = Array.isArray(message.tool_calls)
     ? message.tool_calls.filter(isObject).map((call) => {

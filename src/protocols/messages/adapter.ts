@@ -5,20 +5,8 @@
  */
 import { EngramError, anthropicErrorBody } from '../../errors.js';
 import type { Turn } from '../../domain/transcript.js';
-import {
-  isClientContext,
-  isJsonFormat,
-  isObject,
-  looksLikeFailure,
-  messageListBasics,
-  renderToolCall,
-  requireMessages,
-  stableJson,
-} from '../shared.js';
-import {
-  type JsonObject,
-  type ProtocolAdapter,
-} from '../types.js';
+import { isClientContext, isJsonFormat, isObject, looksLikeFailure, messageListBasics, renderToolCall, requireMessages, stableJson } from '../shared.js';
+import type { JsonObject, ProtocolAdapter } from '../types.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall } from '../forced-tool.js';
 import { assembleMessagesJson, createMessagesAssembler } from './assembler.js';
@@ -31,11 +19,14 @@ function blocksOf(content: unknown): JsonObject[] {
   return Array.isArray(content) ? content.filter(isObject) : [];
 }
 
+/** The text of a content's text blocks (a string is one), uncopied. */
+function textsOf(content: unknown): string[] {
+  return blocksOf(content).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []));
+}
+
 /** What the user typed: text blocks that are not client-side context. */
 function typedText(content: unknown): string {
-  return blocksOf(content)
-    .flatMap((block) => (block.type === 'text' && typeof block.text === 'string' && !isClientContext(block.text) ? [block.text] : []))
-    .join('\n');
+  return textsOf(content).filter((text) => !isClientContext(text)).join('\n');
 }
 
 function blockText(block: JsonObject): string {
@@ -121,11 +112,7 @@ export const messages: ProtocolAdapter = {
   toolCalls: (message) => toolUses(message).map((block) => ({ name: block.name, input: block.input })),
   toolOutputs(message) {
     if (!isObject(message) || message.role !== 'user') return [];
-    return blocksOf(message.content).flatMap((block) => {
-      if (block.type !== 'tool_result') return [];
-      if (typeof block.content === 'string') return [block.content];
-      return blocksOf(block.content).flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : []));
-    });
+    return blocksOf(message.content).flatMap((block) => (block.type === 'tool_result' ? textsOf(block.content) : []));
   },
   structuredAnswer: (body) => isJsonFormat(isObject(body.output_config) ? body.output_config.format : undefined) || isJsonFormat(body.output_format),
   offeredTools(body) {
@@ -142,11 +129,10 @@ export const messages: ProtocolAdapter = {
   },
   instructions(body, isInstructionFile) {
     const list = (body.messages as unknown[]).filter(isObject);
-    const texts = (content: unknown) => blocksOf(content).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []));
     return [
-      ...list.filter((m) => m.role === 'user').flatMap((m) => texts(m.content).filter(isInstructionFile)),
-      ...list.filter((m) => m.role === 'system').flatMap((m) => texts(m.content)),
-      ...texts(body.system),
+      ...list.filter((m) => m.role === 'user').flatMap((m) => textsOf(m.content).filter(isInstructionFile)),
+      ...list.filter((m) => m.role === 'system').flatMap((m) => textsOf(m.content)),
+      ...textsOf(body.system),
     ];
   },
   systemPrompt: (body) => body.system,

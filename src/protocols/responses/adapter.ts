@@ -7,11 +7,7 @@
 import { z } from 'zod';
 import { EngramError, openAiErrorBody } from '../../errors.js';
 import { isJsonFormat, isObject, looksLikeFailure, stableJson } from '../shared.js';
-import {
-  type JsonObject,
-  type OfferedTool,
-  type ProtocolAdapter,
-} from '../types.js';
+import type { JsonObject, OfferedTool, ProtocolAdapter } from '../types.js';
 import { tokenUsage } from '../usage.js';
 import { noToolCall, parsedArguments } from '../forced-tool.js';
 import { assembleResponsesJson, createResponsesAssembler } from './assembler.js';
@@ -104,15 +100,11 @@ export const responses: ProtocolAdapter = {
     });
   },
   appendText(item, text) {
-    if (isToolOutput(item)) {
-      const output = item.output;
-      if (typeof output === 'string') return { ...item, output: output.length > 0 ? `${output}\n\n${text}` : text };
-      return { ...item, output: [...(Array.isArray(output) ? output : []), { type: 'input_text', text }] };
-    }
     const message = isObject(item) ? item : {};
-    const content = message.content;
-    if (typeof content === 'string') return { ...message, content: content.length > 0 ? `${content}\n\n${text}` : text };
-    return { ...message, content: [...(Array.isArray(content) ? content : []), { type: 'input_text', text }] };
+    const field = isToolOutput(item) ? 'output' : 'content';
+    const value = message[field];
+    if (typeof value === 'string') return { ...message, [field]: value.length > 0 ? `${value}\n\n${text}` : text };
+    return { ...message, [field]: [...(Array.isArray(value) ? value : []), { type: 'input_text', text }] };
   },
 
   transcript: (body, isInstructionFile) => itemTurns(inputItems(body), isInstructionFile),

@@ -15,15 +15,9 @@ export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as con
  * holding one of them does not end the agent's turn. Server-side tools
  * (`web_search_call`, `mcp_call`, ...) complete on the provider and do not count.
  */
-const CLIENT_ACTIONS = new Set([
-  'function_call',
-  'custom_tool_call',
-  'local_shell_call',
-  'shell_call',
-  'apply_patch_call',
-  'computer_call',
-  'mcp_approval_request',
-]);
+const CLIENT_ACTIONS = new Set(
+  'function_call custom_tool_call local_shell_call shell_call apply_patch_call computer_call mcp_approval_request'.split(' '),
+);
 
 export function waitsForClient(item: unknown): boolean {
   return isObject(item) && typeof item.type === 'string' && CLIENT_ACTIONS.has(item.type);
@@ -118,6 +112,7 @@ export function itemTurn(item: unknown, isInstructionFile?: IsInstructionFile): 
     if (item.role === 'assistant') return { role: 'assistant', text: contentText(item.content) };
     return undefined;
   }
+  if (isToolOutput(item)) return { role: 'tool', text: outputText(item.output) };
   switch (item.type) {
     case 'function_call':
     case 'custom_tool_call':
@@ -125,11 +120,6 @@ export function itemTurn(item: unknown, isInstructionFile?: IsInstructionFile): 
     case 'local_shell_call':
     case 'shell_call':
       return { role: 'assistant', text: renderToolCall('shell', item.action) };
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-    case 'local_shell_call_output':
-    case 'shell_call_output':
-      return { role: 'tool', text: outputText(item.output) };
     default:
       // reasoning, compaction, item_reference, server-side tool records: nothing to learn from.
       return undefined;
