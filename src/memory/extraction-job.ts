@@ -6,10 +6,11 @@
  * it is queued.
  */
 import type { Turn } from '../domain/transcript.js';
-import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
+import type { ReflectionSource, Visibility } from '../domain/types.js';
 import { redactSecrets } from '../redaction/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
+import type { JobPayload } from './memory-job.js';
 import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { INSTRUCTIONS_SHARE, instructionUnits, knownInstructionUnits } from './instruction-text.js';
@@ -18,13 +19,8 @@ import { omittedMiddle, trimToolOutput } from './tool-output.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';
 
-export interface ExtractionJob {
-  agentId: string;
-  orgId: string;
+export interface ExtractionJob extends JobPayload {
   conversationId: string;
-  protocol: ProtocolId;
-  /** The conversation's model; used unless the agent configures an extraction model. */
-  model: string;
   /** Index, in the conversation's transcript, of `turns[0]`. */
   firstTurn: number;
   /**
@@ -49,22 +45,9 @@ export interface ExtractionJob {
    * Absent when there are none (and on jobs queued before it existed).
    */
   instructions?: string[];
-  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
-  deferred?: JobDeferral;
   /** The conversation's project and end user (DESIGN section 13): what is learnt is stored in them. */
   scope?: string;
   user?: string;
-}
-
-/**
- * Why a memory job waits: it was handed to a worker, but the agent's daily token budget
- * was spent, so it was published again for the next day and the delivery acked.
- */
-export interface JobDeferral {
-  /** Epoch ms it waits for: the next 00:00 UTC. */
-  until: number;
-  /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
-  from: string;
 }
 
 /** The job's conversation's scope and user: what its extraction is shown, and where it writes. */

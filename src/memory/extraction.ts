@@ -20,7 +20,7 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
-import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 import { jobTurns } from '../domain/conversation-state.js';
 import { deferJob, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';
@@ -83,7 +83,6 @@ export interface ExtractionDeps extends Omit<MemoryJobDeps, 'meter'> {
   cleaned?: CleanedTurns;
 }
 
-const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
 /** `Config.extraction.maxBytes`'s default: what the instructions shown are a share of when no bound is given. */
 const DEFAULT_SHOWN_BASE = 48 * 1024;
 
@@ -101,16 +100,15 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * for tags (not when extraction is off).
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
-  const log = deps.log ?? SILENT;
-  return memoryJobHandler(extraction(deps, log), { ...deps, meter: deps.budget?.meter, log });
+  return memoryJobHandler(extraction(deps), { ...deps, meter: deps.budget?.meter });
 }
 
-function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedExtractionJob> {
+function extraction(deps: ExtractionDeps): MemoryJob<QueuedExtractionJob> {
   return {
     kind: 'extraction',
     isPayload: isJob,
     fields: (queued) => ({ conversationId: queued.conversationId }),
-    async run({ payload: queued, agent, fields, ...call }) {
+    async run({ payload: queued, agent, fields, log, ...call }) {
       const state = await deps.control.getConversation(queued.agentId, queued.conversationId);
       const pending = jobTurns(state, queued);
       if ('skip' in pending) {
@@ -212,7 +210,7 @@ function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedE
  * Queues the agent's tagging job if reflections wait for tags. A failure is logged, not
  * thrown: the extraction is done, and the agent's next one queues the job again.
  */
-async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: JobHeader): Promise<void> {
+async function queueTagging(deps: ExtractionDeps, log: JobLog, job: JobHeader): Promise<void> {
   if (!deps.tagging) return;
   try {
     await requestTagging(deps.tagging, { agentId: job.agentId, orgId: job.orgId, protocol: job.protocol, model: job.model });
@@ -231,15 +229,10 @@ export function consumeExtractionJobs(
 }
 
 function isJob(value: unknown): value is QueuedExtractionJob {
-  const job = value as Partial<UnredactedJob> | null;
+  const job = value as Partial<UnredactedJob>;
   return (
-    typeof job === 'object' &&
-    job !== null &&
-    typeof job.agentId === 'string' &&
-    typeof job.orgId === 'string' &&
+    isJobPayload(value) &&
     typeof job.conversationId === 'string' &&
-    typeof job.protocol === 'string' &&
-    typeof job.model === 'string' &&
     Number.isInteger(job.firstTurn) &&
     Number.isInteger(job.turnCount) &&
     typeof job.settledAt === 'number' &&

@@ -31,6 +31,32 @@ export interface JobPayload {
   protocol: ProtocolId;
   /** The conversation's model; used unless the agent configures an extraction model. */
   model: string;
+  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
+  deferred?: JobDeferral;
+}
+
+/**
+ * Why a memory job waits: it was handed to a worker, but the agent's daily token budget
+ * was spent, so it was published again for the next day and the delivery acked.
+ */
+export interface JobDeferral {
+  /** Epoch ms it waits for: the next 00:00 UTC. */
+  until: number;
+  /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
+  from: string;
+}
+
+/** A payload that names what every memory job needs (its kind checks the rest); anything else is dead-lettered. */
+export function isJobPayload(value: unknown): value is JobPayload {
+  const job = value as Partial<JobPayload> | null;
+  return (
+    typeof job === 'object' &&
+    job !== null &&
+    typeof job.agentId === 'string' &&
+    typeof job.orgId === 'string' &&
+    typeof job.protocol === 'string' &&
+    typeof job.model === 'string'
+  );
 }
 
 /** How a job's steps ended a delivery (a failure is thrown instead). */
@@ -58,6 +84,8 @@ export interface Delivery<P extends JobPayload> {
   readonly agent: Agent;
   /** What names this delivery in a log line: the agent, the job's own fields, the attempt. */
   readonly fields: object;
+  /** The handler's log (`MemoryJobDeps.log`), silent when none is given. */
+  readonly log: JobLog;
   /** The adapter, key and model of the agent's upstream, or the `skip` that ends the job (its secrets are gone). */
   upstream(): Promise<JobUpstream | JobEnding>;
   /** When the agent's jobs may run again if today's budget is spent (the next 00:00 UTC); asked before each call. */
@@ -124,7 +152,7 @@ export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: 
           ? { end: 'skip', reason: 'agent deleted' }
           : !agent.memory.extract
             ? { end: 'skip', reason: 'extraction disabled' }
-            : await job.run(delivery(kind, deps, payload, agent, fields));
+            : await job.run(delivery(kind, deps, { payload, agent, fields, log }));
       if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
       if (ending.end === 'defer') {
         await ending.requeue({ until: ending.until, from: message.id });
@@ -143,11 +171,10 @@ export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: 
   };
 }
 
-function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, payload: P, agent: Agent, fields: object): Delivery<P> {
+function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, given: Omit<Delivery<P>, 'upstream' | 'budgetSpent' | 'ask'>): Delivery<P> {
+  const { payload, agent } = given;
   return {
-    payload,
-    agent,
-    fields,
+    ...given,
     async upstream() {
       const upstream = await jobUpstream(deps, agent, payload);
       return 'skip' in upstream ? { end: 'skip', reason: upstream.skip } : upstream;

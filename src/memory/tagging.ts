@@ -8,12 +8,11 @@
  */
 import type { Reflection } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
-import { badToolArguments } from '../protocols/forced-tool.js';
 import type { ForcedTool } from '../protocols/types.js';
 import type { BusMessage, Embedder, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
-import { TAGS_PROPERTY } from './extraction-tool.js';
+import { reflectionsIn, reflectionsSchema, TAGS_PROPERTY } from './extraction-tool.js';
 import { renderReflectionLines } from './reflection-lines.js';
 import { validTags } from './reflection-writer.js';
 import { rebuildRootIndex } from './root-index.js';
@@ -22,14 +21,13 @@ import {
   TAGGING_BATCH,
   TAGGING_CALLS_PER_JOB,
   TAGGING_SUBJECT,
-  isTaggingJob,
   deferTaggingJob,
   publishTaggingJob,
   type TaggingJob,
   type TaggingSchedule,
 } from './tagging-job.js';
 import { jobFailure, type JobFailureObserver } from './job-failure.js';
-import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -40,25 +38,7 @@ export const RECORD_TAGS_TOOL = 'record_tags';
 export const RECORD_TAGS: ForcedTool = {
   name: RECORD_TAGS_TOOL,
   description: 'Record the tags of each reflection shown, by its id. Call it once.',
-  schema: {
-    type: 'object',
-    properties: {
-      reflections: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            id: { type: 'string', description: 'The reflection\'s id, as in its [id].' },
-            tags: TAGS_PROPERTY,
-          },
-          required: ['id', 'tags'],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ['reflections'],
-    additionalProperties: false,
-  },
+  schema: reflectionsSchema({ id: { type: 'string', description: 'The reflection\'s id, as in its [id].' }, tags: TAGS_PROPERTY }),
 };
 
 /** Pino-compatible: structured fields first. Never given a reflection's text or a secret. */
@@ -89,8 +69,6 @@ export interface TaggingDeps extends Omit<MemoryJobDeps, 'now'> {
   observer?: TaggingObserver;
 }
 
-const SILENT: TaggingLog = { info() {}, warn() {} };
-
 /** What one call did to the reflections it showed. */
 interface Applied {
   /** Given tags, stored with `tagsBy: 'tagging'`. */
@@ -118,15 +96,14 @@ interface Applied {
  * extraction's.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
-  const log = deps.log ?? SILENT;
-  return memoryJobHandler(tagging(deps, log), { ...deps, now: deps.schedule.now, log });
+  return memoryJobHandler(tagging(deps), { ...deps, now: deps.schedule.now });
 }
 
-function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
+function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
   return {
     kind: 'tagging',
-    isPayload: isTaggingJob,
-    async run({ payload: job, agent, fields, ...call }) {
+    isPayload: isJobPayload,
+    async run({ payload: job, agent, fields, log, ...call }) {
       const upstream = await call.upstream();
       if ('end' in upstream) return upstream;
       const { model } = upstream;
@@ -184,8 +161,7 @@ function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
  * missing list is an error worth a retry, as extraction's.
  */
 function tagsGiven(args: unknown, shown: readonly Reflection[]): { given: Map<string, string[]>; ignored: number } {
-  const list = typeof args === 'object' && args !== null ? (args as { reflections?: unknown }).reflections : undefined;
-  if (!Array.isArray(list)) throw badToolArguments(RECORD_TAGS_TOOL, 'without a `reflections` list');
+  const list = reflectionsIn(args, RECORD_TAGS_TOOL);
   const ids = new Set(shown.map((reflection) => reflection.id));
   const given = new Map<string, string[]>();
   let ignored = 0;
