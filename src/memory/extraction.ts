@@ -22,7 +22,7 @@ import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
 import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 import { jobTurns } from '../domain/conversation-state.js';
-import { deferJob, markExtracted } from './watermark.js';
+import { jobMessageId, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';
 import { proposedFrom, RECORD_REFLECTIONS } from './extraction-tool.js';
 
@@ -95,7 +95,7 @@ const DEFAULT_SHOWN_BASE = 48 * 1024;
  * dead-lettered at once; a model that answers without calling `record_reflections` is
  * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each
  * call, an agent whose daily token budget is spent has the job queued again for the next
- * 00:00 UTC (`deferJob`) and the delivery acked: not a failure, never dropped. A job done,
+ * 00:00 UTC (`memory-job.ts`) and the delivery acked: not a failure, never dropped. A job done,
  * or skipped as already extracted, queues the agent's tagging job when reflections wait
  * for tags (not when extraction is off).
  */
@@ -153,8 +153,8 @@ function extraction(deps: ExtractionDeps): MemoryJob<QueuedExtractionJob> {
         // Checked per call: a job spread over chunks stops at the one the budget does not cover; done chunks stay done.
         const until = await call.budgetSpent();
         if (until !== undefined && deps.budget) {
-          const { bus } = deps.budget;
-          return { end: 'defer', until, requeue: (at) => deferJob(bus, job, at) };
+          // It keeps its `settledAt`, so a newer job of the conversation still replaces it; it replaces none itself.
+          return { end: 'defer', until, bus: deps.budget.bus, subject: EXTRACTION_SUBJECT, job, key: jobMessageId(job) };
         }
         const started = deps.now();
         // Searched per chunk: what an earlier chunk of this job stored is shown to the next.

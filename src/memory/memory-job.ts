@@ -8,7 +8,7 @@
  * |-----------------------------------|--------------------------------------------------------------|
  * | `done`                            | ack                                                          |
  * | `skip` (also: agent gone, not learning) | ack; `<kind> skipped` logged with the reason           |
- * | `defer` (the daily budget is spent) | the job published again for later (`requeue`), then ack  |
+ * | `defer` (the daily budget is spent) | the job published again for the next day, then ack      |
  * | thrown, permanent or unusable twice | dead-lettered (`term`) with its words                      |
  * | thrown, anything else             | thrown again: the bus retries it with the words as reason    |
  *
@@ -17,7 +17,7 @@
  */
 import type { Agent, ProtocolId } from '../domain/types.js';
 import type { ForcedTool } from '../protocols/types.js';
-import type { BusMessage, UpstreamClient } from '../ports/index.js';
+import type { BusMessage, EventBus, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { JobKind } from './agent-jobs.js';
 import { budgetReached, type SpendMeter } from './budget.js';
@@ -64,11 +64,12 @@ export type JobEnding =
   | { end: 'done' }
   | { end: 'skip'; reason: string }
   /**
-   * The agent's daily token budget is spent: `requeue` publishes the job again for `until`,
-   * handed over as bus message `from`, and the delivery is acked once it resolved. `fields`
-   * go into the log line.
+   * The agent's daily token budget is spent: `job` is published on `subject` again for
+   * `until` (its `JobDeferral`), and the delivery is acked once it is, so a crash in between
+   * leaves the job twice (the second finds its work done), never not at all. Its message id
+   * is `key` and that day: a redelivery deferred again is stored once. `fields` go into the log line.
    */
-  | { end: 'defer'; until: number; requeue(at: { until: number; from: string }): Promise<void>; fields?: object };
+  | { end: 'defer'; until: number; bus: EventBus; subject: string; job: JobPayload; key: string; fields?: object };
 
 export const DONE: JobEnding = { end: 'done' };
 
@@ -155,8 +156,9 @@ export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: 
             : await job.run(delivery(kind, deps, { payload, agent, fields, log }));
       if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
       if (ending.end === 'defer') {
-        await ending.requeue({ until: ending.until, from: message.id });
-        log.info({ ...fields, ...ending.fields, until: new Date(ending.until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
+        const { bus, subject, job: deferred, key, until } = ending;
+        await bus.publish(subject, { ...deferred, deferred: { until, from: message.id } }, { notBefore: until, msgId: `${key}/until-${until}` });
+        log.info({ ...fields, ...ending.fields, until: new Date(until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
       }
       await message.ack();
     } catch (error) {

@@ -46,16 +46,6 @@ export async function publishTaggingJob(schedule: TaggingSchedule, job: TaggingJ
 }
 
 /**
- * Publishes the tagging `job`, handed over as bus message `from`, again for `until` (the
- * agent's daily budget is spent); the caller acks `from` once this resolves. Its id names
- * the agent and that day: one deferred job per agent, however many deliveries defer it.
- */
-export async function deferTaggingJob(bus: EventBus, job: TaggingJob, { until, from }: { until: number; from: string }): Promise<void> {
-  const deferred: TaggingJob = { ...job, deferred: { until, from } };
-  await bus.publish(TAGGING_SUBJECT, deferred, { notBefore: until, msgId: `${job.agentId}/until-${until}` });
-}
-
-/**
  * Queues the agent's tagging job when one of its current reflections has no tag author
  * (`ListQuery.needsTags`); true when it did. Called by the extraction handler once a job
  * of the agent is done.

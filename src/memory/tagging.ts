@@ -21,7 +21,6 @@ import {
   TAGGING_BATCH,
   TAGGING_CALLS_PER_JOB,
   TAGGING_SUBJECT,
-  deferTaggingJob,
   publishTaggingJob,
   type TaggingJob,
   type TaggingSchedule,
@@ -118,7 +117,8 @@ function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
         const until = await call.budgetSpent();
         if (until !== undefined) {
           if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
-          return { end: 'defer', until, fields: { ...total }, requeue: (at) => deferTaggingJob(deps.schedule.bus, job, at) };
+          // One deferred job per agent and day, however many deliveries defer it.
+          return { end: 'defer', until, bus: deps.schedule.bus, subject: TAGGING_SUBJECT, job, key: job.agentId, fields: { ...total } };
         }
         total.calls++;
         total.shown += batch.length;
