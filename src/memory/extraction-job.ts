@@ -15,7 +15,7 @@ import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns
 import { stripEngramBlocks } from './engram-blocks.js';
 import { INSTRUCTIONS_SHARE, instructionUnits, knownInstructionUnits } from './instruction-text.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
-import { omittedMiddle, trimToolOutput } from './tool-output.js';
+import { offPair, omittedMiddle, trimToolOutput } from './tool-output.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';
 
@@ -248,8 +248,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     ...(input.maxChunks === undefined ? {} : { maxChunks: input.maxChunks }),
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
     ...(units ? { instructionUnits: units } : instructions && instructions.length > 0 ? { instructions } : {}),
-    ...(input.scope === undefined ? {} : { scope: input.scope }),
-    ...(input.user === undefined ? {} : { user: input.user }),
+    ...jobVisibility(input),
   };
 }
 
@@ -310,8 +309,7 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
     ...(job.source ? { source: job.source } : {}),
     ...(instructions.length > 0 ? { instructions } : {}),
     ...(job.deferred ? { deferred: job.deferred } : {}),
-    ...(job.scope === undefined ? {} : { scope: job.scope }),
-    ...(job.user === undefined ? {} : { user: job.user }),
+    ...jobVisibility(job),
   };
 }
 
@@ -460,18 +458,8 @@ function redactedEnds({ text, cut }: UnredactedTurn, window: number): string {
 /** How far `redactedEnds` moves a cut to reach a line break. */
 const LINE_SLACK = 1024;
 
-/** Moves a cut off the low half of a surrogate pair. */
-function offPair(text: string, index: number): number {
-  const code = text.charCodeAt(index);
-  return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
-}
-
 /** Consumer settings for the extraction subject: exponential backoff from 5 s, capped at 5 min. */
-export function extractionConsumerOptions(config: {
-  ackWaitMs: number;
-  maxDeliver: number;
-  concurrency: number;
-}): ConsumerOptions {
+export function extractionConsumerOptions(config: Pick<ConsumerOptions, 'ackWaitMs' | 'maxDeliver' | 'concurrency'>): ConsumerOptions {
   return {
     ackWaitMs: config.ackWaitMs,
     maxDeliver: config.maxDeliver,

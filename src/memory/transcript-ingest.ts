@@ -16,7 +16,7 @@ import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } f
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
-import { buildExtractionJob } from './extraction-job.js';
+import { buildExtractionJob, jobVisibility } from './extraction-job.js';
 import { publishJob } from './watermark.js';
 import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -185,8 +185,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       settledAt: now,
       source: 'transcript',
       ...(meta.instructions ? { instructions: meta.instructions } : {}),
-      ...(scope === undefined ? {} : { scope }),
-      ...(visible.user === undefined ? {} : { user: visible.user }),
+      ...jobVisibility({ scope, user: visible.user }),
     });
     if (!job) {
       await record(settled(false));
