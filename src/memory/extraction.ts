@@ -87,17 +87,11 @@ export interface ExtractionDeps extends Omit<MemoryJobDeps, 'meter'> {
 const DEFAULT_SHOWN_BASE = 48 * 1024;
 
 /**
- * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
- * agent is gone, extraction is off, or the conversation's watermark says a newer job
- * covers the turns or they were extracted already (`jobTurns`). Failures are settled in
- * words (`memoryJobHandler`): an unreachable, slow or failing upstream is retried with
- * backoff; a permanent refusal (4xx other than 408/409/425/429) and a malformed job are
- * dead-lettered at once; a model that answers without calling `record_reflections` is
- * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each
- * call, an agent whose daily token budget is spent has the job queued again for the next
- * 00:00 UTC (`memory-job.ts`) and the delivery acked: not a failure, never dropped. A job done,
- * or skipped as already extracted, queues the agent's tagging job when reflections wait
- * for tags (not when extraction is off).
+ * The handler for `EXTRACTION_SUBJECT`, on the skeleton of `memory-job.ts` (how failures
+ * and a spent budget end a delivery; the budget is asked before each call). It acks without
+ * calling the upstream when the conversation's watermark says a newer job covers the turns
+ * or they were extracted already (`jobTurns`). A job done, or skipped as already extracted,
+ * queues the agent's tagging job when reflections wait for tags.
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
   return memoryJobHandler(extraction(deps), { ...deps, meter: deps.budget?.meter });

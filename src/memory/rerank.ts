@@ -9,7 +9,7 @@
  */
 import type { ScoredReflection } from '../domain/types.js';
 import { STOPWORDS, words } from '../domain/text.js';
-import { stem } from './keywords.js';
+import { remembered, stem } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import type { WordVectors } from './embedders/word-vectors.js';
 
@@ -46,16 +46,7 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
     return [...seen.values()];
   };
   // A reflection's words are looked up again on every search that finds it: keep them.
-  const held = new Map<string, Term[]>();
-  const termsOf = (text: string): Term[] => {
-    let found = held.get(text);
-    if (!found) {
-      found = terms(text);
-      if (held.size >= HELD_MAX) held.clear();
-      held.set(text, found);
-    }
-    return found;
-  };
+  const termsOf = remembered(HELD_MAX, terms);
   return {
     rerank(query, results) {
       if (results.length === 0) return [];

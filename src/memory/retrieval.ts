@@ -6,7 +6,7 @@
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection, type Visibility } from '../domain/types.js';
 import { termForms, type TermForms } from './term-forms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
-import { keywordTerms } from './keywords.js';
+import { keywordTerms, remembered } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
 import { likenessIn, namedQuery, probeTerms, strongestNamedTerm, type NamedQuery, type NamedTerm } from './named-terms.js';
@@ -165,20 +165,13 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
   const likeness = likenessIn(deps.vocabulary);
   // A reflection's terms are read again on every search that finds it: keep them, by
   // version (a change of content, topic or tags stamps `updatedAt`).
-  const held = new Map<string, ReflectionTerms>();
-  const termsOf = (reflection: Reflection): ReflectionTerms => {
-    const key = `${reflection.id}@${reflection.updatedAt}`;
-    let terms = held.get(key);
-    if (!terms) {
-      // Names come from what the reflection says, not from its tags (generic on purpose).
-      const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
-      const tags = subjectTags(reflection.tags).map((tag) => ({ tag, stems: keywordTerms(tag) })).filter(({ stems }) => stems.length > 0);
-      terms = { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)), tags };
-      if (held.size >= TERMS_HELD) held.clear();
-      held.set(key, terms);
-    }
-    return terms;
-  };
+  const held = remembered(TERMS_HELD, (_key, reflection: Reflection): ReflectionTerms => {
+    // Names come from what the reflection says, not from its tags (generic on purpose).
+    const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
+    const tags = subjectTags(reflection.tags).map((tag) => ({ tag, stems: keywordTerms(tag) })).filter(({ stems }) => stems.length > 0);
+    return { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)), tags };
+  });
+  const termsOf = (reflection: Reflection) => held(`${reflection.id}@${reflection.updatedAt}`, reflection);
 
   /**
    * The candidates of a search: those a search of the same query (text, keywords, probes,

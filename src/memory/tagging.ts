@@ -81,18 +81,14 @@ interface Applied {
 }
 
 /**
- * The handler for `TAGGING_SUBJECT`. Acks without calling the upstream when the agent is
- * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
- * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
- * longest; if some still wait, the next job is queued for the next interval. Failures
- * are settled in words as extraction's are (`memoryJobHandler`), but for one: a model
- * that answers without calling `record_tags` gave no tags, and asking again would spend
- * tokens on the same answer at every interval while the dead letters fill with jobs
- * nobody needs to retry (tags are a bonus; a reflection without them is still found by
- * its words). So that batch is stored untagged (`tagsBy: 'tagging'`, not shown again),
- * one warning line says so, and the job ends, acked. An agent whose daily token budget is
- * spent has the job queued again for the next 00:00 UTC and the delivery acked, as
- * extraction's.
+ * The handler for `TAGGING_SUBJECT`, on the skeleton of `memory-job.ts`, as extraction's.
+ * Acks without a call when nothing waits for tags; else up to `TAGGING_CALLS_PER_JOB`
+ * calls, each showing the `TAGGING_BATCH` reflections waiting longest, and the next job is
+ * queued for the next interval if some still wait. A model that answers without calling
+ * `record_tags` gave no tags, and asking again would spend tokens on the same answer at
+ * every interval while the dead letters fill (tags are a bonus: a reflection is still
+ * found by its words). So that batch is stored untagged (`tagsBy: 'tagging'`, not shown
+ * again), one warning line says so, and the job ends, acked.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
   return memoryJobHandler(tagging(deps), { ...deps, now: deps.schedule.now });

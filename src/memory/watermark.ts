@@ -6,7 +6,7 @@
  * never published.
  */
 import { extractedUpTo, newConversationState } from '../domain/conversation-state.js';
-import type { EventBus, PublishOptions } from '../ports/index.js';
+import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { EXTRACTION_SUBJECT, type JobHeader, type QueuedExtractionJob } from './extraction-job.js';
 
@@ -20,12 +20,11 @@ import { EXTRACTION_SUBJECT, type JobHeader, type QueuedExtractionJob } from './
  * of the conversation may wait by then, and it must not be the one replaced.
  */
 export async function publishJob(bus: EventBus, job: QueuedExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
-  const options: PublishOptions = {
+  await bus.publish(EXTRACTION_SUBJECT, job, {
     notBefore: job.settledAt + settleMs,
     msgId: jobMessageId(job),
     ...(supersede ? { supersedes: `${job.agentId}/${job.conversationId}` } : {}),
-  };
-  await bus.publish(EXTRACTION_SUBJECT, job, options);
+  });
 }
 
 /** The message id of `job`'s publish: a re-publish of the very same job is a no-op; a deferred one adds the day. */
@@ -39,7 +38,7 @@ export function jobMessageId(job: JobHeader): string {
  * activity) are kept, and the watermark never moves back.
  */
 export async function markExtracted(control: Control, job: JobHeader, upTo: number, now: number): Promise<void> {
-  await control.updateConversation(job.agentId, job.conversationId, (current) => {
-    return extractedUpTo(current ?? newConversationState(job.agentId, job.conversationId, job.protocol, now), upTo);
-  });
+  await control.updateConversation(job.agentId, job.conversationId, (current) =>
+    extractedUpTo(current ?? newConversationState(job.agentId, job.conversationId, job.protocol, now), upTo),
+  );
 }
