@@ -44,11 +44,7 @@ export async function relatedReflections(
   visible: Visibility,
   limit = MAX_EXISTING,
 ): Promise<Reflection[]> {
-  const said = turns
-    .filter((turn) => turn.role !== 'tool')
-    .map((turn) => turn.text.trim())
-    .filter((text) => text !== '')
-    .join('\n');
+  const said = turns.flatMap((turn) => (turn.role === 'tool' || turn.text.trim() === '' ? [] : [turn.text.trim()])).join('\n');
   const query = headTailQuery(said, { head: QUERY_HEAD_CHARS, tail: QUERY_TAIL_CHARS, headKeywords: QUERY_HEAD_KEYWORDS });
   if (!query || limit <= 0) return [];
   const found = await searchMemory(deps, agent.id, { ...query, limit: limit * CANDIDATE_FACTOR, visible });

@@ -19,10 +19,8 @@ import { checkReflection, createReflectionWriter, validateReflection, type Refle
 import { rebuildRootIndex } from './root-index.js';
 
 /**
- * Tags that record a reflection written by a person rather than learnt: the domain's
- * `source` names where reflections come from automatically (`mcp` covers every
- * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
- * filter on, and an edit says it was edited. They are not searched by meaning.
+ * Tags that mark a reflection a person wrote or edited, which `source` cannot say (`mcp`
+ * covers every reflection stored on purpose): anyone can filter on them; not searched.
  */
 export { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG } from '../domain/reflection-text.js';
 

@@ -134,9 +134,7 @@ const SILENT: JobLog = { info() {}, warn() {} };
 
 /**
  * The bus handler of `job`: the skeleton above around its steps. Whatever a delivery
- * throws becomes a `JobFailure`, counted; a permanent one (and a model answer that cannot
- * be used, from its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any
- * other thrown again, so the bus redelivers the message with the words as the reason.
+ * throws becomes a `JobFailure`, counted, and is settled as the table says.
  */
 export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: MemoryJobDeps): (message: BusMessage<P>) => Promise<void> {
   const { kind } = job;

@@ -329,7 +329,8 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, noContent, overLimit, limit, superseded, restored };
+      const stored = fresh.map(({ words: _words, vector: _vector, ...reflection }): Reflection => reflection);
+      return { stored, duplicates, rejected, noContent, overLimit, limit, superseded, restored };
     },
   };
 }
@@ -419,7 +420,3 @@ function partitionOf(options: Pick<WriteOptions, 'scope' | 'user'>, everywhere: 
   };
 }
 
-function withoutVector(stored: StoredReflection): Reflection {
-  const { vector: _vector, ...reflection } = stored;
-  return reflection;
-}

@@ -50,9 +50,7 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
   return {
     rerank(query, results) {
       if (results.length === 0) return [];
-      const asked = terms(query)
-        .sort((a, b) => b.weight - a.weight)
-        .slice(0, MAX_QUERY_WORDS);
+      const asked = terms(query).sort((a, b) => b.weight - a.weight).slice(0, MAX_QUERY_WORDS);
       const total = asked.reduce((sum, term) => sum + term.weight, 0);
       if (total === 0) return [...results];
       // Every cosine a search needs (each query word to each vocabulary row its candidates

@@ -246,7 +246,7 @@ function addToken(raw: string, features: Features): void {
  */
 export function stem(word: string): string {
   let w = word;
-  if (w.length <= 3 || hasDigit(w)) return w;
+  if (w.length <= 3 || /[0-9]/.test(w)) return w;
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
@@ -303,7 +303,3 @@ const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
 const isAsciiAlphanumeric = (c: number) => isDigit(c) || isLower(c) || isUpper(c);
 const isTrail = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
-function hasDigit(word: string): boolean {
-  for (let i = 0; i < word.length; i++) if (isDigit(word.charCodeAt(i))) return true;
-  return false;
-}
