@@ -17,6 +17,7 @@
  */
 import type { Agent, ProtocolId } from '../domain/types.js';
 import type { ForcedTool } from '../protocols/types.js';
+import { isObject } from '../protocols/shared.js';
 import type { BusMessage, EventBus, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { JobKind } from './agent-jobs.js';
@@ -48,15 +49,7 @@ export interface JobDeferral {
 
 /** A payload that names what every memory job needs (its kind checks the rest); anything else is dead-lettered. */
 export function isJobPayload(value: unknown): value is JobPayload {
-  const job = value as Partial<JobPayload> | null;
-  return (
-    typeof job === 'object' &&
-    job !== null &&
-    typeof job.agentId === 'string' &&
-    typeof job.orgId === 'string' &&
-    typeof job.protocol === 'string' &&
-    typeof job.model === 'string'
-  );
+  return isObject(value) && ['agentId', 'orgId', 'protocol', 'model'].every((key) => typeof value[key] === 'string');
 }
 
 /** How a job's steps ended a delivery (a failure is thrown instead). */

@@ -194,7 +194,6 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
   return {
     async write(agentId, proposed, source, options = {}) {
       const author = deps.tagAuthor ?? tagAuthorOf(source);
-      const originOf = options.origin;
       let rejected = 0;
       let noContent = 0;
       let duplicates = 0;
@@ -218,7 +217,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           unique.set(idOf(agentId, valid, partition), {
             ...valid,
             ...partition,
-            ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}),
+            ...(options.origin ? { origin: options.origin(proposal as ProposedReflection) } : {}),
             supersedes: new Set(supersededIn(proposal, options.supersedable)),
           });
         }

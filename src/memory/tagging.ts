@@ -118,10 +118,9 @@ function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
         }
         total.calls++;
         total.shown += batch.length;
-        let given = new Map<string, string[]>();
-        let ignored = 0;
+        let answer: ReturnType<typeof tagsGiven> = { given: new Map(), ignored: 0 };
         try {
-          ({ given, ignored } = tagsGiven(await call.ask(upstream, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS), batch));
+          answer = tagsGiven(await call.ask(upstream, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS), batch);
           deps.observer?.taggingCall('ok');
         } catch (error) {
           const failure = jobFailure(error);
@@ -135,8 +134,8 @@ function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
           log.warn({ ...fields, model, reflections: batch.length, reason: failure.message }, 'tagging: the model answered without calling record_tags; these reflections stay untagged');
           refusedTool = true;
         }
-        const applied = await apply(deps, agent.id, batch, given);
-        applied.ignored = ignored;
+        const applied = await apply(deps, agent.id, batch, answer.given);
+        applied.ignored = answer.ignored;
         for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
         if (applied.tagged > 0) deps.observer?.reflectionsTagged(applied.tagged);
       }
@@ -157,11 +156,10 @@ function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
  * missing list is an error worth a retry, as extraction's.
  */
 function tagsGiven(args: unknown, shown: readonly Reflection[]): { given: Map<string, string[]>; ignored: number } {
-  const list = reflectionsIn(args, RECORD_TAGS_TOOL);
   const ids = new Set(shown.map((reflection) => reflection.id));
   const given = new Map<string, string[]>();
   let ignored = 0;
-  for (const entry of list) {
+  for (const entry of reflectionsIn(args, RECORD_TAGS_TOOL)) {
     const { id, tags } = (typeof entry === 'object' && entry !== null ? entry : {}) as { id?: unknown; tags?: unknown };
     if (typeof id !== 'string' || !ids.has(id)) ignored++;
     else if (!given.has(id)) given.set(id, validTags(tags));
