@@ -146,8 +146,7 @@ class Features {
 
   /** One lowercased word, in text order; one-letter words and stopwords do not count, digits do. */
   add(word: string): void {
-    if (word.length < 2 && !(word.length === 1 && isDigit(word.charCodeAt(0)))) return;
-    if (STOPWORDS.has(word)) return;
+    if ((word.length < 2 && !(word.length === 1 && isDigit(word.charCodeAt(0)))) || STOPWORDS.has(word)) return;
     const wordHash = hashString(SEED_WORD, stem(word));
     this.words.add(wordHash);
     if (this.previous !== undefined) this.bigrams.add(mix(Math.imul(this.previous ^ SEED_BIGRAM, FNV_PRIME) ^ wordHash));
