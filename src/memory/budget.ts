@@ -2,7 +2,7 @@
  * An agent's optional daily budget for Engram's own upstream calls (extraction, tagging):
  * what those calls spend is counted per agent and UTC day, and once the day's input plus
  * output tokens reach `MemorySettings.dailyTokenBudget`, the agent's jobs are not run but
- * queued again for the next 00:00 UTC (`deferJob`, `deferTaggingJob`): never dropped, and
+ * queued again for the next 00:00 UTC (`memory-job.ts`): never dropped, and
  * never counted as a failed delivery. The check is made before each call, so the call
  * that crosses the budget runs whole, and the budget is passed by at most that call (plus
  * what other replicas counted in the last few seconds).

@@ -96,9 +96,7 @@ const BLOCKS = /(?:\r?\n)*(?:<engram-([a-z][a-z0-9-]*)>[\s\S]*?<\/engram-\1>(?:\
 export function stripEngramBlocks(text: string): string {
   if (!text.includes('<engram-')) return text;
   return text.replace(BLOCKS, (match: string, _name: string, offset: number, input: string) => {
-    const atStart = offset === 0;
-    const atEnd = offset + match.length === input.length;
-    if (atStart || atEnd) return '';
+    if (offset === 0 || offset + match.length === input.length) return '';
     const lead = /^(?:\r?\n)*/.exec(match)?.[0] ?? '';
     const trail = /(?:\r?\n)*$/.exec(match)?.[0] ?? '';
     return lead.length >= trail.length ? lead : trail;

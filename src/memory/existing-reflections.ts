@@ -8,11 +8,10 @@
  */
 import type { Agent, Reflection, Visibility } from '../domain/types.js';
 import type { Turn } from '../domain/transcript.js';
-import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
 import { keywordTerms } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemorySearchDeps } from './memory-search.js';
-import { relatedCosine } from './retrieval.js';
+import { headTailQuery, relatedCosine } from './retrieval.js';
 
 /** Reflections shown at most: enough for the few a chunk can change, few enough to cost little. */
 export const MAX_EXISTING = 8;
@@ -25,10 +24,8 @@ export const MAX_EXISTING = 8;
 const QUERY_HEAD_CHARS = 1500;
 const QUERY_TAIL_CHARS = 2500;
 const QUERY_HEAD_KEYWORDS = 16;
-const MAX_KEYWORDS = 32;
 /** Candidates per reflection shown: room for the relation check to drop some. */
 const CANDIDATE_FACTOR = 3;
-const ALPHA = 0.5;
 
 /**
  * The agent's current reflections most related to `turns`, best first, at most `limit`:
@@ -47,19 +44,11 @@ export async function relatedReflections(
   visible: Visibility,
   limit = MAX_EXISTING,
 ): Promise<Reflection[]> {
-  const said = turns
-    .filter((turn) => turn.role !== 'tool')
-    .map((turn) => turn.text.trim())
-    .filter((text) => text !== '')
-    .join('\n');
-  const { head, tail } = headAndTail(withoutNoiseLines(said), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
-  const text = `${head}\n${tail}`.trim();
-  if (text === '' || limit <= 0) return [];
-  const keywords = [...new Set([...words(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...words(keywordQuery(tail))])]
-    .slice(0, MAX_KEYWORDS)
-    .join(' ');
-  const found = await searchMemory(deps, agent.id, { text, keywords, limit: limit * CANDIDATE_FACTOR, alpha: ALPHA, visible });
-  const asked = new Set(keywordTerms(keywords));
+  const said = turns.flatMap((turn) => (turn.role === 'tool' || turn.text.trim() === '' ? [] : [turn.text.trim()])).join('\n');
+  const query = headTailQuery(said, { head: QUERY_HEAD_CHARS, tail: QUERY_TAIL_CHARS, headKeywords: QUERY_HEAD_KEYWORDS });
+  if (!query || limit <= 0) return [];
+  const found = await searchMemory(deps, agent.id, { ...query, limit: limit * CANDIDATE_FACTOR, visible });
+  const asked = new Set(keywordTerms(query.keywords));
   const bar = relatedCosine(deps.embedder, agent.memory.minScore);
   return found
     .filter((result) => sharesTerm(result.reflection, asked) || result.vectorScore >= bar)
@@ -71,5 +60,3 @@ export async function relatedReflections(
 function sharesTerm(reflection: Reflection, asked: ReadonlySet<string>): boolean {
   return keywordTerms(`${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`).some((term) => asked.has(term));
 }
-
-const words = (query: string): string[] => (query === '' ? [] : query.split(' '));

@@ -6,25 +6,21 @@
  * it is queued.
  */
 import type { Turn } from '../domain/transcript.js';
-import type { ProtocolId, ReflectionSource, Visibility } from '../domain/types.js';
+import type { ReflectionSource, Visibility } from '../domain/types.js';
 import { redactSecrets } from '../redaction/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
+import type { JobPayload } from './memory-job.js';
 import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { INSTRUCTIONS_SHARE, instructionUnits, knownInstructionUnits } from './instruction-text.js';
 import { TURN_FRAME_BYTES, escapedBytes, framedTurnBytes } from './extraction-frame.js';
-import { omittedMiddle, trimToolOutput } from './tool-output.js';
+import { offPair, omittedMiddle, trimToolOutput } from './tool-output.js';
 
 export const EXTRACTION_SUBJECT = 'engram.extraction';
 
-export interface ExtractionJob {
-  agentId: string;
-  orgId: string;
+export interface ExtractionJob extends JobPayload {
   conversationId: string;
-  protocol: ProtocolId;
-  /** The conversation's model; used unless the agent configures an extraction model. */
-  model: string;
   /** Index, in the conversation's transcript, of `turns[0]`. */
   firstTurn: number;
   /**
@@ -49,22 +45,9 @@ export interface ExtractionJob {
    * Absent when there are none (and on jobs queued before it existed).
    */
   instructions?: string[];
-  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
-  deferred?: JobDeferral;
   /** The conversation's project and end user (DESIGN section 13): what is learnt is stored in them. */
   scope?: string;
   user?: string;
-}
-
-/**
- * Why a memory job waits: it was handed to a worker, but the agent's daily token budget
- * was spent, so it was published again for the next day and the delivery acked.
- */
-export interface JobDeferral {
-  /** Epoch ms it waits for: the next 00:00 UTC. */
-  until: number;
-  /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
-  from: string;
 }
 
 /** The job's conversation's scope and user: what its extraction is shown, and where it writes. */
@@ -265,8 +248,7 @@ export function selectNewTurns(input: BuildExtractionJobInput): UnredactedJob | 
     ...(input.maxChunks === undefined ? {} : { maxChunks: input.maxChunks }),
     ...(input.source && input.source !== 'conversation' ? { source: input.source } : {}),
     ...(units ? { instructionUnits: units } : instructions && instructions.length > 0 ? { instructions } : {}),
-    ...(input.scope === undefined ? {} : { scope: input.scope }),
-    ...(input.user === undefined ? {} : { user: input.user }),
+    ...jobVisibility(input),
   };
 }
 
@@ -327,8 +309,7 @@ export function redactJob(job: UnredactedJob, cleaned?: CleanedTurns): Extractio
     ...(job.source ? { source: job.source } : {}),
     ...(instructions.length > 0 ? { instructions } : {}),
     ...(job.deferred ? { deferred: job.deferred } : {}),
-    ...(job.scope === undefined ? {} : { scope: job.scope }),
-    ...(job.user === undefined ? {} : { user: job.user }),
+    ...jobVisibility(job),
   };
 }
 
@@ -477,18 +458,8 @@ function redactedEnds({ text, cut }: UnredactedTurn, window: number): string {
 /** How far `redactedEnds` moves a cut to reach a line break. */
 const LINE_SLACK = 1024;
 
-/** Moves a cut off the low half of a surrogate pair. */
-function offPair(text: string, index: number): number {
-  const code = text.charCodeAt(index);
-  return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
-}
-
 /** Consumer settings for the extraction subject: exponential backoff from 5 s, capped at 5 min. */
-export function extractionConsumerOptions(config: {
-  ackWaitMs: number;
-  maxDeliver: number;
-  concurrency: number;
-}): ConsumerOptions {
+export function extractionConsumerOptions(config: Pick<ConsumerOptions, 'ackWaitMs' | 'maxDeliver' | 'concurrency'>): ConsumerOptions {
   return {
     ackWaitMs: config.ackWaitMs,
     maxDeliver: config.maxDeliver,

@@ -9,40 +9,40 @@ import type { ForcedTool, ProposedReflection } from '../protocols/types.js';
 /** A reflection's tags as the forced tools (`record_reflections`, `record_tags`) ask for them. */
 export const TAGS_PROPERTY = { type: 'array', items: { type: 'string' }, description: 'Phrases to find it under later: goals, symptoms, generic names, synonyms.' };
 
-/** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
-export const RECORD_REFLECTIONS_SCHEMA = {
-  type: 'object',
-  properties: {
-    reflections: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          kind: { type: 'string', enum: ['factual', 'procedural'] },
-          content: { type: 'string' },
-          topic: { type: 'string' },
-          tags: TAGS_PROPERTY,
-          // Required but nullable: strict tool schemas (Responses) need every property listed.
-          turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
-          // Required for the same reason; an empty list when it replaces nothing.
-          supersedes: {
-            type: 'array',
-            items: { type: 'string' },
-            description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
-          },
-          everywhere: {
-            type: 'boolean',
-            description: 'true when it holds in every project (about the person, the tools, or the user said so); false when it concerns this project.',
-          },
-        },
-        required: ['kind', 'content', 'topic', 'tags', 'turn', 'supersedes', 'everywhere'],
-        additionalProperties: false,
-      },
+/**
+ * A forced tool's input, `{ reflections: [...] }`, strict-compatible: strict tool schemas
+ * (Responses) need every property of an entry listed as required, so each one is.
+ */
+export function reflectionsSchema<const T extends Record<string, object>>(properties: T) {
+  return {
+    type: 'object',
+    properties: {
+      reflections: { type: 'array', items: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false } },
     },
+    required: ['reflections'],
+    additionalProperties: false,
+  } as const;
+}
+
+/** JSON Schema of the `record_reflections` tool input (DESIGN section 5). */
+export const RECORD_REFLECTIONS_SCHEMA = reflectionsSchema({
+  kind: { type: 'string', enum: ['factual', 'procedural'] },
+  content: { type: 'string' },
+  topic: { type: 'string' },
+  tags: TAGS_PROPERTY,
+  // Nullable, being required.
+  turn: { type: ['integer', 'null'], description: 'The n of the transcript turn (<turn n=...>) this is learnt from, or null.' },
+  // An empty list when it replaces nothing.
+  supersedes: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Ids of the existing reflections this one replaces (a changed fact); usually empty.',
   },
-  required: ['reflections'],
-  additionalProperties: false,
-} as const;
+  everywhere: {
+    type: 'boolean',
+    description: 'true when it holds in every project (about the person, the tools, or the user said so); false when it concerns this project.',
+  },
+});
 
 export const RECORD_REFLECTIONS_TOOL = 'record_reflections';
 
@@ -58,10 +58,7 @@ export const RECORD_REFLECTIONS: ForcedTool = {
  * (the writer validates again), a missing list is an error worth a retry.
  */
 export function proposedFrom(args: unknown): ProposedReflection[] {
-  if (!isObject(args) || !Array.isArray(args.reflections)) {
-    throw badToolArguments(RECORD_REFLECTIONS_TOOL, 'without a `reflections` list');
-  }
-  return args.reflections.filter(isObject).flatMap((entry) =>
+  return reflectionsIn(args, RECORD_REFLECTIONS_TOOL).filter(isObject).flatMap((entry) =>
     (entry.kind === 'factual' || entry.kind === 'procedural') && typeof entry.content === 'string'
       ? [
           {
@@ -76,6 +73,12 @@ export function proposedFrom(args: unknown): ProposedReflection[] {
         ]
       : [],
   );
+}
+
+/** The `reflections` list of a forced tool's arguments; a missing list is an error worth a retry. */
+export function reflectionsIn(args: unknown, tool: string): unknown[] {
+  if (!isObject(args) || !Array.isArray(args.reflections)) throw badToolArguments(tool, 'without a `reflections` list');
+  return args.reflections;
 }
 
 /** More ids than the extraction request ever shows: the rest of a longer list is dropped. */

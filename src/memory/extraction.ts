@@ -20,9 +20,9 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
-import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 import { jobTurns } from '../domain/conversation-state.js';
-import { deferJob, markExtracted } from './watermark.js';
+import { jobMessageId, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';
 import { proposedFrom, RECORD_REFLECTIONS } from './extraction-tool.js';
 
@@ -83,34 +83,26 @@ export interface ExtractionDeps extends Omit<MemoryJobDeps, 'meter'> {
   cleaned?: CleanedTurns;
 }
 
-const SILENT: ExtractionLog = { info() {}, warn() {}, error() {} };
 /** `Config.extraction.maxBytes`'s default: what the instructions shown are a share of when no bound is given. */
 const DEFAULT_SHOWN_BASE = 48 * 1024;
 
 /**
- * The handler for `EXTRACTION_SUBJECT`. It acks without calling the upstream when the
- * agent is gone, extraction is off, or the conversation's watermark says a newer job
- * covers the turns or they were extracted already (`jobTurns`). Failures are settled in
- * words (`memoryJobHandler`): an unreachable, slow or failing upstream is retried with
- * backoff; a permanent refusal (4xx other than 408/409/425/429) and a malformed job are
- * dead-lettered at once; a model that answers without calling `record_reflections` is
- * asked once more, then dead-lettered (`MODEL_ANSWER_DELIVERIES`). Before each
- * call, an agent whose daily token budget is spent has the job queued again for the next
- * 00:00 UTC (`deferJob`) and the delivery acked: not a failure, never dropped. A job done,
- * or skipped as already extracted, queues the agent's tagging job when reflections wait
- * for tags (not when extraction is off).
+ * The handler for `EXTRACTION_SUBJECT`, on the skeleton of `memory-job.ts` (how failures
+ * and a spent budget end a delivery; the budget is asked before each call). It acks without
+ * calling the upstream when the conversation's watermark says a newer job covers the turns
+ * or they were extracted already (`jobTurns`). A job done, or skipped as already extracted,
+ * queues the agent's tagging job when reflections wait for tags.
  */
 export function createExtractionHandler(deps: ExtractionDeps): (message: BusMessage<QueuedExtractionJob>) => Promise<void> {
-  const log = deps.log ?? SILENT;
-  return memoryJobHandler(extraction(deps, log), { ...deps, meter: deps.budget?.meter, log });
+  return memoryJobHandler(extraction(deps), { ...deps, meter: deps.budget?.meter });
 }
 
-function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedExtractionJob> {
+function extraction(deps: ExtractionDeps): MemoryJob<QueuedExtractionJob> {
   return {
     kind: 'extraction',
     isPayload: isJob,
     fields: (queued) => ({ conversationId: queued.conversationId }),
-    async run({ payload: queued, agent, fields, ...call }) {
+    async run({ payload: queued, agent, fields, log, ...call }) {
       const state = await deps.control.getConversation(queued.agentId, queued.conversationId);
       const pending = jobTurns(state, queued);
       if ('skip' in pending) {
@@ -155,8 +147,8 @@ function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedE
         // Checked per call: a job spread over chunks stops at the one the budget does not cover; done chunks stay done.
         const until = await call.budgetSpent();
         if (until !== undefined && deps.budget) {
-          const { bus } = deps.budget;
-          return { end: 'defer', until, requeue: (at) => deferJob(bus, job, at) };
+          // It keeps its `settledAt`, so a newer job of the conversation still replaces it; it replaces none itself.
+          return { end: 'defer', until, bus: deps.budget.bus, subject: EXTRACTION_SUBJECT, job, key: jobMessageId(job) };
         }
         const started = deps.now();
         // Searched per chunk: what an earlier chunk of this job stored is shown to the next.
@@ -212,7 +204,7 @@ function extraction(deps: ExtractionDeps, log: ExtractionLog): MemoryJob<QueuedE
  * Queues the agent's tagging job if reflections wait for tags. A failure is logged, not
  * thrown: the extraction is done, and the agent's next one queues the job again.
  */
-async function queueTagging(deps: ExtractionDeps, log: ExtractionLog, job: JobHeader): Promise<void> {
+async function queueTagging(deps: ExtractionDeps, log: JobLog, job: JobHeader): Promise<void> {
   if (!deps.tagging) return;
   try {
     await requestTagging(deps.tagging, { agentId: job.agentId, orgId: job.orgId, protocol: job.protocol, model: job.model });
@@ -231,15 +223,10 @@ export function consumeExtractionJobs(
 }
 
 function isJob(value: unknown): value is QueuedExtractionJob {
-  const job = value as Partial<UnredactedJob> | null;
+  const job = value as Partial<UnredactedJob>;
   return (
-    typeof job === 'object' &&
-    job !== null &&
-    typeof job.agentId === 'string' &&
-    typeof job.orgId === 'string' &&
+    isJobPayload(value) &&
     typeof job.conversationId === 'string' &&
-    typeof job.protocol === 'string' &&
-    typeof job.model === 'string' &&
     Number.isInteger(job.firstTurn) &&
     Number.isInteger(job.turnCount) &&
     typeof job.settledAt === 'number' &&

@@ -1,12 +1,9 @@
 /**
  * Reflections a person adds, edits, restores or deletes (the management API and the
- * dashboard alike). An addition takes the path MCP `remember` takes (redaction,
- * restatement checks, the reflection cap, embedding), marked with a tag; an edit is
- * cleaned like a learnt reflection, re-embedded when its content changes, and keeps its
- * id and origin; a restore is an edit that makes a superseded reflection current. Tags a
- * person gives, in an addition or an edit, are recorded as the person's (`tagsBy`). Every
- * change rebuilds the root memory index; a failed rebuild only delays the index until
- * the next write, so it is reported, not turned into an error for a change that succeeded.
+ * dashboard alike). An addition takes MCP `remember`'s path, marked with a tag; an edit is
+ * cleaned like a learnt reflection and keeps its id and origin; tags a person gives are the
+ * person's (`tagsBy`). A failed rebuild of the root index only delays it until the next
+ * write, so it is reported, not turned into an error for a change that succeeded.
  */
 import type { Reflection, ReflectionKind, Visibility } from '../domain/types.js';
 import { reflectionId } from './reflection-id.js';
@@ -19,10 +16,8 @@ import { checkReflection, createReflectionWriter, validateReflection, type Refle
 import { rebuildRootIndex } from './root-index.js';
 
 /**
- * Tags that record a reflection written by a person rather than learnt: the domain's
- * `source` names where reflections come from automatically (`mcp` covers every
- * reflection stored on purpose), so a hand-made one is marked with a tag anyone can
- * filter on, and an edit says it was edited. They are not searched by meaning.
+ * Tags that mark a reflection a person wrote or edited, which `source` cannot say (`mcp`
+ * covers every reflection stored on purpose): anyone can filter on them; not searched.
  */
 export { ADDED_BY_HAND_TAG, EDITED_BY_HAND_TAG } from '../domain/reflection-text.js';
 

@@ -105,13 +105,9 @@ function best(entries: Iterable<Fused>, count: number): Fused[] {
 
 /** Min-max normalisation over the list's scores (all equal: 1). */
 function normaliser(list: readonly Match[]): (score: number) => number {
-  let min = Infinity;
-  let max = -Infinity;
-  for (const { score } of list) {
-    if (score < min) min = score;
-    if (score > max) max = score;
-  }
-  const range = max - min;
+  const scores = list.map(({ score }) => score);
+  const min = Math.min(...scores);
+  const range = Math.max(...scores) - min;
   return (score) => (range > 0 ? (score - min) / range : 1);
 }
 

@@ -12,20 +12,28 @@ import { STOPWORDS, words } from '../domain/text.js';
 // wink-porter2-stemmer is CommonJS without types: one function, word -> stem.
 const stemWord = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
 
-/** Stems of the words seen so far: the same few thousand words recur on every request. */
-const STEMS = new Map<string, string>();
+/**
+ * `make` remembered by key until `max` keys are held, then all forgotten at once: for what
+ * every request asks again of the same words and reflections.
+ */
+export function remembered<T, A = void>(max: number, make: (key: string, arg: A) => T): (key: string, arg: A) => T {
+  const held = new Map<string, T>();
+  return (key, arg) => {
+    let value = held.get(key);
+    if (value === undefined) {
+      value = make(key, arg);
+      if (held.size >= max) held.clear();
+      held.set(key, value);
+    }
+    return value;
+  };
+}
+
+/** Stems of the words seen so far, up to this many: the same few thousand words recur on every request. */
 const STEM_CACHE_MAX = 200_000;
 
-export function stem(word: string): string {
-  let stemmed = STEMS.get(word);
-  if (stemmed === undefined) {
-    // Digits and mixed identifiers (`v2`, `s3`, `utf8`) are kept as they are.
-    stemmed = /^[a-z]+$/.test(word) ? stemWord(word) : word;
-    if (STEMS.size >= STEM_CACHE_MAX) STEMS.clear();
-    STEMS.set(word, stemmed);
-  }
-  return stemmed;
-}
+// Digits and mixed identifiers (`v2`, `s3`, `utf8`) are kept as they are.
+export const stem = remembered(STEM_CACHE_MAX, (word): string => (/^[a-z]+$/.test(word) ? stemWord(word) : word));
 
 /** The keyword terms of a text: stems of its content words, in order, with repeats. */
 export function keywordTerms(text: string): string[] {

@@ -8,7 +8,7 @@
  * |-----------------------------------|--------------------------------------------------------------|
  * | `done`                            | ack                                                          |
  * | `skip` (also: agent gone, not learning) | ack; `<kind> skipped` logged with the reason           |
- * | `defer` (the daily budget is spent) | the job published again for later (`requeue`), then ack  |
+ * | `defer` (the daily budget is spent) | the job published again for the next day, then ack      |
  * | thrown, permanent or unusable twice | dead-lettered (`term`) with its words                      |
  * | thrown, anything else             | thrown again: the bus retries it with the words as reason    |
  *
@@ -17,7 +17,8 @@
  */
 import type { Agent, ProtocolId } from '../domain/types.js';
 import type { ForcedTool } from '../protocols/types.js';
-import type { BusMessage, UpstreamClient } from '../ports/index.js';
+import { isObject } from '../protocols/shared.js';
+import type { BusMessage, EventBus, UpstreamClient } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import type { JobKind } from './agent-jobs.js';
 import { budgetReached, type SpendMeter } from './budget.js';
@@ -31,6 +32,24 @@ export interface JobPayload {
   protocol: ProtocolId;
   /** The conversation's model; used unless the agent configures an extraction model. */
   model: string;
+  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
+  deferred?: JobDeferral;
+}
+
+/**
+ * Why a memory job waits: it was handed to a worker, but the agent's daily token budget
+ * was spent, so it was published again for the next day and the delivery acked.
+ */
+export interface JobDeferral {
+  /** Epoch ms it waits for: the next 00:00 UTC. */
+  until: number;
+  /** The bus id of the delivery it replaces: that delivery's ack is a deferral, not a job done. */
+  from: string;
+}
+
+/** A payload that names what every memory job needs (its kind checks the rest); anything else is dead-lettered. */
+export function isJobPayload(value: unknown): value is JobPayload {
+  return isObject(value) && ['agentId', 'orgId', 'protocol', 'model'].every((key) => typeof value[key] === 'string');
 }
 
 /** How a job's steps ended a delivery (a failure is thrown instead). */
@@ -38,11 +57,12 @@ export type JobEnding =
   | { end: 'done' }
   | { end: 'skip'; reason: string }
   /**
-   * The agent's daily token budget is spent: `requeue` publishes the job again for `until`,
-   * handed over as bus message `from`, and the delivery is acked once it resolved. `fields`
-   * go into the log line.
+   * The agent's daily token budget is spent: `job` is published on `subject` again for
+   * `until` (its `JobDeferral`), and the delivery is acked once it is, so a crash in between
+   * leaves the job twice (the second finds its work done), never not at all. Its message id
+   * is `key` and that day: a redelivery deferred again is stored once. `fields` go into the log line.
    */
-  | { end: 'defer'; until: number; requeue(at: { until: number; from: string }): Promise<void>; fields?: object };
+  | { end: 'defer'; until: number; bus: EventBus; subject: string; job: JobPayload; key: string; fields?: object };
 
 export const DONE: JobEnding = { end: 'done' };
 
@@ -58,6 +78,8 @@ export interface Delivery<P extends JobPayload> {
   readonly agent: Agent;
   /** What names this delivery in a log line: the agent, the job's own fields, the attempt. */
   readonly fields: object;
+  /** The handler's log (`MemoryJobDeps.log`), silent when none is given. */
+  readonly log: JobLog;
   /** The adapter, key and model of the agent's upstream, or the `skip` that ends the job (its secrets are gone). */
   upstream(): Promise<JobUpstream | JobEnding>;
   /** When the agent's jobs may run again if today's budget is spent (the next 00:00 UTC); asked before each call. */
@@ -105,9 +127,7 @@ const SILENT: JobLog = { info() {}, warn() {} };
 
 /**
  * The bus handler of `job`: the skeleton above around its steps. Whatever a delivery
- * throws becomes a `JobFailure`, counted; a permanent one (and a model answer that cannot
- * be used, from its `MODEL_ANSWER_DELIVERIES`th delivery) is `term`ed with its words, any
- * other thrown again, so the bus redelivers the message with the words as the reason.
+ * throws becomes a `JobFailure`, counted, and is settled as the table says.
  */
 export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: MemoryJobDeps): (message: BusMessage<P>) => Promise<void> {
   const { kind } = job;
@@ -124,11 +144,12 @@ export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: 
           ? { end: 'skip', reason: 'agent deleted' }
           : !agent.memory.extract
             ? { end: 'skip', reason: 'extraction disabled' }
-            : await job.run(delivery(kind, deps, payload, agent, fields));
+            : await job.run(delivery(kind, deps, { payload, agent, fields, log }));
       if (ending.end === 'skip') log.info({ ...fields, reason: ending.reason }, `${kind} skipped`);
       if (ending.end === 'defer') {
-        await ending.requeue({ until: ending.until, from: message.id });
-        log.info({ ...fields, ...ending.fields, until: new Date(ending.until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
+        const { bus, subject, job: deferred, key, until } = ending;
+        await bus.publish(subject, { ...deferred, deferred: { until, from: message.id } }, { notBefore: until, msgId: `${key}/until-${until}` });
+        log.info({ ...fields, ...ending.fields, until: new Date(until).toISOString() }, `${kind} deferred: the agent's daily token budget is spent`);
       }
       await message.ack();
     } catch (error) {
@@ -143,11 +164,10 @@ export function memoryJobHandler<P extends JobPayload>(job: MemoryJob<P>, deps: 
   };
 }
 
-function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, payload: P, agent: Agent, fields: object): Delivery<P> {
+function delivery<P extends JobPayload>(kind: JobKind, deps: MemoryJobDeps, given: Omit<Delivery<P>, 'upstream' | 'budgetSpent' | 'ask'>): Delivery<P> {
+  const { payload, agent } = given;
   return {
-    payload,
-    agent,
-    fields,
+    ...given,
     async upstream() {
       const upstream = await jobUpstream(deps, agent, payload);
       return 'skip' in upstream ? { end: 'skip', reason: upstream.skip } : upstream;

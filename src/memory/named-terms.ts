@@ -13,7 +13,7 @@
  * A term's strength is the product of how name-like and how rare it is, in [0, 1].
  */
 import { containsSequence, termForms, type Identifier, type TermForms, type WordForm } from './term-forms.js';
-import { stem } from './keywords.js';
+import { remembered, stem } from './keywords.js';
 import { words } from '../domain/text.js';
 
 /** What English knows of a word: its frequency rank, if it is among the known words. */
@@ -68,16 +68,7 @@ const LIKENESS_HELD = 50_000;
  * same few words for every candidate it judges.
  */
 export function likenessIn(vocabulary: Vocabulary | undefined): Likeness {
-  const held = new Map<string, number>();
-  return (word) => {
-    let likeness = held.get(word);
-    if (likeness === undefined) {
-      likeness = nameLikeness(word, vocabulary);
-      if (held.size >= LIKENESS_HELD) held.clear();
-      held.set(word, likeness);
-    }
-    return likeness;
-  };
+  return remembered(LIKENESS_HELD, (word) => nameLikeness(word, vocabulary));
 }
 
 /**

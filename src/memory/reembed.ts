@@ -9,6 +9,7 @@
 import type { Embedder, ReflectionStore, StoredReflection } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { embeddingText } from '../domain/reflection-text.js';
+import { listAllReflections } from './root-index.js';
 
 export interface ReembedDeps {
   control: Control;
@@ -16,7 +17,6 @@ export interface ReembedDeps {
   embedder: Embedder;
 }
 
-const PAGE = 500;
 const BATCH = 64;
 
 /** Re-embeds every stale reflection of every agent; returns how many were re-embedded. */
@@ -24,12 +24,7 @@ export async function reembedStale(deps: ReembedDeps, signal?: AbortSignal): Pro
   let done = 0;
   for (const org of await deps.control.directory.listOrgs()) {
     for (const agent of await deps.control.directory.listAgents(org.id)) {
-      const stale = [];
-      for (let offset = 0; ; offset += PAGE) {
-        const page = await deps.reflections.list(agent.id, { limit: PAGE, offset });
-        stale.push(...page.filter((reflection) => reflection.embedderId !== deps.embedder.id));
-        if (page.length < PAGE) break;
-      }
+      const stale = (await listAllReflections(deps.reflections, agent.id)).filter((reflection) => reflection.embedderId !== deps.embedder.id);
       for (let at = 0; at < stale.length; at += BATCH) {
         if (signal?.aborted) return done;
         const batch = stale.slice(at, at + BATCH);

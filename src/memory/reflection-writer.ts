@@ -194,7 +194,6 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
   return {
     async write(agentId, proposed, source, options = {}) {
       const author = deps.tagAuthor ?? tagAuthorOf(source);
-      const originOf = options.origin;
       let rejected = 0;
       let noContent = 0;
       let duplicates = 0;
@@ -218,7 +217,7 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
           unique.set(idOf(agentId, valid, partition), {
             ...valid,
             ...partition,
-            ...(originOf ? { origin: originOf(proposal as ProposedReflection) } : {}),
+            ...(options.origin ? { origin: options.origin(proposal as ProposedReflection) } : {}),
             supersedes: new Set(supersededIn(proposal, options.supersedable)),
           });
         }
@@ -329,7 +328,8 @@ export function createReflectionWriter(deps: ReflectionWriterDeps): ReflectionWr
       if (fresh.length > 0 || touched.size > 0) {
         await rebuildRootIndex(agentId, { reflections: deps.reflections, control: deps.control });
       }
-      return { stored: fresh.map(({ words: _words, ...stored }) => withoutVector(stored)), duplicates, rejected, noContent, overLimit, limit, superseded, restored };
+      const stored = fresh.map(({ words: _words, vector: _vector, ...reflection }): Reflection => reflection);
+      return { stored, duplicates, rejected, noContent, overLimit, limit, superseded, restored };
     },
   };
 }
@@ -419,7 +419,3 @@ function partitionOf(options: Pick<WriteOptions, 'scope' | 'user'>, everywhere: 
   };
 }
 
-function withoutVector(stored: StoredReflection): Reflection {
-  const { vector: _vector, ...reflection } = stored;
-  return reflection;
-}

@@ -9,7 +9,7 @@
  */
 import type { ScoredReflection } from '../domain/types.js';
 import { STOPWORDS, words } from '../domain/text.js';
-import { stem } from './keywords.js';
+import { remembered, stem } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import type { WordVectors } from './embedders/word-vectors.js';
 
@@ -46,22 +46,11 @@ export function createSoftMatchReranker(vectors: WordVectors): Reranker {
     return [...seen.values()];
   };
   // A reflection's words are looked up again on every search that finds it: keep them.
-  const held = new Map<string, Term[]>();
-  const termsOf = (text: string): Term[] => {
-    let found = held.get(text);
-    if (!found) {
-      found = terms(text);
-      if (held.size >= HELD_MAX) held.clear();
-      held.set(text, found);
-    }
-    return found;
-  };
+  const termsOf = remembered(HELD_MAX, terms);
   return {
     rerank(query, results) {
       if (results.length === 0) return [];
-      const asked = terms(query)
-        .sort((a, b) => b.weight - a.weight)
-        .slice(0, MAX_QUERY_WORDS);
+      const asked = terms(query).sort((a, b) => b.weight - a.weight).slice(0, MAX_QUERY_WORDS);
       const total = asked.reduce((sum, term) => sum + term.weight, 0);
       if (total === 0) return [...results];
       // Every cosine a search needs (each query word to each vocabulary row its candidates

@@ -6,7 +6,7 @@
 import { DEFAULT_MEMORY_SETTINGS, type Agent, type Reflection, type ScoredReflection, type Visibility } from '../domain/types.js';
 import { termForms, type TermForms } from './term-forms.js';
 import { headAndTail, keywordQuery, withoutNoiseLines } from '../domain/text.js';
-import { keywordTerms } from './keywords.js';
+import { keywordTerms, remembered } from './keywords.js';
 import { subjectTags } from '../domain/reflection-text.js';
 import { searchMemory, type MemoryQuery, type MemorySearchDeps } from './memory-search.js';
 import { likenessIn, namedQuery, probeTerms, strongestNamedTerm, type NamedQuery, type NamedTerm } from './named-terms.js';
@@ -165,20 +165,13 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
   const likeness = likenessIn(deps.vocabulary);
   // A reflection's terms are read again on every search that finds it: keep them, by
   // version (a change of content, topic or tags stamps `updatedAt`).
-  const held = new Map<string, ReflectionTerms>();
-  const termsOf = (reflection: Reflection): ReflectionTerms => {
-    const key = `${reflection.id}@${reflection.updatedAt}`;
-    let terms = held.get(key);
-    if (!terms) {
-      // Names come from what the reflection says, not from its tags (generic on purpose).
-      const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
-      const tags = subjectTags(reflection.tags).map((tag) => ({ tag, stems: keywordTerms(tag) })).filter(({ stems }) => stems.length > 0);
-      terms = { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)), tags };
-      if (held.size >= TERMS_HELD) held.clear();
-      held.set(key, terms);
-    }
-    return terms;
-  };
+  const held = remembered(TERMS_HELD, (_key, reflection: Reflection): ReflectionTerms => {
+    // Names come from what the reflection says, not from its tags (generic on purpose).
+    const searched = `${reflection.content} ${reflection.topic} ${subjectTags(reflection.tags).join(' ')}`;
+    const tags = subjectTags(reflection.tags).map((tag) => ({ tag, stems: keywordTerms(tag) })).filter(({ stems }) => stems.length > 0);
+    return { forms: termForms(reflection.content), stems: new Set(keywordTerms(searched)), tags };
+  });
+  const termsOf = (reflection: Reflection) => held(`${reflection.id}@${reflection.updatedAt}`, reflection);
 
   /**
    * The candidates of a search: those a search of the same query (text, keywords, probes,
@@ -262,10 +255,7 @@ export function createRetrieval(deps: RetrievalDeps): Retrieval {
 
   /** What `retrieve` takes of `judged` (best first): the relevant ones, up to `topK`, within the budget. */
   const taken = (agent: Agent, judged: Judged[]): Judged[] =>
-    fitBudget(
-      judged.filter((candidate) => candidate.relevant).slice(0, agent.memory.topK),
-      agent.memory.tokenBudget,
-    );
+    fitBudget(judged.filter((candidate) => candidate.relevant).slice(0, agent.memory.topK), agent.memory.tokenBudget);
 
   return {
     judge,
@@ -317,11 +307,7 @@ function corroborates(asked: ReadonlySet<string>, term: string, stems: ReadonlyS
 function holdersAmong(query: NamedQuery, forms: readonly TermForms[]): (stem: string) => number {
   const counts = new Map<string, number>();
   // Only the request's own words are ever asked about.
-  for (const key of query.forms.words.keys()) {
-    let holding = 0;
-    for (const { words } of forms) if (words.has(key)) holding++;
-    counts.set(key, holding);
-  }
+  for (const key of query.forms.words.keys()) counts.set(key, forms.filter(({ words }) => words.has(key)).length);
   return (key) => counts.get(key) ?? 0;
 }
 
@@ -382,11 +368,20 @@ const UNCALIBRATED: RelevanceCalibration = { minCosine: CALIBRATED_MIN_SCORE, ke
  * Undefined when nothing is left to search for.
  */
 export function injectionQuery(message: string): Omit<MemoryQuery, 'limit'> | undefined {
-  const { head, tail } = headAndTail(withoutNoiseLines(stripEngramBlocks(message)), QUERY_HEAD_CHARS, QUERY_TAIL_CHARS);
+  return headTailQuery(stripEngramBlocks(message), { head: QUERY_HEAD_CHARS, tail: QUERY_TAIL_CHARS, headKeywords: QUERY_HEAD_KEYWORDS });
+}
+
+/**
+ * The search for `said` by its head and tail, once pasted noise lines are dropped: keyword
+ * terms from the opening words of the head first, then the tail's latest, `MAX_KEYWORDS`
+ * in all. Undefined when nothing is left to search for.
+ */
+export function headTailQuery(said: string, window: { head: number; tail: number; headKeywords: number }): Omit<MemoryQuery, 'limit'> | undefined {
+  const { head, tail } = headAndTail(withoutNoiseLines(said), window.head, window.tail);
   const text = `${head}\n${tail}`.trim();
   if (text === '') return undefined;
   // A query that fits whole is all `tail`: its opening words still come first (a turn's query opens with what the user asked).
-  const keywords = new Set([...terms(keywordQuery(head || tail, QUERY_HEAD_KEYWORDS, 'earliest')), ...terms(keywordQuery(tail))]);
+  const keywords = new Set([...terms(keywordQuery(head || tail, window.headKeywords, 'earliest')), ...terms(keywordQuery(tail))]);
   return { text, keywords: [...keywords].slice(0, MAX_KEYWORDS).join(' '), alpha: ALPHA };
 }
 

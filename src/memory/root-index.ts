@@ -192,12 +192,6 @@ export async function rebuildRootIndex(
 }
 
 /**
- * The index a conversation of this scope and user sees: the stored one without either
- * (built on first use for an agent that has never had one); with either, built from what
- * they may see at the time (a read of the agent's reflections: given once per
- * conversation, at its start, so not stored per scope and user).
- */
-/**
  * The index a conversation of this scope and user sees, built from what they may see now,
  * with the reflections it lists: what an injected index block shows, so that it can be
  * checked on later turns (`conversation/kept-blocks.ts`).
@@ -206,6 +200,11 @@ export async function visibleRootIndex(deps: RootIndexDeps, agentId: string, vis
   return rootIndexListing(await listAllReflections(deps.reflections, agentId, { superseded: false, visible }));
 }
 
+/**
+ * The index a conversation of this scope and user sees: the stored one without either
+ * (built on first use); with either, `visibleRootIndex` (read once per conversation, at
+ * its start, so not stored per scope and user).
+ */
 export async function currentRootIndex(deps: RootIndexDeps, agentId: string, visible: Visibility = {}): Promise<string> {
   if (visible.scope !== undefined || visible.user !== undefined) return (await visibleRootIndex(deps, agentId, visible)).markdown;
   return (await deps.control.indexes.get(agentId)) ?? (await rebuildRootIndex(agentId, deps));

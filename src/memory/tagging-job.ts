@@ -12,9 +12,8 @@
  * rate, each job queueing the next while reflections still wait. Failed calls are retried
  * with the extraction's backoff, and count on top.
  */
-import type { ProtocolId } from '../domain/types.js';
 import type { EventBus, ReflectionStore } from '../ports/index.js';
-import type { JobDeferral } from './extraction-job.js';
+import type { JobPayload } from './memory-job.js';
 
 export const TAGGING_SUBJECT = 'engram.tagging';
 
@@ -22,16 +21,8 @@ export const TAGGING_SUBJECT = 'engram.tagging';
 export const TAGGING_BATCH = 20;
 /** Calls one job makes at most; reflections still waiting after them wait for the next job. */
 export const TAGGING_CALLS_PER_JOB = 2;
-export interface TaggingJob {
-  agentId: string;
-  orgId: string;
-  /** The protocol of the conversation that queued the job: the one the agent's upstream speaks. */
-  protocol: ProtocolId;
-  /** The conversation's model; used unless the agent configures an extraction model. */
-  model: string;
-  /** Set on a job queued again because the agent's daily budget was spent (`budget.ts`). */
-  deferred?: JobDeferral;
-}
+/** Its `protocol` is the conversation's that queued it: the one the agent's upstream speaks. */
+export type TaggingJob = JobPayload;
 
 /** Where tagging jobs are queued and how far apart an agent's jobs are. */
 export interface TaggingSchedule {
@@ -55,16 +46,6 @@ export async function publishTaggingJob(schedule: TaggingSchedule, job: TaggingJ
 }
 
 /**
- * Publishes the tagging `job`, handed over as bus message `from`, again for `until` (the
- * agent's daily budget is spent); the caller acks `from` once this resolves. Its id names
- * the agent and that day: one deferred job per agent, however many deliveries defer it.
- */
-export async function deferTaggingJob(bus: EventBus, job: TaggingJob, { until, from }: { until: number; from: string }): Promise<void> {
-  const deferred: TaggingJob = { ...job, deferred: { until, from } };
-  await bus.publish(TAGGING_SUBJECT, deferred, { notBefore: until, msgId: `${job.agentId}/until-${until}` });
-}
-
-/**
  * Queues the agent's tagging job when one of its current reflections has no tag author
  * (`ListQuery.needsTags`); true when it did. Called by the extraction handler once a job
  * of the agent is done.
@@ -76,15 +57,3 @@ export async function requestTagging(schedule: TaggingSchedule & { reflections: 
   return true;
 }
 
-/** A payload that names what a tagging job needs; anything else is dead-lettered. */
-export function isTaggingJob(value: unknown): value is TaggingJob {
-  const job = value as Partial<TaggingJob> | null;
-  return (
-    typeof job === 'object' &&
-    job !== null &&
-    typeof job.agentId === 'string' &&
-    typeof job.orgId === 'string' &&
-    typeof job.protocol === 'string' &&
-    typeof job.model === 'string'
-  );
-}

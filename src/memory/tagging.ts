@@ -8,12 +8,11 @@
  */
 import type { Reflection } from '../domain/types.js';
 import { embeddingText, subjectTags } from '../domain/reflection-text.js';
-import { badToolArguments } from '../protocols/forced-tool.js';
 import type { ForcedTool } from '../protocols/types.js';
 import type { BusMessage, Embedder, ReflectionStore, Subscription } from '../ports/index.js';
 import type { Control } from '../control/control.js';
 import { extractionConsumerOptions } from './extraction-job.js';
-import { TAGS_PROPERTY } from './extraction-tool.js';
+import { reflectionsIn, reflectionsSchema, TAGS_PROPERTY } from './extraction-tool.js';
 import { renderReflectionLines } from './reflection-lines.js';
 import { validTags } from './reflection-writer.js';
 import { rebuildRootIndex } from './root-index.js';
@@ -22,14 +21,12 @@ import {
   TAGGING_BATCH,
   TAGGING_CALLS_PER_JOB,
   TAGGING_SUBJECT,
-  isTaggingJob,
-  deferTaggingJob,
   publishTaggingJob,
   type TaggingJob,
   type TaggingSchedule,
 } from './tagging-job.js';
 import { jobFailure, type JobFailureObserver } from './job-failure.js';
-import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
@@ -40,25 +37,7 @@ export const RECORD_TAGS_TOOL = 'record_tags';
 export const RECORD_TAGS: ForcedTool = {
   name: RECORD_TAGS_TOOL,
   description: 'Record the tags of each reflection shown, by its id. Call it once.',
-  schema: {
-    type: 'object',
-    properties: {
-      reflections: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            id: { type: 'string', description: 'The reflection\'s id, as in its [id].' },
-            tags: TAGS_PROPERTY,
-          },
-          required: ['id', 'tags'],
-          additionalProperties: false,
-        },
-      },
-    },
-    required: ['reflections'],
-    additionalProperties: false,
-  },
+  schema: reflectionsSchema({ id: { type: 'string', description: 'The reflection\'s id, as in its [id].' }, tags: TAGS_PROPERTY }),
 };
 
 /** Pino-compatible: structured fields first. Never given a reflection's text or a secret. */
@@ -89,8 +68,6 @@ export interface TaggingDeps extends Omit<MemoryJobDeps, 'now'> {
   observer?: TaggingObserver;
 }
 
-const SILENT: TaggingLog = { info() {}, warn() {} };
-
 /** What one call did to the reflections it showed. */
 interface Applied {
   /** Given tags, stored with `tagsBy: 'tagging'`. */
@@ -104,29 +81,24 @@ interface Applied {
 }
 
 /**
- * The handler for `TAGGING_SUBJECT`. Acks without calling the upstream when the agent is
- * gone, extraction is off for it (no tagging either), or nothing waits for tags. Then up
- * to `TAGGING_CALLS_PER_JOB` calls, each showing the `TAGGING_BATCH` reflections waiting
- * longest; if some still wait, the next job is queued for the next interval. Failures
- * are settled in words as extraction's are (`memoryJobHandler`), but for one: a model
- * that answers without calling `record_tags` gave no tags, and asking again would spend
- * tokens on the same answer at every interval while the dead letters fill with jobs
- * nobody needs to retry (tags are a bonus; a reflection without them is still found by
- * its words). So that batch is stored untagged (`tagsBy: 'tagging'`, not shown again),
- * one warning line says so, and the job ends, acked. An agent whose daily token budget is
- * spent has the job queued again for the next 00:00 UTC and the delivery acked, as
- * extraction's.
+ * The handler for `TAGGING_SUBJECT`, on the skeleton of `memory-job.ts`, as extraction's.
+ * Acks without a call when nothing waits for tags; else up to `TAGGING_CALLS_PER_JOB`
+ * calls, each showing the `TAGGING_BATCH` reflections waiting longest, and the next job is
+ * queued for the next interval if some still wait. A model that answers without calling
+ * `record_tags` gave no tags, and asking again would spend tokens on the same answer at
+ * every interval while the dead letters fill (tags are a bonus: a reflection is still
+ * found by its words). So that batch is stored untagged (`tagsBy: 'tagging'`, not shown
+ * again), one warning line says so, and the job ends, acked.
  */
 export function createTaggingHandler(deps: TaggingDeps): (message: BusMessage<TaggingJob>) => Promise<void> {
-  const log = deps.log ?? SILENT;
-  return memoryJobHandler(tagging(deps, log), { ...deps, now: deps.schedule.now, log });
+  return memoryJobHandler(tagging(deps), { ...deps, now: deps.schedule.now });
 }
 
-function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
+function tagging(deps: TaggingDeps): MemoryJob<TaggingJob> {
   return {
     kind: 'tagging',
-    isPayload: isTaggingJob,
-    async run({ payload: job, agent, fields, ...call }) {
+    isPayload: isJobPayload,
+    async run({ payload: job, agent, fields, log, ...call }) {
       const upstream = await call.upstream();
       if ('end' in upstream) return upstream;
       const { model } = upstream;
@@ -141,14 +113,14 @@ function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
         const until = await call.budgetSpent();
         if (until !== undefined) {
           if (total.tagged + total.untagged > 0) await rebuildRootIndex(agent.id, deps);
-          return { end: 'defer', until, fields: { ...total }, requeue: (at) => deferTaggingJob(deps.schedule.bus, job, at) };
+          // One deferred job per agent and day, however many deliveries defer it.
+          return { end: 'defer', until, bus: deps.schedule.bus, subject: TAGGING_SUBJECT, job, key: job.agentId, fields: { ...total } };
         }
         total.calls++;
         total.shown += batch.length;
-        let given = new Map<string, string[]>();
-        let ignored = 0;
+        let answer: ReturnType<typeof tagsGiven> = { given: new Map(), ignored: 0 };
         try {
-          ({ given, ignored } = tagsGiven(await call.ask(upstream, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS), batch));
+          answer = tagsGiven(await call.ask(upstream, TAGGING_INSTRUCTIONS, renderReflectionLines('reflections', batch), RECORD_TAGS), batch);
           deps.observer?.taggingCall('ok');
         } catch (error) {
           const failure = jobFailure(error);
@@ -162,8 +134,8 @@ function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
           log.warn({ ...fields, model, reflections: batch.length, reason: failure.message }, 'tagging: the model answered without calling record_tags; these reflections stay untagged');
           refusedTool = true;
         }
-        const applied = await apply(deps, agent.id, batch, given);
-        applied.ignored = ignored;
+        const applied = await apply(deps, agent.id, batch, answer.given);
+        applied.ignored = answer.ignored;
         for (const key of ['tagged', 'untagged', 'skipped', 'ignored'] as const) total[key] += applied[key];
         if (applied.tagged > 0) deps.observer?.reflectionsTagged(applied.tagged);
       }
@@ -184,12 +156,10 @@ function tagging(deps: TaggingDeps, log: TaggingLog): MemoryJob<TaggingJob> {
  * missing list is an error worth a retry, as extraction's.
  */
 function tagsGiven(args: unknown, shown: readonly Reflection[]): { given: Map<string, string[]>; ignored: number } {
-  const list = typeof args === 'object' && args !== null ? (args as { reflections?: unknown }).reflections : undefined;
-  if (!Array.isArray(list)) throw badToolArguments(RECORD_TAGS_TOOL, 'without a `reflections` list');
   const ids = new Set(shown.map((reflection) => reflection.id));
   const given = new Map<string, string[]>();
   let ignored = 0;
-  for (const entry of list) {
+  for (const entry of reflectionsIn(args, RECORD_TAGS_TOOL)) {
     const { id, tags } = (typeof entry === 'object' && entry !== null ? entry : {}) as { id?: unknown; tags?: unknown };
     if (typeof id !== 'string' || !ids.has(id)) ignored++;
     else if (!given.has(id)) given.set(id, validTags(tags));

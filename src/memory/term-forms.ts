@@ -82,7 +82,7 @@ export function termForms(text: string): TermForms {
     // A plain word (or a few joined by an apostrophe-free dash run that is not shaped).
     const before = text.slice(Math.max(0, match.index - 3), match.index);
     const sentenceStart = match.index === 0 || SENTENCE_END.test(text.slice(Math.max(0, match.index - 2), match.index)) || /["'(`[]\s*$/u.test(before);
-    for (const word of splitWords(token)) note(forms, word, !sentenceStart && /^\p{Lu}\p{Ll}/u.test(word), true);
+    for (const word of token.match(/[\p{L}\p{N}]+/gu) ?? []) note(forms, word, !sentenceStart && /^\p{Lu}\p{Ll}/u.test(word), true);
   }
   return { identifiers, words: forms };
 }
@@ -133,11 +133,6 @@ function trimEdges(raw: string): string {
     else break;
   }
   return raw.slice(start, end);
-}
-
-/** The words of a plain token, keeping their case. */
-function splitWords(token: string): string[] {
-  return token.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
 /** True when `sequence` occurs in `within` as consecutive words. */

@@ -303,7 +303,7 @@ function cutLine(text: string): string {
 }
 
 /** Moves a cut off the low half of a surrogate pair. */
-function offPair(text: string, index: number): number {
+export function offPair(text: string, index: number): number {
   const code = text.charCodeAt(index);
   return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
 }

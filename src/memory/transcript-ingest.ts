@@ -16,7 +16,7 @@ import { collectTranscript, UnrecognisedTranscript, type CollectedTranscript } f
 import type { ReadSummary } from '../transcripts/json-records.js';
 import type { TranscriptFormat } from '../transcripts/types.js';
 import { EngramError } from '../errors.js';
-import { buildExtractionJob } from './extraction-job.js';
+import { buildExtractionJob, jobVisibility } from './extraction-job.js';
 import { publishJob } from './watermark.js';
 import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
@@ -131,14 +131,8 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
   const visible = upload.visible ?? {};
   const scope = visible.scope ?? (meta.cwd === undefined ? undefined : hookScope(meta.cwd, { path: upload.path, root: upload.root }, upload.places));
   const conversationId = userConversationId(`t:${format.id}:${session.length <= 128 ? session : idDigest(session)}`, visible.user);
-  const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult => ({
-    status,
-    session,
-    turns: collected.turnCount,
-    queuedTurns,
-    read,
-    ...(reason ? { reason } : {}),
-  });
+  const result = (status: IngestStatus, queuedTurns = 0, reason?: string): IngestResult =>
+    ({ status, session, turns: collected.turnCount, queuedTurns, read, ...(reason ? { reason } : {}) });
 
   return queue(`${agent.id}/${conversationId}`, async () => {
     const now = deps.now();
@@ -164,13 +158,8 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
     const settled = (queued: boolean) => (state: ConversationState) => markQueued(state, { settledAt: now, queued, restarted: pending.restarted });
     if (!agent.memory.extract) return result('not_extracted', 0, 'extraction is off for this agent');
     const model = agent.memory.extractionModel ?? meta.model;
-    if (!model) {
-      return result(
-        'not_extracted',
-        0,
-        `the ${format.label} names no model: set the agent's extraction model (memory.extraction_model) to learn from it`,
-      );
-    }
+    const noModel = `the ${format.label} names no model: set the agent's extraction model (memory.extraction_model) to learn from it`;
+    if (!model) return result('not_extracted', 0, noModel);
     const job = buildExtractionJob({
       agentId: agent.id,
       orgId: agent.orgId,
@@ -185,8 +174,7 @@ export async function ingestTranscript(deps: TranscriptIngestDeps, upload: Trans
       settledAt: now,
       source: 'transcript',
       ...(meta.instructions ? { instructions: meta.instructions } : {}),
-      ...(scope === undefined ? {} : { scope }),
-      ...(visible.user === undefined ? {} : { user: visible.user }),
+      ...jobVisibility({ scope, user: visible.user }),
     });
     if (!job) {
       await record(settled(false));

@@ -6,9 +6,9 @@
  * never published.
  */
 import { extractedUpTo, newConversationState } from '../domain/conversation-state.js';
-import type { EventBus, PublishOptions } from '../ports/index.js';
+import type { EventBus } from '../ports/index.js';
 import type { Control } from '../control/control.js';
-import { EXTRACTION_SUBJECT, type ExtractionJob, type JobHeader, type QueuedExtractionJob } from './extraction-job.js';
+import { EXTRACTION_SUBJECT, type JobHeader, type QueuedExtractionJob } from './extraction-job.js';
 
 /**
  * Publishes `job` for delivery once the conversation has been quiet for `settleMs`, in
@@ -20,28 +20,16 @@ import { EXTRACTION_SUBJECT, type ExtractionJob, type JobHeader, type QueuedExtr
  * of the conversation may wait by then, and it must not be the one replaced.
  */
 export async function publishJob(bus: EventBus, job: QueuedExtractionJob, settleMs: number, { supersede = true } = {}): Promise<void> {
-  const options: PublishOptions = {
+  await bus.publish(EXTRACTION_SUBJECT, job, {
     notBefore: job.settledAt + settleMs,
-    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`,
+    msgId: jobMessageId(job),
     ...(supersede ? { supersedes: `${job.agentId}/${job.conversationId}` } : {}),
-  };
-  await bus.publish(EXTRACTION_SUBJECT, job, options);
+  });
 }
 
-/**
- * Publishes `job`, handed over as bus message `from`, again for delivery at `until` (the
- * agent's daily budget is spent): the caller acks `from` once this resolves, so a crash in
- * between leaves the job twice (the second finds it extracted), never not at all. It keeps
- * its `settledAt`, so a newer job of the conversation still replaces it; it supersedes
- * nothing itself (a newer job waiting must not be the one replaced). The message id names
- * the day it waits for: a redelivered `from` deferred again is stored once, not twice.
- */
-export async function deferJob(bus: EventBus, job: ExtractionJob, { until, from }: { until: number; from: string }): Promise<void> {
-  const deferred: ExtractionJob = { ...job, deferred: { until, from } };
-  await bus.publish(EXTRACTION_SUBJECT, deferred, {
-    notBefore: until,
-    msgId: `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}/until-${until}`,
-  });
+/** The message id of `job`'s publish: a re-publish of the very same job is a no-op; a deferred one adds the day. */
+export function jobMessageId(job: JobHeader): string {
+  return `${job.agentId}/${job.conversationId}/${job.turnCount}/${job.settledAt}`;
 }
 
 /**
@@ -50,7 +38,7 @@ export async function deferJob(bus: EventBus, job: ExtractionJob, { until, from 
  * activity) are kept, and the watermark never moves back.
  */
 export async function markExtracted(control: Control, job: JobHeader, upTo: number, now: number): Promise<void> {
-  await control.updateConversation(job.agentId, job.conversationId, (current) => {
-    return extractedUpTo(current ?? newConversationState(job.agentId, job.conversationId, job.protocol, now), upTo);
-  });
+  await control.updateConversation(job.agentId, job.conversationId, (current) =>
+    extractedUpTo(current ?? newConversationState(job.agentId, job.conversationId, job.protocol, now), upTo),
+  );
 }

@@ -146,8 +146,7 @@ class Features {
 
   /** One lowercased word, in text order; one-letter words and stopwords do not count, digits do. */
   add(word: string): void {
-    if (word.length < 2 && !(word.length === 1 && isDigit(word.charCodeAt(0)))) return;
-    if (STOPWORDS.has(word)) return;
+    if ((word.length < 2 && !(word.length === 1 && isDigit(word.charCodeAt(0)))) || STOPWORDS.has(word)) return;
     const wordHash = hashString(SEED_WORD, stem(word));
     this.words.add(wordHash);
     if (this.previous !== undefined) this.bigrams.add(mix(Math.imul(this.previous ^ SEED_BIGRAM, FNV_PRIME) ^ wordHash));
@@ -246,7 +245,7 @@ function addToken(raw: string, features: Features): void {
  */
 export function stem(word: string): string {
   let w = word;
-  if (w.length <= 3 || hasDigit(w)) return w;
+  if (w.length <= 3 || /[0-9]/.test(w)) return w;
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
@@ -303,7 +302,3 @@ const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
 const isAsciiAlphanumeric = (c: number) => isDigit(c) || isLower(c) || isUpper(c);
 const isTrail = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
-function hasDigit(word: string): boolean {
-  for (let i = 0; i < word.length; i++) if (isDigit(word.charCodeAt(i))) return true;
-  return false;
-}

@@ -69,21 +69,8 @@ const F32X4_MUL = [SIMD, 0xe6, 0x01];
 const I32 = 0x7f;
 const V128 = 0x7b;
 
-// Parameter and local indexes.
-const M = 0;
-const ROWS = 1;
-const STRIDE = 2;
-const Q = 3;
-const OUT = 4;
-const R = 5;
-const X = 6;
-const P = 7;
-const Y = 8;
-const E = 9;
-const A = 10;
-const B = 11;
-const C = 12;
-const D = 13;
+// Parameter and local indexes: the five parameters, then the locals, as in the text format above.
+const [M, ROWS, STRIDE, Q, OUT, R, X, P, Y, E, A, B, C, D] = Array.from({ length: 14 }, (_, index) => index);
 
 function uleb(value: number): number[] {
   const out: number[] = [];
