@@ -76,6 +76,13 @@ export function fractionOption(context: CommandContext, name: string): number | 
   return value;
 }
 
+/** `?a=1&b=x` of the parameters that have a value (in the order given), or '' when none has. */
+export function queryString(params: Record<string, string | number | undefined>): string {
+  const given = Object.entries(params).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]]));
+  const query = new URLSearchParams(given).toString();
+  return query === '' ? '' : `?${query}`;
+}
+
 /** A path segment: org and agent names may hold any character but "/". */
 export function seg(value: string): string {
   return encodeURIComponent(value);

@@ -16,7 +16,7 @@ import {
 } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { printJson, printResult, printTable, shortTime } from '../output.js';
 import { serverUrlOf, shortBaseUrl } from '../../domain/base-urls.js';
 import { addMember, sayAdded } from './members.js';
 
@@ -214,11 +214,10 @@ export const agentCommands: Command[] = [
     options: { org: { type: 'string' }, ...JSON_OPTION },
     async run(context) {
       const { data } = await context.api().get<{ data: AgentJson[] }>(`/v0/orgs/${seg(requireOption(context, 'org'))}/agents`);
-      if (flag(context, 'json')) printJson(context.io, data);
-      else {
+      printResult(context, data, () => {
         const rows = data.map((agent) => [agent.id, agent.name, agent.upstream.base_url, agent.memory.inject ? 'yes' : 'no', shortTime(agent.created_at)]);
         printTable(context.io, ['ID', 'NAME', 'UPSTREAM', 'INJECT', 'CREATED'], rows, 'No agents in this organisation yet.');
-      }
+      });
     },
   },
   {
@@ -229,8 +228,7 @@ export const agentCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const agent = await context.api().get<AgentJson>(agentPath(context));
-      if (flag(context, 'json')) printJson(context.io, agent);
-      else printAgent(context.io, agent);
+      printResult(context, agent, () => printAgent(context.io, agent));
     },
   },
   {
@@ -245,8 +243,7 @@ export const agentCommands: Command[] = [
       if (name !== undefined) body.name = name;
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give at least one setting');
       const agent = await context.api().patch<AgentJson>(agentPath(context), body);
-      if (flag(context, 'json')) printJson(context.io, agent);
-      else printAgent(context.io, agent);
+      printResult(context, agent, () => printAgent(context.io, agent));
     },
   },
   {
@@ -258,8 +255,7 @@ export const agentCommands: Command[] = [
     async run(context) {
       if (!flag(context, 'yes')) throw new UsageError('This deletes the agent with all its reflections; add --yes to confirm');
       const result = await context.api().delete<{ id: string }>(agentPath(context));
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Deleted agent ${result.id}.`);
+      printResult(context, result, () => context.io.out(`Deleted agent ${result.id}.`));
     },
   },
 ];

@@ -5,10 +5,10 @@
  * failed one failed. Tagging jobs (reflections stored without tags get them) are listed
  * beside, as source `tagging`.
  */
-import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../command.js';
+import { agentPath, AGENT_OPTIONS, type Command, type Io } from '../command.js';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../errors.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { printResult, printTable, shortTime } from '../output.js';
 import { jobSource, type DeadLetterJson } from './dead-letters.js';
 
 interface JobJson {
@@ -25,7 +25,6 @@ interface JobJson {
   /** Why its last delivery failed (absent from older servers). */
   last_error?: string | null;
 }
-
 
 export interface JobsJson {
   agent_id: string;
@@ -54,10 +53,6 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function jobsPath(agent: string): string {
-  return `${agent}/jobs`;
-}
-
 /**
  * One line about learning in progress, for `reflections list`; undefined when nothing is
  * queued, running or failing (or the jobs cannot be read).
@@ -65,7 +60,7 @@ export function jobsPath(agent: string): string {
 export async function learningLine(api: ApiClient, agent: string): Promise<string | undefined> {
   let jobs: JobsJson;
   try {
-    jobs = await api.get<JobsJson>(jobsPath(agent));
+    jobs = await api.get<JobsJson>(`${agent}/jobs`);
   } catch (error) {
     // The list itself was answered; a server without this endpoint, or a queue that
     // cannot be read just now, leaves out the extra line rather than fail the command.
@@ -135,8 +130,7 @@ export const jobsCommand: Command = {
   remote: true,
   options: AGENT_OPTIONS,
   async run(context) {
-    const jobs = await context.api().get<JobsJson>(jobsPath(agentPath(context)));
-    if (flag(context, 'json')) printJson(context.io, jobs);
-    else printJobs(context.io, jobs);
+    const jobs = await context.api().get<JobsJson>(`${agentPath(context)}/jobs`);
+    printResult(context, jobs, () => printJobs(context.io, jobs));
   },
 };
