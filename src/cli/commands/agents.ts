@@ -3,6 +3,7 @@ import {
   AGENT_OPTIONS,
   flag,
   fractionOption,
+  given,
   integerOption,
   JSON_OPTION,
   listOption,
@@ -73,38 +74,24 @@ function switchOption(context: CommandContext, name: string): boolean | undefine
 
 /** The `upstream` and `memory` parts of a create or update body, from the flags given. */
 async function settingsBody(context: CommandContext): Promise<Record<string, unknown>> {
-  const upstream: Record<string, unknown> = {};
-  const baseUrl = stringOption(context, 'upstream');
-  if (baseUrl !== undefined) upstream.base_url = baseUrl;
-  const key = await readSecret(context, 'upstream-key');
-  if (key !== undefined) upstream.api_key = key;
-  const extraHeaders = headers(context);
-  if (extraHeaders) upstream.headers = extraHeaders;
-  const responsesState = stringOption(context, 'responses-state');
-  if (responsesState !== undefined) upstream.responses_state = responsesState;
-
-  const memory: Record<string, unknown> = {};
-  const inject = switchOption(context, 'inject');
-  if (inject !== undefined) memory.inject = inject;
-  const extract = switchOption(context, 'extract');
-  if (extract !== undefined) memory.extract = extract;
-  const topK = integerOption(context, 'top-k');
-  if (topK !== undefined) memory.top_k = topK;
-  const budget = integerOption(context, 'token-budget');
-  if (budget !== undefined) memory.token_budget = budget;
-  const minScore = fractionOption(context, 'min-score');
-  if (minScore !== undefined) memory.min_score = minScore;
-  const model = stringOption(context, 'extraction-model');
-  if (model !== undefined) memory.extraction_model = model;
-  // `none` lifts the budget; the server checks the number's range.
-  const daily = stringOption(context, 'daily-token-budget');
-  if (daily === 'none') memory.daily_token_budget = null;
-  else if (daily !== undefined) memory.daily_token_budget = integerOption(context, 'daily-token-budget');
-
-  const body: Record<string, unknown> = {};
-  if (Object.keys(upstream).length > 0) body.upstream = upstream;
-  if (Object.keys(memory).length > 0) body.memory = memory;
-  return body;
+  const upstream = given({
+    base_url: stringOption(context, 'upstream'),
+    api_key: await readSecret(context, 'upstream-key'),
+    headers: headers(context),
+    responses_state: stringOption(context, 'responses-state'),
+  });
+  const memory = given({
+    inject: switchOption(context, 'inject'),
+    extract: switchOption(context, 'extract'),
+    top_k: integerOption(context, 'top-k'),
+    token_budget: integerOption(context, 'token-budget'),
+    min_score: fractionOption(context, 'min-score'),
+    extraction_model: stringOption(context, 'extraction-model'),
+    // `none` lifts the budget; the server checks the number's range.
+    daily_token_budget: stringOption(context, 'daily-token-budget') === 'none' ? null : integerOption(context, 'daily-token-budget'),
+  });
+  const nonEmpty = (part: Record<string, unknown>) => (Object.keys(part).length > 0 ? part : undefined);
+  return given({ upstream: nonEmpty(upstream), memory: nonEmpty(memory) });
 }
 
 function printAgent(io: Io, agent: AgentJson): void {

@@ -99,21 +99,14 @@ export function lastFailure(job: Pick<JobJson, 'attempts' | 'last_error'>, faile
 }
 
 function printJobs(io: Io, jobs: JobsJson): void {
-  const row = (state: string, job: JobJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
+  const row = (state: string, job: JobJson | DeadLetterJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
   const running = (job: JobJson) =>
     (job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at)) + lastFailure(job, job.attempts ? job.attempts - 1 : null);
   const rows = [
     ...jobs.queued.map((job) => row('queued', job, `runs ${until(job.due_at)}`)),
     ...jobs.running.map((job) => row('running', job, running(job))),
     ...jobs.failed.map((job) => row('failed', job, `attempt ${(job.attempts ?? 0) + 1} ${until(job.due_at)}${lastFailure(job, job.attempts)}`)),
-    ...jobs.dead.map((dead) => [
-      'dead',
-      dead.id,
-      jobSource(dead),
-      dead.conversation_id ?? '',
-      dead.turns ?? '',
-      `${shortTime(dead.failed_at)}: ${dead.reason}`,
-    ]),
+    ...jobs.dead.map((dead) => row('dead', dead, `${shortTime(dead.failed_at)}: ${dead.reason}`)),
   ];
   io.out(`A conversation is learnt once it has been quiet for ${seconds(jobs.settle_ms)} (ENGRAM_SETTLE_MS).`);
   if (jobs.tagging_interval_ms !== undefined && [...jobs.queued, ...jobs.running, ...jobs.failed, ...jobs.dead].some((job) => job.kind === 'tagging')) {

@@ -6,6 +6,7 @@ import {
   agentPath,
   AGENT_OPTIONS,
   flag,
+  given,
   integerOption,
   listOption,
   positional,
@@ -140,18 +141,17 @@ function editCommand(path: string[], summary: string): Command {
     },
     async run(context) {
       const id = positional(context, 0, 'ID');
-      const body: Record<string, unknown> = {};
-      for (const name of ['content', 'topic', 'kind']) {
-        const value = stringOption(context, name);
-        if (value !== undefined) body[name] = value;
-      }
       const tags = listOption(context, 'tag');
-      if (tags.length > 0) body.tags = tags;
       // Moved to another project, or made to hold everywhere.
       const scope = stringOption(context, 'scope');
       if (scope !== undefined && flag(context, 'everywhere')) throw new UsageError('Give --scope NAME or --everywhere, not both');
-      if (scope !== undefined) body.scope = scope;
-      if (flag(context, 'everywhere')) body.scope = null;
+      const body = given({
+        content: stringOption(context, 'content'),
+        topic: stringOption(context, 'topic'),
+        kind: stringOption(context, 'kind'),
+        tags: tags.length > 0 ? tags : undefined,
+        scope: flag(context, 'everywhere') ? null : scope,
+      });
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind, --tag, --scope or --everywhere');
       const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
       printResult(context, reflection, () => printReflection(context.io, reflection));
@@ -227,15 +227,15 @@ export const reflectionCommands: Command[] = [
       const content = positional(context, 0, 'CONTENT');
       const kind = stringOption(context, 'kind');
       if (kind === undefined) throw new UsageError('--kind is required: factual (where things are) or procedural (how to avoid a mistake)');
-      const body: Record<string, unknown> = { content, kind };
-      const topic = stringOption(context, 'topic');
-      if (topic !== undefined) body.topic = topic;
       const tags = listOption(context, 'tag');
-      if (tags.length > 0) body.tags = tags;
-      for (const name of ['scope', 'user']) {
-        const value = stringOption(context, name);
-        if (value !== undefined) body[name] = value;
-      }
+      const body = given({
+        content,
+        kind,
+        topic: stringOption(context, 'topic'),
+        tags: tags.length > 0 ? tags : undefined,
+        scope: stringOption(context, 'scope'),
+        user: stringOption(context, 'user'),
+      });
       const reflection = await context.api().post<ReflectionJson>(`${agentPath(context)}/reflections`, body);
       if (flag(context, 'json')) printJson(context.io, reflection);
       else context.io.out(`Added reflection ${reflection.id} [${reflection.kind}] (${reflection.topic})${partitionWords(reflection)}: ${reflection.content}`);
