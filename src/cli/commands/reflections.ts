@@ -142,7 +142,6 @@ function editCommand(path: string[], summary: string): Command {
     async run(context) {
       const id = positional(context, 0, 'ID');
       const tags = listOption(context, 'tag');
-      // Moved to another project, or made to hold everywhere.
       const scope = stringOption(context, 'scope');
       if (scope !== undefined && flag(context, 'everywhere')) throw new UsageError('Give --scope NAME or --everywhere, not both');
       const body = given({
