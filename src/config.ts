@@ -288,11 +288,10 @@ function envName(setting: SettingName): string {
   return 'ENGRAM_' + setting.toUpperCase().replaceAll('-', '_');
 }
 
-/** Settings read from a config file, as strings like the environment's. */
-type FileSettings = Partial<Record<SettingName, string>>;
 interface ConfigFile {
   path: string;
-  settings: FileSettings;
+  /** As strings, like the environment's. */
+  settings: Overrides;
 }
 
 /**
@@ -334,7 +333,7 @@ function readConfigFile(file: string, { required }: { required: boolean }): Conf
   } catch (error) {
     throw new ConfigError(`The config file ${file} is not valid TOML: ${(error as Error).message}`);
   }
-  const settings: FileSettings = {};
+  const settings: Overrides = {};
   for (const [key, value] of Object.entries(parsed)) {
     const name = key.replaceAll('_', '-').toLowerCase();
     if (!(SETTINGS as readonly string[]).includes(name) || name === 'config') {
@@ -353,7 +352,7 @@ function fileValue(file: string, key: string, value: unknown): string {
 }
 
 function resolveConfig(overrides: Overrides, env: NodeJS.ProcessEnv, file: ConfigFile | undefined): Config {
-  const fromFile: FileSettings = file?.settings ?? {};
+  const fromFile: Overrides = file?.settings ?? {};
   const get = (name: SettingName): string | undefined => {
     const value = overrides[name] ?? (env[envName(name)] || undefined) ?? fromFile[name];
     return value === undefined || value === '' ? undefined : value;

@@ -12,6 +12,15 @@ interface ErrorEnvelope {
   error?: { message?: string; code?: string; param?: string | null };
 }
 
+/** A body read as JSON; undefined when it is not JSON (or empty). */
+export function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -21,14 +30,8 @@ export class ApiClient {
   async request<T>(method: Method, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body, AbortSignal.timeout(TIMEOUT_MS));
     const text = await response.text();
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (!response.ok) throw this.failure(response.status, json, text);
-    return json as T;
+    if (!response.ok) throw this.failure(response.status, text);
+    return jsonOf(text) as T;
   }
 
   /**
@@ -37,16 +40,7 @@ export class ApiClient {
    */
   async stream(path: string): Promise<ReadableStream<Uint8Array>> {
     const response = await this.send('GET', path, undefined);
-    if (!response.ok || !response.body) {
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      throw this.failure(response.status, json, text);
-    }
+    if (!response.ok || !response.body) throw this.failure(response.status, await response.text());
     return response.body;
   }
 
@@ -99,8 +93,8 @@ export class ApiClient {
     );
   }
 
-  private failure(status: number, json: unknown, text: string): ApiError {
-    const detail = (json as ErrorEnvelope | undefined)?.error;
+  private failure(status: number, text: string): ApiError {
+    const detail = (jsonOf(text) as ErrorEnvelope | undefined)?.error;
     const message = detail?.message ?? (text.trim().slice(0, 200) || `HTTP ${status}`);
     const param = detail?.param ? ` [${detail.param}]` : '';
     let hint = '';

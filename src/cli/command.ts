@@ -76,6 +76,18 @@ export function fractionOption(context: CommandContext, name: string): number | 
   return value;
 }
 
+/** `fields` without those that are undefined (options not given): a request body of what was asked for. */
+export function given(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** `?a=1&b=x` of the parameters that have a value (in the order given), or '' when none has. */
+export function queryString(params: Record<string, string | number | undefined>): string {
+  const given = Object.entries(params).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]]));
+  const query = new URLSearchParams(given).toString();
+  return query === '' ? '' : `?${query}`;
+}
+
 /** A path segment: org and agent names may hold any character but "/". */
 export function seg(value: string): string {
   return encodeURIComponent(value);

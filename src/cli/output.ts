@@ -1,8 +1,14 @@
 /** Plain-text rendering for people; `--json` output is the API's JSON as is. */
-import type { Io } from './command.js';
+import { flag, type CommandContext, type Io } from './command.js';
 
 export function printJson(io: Io, value: unknown): void {
   io.out(JSON.stringify(value, null, 2));
+}
+
+/** A command's result: the API's JSON with `--json`, else in words (`inWords`). */
+export function printResult<T>(context: CommandContext, value: T, inWords: () => void): void {
+  if (flag(context, 'json')) printJson(context.io, value);
+  else inWords();
 }
 
 /** Left-aligned columns separated by two spaces; an empty list prints `empty`. */

@@ -130,17 +130,11 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     await command.run(context);
     return 0;
   } catch (error) {
-    if (error instanceof CliError) {
-      io.err(`engram: ${error.message}`);
-      return error.exitCode;
-    }
-    if (error instanceof ConfigError) {
-      io.err(`engram: ${error.message}`);
-      return 2;
-    }
-    if (error instanceof StartupError) {
-      io.err(`engram: ${error.message}`);
-      return 1;
+    // A known failure in one line (a wrong setting is a usage error); anything else with its stack.
+    const exitCode = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? 2 : error instanceof StartupError ? 1 : undefined;
+    if (exitCode !== undefined) {
+      io.err(`engram: ${(error as Error).message}`);
+      return exitCode;
     }
     io.err(`engram: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return 1;

@@ -23,14 +23,16 @@ export function secretSynopsis(name: string, placeholder: string): string {
   return `--${name}-env VAR | --${name}-file PATH | --${name}-stdin | --${name} ${placeholder}`;
 }
 
+/** The options of the secret's forms that were given. */
+function givenForms(context: CommandContext, name: string): string[] {
+  return [name, `${name}-env`, `${name}-file`, `${name}-stdin`].filter((option) =>
+    option.endsWith('-stdin') ? flag(context, option) : stringOption(context, option) !== undefined,
+  );
+}
+
 /** True when any form of the secret was given. */
 export function secretGiven(context: CommandContext, name: string): boolean {
-  return (
-    stringOption(context, name) !== undefined ||
-    stringOption(context, `${name}-env`) !== undefined ||
-    stringOption(context, `${name}-file`) !== undefined ||
-    flag(context, `${name}-stdin`)
-  );
+  return givenForms(context, name).length > 0;
 }
 
 async function readStdin(): Promise<string> {
@@ -50,9 +52,7 @@ function firstLine(text: string): string {
  * name never becomes an agent without a key.
  */
 export async function readSecret(context: CommandContext, name: string): Promise<string | undefined> {
-  const given = [name, `${name}-env`, `${name}-file`, `${name}-stdin`].filter((option) =>
-    option.endsWith('-stdin') ? flag(context, option) : stringOption(context, option) !== undefined,
-  );
+  const given = givenForms(context, name);
   if (given.length > 1) throw new UsageError(`Give the ${name} one way only, not ${given.map((option) => `--${option}`).join(' and ')}`);
   const plain = stringOption(context, name);
   if (plain !== undefined) {

@@ -24,7 +24,9 @@ export const CLIENTS: readonly ClientProfile[] = [...KINDS, other(KINDS)];
 
 /** The kinds `engram connect` sets up, as its commands and views name them. */
 export function clientKinds(clients: readonly ClientProfile[] = CLIENTS): ClientKind[] {
-  return clients.flatMap(({ id, title, connect }) => (connect ? [{ ...connect, name: id, title }] : []));
+  return clients.flatMap(({ id, title, connect }) =>
+    connect ? [{ ...connect, name: id, title, plan: (input) => ({ files: [], env: {}, commands: [], snippets: [], notes: [], ...connect.plan(input) }) }] : [],
+  );
 }
 
 /** Tells a text among the user's messages that carries a client's instruction files (`ClientProfile.isInstructionFile`). */

@@ -1,6 +1,10 @@
-/** The hook scripts of the clients with session hooks, and how their configs point at them. */
+/**
+ * The bash hook scripts `engram connect` writes for clients with session hooks, and how
+ * their configs point at them. The agent's URL is baked in; the token never is: it comes
+ * from `ENGRAM_TOKEN` at run time. Clients parse a hook's stdout, so stdout carries only
+ * JSON and every diagnostic goes to stderr.
+ */
 import path from 'node:path';
-import { sessionStartScript, shellQuote, stopScript } from './hook-scripts.js';
 import type { ConnectInput, ScriptFile } from './types.js';
 
 export interface HookSpec {
@@ -47,13 +51,13 @@ export function hookScripts(input: ConnectInput, spec: HookSpec): HookScripts {
       type: 'script',
       path: sessionStart,
       purpose: `${spec.clientTitle} session-start hook: fetches the root memory index`,
-      content: sessionStartScript({ clientTitle: spec.clientTitle, url: base + sessionStartPath(spec) }),
+      content: sessionStartScript(spec.clientTitle, base + sessionStartPath(spec)),
     },
     {
       type: 'script',
       path: stop,
       purpose: `${spec.clientTitle} stop hook: uploads the session transcript`,
-      content: stopScript({ clientTitle: spec.clientTitle, url: base + spec.stopPath, transcriptField: spec.transcriptField, sessionField: spec.sessionField }),
+      content: stopScript(spec, base + spec.stopPath),
     },
   ];
   const names = [sessionStart, stop].map((file) => JSON.stringify(file).slice(1, -1));
@@ -91,3 +95,110 @@ export const HOOK_NOTES = [
   'The stop hook needs jq (to read the transcript path from the hook input) and curl 7.76 or later (--fail-with-body).',
   `Each hook may take ${HOOK_TIMEOUT_SECONDS} s; curl gives up after 20 s, and an HTTP error from Engram makes the hook fail with Engram's message on stderr.`,
 ];
+
+/** Single-quoted for bash: safe for any URL or path. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Shared preamble: the token check, a temp dir, and `post` which runs curl and turns a
+ * failure into one readable stderr line. `--fail-with-body` makes an HTTP error a
+ * failing command (the interface's rule) while keeping Engram's JSON error for the message.
+ */
+function preamble(clientTitle: string, hookName: string): string {
+  return `set -u
+hook=${shellQuote(`engram ${clientTitle} ${hookName} hook`)}
+
+if [ -z "\${ENGRAM_TOKEN:-}" ]; then
+  echo "$hook: ENGRAM_TOKEN is not set. Export it in the shell you start ${clientTitle} from (export ENGRAM_TOKEN=egm_...): some clients do not pass their environment on to hooks." >&2
+  exit 1
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  echo "$hook: curl is not installed; the hook needs it to reach Engram." >&2
+  exit 1
+fi
+
+work=$(mktemp -d "\${TMPDIR:-/tmp}/engram-hook.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+# The token goes to curl in a file of this private dir, not on its command line (which \`ps\` shows).
+printf 'Authorization: Bearer %s\\n' "$ENGRAM_TOKEN" > "$work/auth"
+
+# post URL CONTENT-TYPE BODY-FILE [EXTRA-HEADER...]: Engram's answer lands in $work/answer.
+post() {
+  local code
+  code=$(curl --silent --show-error --fail-with-body --max-time 20 -X POST \\
+    -H @"$work/auth" -H "content-type: $2" \${4:+-H "$4"} \${5:+-H "$5"} \${6:+-H "$6"} \\
+    --data-binary @"$3" -o "$work/answer" -w '%{http_code}' "$1" 2>"$work/curl-error")
+  local status=$?
+  if [ "$status" -ne 0 ]; then
+    local detail
+    detail=$(head -c 500 "$work/answer" 2>/dev/null)
+    echo "$hook: POST $1 failed (HTTP \${code:-none}): $(cat "$work/curl-error") \${detail}" >&2
+    if [ "\${code:-}" = "401" ]; then
+      echo "$hook: Engram rejected ENGRAM_TOKEN; its message above says why (a revoked token, a provider key, ...). A mistyped or another agent's token gets the generic message." >&2
+    fi
+    return 1
+  fi
+}
+`;
+}
+
+/**
+ * The git root of the folder the client runs the hook in (its session's), when there is
+ * one: a session started in a subfolder belongs to the repository (DESIGN section 13).
+ */
+const REPOSITORY_ROOT = `# The repository the session works in, when the hook runs inside one (its scope).
+root=$(git rev-parse --show-toplevel 2>/dev/null || true)`;
+
+/** Sends the hook input to the session-start endpoint (`url`) and prints Engram's JSON answer as is. */
+function sessionStartScript(clientTitle: string, url: string): string {
+  return `#!/usr/bin/env bash
+# Engram session-start hook for ${clientTitle}, written by \`engram connect\`.
+# Prints the agent's root memory index in the JSON form ${clientTitle} reads.
+${preamble(clientTitle, 'session-start')}
+url=${shellQuote(url)}
+
+cat > "$work/input"
+if [ ! -s "$work/input" ]; then printf '{}' > "$work/input"; fi
+${REPOSITORY_ROOT}
+post "$url" application/json "$work/input" \${root:+"x-engram-repository-root: $root"} || exit 1
+cat "$work/answer"
+echo
+`;
+}
+
+/** Uploads the transcript file named in the hook input to `url`; prints `{}` once Engram has it. */
+function stopScript({ clientTitle, transcriptField, sessionField }: HookSpec, url: string): string {
+  return `#!/usr/bin/env bash
+# Engram stop hook for ${clientTitle}, written by \`engram connect\`.
+# Uploads the session transcript named in the hook input; Engram learns from it.
+${preamble(clientTitle, 'stop')}
+url=${shellQuote(url)}
+
+if ! command -v jq >/dev/null 2>&1; then
+  echo "$hook: jq is not installed; the hook needs it to read the transcript path from ${clientTitle}'s hook input (apt install jq, brew install jq)." >&2
+  exit 1
+fi
+
+cat > "$work/input"
+transcript=$(jq -r '${transcriptField} // empty' "$work/input" 2>/dev/null)
+session=$(jq -r '${sessionField} // empty' "$work/input" 2>/dev/null)
+
+if [ -z "$transcript" ]; then
+  # Sessions without a transcript file (ephemeral ones) have nothing to upload.
+  echo "$hook: the hook input names no transcript file; nothing to upload." >&2
+  echo '{}'
+  exit 0
+fi
+if [ ! -r "$transcript" ]; then
+  echo "$hook: cannot read the transcript file $transcript" >&2
+  exit 1
+fi
+
+${REPOSITORY_ROOT}
+# The transcript's path too: Claude Code keeps it in the folder of the session's repository root.
+post "$url" application/octet-stream "$transcript" "x-engram-transcript-path: $transcript" \${root:+"x-engram-repository-root: $root"} \${session:+"x-engram-session: $session"} || exit 1
+echo '{}'
+`;
+}

@@ -56,16 +56,11 @@ function exportLine(name: string, value: string): string {
   return `export ${name}="${value.replace(/["\\`]/g, '\\$&')}"`;
 }
 
-function envLines(report: Report): string[] {
-  const lines: string[] = [];
-  for (const [name, value] of Object.entries(report.setup.env)) {
-    if (name === 'ENGRAM_TOKEN' && value === '') {
-      lines.push(report.token ? exportLine(name, report.token) : `export ENGRAM_TOKEN='<the agent token>'   # ${report.tokenHint}`);
-    } else {
-      lines.push(exportLine(name, value));
-    }
-  }
-  return lines;
+function envLines({ setup, token, tokenHint }: Report): string[] {
+  return Object.entries(setup.env).map(([name, value]) => {
+    if (name !== 'ENGRAM_TOKEN' || value !== '') return exportLine(name, value);
+    return token ? exportLine(name, token) : `export ENGRAM_TOKEN='<the agent token>'   # ${tokenHint}`;
+  });
 }
 
 function fileHeading(file: PlannedFile, report: Report): string {

@@ -119,7 +119,8 @@ export interface ConnectRecipe {
   settingsEnv?: boolean;
   /** Environment variables that name the kind's dirs, read into `Locations.env`. */
   env?: readonly string[];
-  plan(input: ConnectInput): Setup;
+  /** The setup; what it leaves out is empty. */
+  plan(input: ConnectInput): Partial<Setup>;
 }
 
 /** One client kind of the interface's "Supported client kinds" table: a profile's recipe under its id and title. */
@@ -127,4 +128,5 @@ export interface ClientKind extends ConnectRecipe {
   /** The `engram connect <name>` word: the profile's id. */
   name: string;
   title: string;
+  plan(input: ConnectInput): Setup;
 }

@@ -74,19 +74,19 @@ export interface MetricsSources {
 export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics {
   const registry = new Registry();
   const registers = [registry];
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
 
-  const requests = new Counter({
-    name: 'engram_http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method, status and agent id (empty when no agent token was accepted)',
-    labelNames: ['route', 'method', 'status', 'agent'] as const,
-    registers,
-  });
-  const exchanges = new Counter({
-    name: 'engram_proxy_exchanges_total',
-    help: 'Proxied model requests (HTTP and Responses WebSocket), by agent, protocol and outcome',
-    labelNames: ['agent', 'protocol', 'outcome'] as const,
-    registers,
-  });
+  const requests = counter(
+    'engram_http_requests_total',
+    'HTTP requests answered, by route pattern, method, status and agent id (empty when no agent token was accepted)',
+    ['route', 'method', 'status', 'agent'],
+  );
+  const exchanges = counter(
+    'engram_proxy_exchanges_total',
+    'Proxied model requests (HTTP and Responses WebSocket), by agent, protocol and outcome',
+    ['agent', 'protocol', 'outcome'],
+  );
   const added = new Histogram({
     name: 'engram_added_latency_seconds',
     help: 'Time Engram adds to a proxied request: before the upstream request starts, plus after the upstream answer ends',
@@ -94,114 +94,86 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers,
   });
-  const injected = new Counter({
-    name: 'engram_injected_reflections_total',
-    help: 'Reflections injected into forwarded requests, by agent',
-    labelNames: ['agent'] as const,
-    registers,
-  });
-  const upstreamErrors = new Counter({
-    name: 'engram_upstream_errors_total',
-    help: 'Proxied requests whose upstream failed, by agent and kind (status_4xx, status_5xx, stream_broken, unreachable, timeout)',
-    labelNames: ['agent', 'kind'] as const,
-    registers,
-  });
-  const mcp = new Counter({
-    name: 'engram_mcp_requests_total',
-    help: 'MCP requests (the server is stateless: one per POST), by agent and JSON-RPC method',
-    labelNames: ['agent', 'method'] as const,
-    registers,
-  });
-  const scheduled = new Counter({
-    name: 'engram_extraction_jobs_scheduled_total',
-    help: 'Extraction jobs published to the event bus by this process',
-    registers,
-  });
-  const started = new Counter({
-    name: 'engram_extraction_jobs_started_total',
-    help: 'Extraction job deliveries this process started handling (a retry counts again)',
-    registers,
-  });
-  const finished = new Counter({
-    name: 'engram_extraction_jobs_finished_total',
-    help: "Extraction job deliveries this process finished, by outcome: done (acked), retry (failed, will be redelivered), dead (dead-lettered), deferred (queued for the next day: the agent's daily token budget is spent)",
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const taggingCalls = new Counter({
-    name: 'engram_tagging_calls_total',
-    help: 'Tagging calls this process made to agents\' upstreams, by outcome: ok (answer read), failed (the job is retried), refused (dead-lettered), no_tool_call (answered without calling record_tags: the batch stays untagged, the job ends)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const tagged = new Counter({
-    name: 'engram_tagged_reflections_total',
-    help: 'Reflections stored without tags that the tagging job gave tags',
-    registers,
-  });
-  const dropped = new Counter({
-    name: 'engram_reflections_dropped_total',
-    help: 'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say), no_content (fewer than 3 words, or than 2 content words)',
-    labelNames: ['reason'] as const,
-    registers,
-  });
+  const injected = counter('engram_injected_reflections_total', 'Reflections injected into forwarded requests, by agent', ['agent']);
+  const upstreamErrors = counter(
+    'engram_upstream_errors_total',
+    'Proxied requests whose upstream failed, by agent and kind (status_4xx, status_5xx, stream_broken, unreachable, timeout)',
+    ['agent', 'kind'],
+  );
+  const mcp = counter(
+    'engram_mcp_requests_total',
+    'MCP requests (the server is stateless: one per POST), by agent and JSON-RPC method',
+    ['agent', 'method'],
+  );
+  const scheduled = counter('engram_extraction_jobs_scheduled_total', 'Extraction jobs published to the event bus by this process');
+  const started = counter(
+    'engram_extraction_jobs_started_total',
+    'Extraction job deliveries this process started handling (a retry counts again)',
+  );
+  const finished = counter(
+    'engram_extraction_jobs_finished_total',
+    "Extraction job deliveries this process finished, by outcome: done (acked), retry (failed, will be redelivered), dead (dead-lettered), deferred (queued for the next day: the agent's daily token budget is spent)",
+    ['outcome'],
+  );
+  const taggingCalls = counter(
+    'engram_tagging_calls_total',
+    'Tagging calls this process made to agents\' upstreams, by outcome: ok (answer read), failed (the job is retried), refused (dead-lettered), no_tool_call (answered without calling record_tags: the batch stays untagged, the job ends)',
+    ['outcome'],
+  );
+  const tagged = counter('engram_tagged_reflections_total', 'Reflections stored without tags that the tagging job gave tags');
+  const dropped = counter(
+    'engram_reflections_dropped_total',
+    'Reflections the extraction model proposed that were not stored, by reason: restates_instructions (what the conversation\'s own instructions already say), no_content (fewer than 3 words, or than 2 content words)',
+    ['reason'],
+  );
   // At zero from the start, so a dashboard's rate() has a series before the first drop.
   dropped.inc({ reason: 'restates_instructions' }, 0);
   dropped.inc({ reason: 'no_content' }, 0);
-  const jobFailures = new Counter({
-    name: 'engram_job_failures_total',
-    help:
-      'Failed deliveries of memory jobs, by kind (extraction, tagging) and reason: upstream_refused (a 4xx: dead-lettered), upstream_error (5xx, 408, 429), ' +
+  const jobFailures = counter(
+    'engram_job_failures_total',
+    'Failed deliveries of memory jobs, by kind (extraction, tagging) and reason: upstream_refused (a 4xx: dead-lettered), upstream_error (5xx, 408, 429), ' +
       'unreachable, timeout, no_tool_call (the model answered without calling the tool), bad_answer (not JSON, or the tool called wrongly), malformed_job, internal',
-    labelNames: ['kind', 'reason'] as const,
-    registers,
-  });
+    ['kind', 'reason'],
+  );
   for (const kind of Object.keys(JOB_SUBJECTS)) for (const reason of FAILURE_REASONS) jobFailures.inc({ kind, reason }, 0);
   // Agent ids here come from jobs whose agent was found: bounded by the agents that exist.
-  const spendCalls = new Counter({
-    name: 'engram_extraction_calls_total',
-    help: "Calls Engram made to agents' upstreams for its own jobs and that were answered, by agent and job: extraction, tagging",
-    labelNames: ['agent', 'job'] as const,
-    registers,
-  });
-  const spendTokens = new Counter({
-    name: 'engram_extraction_tokens_total',
-    help: "Tokens Engram's own calls to agents' upstreams used, as the answers report them, by agent, kind (input, output, and cached_input: the part of input read from the provider's prompt cache) and job (extraction, tagging)",
-    labelNames: ['agent', 'kind', 'job'] as const,
-    registers,
-  });
-  const embeddingFailures = new Counter({
-    name: 'engram_embedding_failures_total',
-    help: 'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
-    registers,
-  });
+  const spendCalls = counter(
+    'engram_extraction_calls_total',
+    "Calls Engram made to agents' upstreams for its own jobs and that were answered, by agent and job: extraction, tagging",
+    ['agent', 'job'],
+  );
+  const spendTokens = counter(
+    'engram_extraction_tokens_total',
+    "Tokens Engram's own calls to agents' upstreams used, as the answers report them, by agent, kind (input, output, and cached_input: the part of input read from the provider's prompt cache) and job (extraction, tagging)",
+    ['agent', 'kind', 'job'],
+  );
+  const embeddingFailures = counter(
+    'engram_embedding_failures_total',
+    'Embedding calls that failed; a search whose query could not be embedded ran on keywords only (degraded)',
+  );
   const recordingsPending = new Gauge({
     name: 'engram_recordings_pending',
     help: 'Answered turns whose recording (conversation state, extraction job, response record) the store refused, kept in this process\'s memory and retried; lost if it crashes',
     registers,
   });
-  const recordingsDeferred = new Counter({
-    name: 'engram_recordings_deferred_total',
-    help: 'Answered turns whose recording failed with their request and were kept to be retried',
-    registers,
-  });
-  const recordingRetries = new Counter({
-    name: 'engram_recording_retries_total',
-    help: 'Retries of a kept turn\'s recording, by outcome: recorded (every write landed), failed (tried again later)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const requestLogFailures = new Counter({
-    name: 'engram_request_log_failures_total',
-    help: 'Proxied requests answered whose request log entry the store refused (not kept; the answer was not affected)',
-    registers,
-  });
-  const recordingsLost = new Counter({
-    name: 'engram_recordings_lost_total',
-    help: 'Answered turns never recorded, by reason: overflow (the retry queue was full), shutdown (still failing when Engram stopped)',
-    labelNames: ['reason'] as const,
-    registers,
-  });
+  const recordingsDeferred = counter(
+    'engram_recordings_deferred_total',
+    'Answered turns whose recording failed with their request and were kept to be retried',
+  );
+  const recordingRetries = counter(
+    'engram_recording_retries_total',
+    'Retries of a kept turn\'s recording, by outcome: recorded (every write landed), failed (tried again later)',
+    ['outcome'],
+  );
+  const requestLogFailures = counter(
+    'engram_request_log_failures_total',
+    'Proxied requests answered whose request log entry the store refused (not kept; the answer was not affected)',
+  );
+  const recordingsLost = counter(
+    'engram_recordings_lost_total',
+    'Answered turns never recorded, by reason: overflow (the retry queue was full), shutdown (still failing when Engram stopped)',
+    ['reason'],
+  );
   // Read from the bus at each scrape: the queue is shared by every replica. A failed read
   // keeps a kind's last value. `kind`: extraction (a conversation's new turns) or tagging
   // (reflections stored without tags).
@@ -212,7 +184,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     registers,
     async collect() {
       for (const [kind, subject] of Object.entries(JOB_SUBJECTS)) {
-        const value = await withTimeout(bus.pending(subject)).catch((error: unknown) => void onCollectError?.(error));
+        const value = await withTimeout(bus.pending(subject), COLLECT_TIMEOUT_MS).catch((error: unknown) => void onCollectError?.(error));
         if (value !== undefined) this.set({ kind }, value);
       }
     },
@@ -223,7 +195,7 @@ export function createMetrics({ bus, onCollectError }: MetricsSources): Metrics 
     labelNames: ['kind'] as const,
     registers,
     async collect() {
-      const value = await withTimeout(bus.deadLetters()).catch((error: unknown) => void onCollectError?.(error));
+      const value = await withTimeout(bus.deadLetters(), COLLECT_TIMEOUT_MS).catch((error: unknown) => void onCollectError?.(error));
       if (value === undefined) return;
       for (const [kind, subject] of Object.entries(JOB_SUBJECTS)) this.set({ kind }, value.filter((dead) => dead.subject === subject).length);
     },
@@ -284,10 +256,11 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
+/** `promise`, or a rejection once `ms` have passed without its answer (a scrape or a probe must not hang on a stalled store). */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${COLLECT_TIMEOUT_MS} ms`)), COLLECT_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -77,6 +77,12 @@ async function observeDelivery<T>(
   const fields = { ...job, attempt: message.attempt };
   const counted = name === 'extraction';
   let settled = false;
+  /** A nak, or a thrown handler (which is one): the bus redelivers it, or dead-letters it after the last allowed delivery. */
+  const failed = (why: Record<string, unknown>) => {
+    const last = message.attempt >= maxDeliver;
+    if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
+    log.warn({ ...fields, ...why }, last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`);
+  };
   const observed: BusMessage<T> = {
     id: message.id,
     subject: message.subject,
@@ -95,11 +101,7 @@ async function observeDelivery<T>(
     async nak(options) {
       await message.nak(options);
       settled = true;
-      // The bus dead-letters a nak on the last allowed delivery.
-      const last = message.attempt >= maxDeliver;
-      if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
-      const reason = options?.reason === undefined ? {} : { reason: safeText(options.reason) };
-      log.warn({ ...fields, ...reason }, last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`);
+      failed(options?.reason === undefined ? {} : { reason: safeText(options.reason) });
     },
     async term(reason) {
       await message.term(reason);
@@ -114,15 +116,7 @@ async function observeDelivery<T>(
   try {
     await handler(observed);
   } catch (error) {
-    if (!settled) {
-      // A thrown handler is a nak: the bus redelivers it, or dead-letters it after the last delivery.
-      const last = message.attempt >= maxDeliver;
-      if (counted) metrics.extractionFinished(last ? 'dead' : 'retry');
-      log.warn(
-        { ...fields, reason: safeText(error instanceof Error ? error.message : String(error)), err: error },
-        last ? `${name} failed on its last delivery (${maxDeliver}); dead-lettered` : `${name} failed; will be retried`,
-      );
-    }
+    if (!settled) failed({ reason: safeText(error instanceof Error ? error.message : String(error)), err: error });
     throw error;
   }
 }

@@ -12,7 +12,7 @@ import { isAdmin } from '../control/auth.js';
 import type { Deps } from '../deps.js';
 import { EXTRACTION_SUBJECT } from '../memory/extraction-job.js';
 import { safeText } from '../redaction/log-safety.js';
-import type { Metrics } from './metrics.js';
+import { withTimeout, type Metrics } from './metrics.js';
 
 /** A readiness check that takes longer than this counts as failed: a probe must not hang on a stalled store. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -26,20 +26,12 @@ interface Check {
 }
 
 async function runCheck(check: Check): Promise<{ name: string; ok: boolean; error?: string }> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      check.run(),
-      new Promise((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-      }),
-    ]);
+    await withTimeout(check.run(), CHECK_TIMEOUT_MS);
     return { name: check.name, ok: true };
   } catch (error) {
     // Answered without a token: only what the error says, with anything credential-shaped replaced.
     return { name: check.name, ok: false, error: safeText(error instanceof Error ? error.message : String(error)) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -3,6 +3,7 @@ import {
   AGENT_OPTIONS,
   flag,
   fractionOption,
+  given,
   integerOption,
   JSON_OPTION,
   listOption,
@@ -16,7 +17,7 @@ import {
 } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { readSecret, secretGiven, secretOptions, secretSynopsis } from '../secret-input.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { printJson, printResult, printTable, shortTime } from '../output.js';
 import { serverUrlOf, shortBaseUrl } from '../../domain/base-urls.js';
 import { addMember, sayAdded } from './members.js';
 
@@ -73,38 +74,24 @@ function switchOption(context: CommandContext, name: string): boolean | undefine
 
 /** The `upstream` and `memory` parts of a create or update body, from the flags given. */
 async function settingsBody(context: CommandContext): Promise<Record<string, unknown>> {
-  const upstream: Record<string, unknown> = {};
-  const baseUrl = stringOption(context, 'upstream');
-  if (baseUrl !== undefined) upstream.base_url = baseUrl;
-  const key = await readSecret(context, 'upstream-key');
-  if (key !== undefined) upstream.api_key = key;
-  const extraHeaders = headers(context);
-  if (extraHeaders) upstream.headers = extraHeaders;
-  const responsesState = stringOption(context, 'responses-state');
-  if (responsesState !== undefined) upstream.responses_state = responsesState;
-
-  const memory: Record<string, unknown> = {};
-  const inject = switchOption(context, 'inject');
-  if (inject !== undefined) memory.inject = inject;
-  const extract = switchOption(context, 'extract');
-  if (extract !== undefined) memory.extract = extract;
-  const topK = integerOption(context, 'top-k');
-  if (topK !== undefined) memory.top_k = topK;
-  const budget = integerOption(context, 'token-budget');
-  if (budget !== undefined) memory.token_budget = budget;
-  const minScore = fractionOption(context, 'min-score');
-  if (minScore !== undefined) memory.min_score = minScore;
-  const model = stringOption(context, 'extraction-model');
-  if (model !== undefined) memory.extraction_model = model;
-  // `none` lifts the budget; the server checks the number's range.
-  const daily = stringOption(context, 'daily-token-budget');
-  if (daily === 'none') memory.daily_token_budget = null;
-  else if (daily !== undefined) memory.daily_token_budget = integerOption(context, 'daily-token-budget');
-
-  const body: Record<string, unknown> = {};
-  if (Object.keys(upstream).length > 0) body.upstream = upstream;
-  if (Object.keys(memory).length > 0) body.memory = memory;
-  return body;
+  const upstream = given({
+    base_url: stringOption(context, 'upstream'),
+    api_key: await readSecret(context, 'upstream-key'),
+    headers: headers(context),
+    responses_state: stringOption(context, 'responses-state'),
+  });
+  const memory = given({
+    inject: switchOption(context, 'inject'),
+    extract: switchOption(context, 'extract'),
+    top_k: integerOption(context, 'top-k'),
+    token_budget: integerOption(context, 'token-budget'),
+    min_score: fractionOption(context, 'min-score'),
+    extraction_model: stringOption(context, 'extraction-model'),
+    // `none` lifts the budget; the server checks the number's range.
+    daily_token_budget: stringOption(context, 'daily-token-budget') === 'none' ? null : integerOption(context, 'daily-token-budget'),
+  });
+  const nonEmpty = (part: Record<string, unknown>) => (Object.keys(part).length > 0 ? part : undefined);
+  return given({ upstream: nonEmpty(upstream), memory: nonEmpty(memory) });
 }
 
 function printAgent(io: Io, agent: AgentJson): void {
@@ -214,11 +201,10 @@ export const agentCommands: Command[] = [
     options: { org: { type: 'string' }, ...JSON_OPTION },
     async run(context) {
       const { data } = await context.api().get<{ data: AgentJson[] }>(`/v0/orgs/${seg(requireOption(context, 'org'))}/agents`);
-      if (flag(context, 'json')) printJson(context.io, data);
-      else {
+      printResult(context, data, () => {
         const rows = data.map((agent) => [agent.id, agent.name, agent.upstream.base_url, agent.memory.inject ? 'yes' : 'no', shortTime(agent.created_at)]);
         printTable(context.io, ['ID', 'NAME', 'UPSTREAM', 'INJECT', 'CREATED'], rows, 'No agents in this organisation yet.');
-      }
+      });
     },
   },
   {
@@ -229,8 +215,7 @@ export const agentCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const agent = await context.api().get<AgentJson>(agentPath(context));
-      if (flag(context, 'json')) printJson(context.io, agent);
-      else printAgent(context.io, agent);
+      printResult(context, agent, () => printAgent(context.io, agent));
     },
   },
   {
@@ -245,8 +230,7 @@ export const agentCommands: Command[] = [
       if (name !== undefined) body.name = name;
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give at least one setting');
       const agent = await context.api().patch<AgentJson>(agentPath(context), body);
-      if (flag(context, 'json')) printJson(context.io, agent);
-      else printAgent(context.io, agent);
+      printResult(context, agent, () => printAgent(context.io, agent));
     },
   },
   {
@@ -258,8 +242,7 @@ export const agentCommands: Command[] = [
     async run(context) {
       if (!flag(context, 'yes')) throw new UsageError('This deletes the agent with all its reflections; add --yes to confirm');
       const result = await context.api().delete<{ id: string }>(agentPath(context));
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Deleted agent ${result.id}.`);
+      printResult(context, result, () => context.io.out(`Deleted agent ${result.id}.`));
     },
   },
 ];

@@ -7,35 +7,19 @@
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { ConfigError, loadConfig, SETTING_NAMES, type Config, type Overrides } from '../../config.js';
-import { flag, positional, stringOption, type Command, type CommandContext, type OptionsConfig } from '../command.js';
+import { flag, positional, stringOption, type Command } from '../command.js';
 import { CliError } from '../errors.js';
-import { printJson } from '../output.js';
-
-const SETTINGS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name) => [name, { type: 'string' }]));
-
-function configOf(context: CommandContext): Config {
-  const overrides: Overrides = {};
-  for (const name of SETTING_NAMES) {
-    const value = context.values[name];
-    if (typeof value === 'string') overrides[name as keyof Overrides] = value;
-  }
-  try {
-    return loadConfig(overrides);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, 2);
-    throw error;
-  }
-}
+import { printResult } from '../output.js';
+import { configOf, SETTING_OPTIONS } from './serve.js';
 
 export const archiveCommands: Command[] = [
   {
     path: ['export'],
     synopsis: '[--out FILE] [--json] [serve settings: --data-dir, --nats-url, --weaviate-url, ...]',
     summary: 'Write orgs, agents (keys sealed), token hashes, reflections with vectors, users (password hashes sealed) and OAuth clients to a JSONL archive',
-    options: { ...SETTINGS, out: { type: 'string' }, json: { type: 'boolean' } },
+    options: { ...SETTING_OPTIONS, out: { type: 'string' }, json: { type: 'boolean' } },
     async run(context) {
-      const config = configOf(context);
+      const config = configOf(context.values);
       const out = stringOption(context, 'out');
       const { connect } = await import('../../main.js');
       const { exportArchive } = await import('../../archive/export-archive.js');
@@ -67,10 +51,10 @@ export const archiveCommands: Command[] = [
     synopsis: 'FILE [--json] [serve settings: --data-dir, --nats-url, --weaviate-url, --secret-key, ...]',
     summary: 'Read an archive from `engram export` into the stores the settings select (idempotent)',
     positionals: 1,
-    options: { ...SETTINGS, json: { type: 'boolean' } },
+    options: { ...SETTING_OPTIONS, json: { type: 'boolean' } },
     async run(context) {
       const file = positional(context, 0, 'FILE');
-      const config = configOf(context);
+      const config = configOf(context.values);
       if (!fs.existsSync(file)) throw new CliError(`No such file: ${file}`);
       const { connect } = await import('../../main.js');
       const { importArchive, ArchiveError } = await import('../../archive/import-archive.js');
@@ -82,15 +66,14 @@ export const archiveCommands: Command[] = [
           if (error instanceof ArchiveError) throw new CliError(`${file}: ${error.message}`);
           throw error;
         });
-        if (flag(context, 'json')) printJson(context.io, result);
-        else {
+        printResult(context, result, () => {
           const { imported: i, skipped: s } = result;
           context.io.out(
             `Imported ${i.orgs} organisations, ${i.agents} agents, ${i.tokens} tokens, ${i.reflections} reflections, ${i.users} users, ${i.clients} OAuth clients ` +
               `(already present: ${s.orgs} organisations, ${s.agents} agents, ${s.tokens} tokens, ${s.users} users, ${s.clients} OAuth clients) ` +
               `into control ${connected.engines.control}, reflections ${connected.engines.reflections}.`,
           );
-        }
+        });
       } finally {
         await connected.close();
       }

@@ -6,10 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../config.js';
-import { flag, positional, stringOption, type Command } from '../command.js';
+import { flag, positional, type Command } from '../command.js';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
+import { configOf } from './serve.js';
 
 export const backupCommand: Command = {
   path: ['backup'],
@@ -19,14 +19,7 @@ export const backupCommand: Command = {
   options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } },
   async run(context) {
     const target = path.resolve(positional(context, 0, 'FILE'));
-    const dataDirFlag = stringOption(context, 'data-dir');
-    let config;
-    try {
-      config = loadConfig(dataDirFlag === undefined ? {} : { 'data-dir': dataDirFlag });
-    } catch (error) {
-      if (error instanceof ConfigError) throw new CliError(error.message, 2);
-      throw error;
-    }
+    const config = configOf(context.values);
     if (config.natsUrl) {
       throw new CliError(
         'ENGRAM_NATS_URL is set: agents and tokens live in NATS, not in the data dir. Back up with `engram export` ' +

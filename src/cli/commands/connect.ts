@@ -13,6 +13,7 @@ import { renderJson, renderText, type Report } from '../../connect/render.js';
 import { modelIds, pickModel } from '../../connect/models.js';
 import type { AgentInfo, ClientKind } from '../../connect/types.js';
 import { serverUrlOf } from '../../domain/base-urls.js';
+import { jsonOf } from '../api-client.js';
 import { agentPath, AGENT_OPTIONS, flag, requireOption, stringOption, type Command, type CommandContext } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson } from '../output.js';
@@ -52,13 +53,7 @@ async function servedModels(agent: AgentInfo, token: string, family: 'openai' | 
       headers: { authorization: `Bearer ${token}`, ...(family === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {}) },
       signal: AbortSignal.timeout(15_000),
     });
-    const text = await response.text();
-    let answer: unknown;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      answer = undefined;
-    }
+    const answer = jsonOf(await response.text());
     if (!response.ok) {
       const error = (answer as { error?: { message?: unknown } } | undefined)?.error;
       const message = typeof error?.message === 'string' ? `: ${error.message}` : '';

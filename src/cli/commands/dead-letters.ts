@@ -1,5 +1,5 @@
-import { agentPath, AGENT_OPTIONS, flag, positional, seg, type Command } from '../command.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { agentPath, AGENT_OPTIONS, positional, seg, type Command } from '../command.js';
+import { printResult, printTable, shortTime } from '../output.js';
 
 export interface DeadLetterJson {
   id: string;
@@ -31,11 +31,10 @@ export const deadLetterCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const { data } = await context.api().get<{ data: DeadLetterJson[] }>(`${agentPath(context)}/extraction/dead-letters`);
-      if (flag(context, 'json')) printJson(context.io, data);
-      else {
+      printResult(context, data, () => {
         const rows = data.map((dead) => [dead.id, shortTime(dead.failed_at), String(dead.attempts), jobSource(dead), dead.conversation_id ?? '', dead.reason]);
         printTable(context.io, ['ID', 'FAILED', 'ATTEMPTS', 'SOURCE', 'CONVERSATION', 'REASON'], rows, 'No dead letters.');
-      }
+      });
     },
   },
   {
@@ -48,8 +47,7 @@ export const deadLetterCommands: Command[] = [
     async run(context) {
       const id = positional(context, 0, 'ID');
       const result = await context.api().post<{ id: string }>(`${agentPath(context)}/extraction/dead-letters/${seg(id)}/retry`, {});
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Queued dead letter ${result.id} again.`);
+      printResult(context, result, () => context.io.out(`Queued dead letter ${result.id} again.`));
     },
   },
 ];

@@ -5,10 +5,10 @@
  * failed one failed. Tagging jobs (reflections stored without tags get them) are listed
  * beside, as source `tagging`.
  */
-import { agentPath, AGENT_OPTIONS, flag, type Command, type Io } from '../command.js';
+import { agentPath, AGENT_OPTIONS, type Command, type Io } from '../command.js';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../errors.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { printResult, printTable, shortTime } from '../output.js';
 import { jobSource, type DeadLetterJson } from './dead-letters.js';
 
 interface JobJson {
@@ -25,7 +25,6 @@ interface JobJson {
   /** Why its last delivery failed (absent from older servers). */
   last_error?: string | null;
 }
-
 
 export interface JobsJson {
   agent_id: string;
@@ -54,10 +53,6 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function jobsPath(agent: string): string {
-  return `${agent}/jobs`;
-}
-
 /**
  * One line about learning in progress, for `reflections list`; undefined when nothing is
  * queued, running or failing (or the jobs cannot be read).
@@ -65,7 +60,7 @@ export function jobsPath(agent: string): string {
 export async function learningLine(api: ApiClient, agent: string): Promise<string | undefined> {
   let jobs: JobsJson;
   try {
-    jobs = await api.get<JobsJson>(jobsPath(agent));
+    jobs = await api.get<JobsJson>(`${agent}/jobs`);
   } catch (error) {
     // The list itself was answered; a server without this endpoint, or a queue that
     // cannot be read just now, leaves out the extra line rather than fail the command.
@@ -104,21 +99,14 @@ export function lastFailure(job: Pick<JobJson, 'attempts' | 'last_error'>, faile
 }
 
 function printJobs(io: Io, jobs: JobsJson): void {
-  const row = (state: string, job: JobJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
+  const row = (state: string, job: JobJson | DeadLetterJson, when: string) => [state, job.id, jobSource(job), job.conversation_id ?? '', job.turns ?? '', when];
   const running = (job: JobJson) =>
     (job.attempts && job.attempts > 1 ? `attempt ${job.attempts}` : 'since ' + shortTime(job.published_at)) + lastFailure(job, job.attempts ? job.attempts - 1 : null);
   const rows = [
     ...jobs.queued.map((job) => row('queued', job, `runs ${until(job.due_at)}`)),
     ...jobs.running.map((job) => row('running', job, running(job))),
     ...jobs.failed.map((job) => row('failed', job, `attempt ${(job.attempts ?? 0) + 1} ${until(job.due_at)}${lastFailure(job, job.attempts)}`)),
-    ...jobs.dead.map((dead) => [
-      'dead',
-      dead.id,
-      jobSource(dead),
-      dead.conversation_id ?? '',
-      dead.turns ?? '',
-      `${shortTime(dead.failed_at)}: ${dead.reason}`,
-    ]),
+    ...jobs.dead.map((dead) => row('dead', dead, `${shortTime(dead.failed_at)}: ${dead.reason}`)),
   ];
   io.out(`A conversation is learnt once it has been quiet for ${seconds(jobs.settle_ms)} (ENGRAM_SETTLE_MS).`);
   if (jobs.tagging_interval_ms !== undefined && [...jobs.queued, ...jobs.running, ...jobs.failed, ...jobs.dead].some((job) => job.kind === 'tagging')) {
@@ -135,8 +123,7 @@ export const jobsCommand: Command = {
   remote: true,
   options: AGENT_OPTIONS,
   async run(context) {
-    const jobs = await context.api().get<JobsJson>(jobsPath(agentPath(context)));
-    if (flag(context, 'json')) printJson(context.io, jobs);
-    else printJobs(context.io, jobs);
+    const jobs = await context.api().get<JobsJson>(`${agentPath(context)}/jobs`);
+    printResult(context, jobs, () => printJobs(context.io, jobs));
   },
 };

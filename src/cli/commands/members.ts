@@ -3,8 +3,8 @@
  * of an invite-only Engram lets people in, and gives an org made with the CLI (which has
  * no members) to its users.
  */
-import { flag, JSON_OPTION, positional, seg, type Command, type CommandContext, type Io } from '../command.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { JSON_OPTION, positional, seg, type Command, type CommandContext, type Io } from '../command.js';
+import { printResult, printTable, shortTime } from '../output.js';
 
 interface AddedJson {
   user_id: string;
@@ -52,8 +52,7 @@ export const memberCommands: Command[] = [
       const org = positional(context, 0, 'ORG');
       const email = positional(context, 1, 'EMAIL');
       const added = await addMember(context, org, email);
-      if (flag(context, 'json')) printJson(context.io, added);
-      else sayAdded(context.io, added, org);
+      printResult(context, added, () => sayAdded(context.io, added, org));
     },
   },
   {
@@ -66,11 +65,10 @@ export const memberCommands: Command[] = [
     async run(context) {
       const org = positional(context, 0, 'ORG');
       const { data } = await context.api().get<{ data: MemberJson[] }>(membersPath(org));
-      if (flag(context, 'json')) printJson(context.io, data);
-      else {
+      printResult(context, data, () => {
         const rows = data.map((member) => [member.user_id, member.email, member.invited ? 'invited' : 'member', shortTime(member.created_at)]);
         printTable(context.io, ['USER ID', 'EMAIL', 'STATE', 'SINCE'], rows, `No members yet: engram org member add ${org} EMAIL`);
-      }
+      });
     },
   },
   {
@@ -84,8 +82,7 @@ export const memberCommands: Command[] = [
       const org = positional(context, 0, 'ORG');
       const who = positional(context, 1, 'USER_OR_EMAIL');
       const removed = await context.api().delete<{ user_id: string; email: string }>(`${membersPath(org)}/${seg(who)}`);
-      if (flag(context, 'json')) printJson(context.io, removed);
-      else context.io.out(`Removed ${removed.email} (user ${removed.user_id}) from organisation "${org}".`);
+      printResult(context, removed, () => context.io.out(`Removed ${removed.email} (user ${removed.user_id}) from organisation "${org}".`));
     },
   },
 ];

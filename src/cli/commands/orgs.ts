@@ -1,6 +1,6 @@
 import { flag, JSON_OPTION, positional, seg, type Command } from '../command.js';
 import { UsageError } from '../errors.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { printJson, printResult, printTable, shortTime } from '../output.js';
 
 interface OrgJson {
   id: string;
@@ -18,8 +18,7 @@ export const orgCommands: Command[] = [
     options: JSON_OPTION,
     async run(context) {
       const org = await context.api().post<OrgJson>('/v0/orgs', { name: positional(context, 0, 'NAME') });
-      if (flag(context, 'json')) printJson(context.io, org);
-      else context.io.out(`Created organisation "${org.name}" (id ${org.id}).`);
+      printResult(context, org, () => context.io.out(`Created organisation "${org.name}" (id ${org.id}).`));
     },
   },
   {
@@ -45,8 +44,7 @@ export const orgCommands: Command[] = [
       const org = positional(context, 0, 'NAME_OR_ID');
       if (!flag(context, 'yes')) throw new UsageError(`This deletes "${org}" with all its agents and reflections; add --yes to confirm`);
       const result = await context.api().delete<{ id: string }>(`/v0/orgs/${seg(org)}`);
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Deleted organisation ${result.id}.`);
+      printResult(context, result, () => context.io.out(`Deleted organisation ${result.id}.`));
     },
   },
 ];

@@ -6,9 +6,11 @@ import {
   agentPath,
   AGENT_OPTIONS,
   flag,
+  given,
   integerOption,
   listOption,
   positional,
+  queryString,
   seg,
   stringOption,
   type Command,
@@ -19,7 +21,7 @@ import { CliError, UsageError } from '../errors.js';
 import { learningLine } from './jobs.js';
 import { tagAuthorLabel } from '../../domain/tag-authors.js';
 import { barRule, relevanceText } from '../../domain/relevance-words.js';
-import { clip, printJson, printTable, shortTime } from '../output.js';
+import { clip, printJson, printResult, printTable, shortTime } from '../output.js';
 
 interface ReflectionJson {
   id: string;
@@ -50,19 +52,10 @@ const PAGE_OPTIONS = { kind: { type: 'string' }, limit: { type: 'string' }, offs
 const PARTITION_OPTIONS = { scope: { type: 'string' }, user: { type: 'string' } } as const;
 
 function listQuery(context: CommandContext, q?: string): string {
-  const params = new URLSearchParams();
-  if (q !== undefined) params.set('q', q);
   // An empty --scope or --user is passed on: the API lists only those without one.
-  for (const name of ['kind', 'conversation', 'status', 'scope', 'user']) {
-    const value = stringOption(context, name);
-    if (value !== undefined) params.set(name, value);
-  }
-  for (const name of ['limit', 'offset']) {
-    const value = integerOption(context, name);
-    if (value !== undefined) params.set(name, String(value));
-  }
-  const query = params.toString();
-  return query === '' ? '' : `?${query}`;
+  const strings = ['kind', 'conversation', 'status', 'scope', 'user'].map((name) => [name, stringOption(context, name)] as const);
+  const numbers = ['limit', 'offset'].map((name) => [name, integerOption(context, name)] as const);
+  return queryString({ q, ...Object.fromEntries([...strings, ...numbers]) });
 }
 
 function printReflections(io: Io, data: ReflectionJson[], scored: boolean): void {
@@ -111,12 +104,6 @@ function partitionWords(r: ReflectionJson): string {
   return `${r.scope ? ` in project ${r.scope}` : ''}${r.user ? ` for user ${r.user}` : ''}`;
 }
 
-/** One reflection as JSON (`--json`) or as text. */
-function showReflection(context: CommandContext, reflection: ReflectionJson): void {
-  if (flag(context, 'json')) printJson(context.io, reflection);
-  else printReflection(context.io, reflection);
-}
-
 /** Copies an export to `out` (private to the user: reflections may hold what one would not share) or, line by line, to stdout. */
 async function writeExport(io: Io, body: Readable, out: string | undefined): Promise<void> {
   if (out !== undefined) {
@@ -154,21 +141,19 @@ function editCommand(path: string[], summary: string): Command {
     },
     async run(context) {
       const id = positional(context, 0, 'ID');
-      const body: Record<string, unknown> = {};
-      for (const name of ['content', 'topic', 'kind']) {
-        const value = stringOption(context, name);
-        if (value !== undefined) body[name] = value;
-      }
       const tags = listOption(context, 'tag');
-      if (tags.length > 0) body.tags = tags;
-      // Moved to another project, or made to hold everywhere.
       const scope = stringOption(context, 'scope');
       if (scope !== undefined && flag(context, 'everywhere')) throw new UsageError('Give --scope NAME or --everywhere, not both');
-      if (scope !== undefined) body.scope = scope;
-      if (flag(context, 'everywhere')) body.scope = null;
+      const body = given({
+        content: stringOption(context, 'content'),
+        topic: stringOption(context, 'topic'),
+        kind: stringOption(context, 'kind'),
+        tags: tags.length > 0 ? tags : undefined,
+        scope: flag(context, 'everywhere') ? null : scope,
+      });
       if (Object.keys(body).length === 0) throw new UsageError('Nothing to change: give --content, --topic, --kind, --tag, --scope or --everywhere');
       const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, body);
-      showReflection(context, reflection);
+      printResult(context, reflection, () => printReflection(context.io, reflection));
     },
   };
 }
@@ -209,12 +194,11 @@ export const reflectionCommands: Command[] = [
     async run(context) {
       const query = positional(context, 0, 'QUERY');
       const result = await context.api().get<{ data: ReflectionJson[]; bar?: number }>(`${agentPath(context)}/reflections${listQuery(context, query)}`);
-      if (flag(context, 'json')) printJson(context.io, result);
-      else {
+      printResult(context, result, () => {
         // The bar every RELEVANCE is read against (absent from older servers).
         if (result.bar !== undefined && result.data.length > 0) context.io.out(barRule(result.bar));
         printReflections(context.io, result.data, true);
-      }
+      });
     },
   },
   {
@@ -226,7 +210,7 @@ export const reflectionCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const reflection = await context.api().get<ReflectionJson>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
-      showReflection(context, reflection);
+      printResult(context, reflection, () => printReflection(context.io, reflection));
     },
   },
   {
@@ -242,15 +226,15 @@ export const reflectionCommands: Command[] = [
       const content = positional(context, 0, 'CONTENT');
       const kind = stringOption(context, 'kind');
       if (kind === undefined) throw new UsageError('--kind is required: factual (where things are) or procedural (how to avoid a mistake)');
-      const body: Record<string, unknown> = { content, kind };
-      const topic = stringOption(context, 'topic');
-      if (topic !== undefined) body.topic = topic;
       const tags = listOption(context, 'tag');
-      if (tags.length > 0) body.tags = tags;
-      for (const name of ['scope', 'user']) {
-        const value = stringOption(context, name);
-        if (value !== undefined) body[name] = value;
-      }
+      const body = given({
+        content,
+        kind,
+        topic: stringOption(context, 'topic'),
+        tags: tags.length > 0 ? tags : undefined,
+        scope: stringOption(context, 'scope'),
+        user: stringOption(context, 'user'),
+      });
       const reflection = await context.api().post<ReflectionJson>(`${agentPath(context)}/reflections`, body);
       if (flag(context, 'json')) printJson(context.io, reflection);
       else context.io.out(`Added reflection ${reflection.id} [${reflection.kind}] (${reflection.topic})${partitionWords(reflection)}: ${reflection.content}`);
@@ -268,8 +252,7 @@ export const reflectionCommands: Command[] = [
     async run(context) {
       const id = positional(context, 0, 'ID');
       const reflection = await context.api().patch<ReflectionJson>(`${agentPath(context)}/reflections/${seg(id)}`, { superseded_by: null });
-      if (flag(context, 'json')) printJson(context.io, reflection);
-      else context.io.out(`Restored reflection ${reflection.id}: current again. ${reflection.content}`);
+      printResult(context, reflection, () => context.io.out(`Restored reflection ${reflection.id}: current again. ${reflection.content}`));
     },
   },
   {
@@ -301,8 +284,7 @@ export const reflectionCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const result = await context.api().delete<{ id: string }>(`${agentPath(context)}/reflections/${seg(positional(context, 0, 'ID'))}`);
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Deleted reflection ${result.id}.`);
+      printResult(context, result, () => context.io.out(`Deleted reflection ${result.id}.`));
     },
   },
   {
@@ -329,8 +311,7 @@ export const reflectionCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const index = await context.api().get<{ agent_id: string; markdown: string }>(`${agentPath(context)}/index`);
-      if (flag(context, 'json')) printJson(context.io, index);
-      else context.io.out(index.markdown);
+      printResult(context, index, () => context.io.out(index.markdown));
     },
   },
 ];

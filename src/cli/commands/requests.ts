@@ -9,6 +9,7 @@ import {
   flag,
   integerOption,
   positional,
+  queryString,
   seg,
   stringOption,
   type Command,
@@ -17,7 +18,7 @@ import {
 } from '../command.js';
 import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../errors.js';
-import { printJson, printTable, clip } from '../output.js';
+import { clip, printJson, printResult, printTable } from '../output.js';
 import {
   injectedText,
   addedSummary,
@@ -71,18 +72,13 @@ const time = (iso: string): string => iso.slice(0, 19).replace('T', ' ');
 const ms = (value: number): string => `${Math.round(value)} ms`;
 
 function listQuery(context: CommandContext): string {
-  const params = new URLSearchParams();
-  const conversation = stringOption(context, 'conversation');
-  if (conversation !== undefined) params.set('conversation_id', conversation);
-  const outcome = stringOption(context, 'outcome');
-  if (outcome !== undefined) params.set('outcome', outcome);
-  if (flag(context, 'nothing-injected')) params.set('nothing_added', 'true');
-  const limit = integerOption(context, 'limit');
-  if (limit !== undefined) params.set('limit', String(limit));
-  const cursor = stringOption(context, 'cursor');
-  if (cursor !== undefined) params.set('cursor', cursor);
-  const query = params.toString();
-  return query === '' ? '' : `?${query}`;
+  return queryString({
+    conversation_id: stringOption(context, 'conversation'),
+    outcome: stringOption(context, 'outcome'),
+    nothing_added: flag(context, 'nothing-injected') ? 'true' : undefined,
+    limit: integerOption(context, 'limit'),
+    cursor: stringOption(context, 'cursor'),
+  });
 }
 
 function printRequests(io: Io, page: RequestPageJson): void {
@@ -166,8 +162,7 @@ export const requestCommands: Command[] = [
     options: LIST_OPTIONS,
     async run(context) {
       const page = await context.api().get<RequestPageJson>(`${agentPath(context)}/requests${listQuery(context)}`);
-      if (flag(context, 'json')) printJson(context.io, page);
-      else printRequests(context.io, page);
+      printResult(context, page, () => printRequests(context.io, page));
     },
   },
   {

@@ -1,8 +1,19 @@
-import { ConfigError, loadConfig, SETTING_NAMES, type Overrides } from '../../config.js';
-import type { Command, OptionsConfig } from '../command.js';
+import { loadConfig, SETTING_NAMES, type Config, type Overrides } from '../../config.js';
+import type { Command, OptionsConfig, OptionValues } from '../command.js';
 import { CliError } from '../errors.js';
 
-const SERVE_OPTIONS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name) => [name, { type: 'string' }]));
+/** Every setting as a flag (`--port`, `--data-dir`, ...): `engram serve`'s, and the commands that open the stores. */
+export const SETTING_OPTIONS: OptionsConfig = Object.fromEntries(SETTING_NAMES.map((name) => [name, { type: 'string' }]));
+
+/** The config, with the setting flags given over the environment and the config file. */
+export function configOf(values: OptionValues): Config {
+  const overrides: Overrides = {};
+  for (const name of SETTING_NAMES) {
+    const value = values[name];
+    if (typeof value === 'string') overrides[name as keyof Overrides] = value;
+  }
+  return loadConfig(overrides);
+}
 
 /** Gives a stuck handle (a client that never hangs up) this long after close() before exiting anyway. */
 const EXIT_GRACE_MS = 2_000;
@@ -84,20 +95,9 @@ export const serveCommand: Command = {
   path: ['serve'],
   synopsis: SETTING_NAMES.map((name) => `[--${name} VALUE]`).join(' '),
   summary: 'Run the Engram server (each flag overrides its ENGRAM_* variable)',
-  options: SERVE_OPTIONS,
+  options: SETTING_OPTIONS,
   async run({ values, io }) {
-    const overrides: Overrides = {};
-    for (const name of SETTING_NAMES) {
-      const value = values[name];
-      if (typeof value === 'string') overrides[name as keyof Overrides] = value;
-    }
-    let config;
-    try {
-      config = loadConfig(overrides);
-    } catch (error) {
-      if (error instanceof ConfigError) throw new CliError(error.message, 2);
-      throw error;
-    }
+    const config = configOf(values);
 
     // Before starting: should npm's shell be gone by the time the server listens, it stops at once.
     const parent = process.ppid;

@@ -1,5 +1,5 @@
-import { agentPath, AGENT_OPTIONS, flag, positional, seg, stringOption, type Command } from '../command.js';
-import { printJson, printTable, shortTime } from '../output.js';
+import { agentPath, AGENT_OPTIONS, positional, seg, stringOption, type Command } from '../command.js';
+import { printResult, printTable, shortTime } from '../output.js';
 
 interface TokenJson {
   id: string;
@@ -21,12 +21,11 @@ export const tokenCommands: Command[] = [
     async run(context) {
       const name = stringOption(context, 'name');
       const token = await context.api().post<TokenJson>(`${agentPath(context)}/tokens`, name === undefined ? {} : { name });
-      if (flag(context, 'json')) printJson(context.io, token);
-      else {
+      printResult(context, token, () => {
         context.io.out(`Created token "${token.name}" (id ${token.id}):`);
         context.io.out(`  ${token.token}`);
         context.io.out('It is shown only now: store it.');
-      }
+      });
     },
   },
   {
@@ -37,8 +36,7 @@ export const tokenCommands: Command[] = [
     options: AGENT_OPTIONS,
     async run(context) {
       const { data } = await context.api().get<{ data: TokenJson[] }>(`${agentPath(context)}/tokens`);
-      if (flag(context, 'json')) printJson(context.io, data);
-      else {
+      printResult(context, data, () => {
         const rows = data.map((token) => [
           token.id,
           token.name,
@@ -48,7 +46,7 @@ export const tokenCommands: Command[] = [
           token.revoked_at ? `revoked ${shortTime(token.revoked_at)}` : 'live',
         ]);
         printTable(context.io, ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATE'], rows, 'No tokens.');
-      }
+      });
     },
   },
   {
@@ -61,8 +59,7 @@ export const tokenCommands: Command[] = [
     async run(context) {
       const id = positional(context, 0, 'TOKEN_ID');
       const result = await context.api().delete<{ id: string }>(`${agentPath(context)}/tokens/${seg(id)}`);
-      if (flag(context, 'json')) printJson(context.io, result);
-      else context.io.out(`Revoked token ${result.id}.`);
+      printResult(context, result, () => context.io.out(`Revoked token ${result.id}.`));
     },
   },
 ];

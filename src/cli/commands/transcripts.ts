@@ -29,7 +29,6 @@ export const transcriptUploadCommand: Command = {
   path: ['transcripts', 'upload'],
   synopsis: `<${Object.keys(ROUTES).join('|')}> FILE... --org NAME_OR_ID --agent NAME_OR_ID [${TOKEN_SYNOPSIS}] [--json]`,
   summary: 'Learn from session files already on disk: uploads each as the client’s stop hook would',
-  // Any number of files.
   positionals: Number.POSITIVE_INFINITY,
   remote: true,
   options: { ...AGENT_OPTIONS, ...TOKEN_OPTIONS },

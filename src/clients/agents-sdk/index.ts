@@ -56,9 +56,7 @@ async def main() -> None:
 asyncio.run(main())
 `;
     return {
-      files: [],
       env: { [TOKEN_ENV]: '' },
-      commands: [],
       snippets: [
         { title: 'TypeScript (@openai/agents)', language: 'ts', text: typescript },
         { title: 'Python (openai-agents)', language: 'python', text: python },

@@ -12,9 +12,7 @@ const recipe: ConnectRecipe = {
     const { agent } = input;
     const model = input.model ?? DEFAULT_MODEL.anthropic;
     return {
-      files: [],
       env: sdkEnv('anthropic', agent),
-      commands: [],
       snippets: [
         {
           title: 'TypeScript (@anthropic-ai/sdk): the client reads both variables',

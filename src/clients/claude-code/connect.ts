@@ -62,7 +62,6 @@ export const recipe: ConnectRecipe = {
         ANTHROPIC_CUSTOM_HEADERS: `X-Engram-Api-Key: $${TOKEN_ENV}`,
       },
       commands: [`claude mcp add --scope user --transport http engram '${shortMcpUrl(agent.serverUrl)}' --header '${header}'`],
-      snippets: [],
       notes: [
         'Claude Code keeps its own login or ANTHROPIC_API_KEY: Engram ignores the client\'s provider credentials and calls the agent\'s upstream with the agent\'s key.',
         'The MCP header is stored as ${ENGRAM_TOKEN}; Claude Code expands it when it connects (`claude mcp list` shows engram ✔ Connected).',

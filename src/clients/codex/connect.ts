@@ -44,7 +44,6 @@ export const recipe: ConnectRecipe = {
       ],
       env: { [TOKEN_ENV]: '' },
       commands: [`codex mcp add engram --url '${shortMcpUrl(agent.serverUrl)}' --bearer-token-env-var ${TOKEN_ENV}`],
-      snippets: [],
       notes: [
         'Codex sends ENGRAM_TOKEN as the bearer token to the provider (env_key) and to the MCP server (bearer_token_env_var).',
         'Codex asks you to review and trust new hooks when it starts (/hooks); `codex exec` runs them only with --dangerously-bypass-hook-trust. Hooks are experimental in Codex and not supported on every platform.',

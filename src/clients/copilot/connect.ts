@@ -52,7 +52,6 @@ export const recipe: ConnectRecipe = {
         COPILOT_MODEL: input.model ?? DEFAULT_MODEL.openai,
       },
       commands: [`copilot mcp add --transport http engram '${shortMcpUrl(agent.serverUrl)}' --header 'Authorization: Bearer \${${TOKEN_ENV}}'`],
-      snippets: [],
       notes: [
         'The COPILOT_PROVIDER_* variables send Copilot CLI\'s model requests through Engram (chat completions); COPILOT_MODEL must be a model the agent\'s upstream serves.',
         'With `copilot -p`, add --allow-all-tools (or allow the engram-* tools) so the model may call Engram\'s MCP tools.',

@@ -51,8 +51,6 @@ const recipe: ConnectRecipe = {
         },
       ],
       env: { [TOKEN_ENV]: '' },
-      commands: [],
-      snippets: [],
       notes: [
         `The model (${model}) must be one the agent's upstream serves; --model picks another.`,
         'Crush expands $ENGRAM_TOKEN and $(echo Bearer $ENGRAM_TOKEN) when it loads the file. Crush names the tools mcp_engram_recall, …',

@@ -7,10 +7,7 @@ const recipe: ConnectRecipe = {
   summary: 'Extensions that keep the token in the editor\'s secret storage: ENGRAM_AGENT_URL and ENGRAM_TOKEN, read once, on first activation',
   plan(input) {
     return {
-      files: [],
       env: { ENGRAM_AGENT_URL: input.agent.baseUrl, [TOKEN_ENV]: '' },
-      commands: [],
-      snippets: [],
       notes: [
         'Start the editor from a shell where both variables are exported. The extension reads them on its first activation and seeds its secure storage; later changes of the variables are not picked up.',
         'Nothing to write: the extension keeps no file of its own.',

@@ -26,9 +26,6 @@ const recipe: ConnectRecipe = {
           ],
         },
       ],
-      env: {},
-      commands: [],
-      snippets: [],
       notes: ['The plugin cannot read an environment variable, so this file holds the token in clear: it is written mode 0600 (owner only).'],
     };
   },

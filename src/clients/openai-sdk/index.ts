@@ -11,9 +11,7 @@ const recipe: ConnectRecipe = {
     const { agent } = input;
     const model = input.model ?? DEFAULT_MODEL.openai;
     return {
-      files: [],
       env: sdkEnv('openai', agent),
-      commands: [],
       snippets: [
         {
           title: 'TypeScript (openai): the client reads both variables',

@@ -50,8 +50,6 @@ const recipe: ConnectRecipe = {
         },
       ],
       env: { [TOKEN_ENV]: '' },
-      commands: [],
-      snippets: [],
       notes: [
         `The model (${model}) must be one the agent's upstream serves; --model picks another.`,
         'opencode replaces {env:ENGRAM_TOKEN} with the variable when it loads the file, so the token is not written into it. `opencode mcp list` shows engram connected.',

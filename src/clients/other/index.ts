@@ -31,9 +31,7 @@ Send the token as any one of:
 The MCP server and the hook endpoints take only Authorization: Bearer.
 `;
     return {
-      files: [],
       env: { [TOKEN_ENV]: '' },
-      commands: [],
       snippets: [{ title: 'Endpoints and token headers', language: 'text', text }],
       notes: [
         'Where a tool has an API-key field, put the token there (or a reference to ENGRAM_TOKEN, if the tool expands variables).',
