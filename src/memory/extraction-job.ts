@@ -10,7 +10,7 @@ import type { ReflectionSource, Visibility } from '../domain/types.js';
 import { redactSecrets } from '../redaction/redact.js';
 import { truncateMiddle } from '../domain/text.js';
 import type { ConsumerOptions } from '../ports/index.js';
-import type { JobPayload } from './memory-job.js';
+import type { JobPayload } from './job-payload.js';
 import { textDigest, type CleanedText, type CleanedTurns } from './cleaned-turns.js';
 import { stripEngramBlocks } from './engram-blocks.js';
 import { INSTRUCTIONS_SHARE, instructionUnits, knownInstructionUnits } from './instruction-text.js';

@@ -20,7 +20,8 @@ import { INSTRUCTIONS_SHOWN_SHARE, shownInstructions } from './instruction-text.
 import { instructionIndex, withoutRestatements } from './restatement.js';
 import { requestTagging, type TaggingSchedule } from './tagging-job.js';
 import type { JobFailureObserver } from './job-failure.js';
-import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { isJobPayload } from './job-payload.js';
 import { jobTurns } from '../domain/conversation-state.js';
 import { jobMessageId, markExtracted } from './watermark.js';
 import type { SpendMeter } from './budget.js';

@@ -13,7 +13,7 @@
  * with the extraction's backoff, and count on top.
  */
 import type { EventBus, ReflectionStore } from '../ports/index.js';
-import type { JobPayload } from './memory-job.js';
+import type { JobPayload } from './job-payload.js';
 
 export const TAGGING_SUBJECT = 'engram.tagging';
 

@@ -26,7 +26,8 @@ import {
   type TaggingSchedule,
 } from './tagging-job.js';
 import { jobFailure, type JobFailureObserver } from './job-failure.js';
-import { DONE, isJobPayload, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { DONE, memoryJobHandler, type JobLog, type MemoryJob, type MemoryJobDeps } from './memory-job.js';
+import { isJobPayload } from './job-payload.js';
 
 export { TAGGING_INSTRUCTIONS } from './tagging-instructions.js';
 export * from './tagging-job.js';
