@@ -5,7 +5,7 @@
  */
 import * as assert from 'uvu/assert';
 import type { BusMessage, ConsumerOptions, EventBus, QueuedMessage } from '../../src/ports/index.js';
-import { harnessSuite, sleep, waitFor } from './helpers.js';
+import { busIdle, harnessSuite, sleep, waitFor } from './helpers.js';
 
 export interface EventBusHarness {
   bus: EventBus;
@@ -43,29 +43,8 @@ export function eventBusContract(name: string, open: () => Promise<EventBusHarne
     };
     return { seen, sub: b.consume<string>(s, record, options) };
   };
-  /**
-   * Waits until the bus is idle on `subjects`: nothing pending, and no delivery for one ack
-   * wait (the consume's, short in these tests) since. A delivery left unsettled, or one
-   * made twice, shows up within that, so "handled once" asserted afterwards can fail; after
-   * a fixed sleep, a redelivery due after the default 30 s ack wait never could.
-   */
-  const idle = async (b: EventBus, subjects: string[], deliveries: () => number, ackWaitMs = QUIET_ACK_WAIT_MS): Promise<void> => {
-    let count = -1;
-    let since = 0;
-    await waitFor(
-      async () => {
-        const pending = await Promise.all(subjects.map((s) => b.pending(s)));
-        if (pending.some((n) => n > 0) || deliveries() !== count) {
-          count = deliveries();
-          since = Date.now();
-          return false;
-        }
-        return Date.now() - since >= ackWaitMs;
-      },
-      10_000,
-      'the bus to be idle',
-    );
-  };
+  /** The bus idle on `subjects` for one ack wait (the consume's, short in these tests): `busIdle`. */
+  const idle = (b: EventBus, subjects: string[], deliveries: () => number, ackWaitMs = QUIET_ACK_WAIT_MS) => busIdle(b, subjects, deliveries, ackWaitMs);
 
   test('publish, consume, ack: delivered once each, in order, then gone', async (context) => {
     const b = bus(context);

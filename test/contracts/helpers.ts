@@ -1,6 +1,7 @@
 /** Small helpers shared by the contract suites (uvu/assert has no async `rejects`). */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { EventBus } from '../../src/ports/index.js';
 
 /** Asserts that `run` rejects, optionally with a message matching `pattern`. */
 export async function rejects(run: () => Promise<unknown>, pattern?: RegExp, message?: string): Promise<unknown> {
@@ -25,6 +26,30 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
     if (Date.now() > deadline) assert.unreachable(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(10);
   }
+}
+
+/**
+ * Waits until `bus` is idle on `subjects`: nothing pending, and no delivery for `quietMs`
+ * (one ack wait) since. A delivery left unsettled, or one made twice, shows up within that,
+ * so "handled once" asserted afterwards can fail; after a fixed sleep, a redelivery due
+ * after the default 30 s ack wait never could.
+ */
+export async function busIdle(bus: Pick<EventBus, 'pending'>, subjects: readonly string[], deliveries: () => number, quietMs: number): Promise<void> {
+  let count = -1;
+  let since = 0;
+  await waitFor(
+    async () => {
+      const pending = await Promise.all(subjects.map((subject) => bus.pending(subject)));
+      if (pending.some((n) => n > 0) || deliveries() !== count) {
+        count = deliveries();
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= quietMs;
+    },
+    10_000,
+    'the bus to be idle',
+  );
 }
 
 /** A unit-length vector from the given components (the rest zero). */

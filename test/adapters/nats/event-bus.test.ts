@@ -13,7 +13,7 @@ import { BUS_HEADERS, subjectMatches, subjectToken } from '../../../src/adapters
 import { DEDUP_WINDOW_MS, type BusMessage } from '../../../src/ports/index.js';
 import { startNatsServer } from '../../support/nats-server.js';
 import { eventBusContract } from '../../contracts/event-bus.contract.js';
-import { rejects, sleep, waitFor } from '../../contracts/helpers.js';
+import { busIdle, rejects, sleep, waitFor } from '../../contracts/helpers.js';
 
 // One server for the file; every harness and test gets its own streams and subjects.
 const server = await startNatsServer();
@@ -96,27 +96,6 @@ function collect<T>(bus: NatsEventBus, subject: string, options: Parameters<Nats
     options,
   );
   return { seen, sub };
-}
-
-/**
- * Waits until the bus is idle on `subject`, as the contract's idle() does: nothing
- * pending, and no delivery for `quietMs` (one ack wait) since. Then "handled once" can fail.
- */
-async function idle(bus: NatsEventBus, subject: string, deliveries: () => number, quietMs: number): Promise<void> {
-  let count = -1;
-  let since = 0;
-  await waitFor(
-    async () => {
-      if ((await bus.pending(subject)) > 0 || deliveries() !== count) {
-        count = deliveries();
-        since = Date.now();
-        return false;
-      }
-      return Date.now() - since >= quietMs;
-    },
-    10_000,
-    'the bus to be idle',
-  );
 }
 
 nats('the sweep tells which consumer a stored message belongs to by the server\'s subject rules', () => {
@@ -268,7 +247,7 @@ nats('a scheduler closing while 50 delayed messages come due releases those it h
     await group.crash(first);
     const { seen, sub } = collect<number>(second, 'job', { ackWaitMs: 1_000 });
     await waitFor(() => seen.length >= dues.length, 5_000, 'every message delivered by the second replica');
-    await idle(second, 'job', () => seen.length, 1_000);
+    await busIdle(second, ['job'], () => seen.length, 1_000);
     await sub.stop();
     assert.equal(seen.map((x) => x.message.payload).sort((x, y) => x - y), dues.map((_, i) => i), 'each delivered once');
     for (const { message, at } of seen) {
@@ -444,7 +423,7 @@ nats('a delivery past maxDeliver is dead-lettered without reaching the handler',
       ackWaitMs: 100,
     });
     await waitFor(async () => (await bus.deadLetters('stuck')).length === 1, 3000, 'dead letter');
-    await idle(bus, 'stuck', () => attempts.length, 100);
+    await busIdle(bus, ['stuck'], () => attempts.length, 100);
     await sub.stop();
     assert.equal(attempts, [1, 2, 3]);
     const [dead] = await bus.deadLetters('stuck');
@@ -571,7 +550,7 @@ nats('a running consumer receives messages published before and after a nats-ser
     assert.equal(seen.map((x) => x.message.payload), ['before', 'after']);
     assert.ok(group.errors.length > 0, 'the interruption was reported through onError');
     await waitFor(() => acked, 5_000, 'the busy handler acked after the restart');
-    await idle(bus, 'busy', () => busy.length, 1_000);
+    await busIdle(bus, ['busy'], () => busy.length, 1_000);
     await busySub.stop();
     assert.equal(busy, [1], 'handled once: the ack after the reconnection settled it');
   } finally {
